@@ -1,0 +1,33 @@
+// Element types that appear in safetensors files, independent of libtorch.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace kiln::tensor_io {
+
+enum class DType {
+  Invalid = 0,
+  F64,
+  F32,
+  F16,
+  BF16,
+  F8_E4M3,
+  F8_E5M2,
+  I64,
+  I32,
+  I16,
+  I8,
+  U8,
+  Bool,
+};
+
+// Bytes per element; 0 for Invalid.
+std::size_t dtypeSize(DType dtype) noexcept;
+// The safetensors spelling ("F16", "BF16", ...).
+const char* dtypeName(DType dtype) noexcept;
+// DType::Invalid when the name is not one Kiln knows.
+DType parseDType(std::string_view name) noexcept;
+
+}  // namespace kiln::tensor_io
