@@ -204,12 +204,20 @@ void writeSafetensors(const std::string& path, const std::vector<TensorToWrite>&
   uint64_t offset = 0;
   for (const auto& t : tensors) {
     uint64_t expected = dtypeSize(t.dtype);
-    for (int64_t d : t.shape) expected *= static_cast<uint64_t>(d);
-    if (t.dtype == DType::Invalid || expected != t.bytes.size())
+    bool valid = t.dtype != DType::Invalid;
+    for (int64_t d : t.shape)
+      valid = valid && d >= 0 && mulChecked(expected, static_cast<uint64_t>(d), &expected);
+    if (!valid || expected != t.bytes.size())
       throw Error(ErrorKind::InvalidArgument,
                   "cannot write tensor '" + t.name + "' to '" + path + "': shape " +
                       shapeText(t.shape) + " does not match its " + std::to_string(t.bytes.size()) +
                       " bytes");
+    // A repeated name would silently drop the earlier tensor's entry (its bytes stay in
+    // the file); a tensor named "__metadata__" would collide with the metadata.
+    if (t.name == "__metadata__" || header.contains(t.name))
+      throw Error(ErrorKind::InvalidArgument,
+                  "cannot write tensor '" + t.name + "' to '" + path +
+                      "': the name is reserved or used by another tensor");
     header[t.name] = {{"dtype", dtypeName(t.dtype)},
                       {"shape", t.shape},
                       {"data_offsets", {offset, offset + t.bytes.size()}}};

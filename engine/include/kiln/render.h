@@ -1,0 +1,58 @@
+// Text-to-image rendering with an SD-family checkpoint: the synchronous entry point the
+// CLI uses (the job queue on the engine thread is built on the same pipeline).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kiln/image.h"
+
+namespace kiln {
+
+enum class ComputeDType { Invalid = 0, Float32, BFloat16 };
+
+struct RenderParams {
+  std::string model_path;  // a .safetensors single file or a diffusers folder
+  std::string prompt;
+  std::string negative_prompt;
+  int64_t seed = 0;
+  int steps = 20;
+  double cfg_scale = 7.0;
+  int width = 512;
+  int height = 512;
+  // SDXL size conditioning; 0 means "the output size" (original) or no crop.
+  int original_width = 0;
+  int original_height = 0;
+  int crop_top = 0;
+  int crop_left = 0;
+  ComputeDType dtype = ComputeDType::Float32;
+  int threads = 0;  // 0: all cores
+};
+
+struct RenderProgress {
+  std::string stage;  // "Loading model", "Encoding prompt", "Denoising", "Decoding"
+  int64_t done = 0;
+  int64_t total = 0;
+  std::string unit;  // "tensors", "steps", "images"
+};
+
+using ProgressFn = std::function<void(const RenderProgress&)>;
+
+struct RenderResult {
+  Image image;                       // RGB, with the "parameters" text attribute set
+  std::vector<std::string> notices;  // things the user should know (sizes snapped, ...)
+  std::string model_family;          // "sd1", "sdxl"
+};
+
+// Throws kiln::Error: InvalidArgument for bad parameters, FileNotFound / CorruptFile /
+// UnsupportedModel / ShapeMismatch for bad checkpoints, NonFinite naming the stage where
+// NaN or infinity first appeared.
+RenderResult render(const RenderParams& params, const ProgressFn& progress = {});
+
+// The A1111 "parameters" text: prompt, "Negative prompt: ...", then the settings line.
+std::string formatA1111Parameters(const RenderParams& params, const std::string& sampler,
+                                  const std::string& model_name);
+
+}  // namespace kiln

@@ -1,0 +1,68 @@
+// Basic layers as plain structs over tensors bound by name (see params.h). Each layer
+// remembers its sizes so it can declare its parameters with the shapes it expects.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <string>
+
+#include "models/common/params.h"
+
+namespace kiln::models {
+
+enum class Bias { Invalid = 0, With, Without };
+
+struct Linear {
+  int64_t in = 0, out = 0;
+  Bias bias_mode = Bias::With;
+  at::Tensor weight, bias;
+
+  Linear() = default;
+  Linear(int64_t in_features, int64_t out_features, Bias b = Bias::With)
+      : in(in_features), out(out_features), bias_mode(b) {}
+  void declare(ParamList& p, const std::string& prefix);
+  at::Tensor operator()(const at::Tensor& x) const;
+};
+
+struct Conv2d {
+  int64_t in = 0, out = 0, kernel = 1, stride = 1, padding = 0;
+  at::Tensor weight, bias;
+
+  Conv2d() = default;
+  Conv2d(int64_t in_ch, int64_t out_ch, int64_t k, int64_t s = 1, int64_t pad = 0)
+      : in(in_ch), out(out_ch), kernel(k), stride(s), padding(pad) {}
+  void declare(ParamList& p, const std::string& prefix);
+  at::Tensor operator()(const at::Tensor& x) const;
+};
+
+struct GroupNorm {
+  int64_t groups = 32, channels = 0;
+  double eps = 1e-5;
+  at::Tensor weight, bias;
+
+  GroupNorm() = default;
+  GroupNorm(int64_t g, int64_t c, double e) : groups(g), channels(c), eps(e) {}
+  void declare(ParamList& p, const std::string& prefix);
+  at::Tensor operator()(const at::Tensor& x) const;
+};
+
+struct LayerNorm {
+  int64_t dim = 0;
+  double eps = 1e-5;
+  at::Tensor weight, bias;
+
+  LayerNorm() = default;
+  LayerNorm(int64_t d, double e) : dim(d), eps(e) {}
+  void declare(ParamList& p, const std::string& prefix);
+  at::Tensor operator()(const at::Tensor& x) const;
+};
+
+// Splits [B, N, H*D] into heads, attends and merges back: [B, N, H*D].
+at::Tensor multiHeadAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                              int64_t heads, const at::Tensor& mask = {});
+
+// Sinusoidal embedding of (possibly fractional) timesteps, [N] -> [N, dim], in the
+// [cos | sin] order (flip_sin_to_cos) with frequencies exp(-ln(10000) i / (half - shift)).
+at::Tensor timestepEmbedding(const at::Tensor& timesteps, int64_t dim, double freq_shift = 0.0);
+
+}  // namespace kiln::models

@@ -1,0 +1,59 @@
+#include "models/common/params.h"
+
+#include "kiln/error.h"
+#include "tensor_io/materialize.h"
+
+namespace kiln::models {
+
+int64_t ParamList::parameterCount() const {
+  int64_t n = 0;
+  for (const auto& s : slots_) {
+    int64_t k = 1;
+    for (int64_t d : s.shape) k *= d;
+    n += k;
+  }
+  return n;
+}
+
+void loadParams(const ParamList& params, const tensor_io::TensorIndex& index,
+                const LoadOptions& options, const std::string& component) {
+  std::vector<std::string> problems;
+  std::set<std::string> consumed;
+  for (const auto& slot : params.slots()) {
+    const auto* entry = index.find(slot.name);
+    if (!entry) {
+      problems.push_back("missing tensor '" + slot.name + "' " + tensor_io::shapeToString(slot.shape));
+      continue;
+    }
+    consumed.insert(slot.name);
+    if (entry->shape != slot.shape) {
+      problems.push_back("tensor '" + slot.name + "' has shape " +
+                         tensor_io::shapeToString(entry->shape) + ", expected " +
+                         tensor_io::shapeToString(slot.shape));
+    }
+  }
+  for (const auto& prefix : options.owned_prefixes) {
+    for (auto it = index.entries().lower_bound(prefix);
+         it != index.entries().end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+      if (!consumed.count(it->first) && !options.ignored.count(it->first))
+        problems.push_back("unused tensor '" + it->first + "'");
+    }
+  }
+  if (!problems.empty()) {
+    std::string msg = "cannot load the " + component + ": " + std::to_string(problems.size()) +
+                      " problem(s) with the checkpoint's tensors:";
+    const std::size_t shown = std::min<std::size_t>(problems.size(), 20);
+    for (std::size_t i = 0; i < shown; ++i) msg += "\n  " + problems[i];
+    if (shown < problems.size())
+      msg += "\n  ... and " + std::to_string(problems.size() - shown) + " more";
+    throw Error(ErrorKind::ShapeMismatch, msg);
+  }
+  const std::size_t total = params.slots().size();
+  std::size_t done = 0;
+  for (const auto& slot : params.slots()) {
+    *slot.tensor = tensor_io::materialize(*index.find(slot.name), options.dtype);
+    if (options.progress) options.progress(++done, total);
+  }
+}
+
+}  // namespace kiln::models

@@ -1,0 +1,295 @@
+#include "models/sd/sd_checkpoint.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/error.h"
+#include "tensor_io/key_map.h"
+
+namespace kiln::models {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kSd1Text = "cond_stage_model.transformer.text_model.";
+constexpr const char* kSdxlText1 = "conditioner.embedders.0.transformer.text_model.";
+constexpr const char* kSdxlText2 = "conditioner.embedders.1.model.";
+
+json readJson(const fs::path& path) {
+  std::ifstream f(path);
+  if (!f) throw Error(ErrorKind::FileNotFound, "cannot open '" + path.string() + "'");
+  json j = json::parse(f, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    throw Error(ErrorKind::CorruptFile, "'" + path.string() + "' is not a JSON object");
+  return j;
+}
+
+Activation parseActivation(const std::string& name, const std::string& where) {
+  if (name == "quick_gelu") return Activation::QuickGelu;
+  if (name == "gelu") return Activation::Gelu;
+  throw Error(ErrorKind::UnsupportedModel, where + ": unsupported activation '" + name + "'");
+}
+
+void applyTextOverrides(const json& j, TextEncoderSpec& te, const std::string& where) {
+  if (j.contains("heads")) te.config.heads = j["heads"].get<int64_t>();
+  if (j.contains("num_attention_heads")) te.config.heads = j["num_attention_heads"].get<int64_t>();
+  if (j.contains("act")) te.config.act = parseActivation(j["act"].get<std::string>(), where);
+  if (j.contains("hidden_act")) te.config.act = parseActivation(j["hidden_act"].get<std::string>(), where);
+}
+
+// The original-style hyperparameters (the analogue of v1-inference.yaml) kept beside a
+// single file: they say what shapes cannot (head counts, the latent scale).
+void applyLdmConfig(const json& j, SdModelSpec& spec, const std::string& where) {
+  if (j.contains("scale_factor")) spec.vae.scaling_factor = j["scale_factor"].get<double>();
+  if (j.contains("linear_start")) spec.schedule.beta_start = j["linear_start"].get<double>();
+  if (j.contains("linear_end")) spec.schedule.beta_end = j["linear_end"].get<double>();
+  if (j.contains("timesteps")) spec.schedule.train_steps = j["timesteps"].get<int64_t>();
+  for (const char* key : {"unet_config", "network_config"}) {
+    if (!j.contains(key)) continue;
+    const json& u = j[key];
+    if (u.contains("num_heads") && u["num_heads"].get<int64_t>() > 0) {
+      spec.unet.num_heads = u["num_heads"].get<int64_t>();
+      spec.unet.num_head_channels = 0;
+    }
+    if (u.contains("num_head_channels") && u["num_head_channels"].get<int64_t>() > 0) {
+      spec.unet.num_head_channels = u["num_head_channels"].get<int64_t>();
+      spec.unet.num_heads = 0;
+    }
+  }
+  if (j.contains("cond_stage_config") && !spec.text_encoders.empty())
+    applyTextOverrides(j["cond_stage_config"], spec.text_encoders[0], where);
+  if (j.contains("conditioner")) {
+    const json& c = j["conditioner"];
+    for (std::size_t i = 0; i < spec.text_encoders.size(); ++i) {
+      const std::string key = "embedders." + std::to_string(i);
+      if (c.contains(key)) applyTextOverrides(c[key], spec.text_encoders[i], where);
+    }
+  }
+}
+
+std::string familyOfLdmConfig(const json& j) {
+  return j.contains("family") && j["family"].is_string() ? j["family"].get<std::string>() : "";
+}
+
+// A single file's configuration sidecar: "<stem>.json", or "ldm_config.json" beside it
+// when its family matches.
+void applySidecar(const fs::path& file, Checkpoint& ck) {
+  const fs::path named = file.parent_path() / (file.stem().string() + ".json");
+  const fs::path shared = file.parent_path() / "ldm_config.json";
+  for (const auto& candidate : {named, shared}) {
+    std::error_code ec;
+    if (!fs::is_regular_file(candidate, ec)) continue;
+    const json j = readJson(candidate);
+    const std::string family = familyOfLdmConfig(j);
+    if (!family.empty() && family != familyName(ck.spec.family)) continue;
+    applyLdmConfig(j, ck.spec, candidate.string());
+    ck.notes.push_back("configuration from " + candidate.string());
+    return;
+  }
+  ck.notes.push_back(std::string("default ") + familyName(ck.spec.family) + " configuration");
+}
+
+fs::path findWeights(const fs::path& dir, std::initializer_list<const char*> names) {
+  for (const char* n : names) {
+    std::error_code ec;
+    if (fs::is_regular_file(dir / n, ec)) return dir / n;
+  }
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) {
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      if (e.path().extension() == ".bin")
+        throw Error(ErrorKind::UnsupportedModel,
+                    "'" + dir.string() + "' holds only pickle weights (" + e.path().filename().string() +
+                        "); Kiln loads .safetensors only. Convert the folder with diffusers' "
+                        "save_pretrained(..., safe_serialization=True).");
+    }
+  }
+  throw Error(ErrorKind::FileNotFound, "no weights found in '" + dir.string() + "'");
+}
+
+void applyDiffusersConfigs(const fs::path& dir, Checkpoint& ck) {
+  SdModelSpec& spec = ck.spec;
+  std::error_code ec;
+  if (fs::is_regular_file(dir / "unet" / "config.json", ec)) {
+    const json u = readJson(dir / "unet" / "config.json");
+    const json heads = u.contains("num_attention_heads") && !u["num_attention_heads"].is_null()
+                           ? u["num_attention_heads"]
+                           : u.value("attention_head_dim", json());
+    if (heads.is_number_integer()) {
+      spec.unet.num_heads = heads.get<int64_t>();
+      spec.unet.num_head_channels = 0;
+    } else if (heads.is_array()) {
+      spec.unet.heads_per_level = heads.get<std::vector<int64_t>>();
+    }
+    if (u.contains("addition_time_embed_dim") && u["addition_time_embed_dim"].is_number_integer())
+      spec.unet.time_id_embed_dim = u["addition_time_embed_dim"].get<int64_t>();
+  }
+  const char* te_dirs[] = {"text_encoder", "text_encoder_2"};
+  for (std::size_t i = 0; i < spec.text_encoders.size() && i < 2; ++i) {
+    const fs::path cfg = dir / te_dirs[i] / "config.json";
+    if (fs::is_regular_file(cfg, ec)) applyTextOverrides(readJson(cfg), spec.text_encoders[i], cfg.string());
+  }
+  if (fs::is_regular_file(dir / "vae" / "config.json", ec)) {
+    const json v = readJson(dir / "vae" / "config.json");
+    if (v.contains("scaling_factor")) spec.vae.scaling_factor = v["scaling_factor"].get<double>();
+  }
+  if (fs::is_regular_file(dir / "scheduler" / "scheduler_config.json", ec)) {
+    const json s = readJson(dir / "scheduler" / "scheduler_config.json");
+    const std::string where = (dir / "scheduler" / "scheduler_config.json").string();
+    if (s.value("beta_schedule", "scaled_linear") != "scaled_linear")
+      throw Error(ErrorKind::UnsupportedModel, where + ": only the scaled_linear beta schedule is supported");
+    if (s.value("prediction_type", "epsilon") != "epsilon")
+      throw Error(ErrorKind::UnsupportedModel, where + ": only epsilon prediction is supported so far");
+    spec.schedule.beta_start = s.value("beta_start", spec.schedule.beta_start);
+    spec.schedule.beta_end = s.value("beta_end", spec.schedule.beta_end);
+    spec.schedule.train_steps = s.value("num_train_timesteps", spec.schedule.train_steps);
+    spec.schedule.steps_offset = s.value("steps_offset", spec.schedule.steps_offset);
+    if (s.contains("timestep_spacing"))
+      spec.schedule.spacing = sampling::parseSpacing(s["timestep_spacing"].get<std::string>());
+  }
+  ck.notes.push_back("configuration from the diffusers folder's config files");
+}
+
+Checkpoint openDiffusersFolder(const fs::path& dir) {
+  using namespace tensor_io;
+  Checkpoint ck;
+  std::error_code ec;
+  if (!fs::is_directory(dir / "unet", ec) || !fs::is_directory(dir / "vae", ec) ||
+      !fs::is_directory(dir / "text_encoder", ec))
+    throw Error(ErrorKind::UnsupportedModel,
+                "'" + dir.string() + "' is not a diffusers model folder (it needs unet/, vae/ and "
+                "text_encoder/ subfolders)");
+  const auto unet = SafetensorsFile::open(findWeights(dir / "unet", {"diffusion_pytorch_model.safetensors",
+                                                                      "diffusion_pytorch_model.fp16.safetensors"}).string());
+  const auto vae = SafetensorsFile::open(findWeights(dir / "vae", {"diffusion_pytorch_model.safetensors",
+                                                                    "diffusion_pytorch_model.fp16.safetensors"}).string());
+  const auto te1 = SafetensorsFile::open(
+      findWeights(dir / "text_encoder", {"model.safetensors", "model.fp16.safetensors"}).string());
+  mapDiffusersUNet(unet, "model.diffusion_model.", ck.index);
+  mapDiffusersVae(vae, "first_stage_model.", ck.index);
+  if (fs::is_directory(dir / "text_encoder_2", ec)) {
+    const auto te2 = SafetensorsFile::open(
+        findWeights(dir / "text_encoder_2", {"model.safetensors", "model.fp16.safetensors"}).string());
+    mapHfClipText(te1, "conditioner.embedders.0.transformer.", ck.index);
+    mapHfClipToOpenClip(te2, kSdxlText2, ck.index);
+  } else {
+    mapHfClipText(te1, "cond_stage_model.transformer.", ck.index);
+  }
+  ck.spec = detectSdModel(ck.index);
+  applyDiffusersConfigs(dir, ck);
+  return ck;
+}
+
+}  // namespace
+
+const char* familyName(ModelFamily family) {
+  switch (family) {
+    case ModelFamily::SD1: return "sd1";
+    case ModelFamily::SDXL: return "sdxl";
+    case ModelFamily::Invalid: break;
+  }
+  return "unknown";
+}
+
+SdModelSpec detectSdModel(const tensor_io::TensorIndex& index) {
+  SdModelSpec spec;
+  const bool has_unet = index.contains(spec.unet_prefix + "input_blocks.0.0.weight");
+  const bool has_vae = index.contains(spec.vae_prefix + "encoder.conv_in.weight");
+  if (index.contains(std::string(kSdxlText1) + "embeddings.token_embedding.weight") &&
+      index.contains(std::string(kSdxlText2) + "token_embedding.weight")) {
+    spec.family = ModelFamily::SDXL;
+    TextEncoderSpec te1{kSdxlText1, ClipTextConfig::detect(index, kSdxlText1, ClipLayout::HuggingFace),
+                        49407, TextOutput::Penultimate, false};
+    TextEncoderSpec te2{kSdxlText2, ClipTextConfig::detect(index, kSdxlText2, ClipLayout::OpenClip), 0,
+                        TextOutput::Penultimate, true};
+    spec.text_encoders = {te1, te2};
+    spec.vae.scaling_factor = 0.13025;
+    spec.schedule.spacing = sampling::TimestepSpacing::Leading;
+  } else if (index.contains(std::string(kSd1Text) + "embeddings.token_embedding.weight")) {
+    spec.family = ModelFamily::SD1;
+    spec.text_encoders = {{kSd1Text, ClipTextConfig::detect(index, kSd1Text, ClipLayout::HuggingFace),
+                           49407, TextOutput::LastHidden, false}};
+    spec.vae.scaling_factor = 0.18215;
+    spec.schedule.spacing = sampling::TimestepSpacing::Linspace;
+  } else if (index.contains("cond_stage_model.model.token_embedding.weight")) {
+    throw Error(ErrorKind::UnsupportedModel,
+                "this looks like an SD 2.x checkpoint (OpenCLIP text encoder under "
+                "cond_stage_model.model); Kiln runs SD 1.x and SDXL base checkpoints so far");
+  } else if (index.hasPrefix("conditioner.embedders.0.model.")) {
+    throw Error(ErrorKind::UnsupportedModel,
+                "this looks like an SDXL refiner checkpoint; Kiln runs SD 1.x and SDXL base so far");
+  } else {
+    throw Error(ErrorKind::UnsupportedModel,
+                "not a checkpoint Kiln recognises (expected an SD 1.x or SDXL text encoder); found " +
+                    index.summary());
+  }
+  if (!has_unet || !has_vae)
+    throw Error(ErrorKind::UnsupportedModel,
+                std::string("the ") + familyName(spec.family) + " checkpoint lacks its " +
+                    (!has_unet ? "UNet (model.diffusion_model.*)" : "VAE (first_stage_model.*)") +
+                    "; Kiln needs a full checkpoint. Found " + index.summary());
+  spec.unet = UNetConfig::detect(index, spec.unet_prefix);
+  spec.vae = [&] {
+    VaeConfig v = VaeConfig::detect(index, spec.vae_prefix);
+    v.scaling_factor = spec.vae.scaling_factor;
+    return v;
+  }();
+  if (spec.family == ModelFamily::SDXL) {
+    spec.unet.num_heads = 0;
+    spec.unet.num_head_channels = 64;
+    const int64_t pooled = spec.text_encoders[1].config.projection_dim;
+    if (spec.unet.adm_in_channels <= pooled || (spec.unet.adm_in_channels - pooled) % 6 != 0)
+      throw Error(ErrorKind::ShapeMismatch,
+                  "SDXL label embedding takes " + std::to_string(spec.unet.adm_in_channels) +
+                      " inputs, which does not fit a " + std::to_string(pooled) +
+                      "-wide pooled embedding plus 6 size ids");
+    spec.unet.time_id_embed_dim = (spec.unet.adm_in_channels - pooled) / 6;
+    int64_t context = 0;
+    for (const auto& te : spec.text_encoders) context += te.config.hidden;
+    if (context != spec.unet.context_dim)
+      throw Error(ErrorKind::ShapeMismatch, "the text encoders give " + std::to_string(context) +
+                                                "-wide context but the UNet expects " +
+                                                std::to_string(spec.unet.context_dim));
+  } else {
+    spec.unet.num_heads = 8;
+    spec.unet.num_head_channels = 0;
+    if (spec.text_encoders[0].config.hidden != spec.unet.context_dim)
+      throw Error(ErrorKind::ShapeMismatch, "the text encoder gives " +
+                                                std::to_string(spec.text_encoders[0].config.hidden) +
+                                                "-wide context but the UNet expects " +
+                                                std::to_string(spec.unet.context_dim));
+  }
+  return spec;
+}
+
+Checkpoint openCheckpoint(const std::string& path) {
+  const fs::path p(path);
+  std::error_code ec;
+  if (!fs::exists(p, ec))
+    throw Error(ErrorKind::FileNotFound, "model '" + path + "' does not exist");
+  if (fs::is_directory(p, ec)) {
+    Checkpoint ck = openDiffusersFolder(p);
+    ck.path = path;
+    ck.display_name = p.filename().empty() ? p.parent_path().filename().string() : p.filename().string();
+    return ck;
+  }
+  const std::string ext = p.extension().string();
+  if (ext == ".ckpt" || ext == ".pt" || ext == ".pth" || ext == ".bin")
+    throw Error(ErrorKind::UnsupportedModel,
+                "'" + path + "' is a pickle checkpoint, which can run arbitrary code when loaded; "
+                "Kiln only loads .safetensors. Convert it once with a trusted tool (for example "
+                "diffusers' convert_original_stable_diffusion_to_diffusers.py, or any "
+                "'ckpt to safetensors' converter) and open the .safetensors file.");
+  Checkpoint ck;
+  ck.path = path;
+  ck.display_name = p.stem().string();
+  ck.index.addFile(tensor_io::SafetensorsFile::open(path));
+  ck.spec = detectSdModel(ck.index);
+  applySidecar(p, ck);
+  return ck;
+}
+
+}  // namespace kiln::models

@@ -1,0 +1,55 @@
+// Opening an SD-family checkpoint (a single .safetensors file in the original layout, or
+// a diffusers folder) and detecting its family and configuration from names and shapes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/text/clip_text.h"
+#include "models/unet/unet.h"
+#include "models/vae/autoencoder_kl.h"
+#include "sampling/schedule.h"
+#include "tensor_io/tensor_index.h"
+
+namespace kiln::models {
+
+enum class ModelFamily { Invalid = 0, SD1, SDXL };
+const char* familyName(ModelFamily family);
+
+enum class TextOutput { Invalid = 0, LastHidden, Penultimate };
+
+struct TextEncoderSpec {
+  std::string prefix;
+  ClipTextConfig config;
+  int64_t pad_id = 49407;
+  TextOutput output = TextOutput::LastHidden;
+  bool provides_pooled = false;  // SDXL: its projected pooled output conditions the UNet
+};
+
+struct SdModelSpec {
+  ModelFamily family = ModelFamily::Invalid;
+  std::string unet_prefix = "model.diffusion_model.";
+  std::string vae_prefix = "first_stage_model.";
+  UNetConfig unet;
+  VaeConfig vae;
+  std::vector<TextEncoderSpec> text_encoders;
+  sampling::ScheduleConfig schedule;
+};
+
+struct Checkpoint {
+  std::string path;
+  std::string display_name;  // file stem or folder name, for metadata
+  tensor_io::TensorIndex index;
+  SdModelSpec spec;
+  std::vector<std::string> notes;  // how the configuration was decided, for the log
+};
+
+// Throws kiln::Error: FileNotFound, CorruptFile (malformed safetensors),
+// UnsupportedModel (unknown layout, .ckpt pickles, ...) with a message that lists what
+// was found and what to do.
+Checkpoint openCheckpoint(const std::string& path);
+
+// Family and configuration from a TensorIndex in the original layout.
+SdModelSpec detectSdModel(const tensor_io::TensorIndex& index);
+
+}  // namespace kiln::models

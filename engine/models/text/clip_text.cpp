@@ -1,0 +1,147 @@
+#include "models/text/clip_text.h"
+
+#include <limits>
+
+#include "kiln/error.h"
+
+namespace kiln::models {
+namespace {
+
+// Parameter names of the two layouts, relative to the model's prefix.
+struct ClipNames {
+  const char* token;
+  const char* position;
+  const char* layer;  // followed by the layer index and a dot
+  const char* ln1;
+  const char* ln2;
+  const char* fc1;
+  const char* fc2;
+  const char* out_proj;
+  const char* final_ln;
+};
+
+constexpr ClipNames kHfNames{"embeddings.token_embedding.weight",
+                             "embeddings.position_embedding.weight",
+                             "encoder.layers.",
+                             "layer_norm1.",
+                             "layer_norm2.",
+                             "mlp.fc1.",
+                             "mlp.fc2.",
+                             "self_attn.out_proj.",
+                             "final_layer_norm."};
+constexpr ClipNames kOpenClipNames{"token_embedding.weight", "positional_embedding",
+                                   "transformer.resblocks.", "ln_1.",
+                                   "ln_2.",                  "mlp.c_fc.",
+                                   "mlp.c_proj.",            "attn.out_proj.",
+                                   "ln_final."};
+
+const ClipNames& namesFor(ClipLayout layout) {
+  return layout == ClipLayout::OpenClip ? kOpenClipNames : kHfNames;
+}
+
+}  // namespace
+
+ClipTextConfig ClipTextConfig::detect(const tensor_io::TensorIndex& index, const std::string& prefix,
+                                      ClipLayout layout) {
+  const ClipNames& n = namesFor(layout);
+  ClipTextConfig c;
+  c.layout = layout;
+  const auto& tok = index.shape(prefix + n.token);
+  c.vocab = tok.at(0);
+  c.hidden = tok.at(1);
+  c.max_positions = index.shape(prefix + n.position).at(0);
+  c.layers = 0;
+  while (index.contains(prefix + n.layer + std::to_string(c.layers) + "." + n.ln1 + "weight"))
+    ++c.layers;
+  if (c.layers == 0)
+    throw Error(ErrorKind::UnsupportedModel, "text encoder at '" + prefix + "' has no layers");
+  c.intermediate = index.shape(prefix + n.layer + "0." + n.fc1 + "weight").at(0);
+  c.heads = c.hidden % 64 == 0 ? c.hidden / 64 : 1;  // CLIP-L and bigG use 64-wide heads
+  c.act = layout == ClipLayout::OpenClip ? Activation::Gelu : Activation::QuickGelu;
+  if (layout == ClipLayout::OpenClip && index.contains(prefix + "text_projection"))
+    c.projection_dim = index.shape(prefix + "text_projection").at(1);
+  return c;
+}
+
+ClipTextModel::ClipTextModel(const ClipTextConfig& config, std::string prefix)
+    : config_(config), prefix_(std::move(prefix)) {
+  const auto& c = config_;
+  const ClipNames& n = namesFor(c.layout);
+  layers_.resize(static_cast<std::size_t>(c.layers));
+  params_.add(prefix_ + n.token, {c.vocab, c.hidden}, &token_embedding);
+  params_.add(prefix_ + n.position, {c.max_positions, c.hidden}, &position_embedding);
+  for (int64_t i = 0; i < c.layers; ++i) {
+    Layer& l = layers_[static_cast<std::size_t>(i)];
+    const std::string p = prefix_ + n.layer + std::to_string(i) + ".";
+    l.ln1 = LayerNorm(c.hidden, 1e-5);
+    l.ln2 = LayerNorm(c.hidden, 1e-5);
+    l.ln1.declare(params_, p + n.ln1);
+    if (c.layout == ClipLayout::OpenClip) {
+      params_.add(p + "attn.in_proj_weight", {3 * c.hidden, c.hidden}, &l.in_proj_weight);
+      params_.add(p + "attn.in_proj_bias", {3 * c.hidden}, &l.in_proj_bias);
+    } else {
+      l.q = Linear(c.hidden, c.hidden);
+      l.k = Linear(c.hidden, c.hidden);
+      l.v = Linear(c.hidden, c.hidden);
+      l.q.declare(params_, p + "self_attn.q_proj.");
+      l.k.declare(params_, p + "self_attn.k_proj.");
+      l.v.declare(params_, p + "self_attn.v_proj.");
+    }
+    l.out = Linear(c.hidden, c.hidden);
+    l.out.declare(params_, p + n.out_proj);
+    l.ln2.declare(params_, p + n.ln2);
+    l.fc1 = Linear(c.hidden, c.intermediate);
+    l.fc2 = Linear(c.intermediate, c.hidden);
+    l.fc1.declare(params_, p + n.fc1);
+    l.fc2.declare(params_, p + n.fc2);
+  }
+  final_ln_ = LayerNorm(c.hidden, 1e-5);
+  final_ln_.declare(params_, prefix_ + n.final_ln);
+  if (c.projection_dim > 0)
+    params_.add(prefix_ + "text_projection", {c.hidden, c.projection_dim}, &projection);
+}
+
+std::vector<std::string> ClipTextModel::ignoredKeys() const {
+  if (config_.layout == ClipLayout::OpenClip) return {prefix_ + "logit_scale"};
+  return {prefix_ + "embeddings.position_ids"};
+}
+
+ClipTextOutput ClipTextModel::forward(const at::Tensor& ids) const {
+  const auto& c = config_;
+  if (ids.dim() != 2 || ids.size(1) > c.max_positions)
+    throw Error(ErrorKind::InvalidArgument, "text encoder input must be [batch, <=" +
+                                                std::to_string(c.max_positions) + "] token ids");
+  const int64_t n = ids.size(1);
+  const auto opts = token_embedding.options();
+  at::Tensor x = at::embedding(token_embedding, ids) + position_embedding.narrow(0, 0, n).unsqueeze(0);
+  const at::Tensor mask =
+      at::full({n, n}, -std::numeric_limits<float>::infinity(), opts).triu(1);
+
+  ClipTextOutput out;
+  out.hidden_states.push_back(x);
+  for (const Layer& l : layers_) {
+    at::Tensor h = l.ln1(x);
+    at::Tensor q, k, v;
+    if (c.layout == ClipLayout::OpenClip) {
+      auto qkv = at::linear(h, l.in_proj_weight, l.in_proj_bias).chunk(3, -1);
+      q = qkv[0], k = qkv[1], v = qkv[2];
+    } else {
+      q = l.q(h), k = l.k(h), v = l.v(h);
+    }
+    x = x + l.out(multiHeadAttention(q, k, v, c.heads, mask));
+    h = l.fc1(l.ln2(x));
+    h = c.act == Activation::QuickGelu ? h * at::sigmoid(h * 1.702) : at::gelu(h);
+    x = x + l.fc2(h);
+    out.hidden_states.push_back(x);
+  }
+  out.last_hidden_state = final_ln_(x);
+  const at::Tensor eos = ids.argmax(-1);
+  std::vector<at::Tensor> rows;
+  for (int64_t b = 0; b < ids.size(0); ++b)
+    rows.push_back(out.last_hidden_state.select(0, b).select(0, eos[b].item<int64_t>()));
+  out.pooled = at::stack(rows);
+  if (projection.defined()) out.text_embeds = at::matmul(out.pooled, projection);
+  return out;
+}
+
+}  // namespace kiln::models

@@ -1,0 +1,68 @@
+// The CLIP text transformer in the two layouts that SD checkpoints use: Hugging Face
+// CLIPTextModel names (SD 1.x, SDXL's first encoder) and OpenCLIP names (SDXL's second
+// encoder, with a fused q|k|v projection and a text projection).
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <string>
+#include <vector>
+
+#include "models/common/layers.h"
+#include "tensor_io/tensor_index.h"
+
+namespace kiln::models {
+
+enum class ClipLayout { Invalid = 0, HuggingFace, OpenClip };
+enum class Activation { Invalid = 0, QuickGelu, Gelu };
+
+struct ClipTextConfig {
+  ClipLayout layout = ClipLayout::HuggingFace;
+  int64_t vocab = 49408;
+  int64_t hidden = 768;
+  int64_t layers = 12;
+  int64_t heads = 12;
+  int64_t intermediate = 3072;
+  int64_t max_positions = 77;
+  int64_t projection_dim = 0;  // 0: no text projection
+  Activation act = Activation::QuickGelu;
+
+  // Infers everything but the head count (not visible in shapes) and the activation
+  // (which follows the layout unless set) from the tensors under prefix.
+  static ClipTextConfig detect(const tensor_io::TensorIndex& index, const std::string& prefix,
+                               ClipLayout layout);
+};
+
+struct ClipTextOutput {
+  std::vector<at::Tensor> hidden_states;  // embeddings, then after each layer: L+1 of [B,N,H]
+  at::Tensor last_hidden_state;           // after the final layer norm
+  at::Tensor pooled;                      // last_hidden_state at the first EOS (argmax id)
+  at::Tensor text_embeds;                 // pooled @ projection, when the model has one
+};
+
+class ClipTextModel {
+ public:
+  ClipTextModel(const ClipTextConfig& config, std::string prefix);
+  const ClipTextConfig& config() const noexcept { return config_; }
+  const ParamList& params() const noexcept { return params_; }
+  // Keys that real checkpoints carry but the model does not use.
+  std::vector<std::string> ignoredKeys() const;
+  // ids: [B, N] int64.
+  ClipTextOutput forward(const at::Tensor& ids) const;
+
+ private:
+  struct Layer {
+    LayerNorm ln1, ln2;
+    Linear q, k, v, out;  // HF layout
+    at::Tensor in_proj_weight, in_proj_bias;  // OpenCLIP layout
+    Linear fc1, fc2;
+  };
+  ClipTextConfig config_;
+  std::string prefix_;
+  at::Tensor token_embedding, position_embedding, projection;
+  std::vector<Layer> layers_;
+  LayerNorm final_ln_;
+  ParamList params_;
+};
+
+}  // namespace kiln::models

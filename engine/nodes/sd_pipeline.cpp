@@ -1,0 +1,156 @@
+#include "nodes/sd_pipeline.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "core/data_paths.h"
+#include "kiln/error.h"
+
+namespace kiln::nodes {
+namespace {
+
+class CfgDenoiser final : public sampling::Denoiser {
+ public:
+  CfgDenoiser(const models::UNetModel& unet, const Conditioning& cond, const at::Tensor& y, double scale)
+      : unet_(unet), cond_(cond), y_(y), scale_(scale) {}
+
+  at::Tensor predictNoise(const at::Tensor& x_in, float timestep) override {
+    models::UNetInputs in;
+    in.latent = at::cat({x_in, x_in}, 0);
+    in.timesteps = at::full({2}, timestep, at::TensorOptions().dtype(at::kFloat));
+    in.context = cond_.context;
+    in.y = y_;
+    const at::Tensor eps = unet_.forward(in).to(at::kFloat);
+    const auto parts = eps.chunk(2, 0);
+    last_uncond = parts[0];
+    last_cond = parts[1];
+    return parts[0] + (parts[1] - parts[0]) * scale_;
+  }
+
+  at::Tensor last_uncond, last_cond;
+
+ private:
+  const models::UNetModel& unet_;
+  const Conditioning& cond_;
+  at::Tensor y_;
+  double scale_;
+};
+
+void loadComponent(const models::ParamList& params, const models::Checkpoint& ck, at::ScalarType dtype,
+                   const std::string& prefix, std::vector<std::string> ignored, const std::string& what,
+                   const std::function<void(std::size_t)>& tick) {
+  models::LoadOptions opts;
+  opts.dtype = dtype;
+  opts.owned_prefixes = {prefix};
+  opts.ignored.insert(ignored.begin(), ignored.end());
+  if (tick) opts.progress = [&](std::size_t, std::size_t) { tick(1); };
+  models::loadParams(params, ck.index, opts, what);
+}
+
+}  // namespace
+
+at::Tensor seededNoise(int64_t seed, at::IntArrayRef shape) {
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed));
+  return at::randn(shape, gen, at::TensorOptions().dtype(at::kFloat));
+}
+
+SdPipeline::SdPipeline(models::Checkpoint checkpoint, at::ScalarType dtype, const LoadProgress& progress)
+    : checkpoint_(std::move(checkpoint)),
+      dtype_(dtype),
+      tokenizer_(models::ClipTokenizer::fromVocabFile(core::findDataFile("bpe_simple_vocab_16e6.txt.gz"))) {
+  const auto& spec = checkpoint_.spec;
+  for (const auto& te : spec.text_encoders)
+    text_.push_back(std::make_unique<models::ClipTextModel>(te.config, te.prefix));
+  unet_ = std::make_unique<models::UNetModel>(spec.unet, spec.unet_prefix);
+  vae_ = std::make_unique<models::AutoencoderKL>(spec.vae, spec.vae_prefix);
+
+  std::size_t total = unet_->params().slots().size() + vae_->params().slots().size();
+  for (const auto& t : text_) total += t->params().slots().size();
+  std::size_t done = 0;
+  const auto tick = [&](std::size_t n) {
+    done += n;
+    if (progress) progress(done, total);
+  };
+  for (std::size_t i = 0; i < text_.size(); ++i) {
+    // The text encoder's owned prefix is its model root (one level above text_model.).
+    std::string root = spec.text_encoders[i].prefix;
+    const std::string tm = "text_model.";
+    if (root.size() > tm.size() && root.compare(root.size() - tm.size(), tm.size(), tm) == 0)
+      root.resize(root.size() - tm.size());
+    loadComponent(text_[i]->params(), checkpoint_, dtype_, root, text_[i]->ignoredKeys(),
+                  "text encoder " + std::to_string(i + 1), tick);
+  }
+  loadComponent(unet_->params(), checkpoint_, dtype_, spec.unet_prefix, {}, "UNet", tick);
+  loadComponent(vae_->params(), checkpoint_, dtype_, spec.vae_prefix, {}, "VAE", tick);
+}
+
+SdPipeline::~SdPipeline() = default;
+
+TextEncoding SdPipeline::encodeText(const std::vector<std::string>& prompts) const {
+  const auto& spec = checkpoint_.spec;
+  TextEncoding out;
+  std::vector<at::Tensor> contexts;
+  for (std::size_t i = 0; i < text_.size(); ++i) {
+    const auto& te = spec.text_encoders[i];
+    std::vector<int64_t> flat;
+    for (const auto& p : prompts) {
+      const auto ids = tokenizer_.encodePadded(p, te.pad_id, static_cast<int>(te.config.max_positions));
+      flat.insert(flat.end(), ids.begin(), ids.end());
+    }
+    at::Tensor ids = at::tensor(flat, at::TensorOptions().dtype(at::kLong))
+                         .reshape({static_cast<int64_t>(prompts.size()), te.config.max_positions});
+    models::ClipTextOutput o = text_[i]->forward(ids);
+    const std::size_t layers = o.hidden_states.size();
+    contexts.push_back(te.output == models::TextOutput::Penultimate ? o.hidden_states[layers - 2]
+                                                                    : o.last_hidden_state);
+    if (te.provides_pooled) out.pooled = o.text_embeds.defined() ? o.text_embeds : o.pooled;
+    out.ids.push_back(ids);
+    out.outputs.push_back(std::move(o));
+  }
+  out.context = contexts.size() == 1 ? contexts[0] : at::cat(contexts, -1);
+  return out;
+}
+
+Conditioning SdPipeline::encodePrompts(const std::string& prompt, const std::string& negative) const {
+  TextEncoding enc = encodeText({negative, prompt});
+  if (!at::isfinite(enc.context).all().item<bool>())
+    throw Error(ErrorKind::NonFinite, "the text encoder produced NaN or infinity (encoding the prompt); "
+                                      "the checkpoint's text encoder weights are probably damaged");
+  return {enc.context, enc.pooled};
+}
+
+at::Tensor SdPipeline::timeIds(const SizeConditioning& s) {
+  // The order SDXL was trained with: original (h, w), crop (top, left), target (h, w).
+  const std::vector<float> ids{static_cast<float>(s.original_height), static_cast<float>(s.original_width),
+                               static_cast<float>(s.crop_top),        static_cast<float>(s.crop_left),
+                               static_cast<float>(s.target_height),   static_cast<float>(s.target_width)};
+  return at::tensor(ids).reshape({1, 6}).repeat({2, 1});
+}
+
+at::Tensor SdPipeline::sample(const Conditioning& cond, const at::Tensor& noise, int64_t steps,
+                              double cfg_scale, const SizeConditioning& sizes,
+                              const std::function<void(const sampling::StepInfo&)>& on_step) const {
+  at::Tensor y;
+  if (unet_->config().adm_in_channels > 0) {
+    if (!cond.pooled.defined())
+      throw Error(ErrorKind::InvalidArgument, "SDXL sampling needs the pooled text embedding");
+    y = unet_->timeIdConditioning(cond.pooled, timeIds(sizes));
+  }
+  const sampling::EulerSchedule schedule = sampling::makeEulerSchedule(checkpoint_.spec.schedule, steps);
+  CfgDenoiser denoiser(*unet_, cond, y, cfg_scale);
+  return sampling::sampleEuler(denoiser, noise, schedule, [&](const sampling::StepInfo& info) {
+    if (!at::isfinite(*info.latent).all().item<bool>())
+      throw Error(ErrorKind::NonFinite, "NaN or infinity appeared in the latents at denoising step " +
+                                            std::to_string(info.step + 1) + "/" + std::to_string(info.total) +
+                                            "; try float32 compute or a lower CFG scale");
+    if (on_step) on_step(info);
+  });
+}
+
+at::Tensor SdPipeline::decode(const at::Tensor& latent) const {
+  at::Tensor image = vae_->decode(latent / checkpoint_.spec.vae.scaling_factor).to(at::kFloat);
+  if (!at::isfinite(image).all().item<bool>())
+    throw Error(ErrorKind::NonFinite, "NaN or infinity appeared in the VAE decode; try float32 compute");
+  return image;
+}
+
+}  // namespace kiln::nodes

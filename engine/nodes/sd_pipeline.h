@@ -1,0 +1,82 @@
+// The SD-family text-to-image pipeline: tokenize and encode the prompts, sample with
+// classifier-free guidance, decode. Each stage is a function the nodes and jobs reuse.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/sd/sd_checkpoint.h"
+#include "models/text/clip_tokenizer.h"
+#include "sampling/euler.h"
+
+namespace kiln::nodes {
+
+struct Conditioning {
+  at::Tensor context;  // [2, 77, C]: negative, positive (the CFG batch order)
+  at::Tensor pooled;   // [2, P] for SDXL, undefined otherwise
+};
+
+// SDXL's size conditioning ("micro-conditioning"): the size the image pretends to come
+// from, the crop taken from it, and the target size. Defaults: no crop, original = target.
+struct SizeConditioning {
+  int64_t original_height = 0, original_width = 0;
+  int64_t crop_top = 0, crop_left = 0;
+  int64_t target_height = 0, target_width = 0;
+
+  static SizeConditioning forImage(int64_t height, int64_t width) {
+    return {height, width, 0, 0, height, width};
+  }
+};
+
+struct TextEncoding {
+  std::vector<at::Tensor> ids;  // per encoder, [B, 77]
+  std::vector<models::ClipTextOutput> outputs;
+  at::Tensor context;  // [B, 77, C]
+  at::Tensor pooled;   // [B, P] (SDXL)
+};
+
+class SdPipeline {
+ public:
+  using LoadProgress = std::function<void(std::size_t done, std::size_t total)>;
+  // Materialises every component (weights converted to dtype on CPU).
+  SdPipeline(models::Checkpoint checkpoint, at::ScalarType dtype, const LoadProgress& progress = {});
+  ~SdPipeline();
+
+  const models::SdModelSpec& spec() const noexcept { return checkpoint_.spec; }
+  const models::Checkpoint& checkpoint() const noexcept { return checkpoint_; }
+  at::ScalarType dtype() const noexcept { return dtype_; }
+  const models::UNetModel& unet() const noexcept { return *unet_; }
+  const models::AutoencoderKL& vae() const noexcept { return *vae_; }
+  const models::ClipTextModel& textEncoder(std::size_t i) const { return *text_.at(i); }
+
+  // Encodes each prompt (rows of the result follow the order of `prompts`).
+  TextEncoding encodeText(const std::vector<std::string>& prompts) const;
+  // [negative, positive] conditioning for CFG.
+  Conditioning encodePrompts(const std::string& prompt, const std::string& negative) const;
+  static at::Tensor timeIds(const SizeConditioning& sizes);  // [2, 6] (SDXL)
+
+  // CFG Euler sampling from the given initial noise [1, 4, h, w].
+  at::Tensor sample(const Conditioning& cond, const at::Tensor& noise, int64_t steps, double cfg_scale,
+                    const SizeConditioning& sizes,
+                    const std::function<void(const sampling::StepInfo&)>& on_step = {}) const;
+  // Scaled latent -> image [B, 3, H, W] in ~[-1, 1] (raw VAE output).
+  at::Tensor decode(const at::Tensor& latent) const;
+
+ private:
+  models::Checkpoint checkpoint_;
+  at::ScalarType dtype_;
+  models::ClipTokenizer tokenizer_;
+  std::vector<std::unique_ptr<models::ClipTextModel>> text_;
+  std::unique_ptr<models::UNetModel> unet_;
+  std::unique_ptr<models::AutoencoderKL> vae_;
+};
+
+// Seeded initial noise from libtorch's CPU generator: the same numbers as
+// torch.manual_seed(seed); torch.randn(shape) in PyTorch.
+at::Tensor seededNoise(int64_t seed, at::IntArrayRef shape);
+
+}  // namespace kiln::nodes

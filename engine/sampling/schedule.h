@@ -1,0 +1,34 @@
+// Discrete noise schedules as diffusers' EulerDiscreteScheduler computes them.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace kiln::sampling {
+
+enum class TimestepSpacing { Invalid = 0, Linspace, Leading, Trailing };
+
+struct ScheduleConfig {
+  double beta_start = 0.00085;
+  double beta_end = 0.012;
+  int64_t train_steps = 1000;
+  TimestepSpacing spacing = TimestepSpacing::Leading;
+  int64_t steps_offset = 1;
+};
+
+struct EulerSchedule {
+  at::Tensor alphas_cumprod;     // [train_steps] float32
+  std::vector<float> timesteps;  // [steps], possibly fractional
+  std::vector<float> sigmas;     // [steps + 1], the last one 0
+  float init_noise_sigma = 1.0f;
+};
+
+// "scaled_linear" betas, sigmas interpolated at the spaced timesteps (in float64, as
+// numpy.interp does), 0 appended. Throws kiln::Error(InvalidArgument) for steps < 1.
+EulerSchedule makeEulerSchedule(const ScheduleConfig& config, int64_t steps);
+
+TimestepSpacing parseSpacing(const std::string& name);
+
+}  // namespace kiln::sampling

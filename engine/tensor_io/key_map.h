@@ -1,0 +1,28 @@
+// Key maps between layouts: the names a diffusers folder uses, mapped into the original
+// single-file (ldm/sgm) layout that Kiln's modules register. The one place where names
+// of one layout are translated into another.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "tensor_io/safetensors.h"
+#include "tensor_io/tensor_index.h"
+
+namespace kiln::tensor_io {
+
+// Adds a diffusers UNet2DConditionModel's tensors under `prefix` (model.diffusion_model.).
+void mapDiffusersUNet(const std::shared_ptr<SafetensorsFile>& file, const std::string& prefix,
+                      TensorIndex& out);
+// Adds a diffusers AutoencoderKL's tensors under `prefix` (first_stage_model.).
+void mapDiffusersVae(const std::shared_ptr<SafetensorsFile>& file, const std::string& prefix,
+                     TensorIndex& out);
+// Adds a transformers CLIPTextModel, whose names the original layout keeps, under prefix.
+void mapHfClipText(const std::shared_ptr<SafetensorsFile>& file, const std::string& prefix,
+                   TensorIndex& out);
+// Adds a transformers CLIPTextModelWithProjection in OpenCLIP names under prefix
+// (q, k, v fused into in_proj; text_projection transposed).
+void mapHfClipToOpenClip(const std::shared_ptr<SafetensorsFile>& file, const std::string& prefix,
+                         TensorIndex& out);
+
+}  // namespace kiln::tensor_io

@@ -1,0 +1,237 @@
+// Conformance of the SD 1.x and SDXL models against the reference implementation's
+// vectors in ../shared/conformance/sd-tiny-1234, for single files and diffusers folders.
+#include <QtTest>
+
+#include <map>
+#include <memory>
+
+#include <ATen/Parallel.h>
+
+#include "kiln/error.h"
+#include "nodes/sd_pipeline.h"
+#include "ref_tensors.h"
+
+using kiln::testing::maxAbs;
+using kiln::testing::maxAbsDiff;
+using kiln::testing::RefFile;
+
+namespace {
+
+std::string modelPath(const QString& family, const QString& source) {
+  const std::string f = family.toStdString();
+  return kiln::testing::conformancePath("sd-tiny-1234/" + f +
+                                        (source == "single" ? "/" + f + "_tiny_ldm.safetensors" : ""));
+}
+
+}  // namespace
+
+class TestSdConformance : public QObject {
+  Q_OBJECT
+
+  std::map<QString, std::unique_ptr<kiln::nodes::SdPipeline>> cache_;
+
+  const kiln::nodes::SdPipeline& pipeline(const QString& family, const QString& source) {
+    auto& slot = cache_[family + "/" + source];
+    if (!slot)
+      slot = std::make_unique<kiln::nodes::SdPipeline>(
+          kiln::models::openCheckpoint(modelPath(family, source)), at::kFloat);
+    return *slot;
+  }
+
+  static void familiesAndSources() {
+    QTest::addColumn<QString>("family");
+    QTest::addColumn<QString>("source");
+    for (const char* f : {"sd1", "sdxl"})
+      for (const char* s : {"single", "diffusers"})
+        QTest::newRow((std::string(f) + "/" + s).c_str()) << QString(f) << QString(s);
+  }
+
+  static std::string refPath(const QString& family, const char* file) {
+    return "sd-tiny-1234/" + family.toStdString() + "/" + file;
+  }
+
+  static void expectClose(const at::Tensor& got, const at::Tensor& want, double tol, const char* what) {
+    QVERIFY2(got.sizes() == want.sizes(), (std::string(what) + ": shape differs").c_str());
+    const double err = maxAbsDiff(got, want);
+    QVERIFY2(err <= tol, (std::string(what) + ": max abs err " + std::to_string(err) + " > " +
+                          std::to_string(tol)).c_str());
+  }
+
+ private Q_SLOTS:
+  void initTestCase() { at::set_num_threads(2); }
+
+  void detectsFamilyAndConfig_data() { familiesAndSources(); }
+  void detectsFamilyAndConfig() {
+    QFETCH(QString, family);
+    QFETCH(QString, source);
+    const auto ck = kiln::models::openCheckpoint(modelPath(family, source));
+    QCOMPARE(QString(kiln::models::familyName(ck.spec.family)), family);
+    const auto& u = ck.spec.unet;
+    QCOMPARE(u.model_channels, int64_t{32});
+    QCOMPARE(u.channel_mult, (std::vector<int64_t>{1, 2}));
+    QCOMPARE(u.num_res_blocks, int64_t{2});
+    QCOMPARE(ck.spec.vae.channel_mult, (std::vector<int64_t>{1, 1, 1, 2}));
+    if (family == "sd1") {
+      QCOMPARE(u.context_dim, int64_t{32});
+      QVERIFY(!u.linear_projection);
+      QCOMPARE(u.input_depth, (std::vector<int64_t>{1, 1, 0, 0}));
+      QCOMPARE(u.headsFor(0, 32), int64_t{4});
+      QCOMPARE(ck.spec.vae.scaling_factor, 0.18215);
+      QCOMPARE(ck.spec.text_encoders.size(), std::size_t{1});
+      QCOMPARE(ck.spec.text_encoders[0].config.heads, int64_t{4});
+    } else {
+      QCOMPARE(u.context_dim, int64_t{40});
+      QVERIFY(u.linear_projection);
+      QCOMPARE(u.input_depth, (std::vector<int64_t>{0, 0, 2, 2}));
+      QCOMPARE(u.middle_depth, int64_t{2});
+      QCOMPARE(u.headsFor(1, 64), int64_t{4});
+      QCOMPARE(u.adm_in_channels, int64_t{68});
+      QCOMPARE(u.time_id_embed_dim, int64_t{8});
+      QCOMPARE(ck.spec.vae.scaling_factor, 0.13025);
+      QCOMPARE(ck.spec.text_encoders.size(), std::size_t{2});
+      QCOMPARE(ck.spec.text_encoders[0].config.heads, int64_t{2});
+      QCOMPARE(ck.spec.text_encoders[1].config.heads, int64_t{3});
+      QCOMPARE(ck.spec.text_encoders[1].config.projection_dim, int64_t{20});
+    }
+  }
+
+  void textEncoders_data() { familiesAndSources(); }
+  void textEncoders() {
+    QFETCH(QString, family);
+    QFETCH(QString, source);
+    const auto& pipe = pipeline(family, source);
+    const RefFile ref(refPath(family, "ref_text.safetensors"));
+    const auto& prompts = pipe.spec().family == kiln::models::ModelFamily::SD1
+                              ? std::vector<std::string>{"A photo of an astronaut riding a horse on Mars, 4k, highly detailed!", ""}
+                              : std::vector<std::string>{"a cat's portrait in watercolor, by Claude Monet (1890)",
+                                                         "blurry, low quality"};
+    const auto enc = pipe.encodeText(prompts);
+    if (family == "sd1") {
+      QVERIFY(at::equal(enc.ids[0], ref["input_ids"]));
+      const auto& o = enc.outputs[0];
+      expectClose(o.last_hidden_state, ref["last_hidden_state"], 1e-4, "last_hidden_state");
+      expectClose(at::stack(o.hidden_states), ref["all_hidden_states"], 1e-4, "all_hidden_states");
+      expectClose(o.hidden_states[o.hidden_states.size() - 2], ref["penultimate_hidden_state"], 1e-4, "penultimate");
+      expectClose(o.pooled, ref["pooler_output"], 1e-4, "pooler_output");
+      expectClose(enc.context, ref["last_hidden_state"], 1e-4, "context");
+    } else {
+      QVERIFY(at::equal(enc.ids[0], ref["input_ids_1"]));
+      QVERIFY(at::equal(enc.ids[1], ref["input_ids_2"]));
+      for (int i = 0; i < 2; ++i) {
+        const std::string p = i == 0 ? "te1." : "te2.";
+        const auto& o = enc.outputs[static_cast<std::size_t>(i)];
+        expectClose(o.last_hidden_state, ref[p + "last_hidden_state"], 1e-4, (p + "last_hidden_state").c_str());
+        expectClose(at::stack(o.hidden_states), ref[p + "all_hidden_states"], 1e-4, (p + "all_hidden_states").c_str());
+        expectClose(o.hidden_states[o.hidden_states.size() - 2], ref[p + "penultimate_hidden_state"], 1e-4,
+                    (p + "penultimate").c_str());
+      }
+      expectClose(enc.outputs[0].pooled, ref["te1.pooler_output"], 1e-4, "te1.pooler_output");
+      expectClose(enc.outputs[1].text_embeds, ref["te2.text_embeds"], 1e-4, "te2.text_embeds");
+      expectClose(enc.context, ref["context"], 1e-4, "context");
+      expectClose(enc.pooled, ref["pooled"], 1e-4, "pooled");
+    }
+  }
+
+  void unet_data() { familiesAndSources(); }
+  void unet() {
+    QFETCH(QString, family);
+    QFETCH(QString, source);
+    const auto& pipe = pipeline(family, source);
+    const RefFile ref(refPath(family, "ref_unet.safetensors"));
+    kiln::models::UNetInputs in;
+    in.latent = ref["in_latent"];
+    in.timesteps = ref["in_timestep"];
+    in.context = ref["in_context"];
+    if (family == "sdxl") in.y = pipe.unet().timeIdConditioning(ref["in_text_embeds"], ref["in_time_ids"]);
+    expectClose(pipe.unet().forward(in), ref["out_eps"], 1e-4, "out_eps");
+  }
+
+  void vae_data() { familiesAndSources(); }
+  void vae() {
+    QFETCH(QString, family);
+    QFETCH(QString, source);
+    const auto& pipe = pipeline(family, source);
+    const RefFile ref(refPath(family, "ref_vae.safetensors"));
+    expectClose(pipe.vae().decode(ref["decode_in_latent"]), ref["decode_out_image"], 1e-4, "decode");
+    const auto moments = pipe.vae().encodeMoments(ref["encode_in_image"]);
+    expectClose(moments, ref["encode_out_moments"], 1e-4, "moments");
+    const auto enc = pipe.vae().encode(ref["encode_in_image"]);
+    expectClose(enc.mean, ref["encode_out_mean"], 1e-4, "mean");
+    expectClose(enc.logvar, ref["encode_out_logvar"], 1e-4, "logvar");
+    expectClose(enc.std, ref["encode_out_std"], 1e-4, "std");
+  }
+
+  void seededNoiseMatchesPyTorch() {
+    const RefFile ref("sd-tiny-1234/sd1/ref_sample.safetensors");
+    QVERIFY(at::equal(kiln::nodes::seededNoise(1234, {1, 4, 16, 12}), ref["init_noise"]));
+    // BUILD-NOTES: torch.manual_seed(42); torch.randn(8)
+    const at::Tensor n = kiln::nodes::seededNoise(42, {8});
+    QCOMPARE(n[0].item<float>(), 0.33669037f);
+    QCOMPARE(n[7].item<float>(), -0.63799703f);
+  }
+
+  void sampling_data() { familiesAndSources(); }
+  void sampling() {
+    QFETCH(QString, family);
+    QFETCH(QString, source);
+    const auto& pipe = pipeline(family, source);
+    const RefFile ref(refPath(family, "ref_sample.safetensors"));
+    const auto schedule = kiln::sampling::makeEulerSchedule(pipe.spec().schedule, 6);
+    expectClose(at::tensor(schedule.timesteps), ref["timesteps"], 1e-4, "timesteps");
+    expectClose(at::tensor(schedule.sigmas), ref["sigmas"], 1e-5, "sigmas");
+    expectClose(schedule.alphas_cumprod, ref["alphas_cumprod"], 1e-7, "alphas_cumprod");
+    QVERIFY(std::abs(schedule.init_noise_sigma - ref["init_noise_sigma"].item<float>()) < 1e-5);
+
+    const auto cond = family == "sd1" ? pipe.encodePrompts("A photo of an astronaut riding a horse on Mars, 4k, highly detailed!", "")
+                                      : pipe.encodePrompts("a cat's portrait in watercolor, by Claude Monet (1890)",
+                                                           "blurry, low quality");
+    expectClose(cond.context, ref["context"], 1e-4, "context");
+    if (family == "sdxl") {
+      QVERIFY(at::equal(kiln::nodes::SdPipeline::timeIds({120, 100, 4, 8, 128, 96}), ref["time_ids"]));
+      expectClose(cond.pooled, ref["text_embeds"], 1e-4, "text_embeds");
+    }
+    const at::Tensor after = ref["latents_after_step"];
+    const at::Tensor eps_cfg = ref["eps_cfg"];
+    const at::Tensor scaled = ref["scaled_model_input"];
+    int steps_seen = 0;
+    const at::Tensor final_latent =
+        pipe.sample(cond, ref["init_noise"], 6, 7.0, {120, 100, 4, 8, 128, 96}, [&](const kiln::sampling::StepInfo& s) {
+          const at::Tensor want = after[s.step];
+          const double tol = 1e-3 * std::max(1.0, maxAbs(want));
+          expectClose(*s.latent, want, tol, ("latents_after_step " + std::to_string(s.step)).c_str());
+          expectClose(*s.scaled_input, scaled[s.step], 1e-3 * std::max(1.0, maxAbs(scaled[s.step])),
+                      "scaled_model_input");
+          expectClose(*s.noise_pred, eps_cfg[s.step], 1e-3 * std::max(1.0, maxAbs(eps_cfg[s.step])), "eps_cfg");
+          ++steps_seen;
+        });
+    QCOMPARE(steps_seen, 6);
+    const at::Tensor want_final = ref["final_latent"];
+    expectClose(final_latent, want_final, 1e-3 * std::max(1.0, maxAbs(want_final)), "final_latent");
+    const at::Tensor image = pipe.decode(final_latent);
+    const at::Tensor want_image = ref["decoded_image"];
+    expectClose(image, want_image, 1e-3 * std::max(1.0, maxAbs(want_image)), "decoded_image");
+  }
+
+  void singleFileAndDiffusersAreBitIdentical_data() {
+    QTest::addColumn<QString>("family");
+    QTest::newRow("sd1") << QString("sd1");
+    QTest::newRow("sdxl") << QString("sdxl");
+  }
+  void singleFileAndDiffusersAreBitIdentical() {
+    QFETCH(QString, family);
+    const auto& a = pipeline(family, "single");
+    const auto& b = pipeline(family, "diffusers");
+    const auto ca = a.encodePrompts("a red star", "blurry");
+    const auto cb = b.encodePrompts("a red star", "blurry");
+    QVERIFY(at::equal(ca.context, cb.context));
+    const at::Tensor noise = kiln::nodes::seededNoise(7, {1, 4, 8, 8});
+    const at::Tensor la = a.sample(ca, noise, 2, 5.0, kiln::nodes::SizeConditioning::forImage(64, 64));
+    const at::Tensor lb = b.sample(cb, noise, 2, 5.0, kiln::nodes::SizeConditioning::forImage(64, 64));
+    QVERIFY(at::equal(la, lb));
+    QVERIFY(at::equal(a.decode(la), b.decode(lb)));
+    QVERIFY(at::equal(a.vae().encodeMoments(a.decode(la)), b.vae().encodeMoments(b.decode(lb))));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestSdConformance)
+#include "test_sd_conformance.moc"
