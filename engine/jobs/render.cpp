@@ -55,7 +55,9 @@ std::string formatA1111Parameters(const RenderParams& p, const std::string& samp
          std::to_string(p.height) + ", Model: " + model_name;
 }
 
-RenderResult render(const RenderParams& in, const ProgressFn& progress) {
+namespace {
+
+RenderResult renderUnchecked(const RenderParams& in, const ProgressFn& progress) {
   validate(in);
   RenderParams p = in;
   RenderResult result;
@@ -104,6 +106,24 @@ RenderResult render(const RenderParams& in, const ProgressFn& progress) {
   report("Decoding", 1, 1, "images");
   result.image.text["parameters"] = formatA1111Parameters(p, "Euler", model_name);
   return result;
+}
+
+}  // namespace
+
+RenderResult render(const RenderParams& params, const ProgressFn& progress) {
+  try {
+    return renderUnchecked(params, progress);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorKind::OutOfMemory, "out of memory while rendering; try a smaller size or bf16 compute");
+  } catch (const c10::Error& e) {
+    // libtorch reports allocation failures as c10::Error; everything else is a bug.
+    const std::string what = e.what_without_backtrace();
+    if (what.find("alloc") != std::string::npos || what.find("out of memory") != std::string::npos)
+      throw Error(ErrorKind::OutOfMemory, "out of memory while rendering: " + what);
+    throw Error(ErrorKind::Internal, "internal error while rendering: " + what);
+  }
 }
 
 }  // namespace kiln

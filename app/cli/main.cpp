@@ -1,0 +1,45 @@
+// kiln-cli: headless access to the Kiln engine.
+#include <QCoreApplication>
+#include <QTextStream>
+
+#include <cstdio>
+
+#include "render_command.h"
+
+namespace {
+
+void printUsage(FILE* out) {
+  std::fputs(
+      "Usage: kiln-cli <command> [options]\n"
+      "\n"
+      "Commands:\n"
+      "  render     render one image from a prompt (kiln-cli render --help)\n"
+      "  --version  print the version\n"
+      "  --help     print this help\n",
+      out);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  QCoreApplication app(argc, argv);
+  QCoreApplication::setApplicationName("kiln-cli");
+  QCoreApplication::setApplicationVersion(KILN_VERSION);
+  const QStringList args = QCoreApplication::arguments();
+  if (args.size() < 2) {
+    printUsage(stderr);
+    return 2;
+  }
+  const QString command = args.at(1);
+  if (command == "--version" || command == "-v") {
+    std::printf("kiln-cli %s\n", KILN_VERSION);
+    return 0;
+  }
+  if (command == "--help" || command == "-h" || command == "help") {
+    printUsage(stdout);
+    return 0;
+  }
+  if (command == "render") return kiln::cli::runRender(args.mid(1));
+  std::fprintf(stderr, "kiln-cli: unknown command '%s' (try kiln-cli --help)\n", qPrintable(command));
+  return 2;
+}

@@ -1,0 +1,161 @@
+#include "render_command.h"
+
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+
+#include <cstdio>
+
+#include "kiln/error.h"
+#include "kiln/image_io.h"
+#include "kiln/render.h"
+
+namespace kiln::cli {
+namespace {
+
+struct UsageError {
+  QString message;
+};
+
+int toInt(const QCommandLineParser& p, const QString& name, int fallback) {
+  if (!p.isSet(name)) return fallback;
+  bool ok = false;
+  const int v = p.value(name).toInt(&ok);
+  if (!ok) throw UsageError{"--" + name + " needs a whole number, got '" + p.value(name) + "'"};
+  return v;
+}
+
+// "WxH" -> (W, H)
+std::pair<int, int> toSize(const QCommandLineParser& p, const QString& name) {
+  const QStringList parts = p.value(name).split('x');
+  bool ok_w = false, ok_h = false;
+  const int w = parts.size() == 2 ? parts[0].toInt(&ok_w) : 0;
+  const int h = parts.size() == 2 ? parts[1].toInt(&ok_h) : 0;
+  if (!ok_w || !ok_h || w <= 0 || h <= 0)
+    throw UsageError{"--" + name + " needs WIDTHxHEIGHT, got '" + p.value(name) + "'"};
+  return {w, h};
+}
+
+RenderParams parseParams(const QCommandLineParser& p) {
+  RenderParams r;
+  r.model_path = p.value("model").toStdString();
+  if (r.model_path.empty())
+    throw UsageError{"no model given: pass --model FILE.safetensors or a diffusers folder "
+                     "(Kiln does not bundle a model yet)"};
+  if (!p.isSet("prompt")) throw UsageError{"no prompt given: pass --prompt TEXT"};
+  if (!p.isSet("out")) throw UsageError{"no output file given: pass --out FILE.png"};
+  r.prompt = p.value("prompt").toStdString();
+  r.negative_prompt = p.value("negative").toStdString();
+  if (p.isSet("seed")) {
+    bool ok = false;
+    r.seed = p.value("seed").toLongLong(&ok);
+    if (!ok) throw UsageError{"--seed needs a whole number, got '" + p.value("seed") + "'"};
+  }
+  r.steps = toInt(p, "steps", 20);
+  if (p.isSet("cfg")) {
+    bool ok = false;
+    r.cfg_scale = p.value("cfg").toDouble(&ok);
+    if (!ok) throw UsageError{"--cfg needs a number, got '" + p.value("cfg") + "'"};
+  }
+  r.width = toInt(p, "width", 512);
+  r.height = toInt(p, "height", 512);
+  if (p.isSet("original-size")) std::tie(r.original_width, r.original_height) = toSize(p, "original-size");
+  if (p.isSet("crop")) {
+    const QStringList parts = p.value("crop").split(',');
+    bool ok_t = false, ok_l = false;
+    if (parts.size() == 2) {
+      r.crop_top = parts[0].toInt(&ok_t);
+      r.crop_left = parts[1].toInt(&ok_l);
+    }
+    if (!ok_t || !ok_l) throw UsageError{"--crop needs TOP,LEFT, got '" + p.value("crop") + "'"};
+  }
+  const QString dtype = p.value("dtype");
+  if (dtype == "fp32") {
+    r.dtype = ComputeDType::Float32;
+  } else if (dtype == "bf16") {
+    r.dtype = ComputeDType::BFloat16;
+  } else {
+    throw UsageError{"--dtype must be fp32 or bf16, got '" + dtype + "'"};
+  }
+  r.threads = toInt(p, "threads", 0);
+  return r;
+}
+
+}  // namespace
+
+int runRender(const QStringList& arguments) {
+  QCommandLineParser p;
+  p.setApplicationDescription("Render one image from a prompt with an SD 1.x or SDXL checkpoint.");
+  p.addHelpOption();
+  p.addOptions({
+      {"model", "Checkpoint: a .safetensors file or a diffusers folder.", "path"},
+      {"prompt", "What to render.", "text"},
+      {"negative", "What to avoid (negative prompt).", "text"},
+      {"seed", "Seed of the initial noise (default 0).", "n"},
+      {"steps", "Sampling steps (default 20).", "n"},
+      {"cfg", "Classifier-free guidance scale (default 7).", "x"},
+      {"width", "Image width in pixels, a multiple of 8 (default 512).", "w"},
+      {"height", "Image height in pixels, a multiple of 8 (default 512).", "h"},
+      {"original-size", "SDXL size conditioning: original WIDTHxHEIGHT (default: the output size).", "WxH"},
+      {"crop", "SDXL size conditioning: crop TOP,LEFT (default 0,0).", "t,l"},
+      {"dtype", "Compute precision: fp32 or bf16 (default fp32).", "type", "fp32"},
+      {"threads", "CPU threads (default: all cores).", "n"},
+      {"out", "Output image (.png keeps the generation parameters).", "file"},
+      {"quiet", "Print nothing but errors."},
+  });
+  if (!p.parse(arguments)) {
+    std::fprintf(stderr, "kiln-cli render: %s\n", qPrintable(p.errorText()));
+    return 2;
+  }
+  if (p.isSet("help")) {
+    std::fputs(qPrintable(p.helpText()), stdout);
+    return 0;
+  }
+  if (!p.positionalArguments().isEmpty()) {
+    std::fprintf(stderr, "kiln-cli render: unexpected argument '%s'\n", qPrintable(p.positionalArguments().first()));
+    return 2;
+  }
+  RenderParams params;
+  try {
+    params = parseParams(p);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "kiln-cli render: %s\n", qPrintable(e.message));
+    return 2;
+  }
+  const QString out = p.value("out");
+  const QFileInfo out_info(out);
+  if (!out_info.absoluteDir().exists()) {
+    std::fprintf(stderr, "kiln-cli render: the output folder '%s' does not exist\n",
+                 qPrintable(out_info.absolutePath()));
+    return 2;
+  }
+  const bool quiet = p.isSet("quiet");
+  std::string last_stage;
+  try {
+    const RenderResult result = render(params, [&](const RenderProgress& pr) {
+      if (quiet) return;
+      if (pr.stage != last_stage || pr.unit == "steps") {
+        if (pr.unit == "steps" && pr.done > 0)
+          std::fprintf(stderr, "%s %lld/%lld\n", pr.stage.c_str(), static_cast<long long>(pr.done),
+                       static_cast<long long>(pr.total));
+        else if (pr.stage != last_stage)
+          std::fprintf(stderr, "%s...\n", pr.stage.c_str());
+        last_stage = pr.stage;
+      }
+    });
+    for (const auto& notice : result.notices) std::fprintf(stderr, "note: %s\n", notice.c_str());
+    if (!quiet) std::fprintf(stderr, "Saving...\n");
+    writeImage(out.toStdString(), result.image);
+    if (!quiet) std::fprintf(stderr, "wrote %s (%dx%d, %s)\n", qPrintable(out), result.image.width,
+                             result.image.height, result.model_family.c_str());
+    return 0;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "kiln-cli render: %s: %s\n", errorKindName(e.kind()), e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kiln-cli render: internal error: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace kiln::cli
