@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "render") return kiln::cli::runRender(args.mid(1));
-  std::fprintf(stderr, "kiln-cli: unknown command '%s' (try kiln-cli --help)\n", qPrintable(command));
+  std::fprintf(stderr, "kiln-cli: unknown command '%s' (try kiln-cli --help)\n",
+               qPrintable(command));
   return 2;
 }

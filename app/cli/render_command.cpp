@@ -40,8 +40,9 @@ RenderParams parseParams(const QCommandLineParser& p) {
   RenderParams r;
   r.model_path = p.value("model").toStdString();
   if (r.model_path.empty())
-    throw UsageError{"no model given: pass --model FILE.safetensors or a diffusers folder "
-                     "(Kiln does not bundle a model yet)"};
+    throw UsageError{
+        "no model given: pass --model FILE.safetensors or a diffusers folder "
+        "(Kiln does not bundle a model yet)"};
   if (!p.isSet("prompt")) throw UsageError{"no prompt given: pass --prompt TEXT"};
   if (!p.isSet("out")) throw UsageError{"no output file given: pass --out FILE.png"};
   r.prompt = p.value("prompt").toStdString();
@@ -59,7 +60,8 @@ RenderParams parseParams(const QCommandLineParser& p) {
   }
   r.width = toInt(p, "width", 512);
   r.height = toInt(p, "height", 512);
-  if (p.isSet("original-size")) std::tie(r.original_width, r.original_height) = toSize(p, "original-size");
+  if (p.isSet("original-size"))
+    std::tie(r.original_width, r.original_height) = toSize(p, "original-size");
   if (p.isSet("crop")) {
     const QStringList parts = p.value("crop").split(',');
     bool ok_t = false, ok_l = false;
@@ -96,7 +98,8 @@ int runRender(const QStringList& arguments) {
       {"cfg", "Classifier-free guidance scale (default 7).", "x"},
       {"width", "Image width in pixels, a multiple of 8 (default 512).", "w"},
       {"height", "Image height in pixels, a multiple of 8 (default 512).", "h"},
-      {"original-size", "SDXL size conditioning: original WIDTHxHEIGHT (default: the output size).", "WxH"},
+      {"original-size", "SDXL size conditioning: original WIDTHxHEIGHT (default: the output size).",
+       "WxH"},
       {"crop", "SDXL size conditioning: crop TOP,LEFT (default 0,0).", "t,l"},
       {"dtype", "Compute precision: fp32 or bf16 (default fp32).", "type", "fp32"},
       {"threads", "CPU threads (default: all cores).", "n"},
@@ -112,7 +115,8 @@ int runRender(const QStringList& arguments) {
     return 0;
   }
   if (!p.positionalArguments().isEmpty()) {
-    std::fprintf(stderr, "kiln-cli render: unexpected argument '%s'\n", qPrintable(p.positionalArguments().first()));
+    std::fprintf(stderr, "kiln-cli render: unexpected argument '%s'\n",
+                 qPrintable(p.positionalArguments().first()));
     return 2;
   }
   RenderParams params;
@@ -146,8 +150,9 @@ int runRender(const QStringList& arguments) {
     for (const auto& notice : result.notices) std::fprintf(stderr, "note: %s\n", notice.c_str());
     if (!quiet) std::fprintf(stderr, "Saving...\n");
     writeImage(out.toStdString(), result.image);
-    if (!quiet) std::fprintf(stderr, "wrote %s (%dx%d, %s)\n", qPrintable(out), result.image.width,
-                             result.image.height, result.model_family.c_str());
+    if (!quiet)
+      std::fprintf(stderr, "wrote %s (%dx%d, %s)\n", qPrintable(out), result.image.width,
+                   result.image.height, result.model_family.c_str());
     return 0;
   } catch (const Error& e) {
     std::fprintf(stderr, "kiln-cli render: %s: %s\n", errorKindName(e.kind()), e.what());

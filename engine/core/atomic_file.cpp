@@ -35,8 +35,7 @@ void AtomicFile::commit() {
   if (std::rename(temp_path_.c_str(), final_path_.c_str()) != 0) {
     const int err = errno;
     std::remove(temp_path_.c_str());
-    throw Error(ErrorKind::Io,
-                "cannot write '" + final_path_ + "': " + std::strerror(err));
+    throw Error(ErrorKind::Io, "cannot write '" + final_path_ + "': " + std::strerror(err));
   }
   committed_ = true;
 }

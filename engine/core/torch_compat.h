@@ -19,9 +19,8 @@ inline at::Tensor scaledDotProductAttention(const at::Tensor& q, const at::Tenso
                                             const at::Tensor& v, const at::Tensor& mask,
                                             double scale) {
 #if KILN_HAS_FUSED_ATTENTION
-  return at::scaled_dot_product_attention(q, k, v, mask.defined() ? c10::optional<at::Tensor>(mask)
-                                                                  : c10::nullopt,
-                                          0.0, false, scale);
+  return at::scaled_dot_product_attention(
+      q, k, v, mask.defined() ? c10::optional<at::Tensor>(mask) : c10::nullopt, 0.0, false, scale);
 #else
   at::Tensor scores = at::matmul(q * scale, k.transpose(-2, -1));
   if (mask.defined()) scores = scores + mask;

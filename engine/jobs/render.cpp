@@ -20,22 +20,28 @@ std::string formatNumber(double v) {
 
 void validate(const RenderParams& p) {
   if (p.model_path.empty())
-    throw Error(ErrorKind::InvalidArgument, "no model given: pass a .safetensors checkpoint or a diffusers folder");
+    throw Error(ErrorKind::InvalidArgument,
+                "no model given: pass a .safetensors checkpoint or a diffusers folder");
   if (p.steps < 1 || p.steps > 1000)
-    throw Error(ErrorKind::InvalidArgument, "steps must be between 1 and 1000, got " + std::to_string(p.steps));
+    throw Error(ErrorKind::InvalidArgument,
+                "steps must be between 1 and 1000, got " + std::to_string(p.steps));
   if (!std::isfinite(p.cfg_scale) || p.cfg_scale < 0 || p.cfg_scale > 100)
-    throw Error(ErrorKind::InvalidArgument, "CFG scale must be between 0 and 100, got " + formatNumber(p.cfg_scale));
+    throw Error(ErrorKind::InvalidArgument,
+                "CFG scale must be between 0 and 100, got " + formatNumber(p.cfg_scale));
   if (p.width < 8 || p.height < 8 || p.width > 8192 || p.height > 8192)
-    throw Error(ErrorKind::InvalidArgument, "width and height must be between 8 and 8192 pixels, got " +
-                                                std::to_string(p.width) + "x" + std::to_string(p.height));
+    throw Error(ErrorKind::InvalidArgument,
+                "width and height must be between 8 and 8192 pixels, got " +
+                    std::to_string(p.width) + "x" + std::to_string(p.height));
   if (p.original_width < 0 || p.original_height < 0 || p.crop_top < 0 || p.crop_left < 0)
     throw Error(ErrorKind::InvalidArgument, "original size and crop offsets cannot be negative");
-  if (p.dtype == ComputeDType::Invalid) throw Error(ErrorKind::InvalidArgument, "no compute dtype set");
+  if (p.dtype == ComputeDType::Invalid)
+    throw Error(ErrorKind::InvalidArgument, "no compute dtype set");
 }
 
 // Converts [1, 3, H, W] in [-1, 1] to interleaved RGB in [0, 1].
 Image toImage(const at::Tensor& decoded) {
-  const at::Tensor rgb = ((decoded[0] / 2 + 0.5).clamp(0, 1)).permute({1, 2, 0}).contiguous().to(at::kFloat);
+  const at::Tensor rgb =
+      ((decoded[0] / 2 + 0.5).clamp(0, 1)).permute({1, 2, 0}).contiguous().to(at::kFloat);
   Image image;
   image.height = static_cast<int>(rgb.size(0));
   image.width = static_cast<int>(rgb.size(1));
@@ -49,10 +55,11 @@ Image toImage(const at::Tensor& decoded) {
 
 std::string formatA1111Parameters(const RenderParams& p, const std::string& sampler,
                                   const std::string& model_name) {
-  return p.prompt + "\nNegative prompt: " + p.negative_prompt + "\nSteps: " + std::to_string(p.steps) +
-         ", Sampler: " + sampler + ", CFG scale: " + formatNumber(p.cfg_scale) +
-         ", Seed: " + std::to_string(p.seed) + ", Size: " + std::to_string(p.width) + "x" +
-         std::to_string(p.height) + ", Model: " + model_name;
+  return p.prompt + "\nNegative prompt: " + p.negative_prompt +
+         "\nSteps: " + std::to_string(p.steps) + ", Sampler: " + sampler +
+         ", CFG scale: " + formatNumber(p.cfg_scale) + ", Seed: " + std::to_string(p.seed) +
+         ", Size: " + std::to_string(p.width) + "x" + std::to_string(p.height) +
+         ", Model: " + model_name;
 }
 
 namespace {
@@ -61,7 +68,9 @@ RenderResult renderUnchecked(const RenderParams& in, const ProgressFn& progress)
   validate(in);
   RenderParams p = in;
   RenderResult result;
-  at::set_num_threads(p.threads > 0 ? p.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  at::set_num_threads(p.threads > 0
+                          ? p.threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
 
   const auto report = [&](const char* stage, int64_t done, int64_t total, const char* unit) {
     if (progress) progress({stage, done, total, unit});
@@ -94,12 +103,14 @@ RenderResult renderUnchecked(const RenderParams& in, const ProgressFn& progress)
   const at::Tensor noise = nodes::seededNoise(p.seed, {1, channels, p.height / f, p.width / f});
   const nodes::SizeConditioning sizes{p.original_height > 0 ? p.original_height : p.height,
                                       p.original_width > 0 ? p.original_width : p.width,
-                                      p.crop_top, p.crop_left, p.height, p.width};
+                                      p.crop_top,
+                                      p.crop_left,
+                                      p.height,
+                                      p.width};
   report("Denoising", 0, p.steps, "steps");
-  const at::Tensor latent =
-      pipeline.sample(cond, noise, p.steps, p.cfg_scale, sizes, [&](const sampling::StepInfo& s) {
-        report("Denoising", s.step + 1, s.total, "steps");
-      });
+  const at::Tensor latent = pipeline.sample(
+      cond, noise, p.steps, p.cfg_scale, sizes,
+      [&](const sampling::StepInfo& s) { report("Denoising", s.step + 1, s.total, "steps"); });
 
   report("Decoding", 0, 1, "images");
   result.image = toImage(pipeline.decode(latent));
@@ -116,7 +127,8 @@ RenderResult render(const RenderParams& params, const ProgressFn& progress) {
   } catch (const Error&) {
     throw;
   } catch (const std::bad_alloc&) {
-    throw Error(ErrorKind::OutOfMemory, "out of memory while rendering; try a smaller size or bf16 compute");
+    throw Error(ErrorKind::OutOfMemory,
+                "out of memory while rendering; try a smaller size or bf16 compute");
   } catch (const c10::Error& e) {
     // libtorch reports allocation failures as c10::Error; everything else is a bug.
     const std::string what = e.what_without_backtrace();

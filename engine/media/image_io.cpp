@@ -12,12 +12,14 @@ namespace kiln {
 void writeImage(const std::string& path, const Image& image) {
   if (image.width <= 0 || image.height <= 0 || image.channels <= 0 ||
       image.pixels.size() != static_cast<std::size_t>(image.width) * image.height * image.channels)
-    throw Error(ErrorKind::InvalidArgument, "cannot write '" + path + "': the image is empty or malformed");
+    throw Error(ErrorKind::InvalidArgument,
+                "cannot write '" + path + "': the image is empty or malformed");
   core::AtomicFile file(path);
   auto out = OIIO::ImageOutput::create(path);
   if (!out)
-    throw Error(ErrorKind::InvalidArgument,
-                "cannot write '" + path + "': no image format for its extension (" + OIIO::geterror() + ")");
+    throw Error(ErrorKind::InvalidArgument, "cannot write '" + path +
+                                                "': no image format for its extension (" +
+                                                OIIO::geterror() + ")");
   OIIO::ImageSpec spec(image.width, image.height, image.channels, OIIO::TypeDesc::UINT8);
   for (const auto& [key, value] : image.text) spec.attribute(key, value);
   // OpenImageIO picks the format from the final name; open the temporary file with it.
@@ -34,7 +36,8 @@ Image readImage(const std::string& path) {
   if (!std::filesystem::is_regular_file(path, ec))
     throw Error(ErrorKind::FileNotFound, "image '" + path + "' does not exist");
   auto in = OIIO::ImageInput::open(path);
-  if (!in) throw Error(ErrorKind::CorruptFile, "cannot read image '" + path + "': " + OIIO::geterror());
+  if (!in)
+    throw Error(ErrorKind::CorruptFile, "cannot read image '" + path + "': " + OIIO::geterror());
   const OIIO::ImageSpec& spec = in->spec();
   Image image;
   image.width = spec.width;

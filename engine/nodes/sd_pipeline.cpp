@@ -10,7 +10,8 @@ namespace {
 
 class CfgDenoiser final : public sampling::Denoiser {
  public:
-  CfgDenoiser(const models::UNetModel& unet, const Conditioning& cond, const at::Tensor& y, double scale)
+  CfgDenoiser(const models::UNetModel& unet, const Conditioning& cond, const at::Tensor& y,
+              double scale)
       : unet_(unet), cond_(cond), y_(y), scale_(scale) {}
 
   at::Tensor predictNoise(const at::Tensor& x_in, float timestep) override {
@@ -35,8 +36,9 @@ class CfgDenoiser final : public sampling::Denoiser {
   double scale_;
 };
 
-void loadComponent(const models::ParamList& params, const models::Checkpoint& ck, at::ScalarType dtype,
-                   const std::string& prefix, std::vector<std::string> ignored, const std::string& what,
+void loadComponent(const models::ParamList& params, const models::Checkpoint& ck,
+                   at::ScalarType dtype, const std::string& prefix,
+                   std::vector<std::string> ignored, const std::string& what,
                    const std::function<void(std::size_t)>& tick) {
   models::LoadOptions opts;
   opts.dtype = dtype;
@@ -53,10 +55,12 @@ at::Tensor seededNoise(int64_t seed, at::IntArrayRef shape) {
   return at::randn(shape, gen, at::TensorOptions().dtype(at::kFloat));
 }
 
-SdPipeline::SdPipeline(models::Checkpoint checkpoint, at::ScalarType dtype, const LoadProgress& progress)
+SdPipeline::SdPipeline(models::Checkpoint checkpoint, at::ScalarType dtype,
+                       const LoadProgress& progress)
     : checkpoint_(std::move(checkpoint)),
       dtype_(dtype),
-      tokenizer_(models::ClipTokenizer::fromVocabFile(core::findDataFile("bpe_simple_vocab_16e6.txt.gz"))) {
+      tokenizer_(models::ClipTokenizer::fromVocabFile(
+          core::findDataFile("bpe_simple_vocab_16e6.txt.gz"))) {
   const auto& spec = checkpoint_.spec;
   for (const auto& te : spec.text_encoders)
     text_.push_back(std::make_unique<models::ClipTextModel>(te.config, te.prefix));
@@ -93,7 +97,8 @@ TextEncoding SdPipeline::encodeText(const std::vector<std::string>& prompts) con
     const auto& te = spec.text_encoders[i];
     std::vector<int64_t> flat;
     for (const auto& p : prompts) {
-      const auto ids = tokenizer_.encodePadded(p, te.pad_id, static_cast<int>(te.config.max_positions));
+      const auto ids =
+          tokenizer_.encodePadded(p, te.pad_id, static_cast<int>(te.config.max_positions));
       flat.insert(flat.end(), ids.begin(), ids.end());
     }
     at::Tensor ids = at::tensor(flat, at::TensorOptions().dtype(at::kLong))
@@ -110,19 +115,22 @@ TextEncoding SdPipeline::encodeText(const std::vector<std::string>& prompts) con
   return out;
 }
 
-Conditioning SdPipeline::encodePrompts(const std::string& prompt, const std::string& negative) const {
+Conditioning SdPipeline::encodePrompts(const std::string& prompt,
+                                       const std::string& negative) const {
   TextEncoding enc = encodeText({negative, prompt});
   if (!at::isfinite(enc.context).all().item<bool>())
-    throw Error(ErrorKind::NonFinite, "the text encoder produced NaN or infinity (encoding the prompt); "
-                                      "the checkpoint's text encoder weights are probably damaged");
+    throw Error(ErrorKind::NonFinite,
+                "the text encoder produced NaN or infinity (encoding the prompt); "
+                "the checkpoint's text encoder weights are probably damaged");
   return {enc.context, enc.pooled};
 }
 
 at::Tensor SdPipeline::timeIds(const SizeConditioning& s) {
   // The order SDXL was trained with: original (h, w), crop (top, left), target (h, w).
-  const std::vector<float> ids{static_cast<float>(s.original_height), static_cast<float>(s.original_width),
-                               static_cast<float>(s.crop_top),        static_cast<float>(s.crop_left),
-                               static_cast<float>(s.target_height),   static_cast<float>(s.target_width)};
+  const std::vector<float> ids{
+      static_cast<float>(s.original_height), static_cast<float>(s.original_width),
+      static_cast<float>(s.crop_top),        static_cast<float>(s.crop_left),
+      static_cast<float>(s.target_height),   static_cast<float>(s.target_width)};
   return at::tensor(ids).reshape({1, 6}).repeat({2, 1});
 }
 
@@ -135,13 +143,15 @@ at::Tensor SdPipeline::sample(const Conditioning& cond, const at::Tensor& noise,
       throw Error(ErrorKind::InvalidArgument, "SDXL sampling needs the pooled text embedding");
     y = unet_->timeIdConditioning(cond.pooled, timeIds(sizes));
   }
-  const sampling::EulerSchedule schedule = sampling::makeEulerSchedule(checkpoint_.spec.schedule, steps);
+  const sampling::EulerSchedule schedule =
+      sampling::makeEulerSchedule(checkpoint_.spec.schedule, steps);
   CfgDenoiser denoiser(*unet_, cond, y, cfg_scale);
   return sampling::sampleEuler(denoiser, noise, schedule, [&](const sampling::StepInfo& info) {
     if (!at::isfinite(*info.latent).all().item<bool>())
-      throw Error(ErrorKind::NonFinite, "NaN or infinity appeared in the latents at denoising step " +
-                                            std::to_string(info.step + 1) + "/" + std::to_string(info.total) +
-                                            "; try float32 compute or a lower CFG scale");
+      throw Error(ErrorKind::NonFinite,
+                  "NaN or infinity appeared in the latents at denoising step " +
+                      std::to_string(info.step + 1) + "/" + std::to_string(info.total) +
+                      "; try float32 compute or a lower CFG scale");
     if (on_step) on_step(info);
   });
 }
@@ -149,7 +159,8 @@ at::Tensor SdPipeline::sample(const Conditioning& cond, const at::Tensor& noise,
 at::Tensor SdPipeline::decode(const at::Tensor& latent) const {
   at::Tensor image = vae_->decode(latent / checkpoint_.spec.vae.scaling_factor).to(at::kFloat);
   if (!at::isfinite(image).all().item<bool>())
-    throw Error(ErrorKind::NonFinite, "NaN or infinity appeared in the VAE decode; try float32 compute");
+    throw Error(ErrorKind::NonFinite,
+                "NaN or infinity appeared in the VAE decode; try float32 compute");
   return image;
 }
 

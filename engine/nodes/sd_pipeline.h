@@ -43,7 +43,8 @@ class SdPipeline {
  public:
   using LoadProgress = std::function<void(std::size_t done, std::size_t total)>;
   // Materialises every component (weights converted to dtype on CPU).
-  SdPipeline(models::Checkpoint checkpoint, at::ScalarType dtype, const LoadProgress& progress = {});
+  SdPipeline(models::Checkpoint checkpoint, at::ScalarType dtype,
+             const LoadProgress& progress = {});
   ~SdPipeline();
 
   const models::SdModelSpec& spec() const noexcept { return checkpoint_.spec; }
@@ -60,8 +61,8 @@ class SdPipeline {
   static at::Tensor timeIds(const SizeConditioning& sizes);  // [2, 6] (SDXL)
 
   // CFG Euler sampling from the given initial noise [1, 4, h, w].
-  at::Tensor sample(const Conditioning& cond, const at::Tensor& noise, int64_t steps, double cfg_scale,
-                    const SizeConditioning& sizes,
+  at::Tensor sample(const Conditioning& cond, const at::Tensor& noise, int64_t steps,
+                    double cfg_scale, const SizeConditioning& sizes,
                     const std::function<void(const sampling::StepInfo&)>& on_step = {}) const;
   // Scaled latent -> image [B, 3, H, W] in ~[-1, 1] (raw VAE output).
   at::Tensor decode(const at::Tensor& latent) const;

@@ -12,7 +12,8 @@ at::Tensor sampleEuler(Denoiser& denoiser, const at::Tensor& noise, const EulerS
     const float sigma = schedule.sigmas[static_cast<std::size_t>(i)];
     const float sigma_next = schedule.sigmas[static_cast<std::size_t>(i + 1)];
     const at::Tensor x_in = x / std::sqrt(sigma * sigma + 1.0f);
-    const at::Tensor eps = denoiser.predictNoise(x_in, schedule.timesteps[static_cast<std::size_t>(i)]).to(at::kFloat);
+    const at::Tensor eps =
+        denoiser.predictNoise(x_in, schedule.timesteps[static_cast<std::size_t>(i)]).to(at::kFloat);
     // Written as the reference writes it (through the denoised estimate) so rounding
     // matches: x0 = x - sigma * eps; d = (x - x0) / sigma; x += d * (sigma_next - sigma).
     const at::Tensor denoised = x - eps * sigma;

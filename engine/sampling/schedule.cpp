@@ -11,8 +11,8 @@ TimestepSpacing parseSpacing(const std::string& name) {
   if (name == "linspace") return TimestepSpacing::Linspace;
   if (name == "leading") return TimestepSpacing::Leading;
   if (name == "trailing") return TimestepSpacing::Trailing;
-  throw Error(ErrorKind::UnsupportedModel, "unknown timestep spacing '" + name +
-                                               "' (expected linspace, leading or trailing)");
+  throw Error(ErrorKind::UnsupportedModel,
+              "unknown timestep spacing '" + name + "' (expected linspace, leading or trailing)");
 }
 
 EulerSchedule makeEulerSchedule(const ScheduleConfig& config, int64_t steps) {
@@ -22,7 +22,8 @@ EulerSchedule makeEulerSchedule(const ScheduleConfig& config, int64_t steps) {
                                                 ", got " + std::to_string(steps));
   const auto f32 = at::TensorOptions().dtype(at::kFloat);
   // betas = linspace(sqrt(start), sqrt(end), n) ** 2, all in float32 like the reference.
-  at::Tensor betas = at::linspace(std::sqrt(config.beta_start), std::sqrt(config.beta_end), n, f32).pow(2);
+  at::Tensor betas =
+      at::linspace(std::sqrt(config.beta_start), std::sqrt(config.beta_end), n, f32).pow(2);
   EulerSchedule s;
   s.alphas_cumprod = at::cumprod(1.0 - betas, 0);
   at::Tensor table = ((1 - s.alphas_cumprod) / s.alphas_cumprod).pow(0.5).contiguous();
@@ -40,7 +41,8 @@ EulerSchedule makeEulerSchedule(const ScheduleConfig& config, int64_t steps) {
     }
     case TimestepSpacing::Leading: {
       const int64_t ratio = n / steps;
-      for (int64_t i = steps - 1; i >= 0; --i) ts.push_back(static_cast<double>(i * ratio + config.steps_offset));
+      for (int64_t i = steps - 1; i >= 0; --i)
+        ts.push_back(static_cast<double>(i * ratio + config.steps_offset));
       break;
     }
     case TimestepSpacing::Trailing: {
@@ -57,15 +59,17 @@ EulerSchedule makeEulerSchedule(const ScheduleConfig& config, int64_t steps) {
     const auto lo = static_cast<int64_t>(std::floor(clamped));
     const int64_t hi = std::min(lo + 1, n - 1);
     const double frac = clamped - static_cast<double>(lo);
-    const double value = static_cast<double>(sig[lo]) + frac * (static_cast<double>(sig[hi]) - sig[lo]);
+    const double value =
+        static_cast<double>(sig[lo]) + frac * (static_cast<double>(sig[hi]) - sig[lo]);
     s.timesteps.push_back(static_cast<float>(t));
     s.sigmas.push_back(static_cast<float>(value));
   }
   s.sigmas.push_back(0.0f);
   const float sigma_max = *std::max_element(s.sigmas.begin(), s.sigmas.end());
-  s.init_noise_sigma = config.spacing == TimestepSpacing::Leading
-                           ? static_cast<float>(std::sqrt(static_cast<double>(sigma_max) * sigma_max + 1.0))
-                           : sigma_max;
+  s.init_noise_sigma =
+      config.spacing == TimestepSpacing::Leading
+          ? static_cast<float>(std::sqrt(static_cast<double>(sigma_max) * sigma_max + 1.0))
+          : sigma_max;
   return s;
 }
 

@@ -51,8 +51,8 @@ IndexEntry identity(const std::shared_ptr<SafetensorsFile>& file, const TensorIn
 }
 
 constexpr std::initializer_list<std::pair<const char*, const char*>> kUNetResnet = {
-    {"norm1", "in_layers.0"},       {"conv1", "in_layers.2"},   {"time_emb_proj", "emb_layers.1"},
-    {"norm2", "out_layers.0"},      {"conv2", "out_layers.3"},  {"conv_shortcut", "skip_connection"}};
+    {"norm1", "in_layers.0"},  {"conv1", "in_layers.2"},  {"time_emb_proj", "emb_layers.1"},
+    {"norm2", "out_layers.0"}, {"conv2", "out_layers.3"}, {"conv_shortcut", "skip_connection"}};
 
 int64_t countIndexed(const SafetensorsFile& file, const std::string& prefix) {
   int64_t n = 0;
@@ -103,7 +103,8 @@ void mapDiffusersUNet(const std::shared_ptr<SafetensorsFile>& file, const std::s
     } else if (p[0] == "mid_block" && p.size() > 3) {
       const std::string rest = join(p, 3);
       if (p[1] == "resnets")
-        name = std::string("middle_block.") + (p[2] == "0" ? "0." : "2.") + renameLeading(rest, kUNetResnet);
+        name = std::string("middle_block.") + (p[2] == "0" ? "0." : "2.") +
+               renameLeading(rest, kUNetResnet);
       else if (p[1] == "attentions")
         name = "middle_block.1." + rest;
     } else {
@@ -131,9 +132,11 @@ void mapDiffusersVae(const std::shared_ptr<SafetensorsFile>& file, const std::st
     if ((p.size() > 5) && (p[1] == "down_blocks" || p[1] == "up_blocks")) {
       const int64_t i = std::stoll(p[2]);
       const int64_t level = p[1] == "up_blocks" ? levels - 1 - i : i;
-      const std::string lp = coder + (p[1] == "up_blocks" ? ".up." : ".down.") + std::to_string(level) + ".";
+      const std::string lp =
+          coder + (p[1] == "up_blocks" ? ".up." : ".down.") + std::to_string(level) + ".";
       if (p[3] == "resnets")
-        name = lp + "block." + p[4] + "." + renameLeading(join(p, 5), {{"conv_shortcut", "nin_shortcut"}});
+        name = lp + "block." + p[4] + "." +
+               renameLeading(join(p, 5), {{"conv_shortcut", "nin_shortcut"}});
       else if (p[3] == "downsamplers")
         name = lp + "downsample." + join(p, 5);
       else if (p[3] == "upsamplers")
@@ -145,9 +148,15 @@ void mapDiffusersVae(const std::shared_ptr<SafetensorsFile>& file, const std::st
                renameLeading(rest, {{"conv_shortcut", "nin_shortcut"}});
       } else if (p[2] == "attentions") {
         name = coder + ".mid.attn_1." +
-               renameLeading(rest, {{"group_norm", "norm"}, {"to_q", "q"}, {"to_k", "k"},
-                                    {"to_v", "v"}, {"to_out.0", "proj_out"}, {"query", "q"},
-                                    {"key", "k"}, {"value", "v"}, {"proj_attn", "proj_out"}});
+               renameLeading(rest, {{"group_norm", "norm"},
+                                    {"to_q", "q"},
+                                    {"to_k", "k"},
+                                    {"to_v", "v"},
+                                    {"to_out.0", "proj_out"},
+                                    {"query", "q"},
+                                    {"key", "k"},
+                                    {"value", "v"},
+                                    {"proj_attn", "proj_out"}});
         // Linear [C, C] in diffusers, 1x1 convolution [C, C, 1, 1] in the original.
         if (info.shape.size() == 2) {
           entry.transform = Transform::Reshape;

@@ -42,19 +42,31 @@ at::Tensor decodeF8Tensor(std::span<const uint8_t> bytes, const std::vector<int6
 
 at::ScalarType scalarTypeOf(DType dtype) {
   switch (dtype) {
-    case DType::F64: return at::kDouble;
-    case DType::F32: return at::kFloat;
-    case DType::F16: return at::kHalf;
-    case DType::BF16: return at::kBFloat16;
+    case DType::F64:
+      return at::kDouble;
+    case DType::F32:
+      return at::kFloat;
+    case DType::F16:
+      return at::kHalf;
+    case DType::BF16:
+      return at::kBFloat16;
     case DType::F8_E4M3:
-    case DType::F8_E5M2: return at::kFloat;
-    case DType::I64: return at::kLong;
-    case DType::I32: return at::kInt;
-    case DType::I16: return at::kShort;
-    case DType::I8: return at::kChar;
-    case DType::U8: return at::kByte;
-    case DType::Bool: return at::kBool;
-    case DType::Invalid: break;
+    case DType::F8_E5M2:
+      return at::kFloat;
+    case DType::I64:
+      return at::kLong;
+    case DType::I32:
+      return at::kInt;
+    case DType::I16:
+      return at::kShort;
+    case DType::I8:
+      return at::kChar;
+    case DType::U8:
+      return at::kByte;
+    case DType::Bool:
+      return at::kBool;
+    case DType::Invalid:
+      break;
   }
   throw Error(ErrorKind::Internal, "no libtorch dtype for an invalid safetensors dtype");
 }
@@ -79,13 +91,18 @@ at::Tensor viewStored(const TensorSource& source) {
 }
 
 at::Tensor materialize(const IndexEntry& entry, at::ScalarType dtype) {
-  if (entry.sources.empty())
-    throw Error(ErrorKind::Internal, "index entry without a source");
+  if (entry.sources.empty()) throw Error(ErrorKind::Internal, "index entry without a source");
   at::Tensor t;
   switch (entry.transform) {
-    case Transform::Identity: t = viewStored(entry.sources[0]); break;
-    case Transform::Reshape: t = viewStored(entry.sources[0]).reshape(entry.shape); break;
-    case Transform::Transpose2D: t = viewStored(entry.sources[0]).t(); break;
+    case Transform::Identity:
+      t = viewStored(entry.sources[0]);
+      break;
+    case Transform::Reshape:
+      t = viewStored(entry.sources[0]).reshape(entry.shape);
+      break;
+    case Transform::Transpose2D:
+      t = viewStored(entry.sources[0]).t();
+      break;
     case Transform::Concat0: {
       std::vector<at::Tensor> parts;
       for (const auto& s : entry.sources) parts.push_back(viewStored(s));

@@ -20,8 +20,7 @@ namespace kiln::tensor_io {
 namespace {
 
 [[noreturn]] void corrupt(const std::string& label, const std::string& what) {
-  throw Error(ErrorKind::CorruptFile,
-              "'" + label + "' is not a valid safetensors file: " + what);
+  throw Error(ErrorKind::CorruptFile, "'" + label + "' is not a valid safetensors file: " + what);
 }
 
 std::string shapeText(const std::vector<int64_t>& shape) {
@@ -67,8 +66,7 @@ TensorInfo parseEntry(const std::string& label, const std::string& name,
     corrupt(label, where + " has no valid data_offsets pair");
   info.begin = (*offsets)[0].get<uint64_t>();
   info.end = (*offsets)[1].get<uint64_t>();
-  if (info.begin > info.end)
-    corrupt(label, where + " has data_offsets that end before they begin");
+  if (info.begin > info.end) corrupt(label, where + " has data_offsets that end before they begin");
   if (info.end > data_size)
     corrupt(label, where + " has data_offsets [" + std::to_string(info.begin) + ", " +
                        std::to_string(info.end) + ") outside the data area of " +
@@ -103,10 +101,10 @@ SafetensorsHeader parseSafetensorsHeader(const uint8_t* data, uint64_t file_size
     corrupt(label, "its header claims " + std::to_string(header_len) +
                        " bytes, more than the limit of " + std::to_string(max_header_bytes));
   if (header_len > file_size - 8)
-    corrupt(label, "its header claims " + std::to_string(header_len) + " bytes but the file has only " +
-                       std::to_string(file_size - 8) + " after the length field (truncated?)");
-  if (header_len < 2 || data[8] != '{')
-    corrupt(label, "the header is not a JSON object");
+    corrupt(label, "its header claims " + std::to_string(header_len) +
+                       " bytes but the file has only " + std::to_string(file_size - 8) +
+                       " after the length field (truncated?)");
+  if (header_len < 2 || data[8] != '{') corrupt(label, "the header is not a JSON object");
 
   const char* text = reinterpret_cast<const char*>(data + 8);
   nlohmann::json root = nlohmann::json::parse(text, text + header_len, nullptr, false);
@@ -137,7 +135,8 @@ SafetensorsHeader parseSafetensorsHeader(const uint8_t* data, uint64_t file_size
   for (const auto& t : header.tensors) {
     if (t.byteSize() == 0) continue;
     if (previous && t.begin < previous->end)
-      corrupt(label, "tensors '" + previous->name + "' and '" + t.name + "' overlap in the data area");
+      corrupt(label,
+              "tensors '" + previous->name + "' and '" + t.name + "' overlap in the data area");
     previous = &t;
   }
   return header;
@@ -181,8 +180,8 @@ std::shared_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path,
                                                        uint64_t max_header_bytes) {
   auto file = std::make_shared<SafetensorsFile>();
   file->file_ = MappedFile::open(path);
-  file->header_ = parseSafetensorsHeader(file->file_->data(), file->file_->size(), path,
-                                         max_header_bytes);
+  file->header_ =
+      parseSafetensorsHeader(file->file_->data(), file->file_->size(), path, max_header_bytes);
   for (std::size_t i = 0; i < file->header_.tensors.size(); ++i)
     file->by_name_[file->header_.tensors[i].name] = i;
   return file;
@@ -208,10 +207,10 @@ void writeSafetensors(const std::string& path, const std::vector<TensorToWrite>&
     for (int64_t d : t.shape)
       valid = valid && d >= 0 && mulChecked(expected, static_cast<uint64_t>(d), &expected);
     if (!valid || expected != t.bytes.size())
-      throw Error(ErrorKind::InvalidArgument,
-                  "cannot write tensor '" + t.name + "' to '" + path + "': shape " +
-                      shapeText(t.shape) + " does not match its " + std::to_string(t.bytes.size()) +
-                      " bytes");
+      throw Error(ErrorKind::InvalidArgument, "cannot write tensor '" + t.name + "' to '" + path +
+                                                  "': shape " + shapeText(t.shape) +
+                                                  " does not match its " +
+                                                  std::to_string(t.bytes.size()) + " bytes");
     // A repeated name would silently drop the earlier tensor's entry (its bytes stay in
     // the file); a tensor named "__metadata__" would collide with the metadata.
     if (t.name == "__metadata__" || header.contains(t.name))
@@ -237,7 +236,8 @@ void writeSafetensors(const std::string& path, const std::vector<TensorToWrite>&
     f.write(reinterpret_cast<const char*>(len), 8);
     f.write(text.data(), static_cast<std::streamsize>(text.size()));
     for (const auto& t : tensors)
-      f.write(reinterpret_cast<const char*>(t.bytes.data()), static_cast<std::streamsize>(t.bytes.size()));
+      f.write(reinterpret_cast<const char*>(t.bytes.data()),
+              static_cast<std::streamsize>(t.bytes.size()));
     f.flush();
     if (!f) throw Error(ErrorKind::Io, "failed writing '" + out.temporaryPath() + "' (disk full?)");
   }

@@ -20,10 +20,13 @@ CliRun runCli(const QStringList& args) {
   QProcess p;
   p.start(KILN_CLI_PATH, args);
   if (!p.waitForFinished(300000)) return {};
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardError())};
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+          QString::fromUtf8(p.readAllStandardError())};
 }
 
-QString conf(const QString& rel) { return QString(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/" + rel; }
+QString conf(const QString& rel) {
+  return QString(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/" + rel;
+}
 
 }  // namespace
 
@@ -44,10 +47,13 @@ class TestCli : public QObject {
     QTest::addColumn<QString>("prompt");
     QTest::addColumn<QString>("negative");
     QTest::addColumn<QStringList>("extra");
-    QTest::newRow("sd1") << "sd1" << "A photo of an astronaut riding a horse on Mars, 4k, highly detailed!" << ""
-                         << QStringList{};
-    QTest::newRow("sdxl") << "sdxl" << "a cat's portrait in watercolor, by Claude Monet (1890)"
-                          << "blurry, low quality" << QStringList{"--original-size", "100x120", "--crop", "4,8"};
+    QTest::newRow("sd1") << "sd1"
+                         << "A photo of an astronaut riding a horse on Mars, 4k, highly detailed!"
+                         << "" << QStringList{};
+    QTest::newRow("sdxl") << "sdxl"
+                          << "a cat's portrait in watercolor, by Claude Monet (1890)"
+                          << "blurry, low quality"
+                          << QStringList{"--original-size", "100x120", "--crop", "4,8"};
   }
   void rendersConformanceImage() {
     QFETCH(QString, family);
@@ -55,24 +61,34 @@ class TestCli : public QObject {
     QFETCH(QString, negative);
     QFETCH(QStringList, extra);
     const QString out = dir_.filePath(family + ".png");
-    const CliRun r = runCli(QStringList{"render", "--model", conf(family + "/" + family + "_tiny_ldm.safetensors"),
-                                        "--prompt", prompt, "--negative", negative, "--seed", "1234", "--steps", "6",
-                                        "--cfg", "7", "--width", "96", "--height", "128", "--out", out, "--quiet"} +
-                            extra);
+    const CliRun r = runCli(
+        QStringList{"render",   "--model", conf(family + "/" + family + "_tiny_ldm.safetensors"),
+                    "--prompt", prompt,    "--negative",
+                    negative,   "--seed",  "1234",
+                    "--steps",  "6",       "--cfg",
+                    "7",        "--width", "96",
+                    "--height", "128",     "--out",
+                    out,        "--quiet"} +
+        extra);
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
     const kiln::Image img = kiln::readImage(out.toStdString());
     QCOMPARE(img.width, 96);
     QCOMPARE(img.height, 128);
     QCOMPARE(img.channels, 3);
     const QString params = QString::fromStdString(img.text.at("parameters"));
-    QVERIFY2(params.startsWith(prompt + "\nNegative prompt: " + negative + "\nSteps: 6, Sampler: Euler, CFG scale: 7, "
-                               "Seed: 1234, Size: 96x128, Model: " + family + "_tiny_ldm"),
+    QVERIFY2(params.startsWith(prompt + "\nNegative prompt: " + negative +
+                               "\nSteps: 6, Sampler: Euler, CFG scale: 7, "
+                               "Seed: 1234, Size: 96x128, Model: " +
+                               family + "_tiny_ldm"),
              qPrintable(params));
 
-    const kiln::testing::RefFile ref(("sd-tiny-1234/" + family + "/ref_sample.safetensors").toStdString());
-    const at::Tensor want = ((ref["decoded_image"][0] / 2 + 0.5).clamp(0, 1) * 255).permute({1, 2, 0});
+    const kiln::testing::RefFile ref(
+        ("sd-tiny-1234/" + family + "/ref_sample.safetensors").toStdString());
+    const at::Tensor want =
+        ((ref["decoded_image"][0] / 2 + 0.5).clamp(0, 1) * 255).permute({1, 2, 0});
     const at::Tensor got =
-        at::from_blob(const_cast<float*>(img.pixels.data()), {128, 96, 3}, at::kFloat).clone() * 255;
+        at::from_blob(const_cast<float*>(img.pixels.data()), {128, 96, 3}, at::kFloat).clone() *
+        255;
     const double max_levels = (got - want).abs().max().item<double>();
     QVERIFY2(max_levels <= 1.0, qPrintable(QString("max difference %1 levels").arg(max_levels)));
   }
@@ -82,27 +98,35 @@ class TestCli : public QObject {
     QTest::addColumn<int>("exit_code");
     QTest::addColumn<QString>("message");
     const QString sd1 = conf("sd1/sd1_tiny_ldm.safetensors");
-    const QStringList base{"render", "--prompt", "x", "--steps", "1", "--width", "64", "--height", "64"};
+    const QStringList base{"render",  "--prompt", "x",        "--steps", "1",
+                           "--width", "64",       "--height", "64"};
     QTest::newRow("no model") << (base + QStringList{"--out", "o.png"}) << 2 << "no model given";
-    QTest::newRow("missing model") << (base + QStringList{"--model", "/nonexistent.safetensors", "--out", "o.png"})
-                                   << 1 << "does not exist";
-    QTest::newRow("pickle") << (base + QStringList{"--model", "MODEL.ckpt", "--out", "o.png"}) << 1 << "pickle";
+    QTest::newRow("missing model")
+        << (base + QStringList{"--model", "/nonexistent.safetensors", "--out", "o.png"}) << 1
+        << "does not exist";
+    QTest::newRow("pickle") << (base + QStringList{"--model", "MODEL.ckpt", "--out", "o.png"}) << 1
+                            << "pickle";
     QTest::newRow("corrupt") << (base + QStringList{"--model", "CORRUPT", "--out", "o.png"}) << 1
                              << "not a valid safetensors file";
     QTest::newRow("not a model") << (base + QStringList{"--model", "OTHER", "--out", "o.png"}) << 1
                                  << "not a checkpoint Kiln recognises";
-    QTest::newRow("bad steps") << QStringList{"render", "--model", sd1, "--prompt", "x", "--steps", "abc", "--out", "o.png"}
+    QTest::newRow("bad steps") << QStringList{"render",  "--model", sd1,     "--prompt", "x",
+                                              "--steps", "abc",     "--out", "o.png"}
                                << 2 << "--steps needs a whole number";
-    QTest::newRow("zero steps") << QStringList{"render", "--model", sd1, "--prompt", "x", "--steps", "0", "--out", "o.png"}
+    QTest::newRow("zero steps") << QStringList{"render",  "--model", sd1,     "--prompt", "x",
+                                               "--steps", "0",       "--out", "o.png"}
                                 << 1 << "steps must be between";
-    QTest::newRow("tiny size") << QStringList{"render", "--model", sd1, "--prompt", "x", "--width", "4", "--out", "o.png"}
+    QTest::newRow("tiny size") << QStringList{"render",  "--model", sd1,     "--prompt", "x",
+                                              "--width", "4",       "--out", "o.png"}
                                << 1 << "width and height";
-    QTest::newRow("bad dtype") << (base + QStringList{"--model", sd1, "--dtype", "fp8", "--out", "o.png"}) << 2
-                               << "--dtype";
-    QTest::newRow("unknown option") << (base + QStringList{"--model", sd1, "--frobnicate", "--out", "o.png"}) << 2
-                                    << "frobnicate";
-    QTest::newRow("bad extension") << (base + QStringList{"--model", sd1, "--out", "o.notanimage"}) << 1
-                                   << "no image format";
+    QTest::newRow("bad dtype") << (base +
+                                   QStringList{"--model", sd1, "--dtype", "fp8", "--out", "o.png"})
+                               << 2 << "--dtype";
+    QTest::newRow("unknown option")
+        << (base + QStringList{"--model", sd1, "--frobnicate", "--out", "o.png"}) << 2
+        << "frobnicate";
+    QTest::newRow("bad extension")
+        << (base + QStringList{"--model", sd1, "--out", "o.notanimage"}) << 1 << "no image format";
   }
   void rejectsBadInput() {
     QFETCH(QStringList, args);
@@ -137,14 +161,15 @@ class TestCli : public QObject {
     QVERIFY2(r.err.contains(message), qPrintable(r.err));
     QVERIFY2(r.err.trimmed().count('\n') < 12, qPrintable(r.err));
     // Nothing written: neither the output nor a temporary file.
-    const QStringList left = QDir(dir_.path()).entryList({"o.*", ".o.*"}, QDir::Files | QDir::Hidden);
+    const QStringList left =
+        QDir(dir_.path()).entryList({"o.*", ".o.*"}, QDir::Files | QDir::Hidden);
     QVERIFY2(left.isEmpty(), qPrintable(left.join(", ")));
   }
 
   void snapsSizeWithNotice() {
     const QString out = dir_.filePath("snap.png");
-    const CliRun r = runCli({"render", "--model", conf("sd1/sd1_tiny_ldm.safetensors"), "--prompt", "x", "--steps",
-                             "1", "--width", "70", "--height", "36", "--out", out});
+    const CliRun r = runCli({"render", "--model", conf("sd1/sd1_tiny_ldm.safetensors"), "--prompt",
+                             "x", "--steps", "1", "--width", "70", "--height", "36", "--out", out});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
     QVERIFY2(r.err.contains("not a multiple of 8; rendering 64x32"), qPrintable(r.err));
     const kiln::Image img = kiln::readImage(out.toStdString());

@@ -35,6 +35,8 @@ inline double maxAbsDiff(const at::Tensor& a, const at::Tensor& b) {
   return (a.to(at::kDouble) - b.to(at::kDouble)).abs().max().item<double>();
 }
 
-inline double maxAbs(const at::Tensor& a) { return a.to(at::kDouble).abs().max().item<double>(); }
+inline double maxAbs(const at::Tensor& a) {
+  return a.to(at::kDouble).abs().max().item<double>();
+}
 
 }  // namespace kiln::testing

@@ -8,17 +8,17 @@
 namespace kiln {
 
 enum class ErrorKind {
-  Invalid = 0,        // never thrown; the zero value of the enum
-  InvalidArgument,    // a parameter given by the user is out of range or malformed
-  FileNotFound,       // a path does not exist or cannot be opened
-  CorruptFile,        // a file exists but its contents violate its format
-  UnsupportedModel,   // a well-formed checkpoint of an architecture Kiln does not run
-  ShapeMismatch,      // tensors do not have the shapes the architecture needs
-  OutOfMemory,        // an allocation failed
-  NonFinite,          // NaN or infinity appeared in a result
-  Cancelled,          // the job was interrupted
-  Io,                 // reading or writing failed for an operating-system reason
-  Internal,           // a bug in Kiln
+  Invalid = 0,       // never thrown; the zero value of the enum
+  InvalidArgument,   // a parameter given by the user is out of range or malformed
+  FileNotFound,      // a path does not exist or cannot be opened
+  CorruptFile,       // a file exists but its contents violate its format
+  UnsupportedModel,  // a well-formed checkpoint of an architecture Kiln does not run
+  ShapeMismatch,     // tensors do not have the shapes the architecture needs
+  OutOfMemory,       // an allocation failed
+  NonFinite,         // NaN or infinity appeared in a result
+  Cancelled,         // the job was interrupted
+  Io,                // reading or writing failed for an operating-system reason
+  Internal,          // a bug in Kiln
 };
 
 const char* errorKindName(ErrorKind kind) noexcept;

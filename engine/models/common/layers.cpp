@@ -11,7 +11,9 @@ void Linear::declare(ParamList& p, const std::string& prefix) {
   if (bias_mode == Bias::With) p.add(prefix + "bias", {out}, &bias);
 }
 
-at::Tensor Linear::operator()(const at::Tensor& x) const { return at::linear(x, weight, bias); }
+at::Tensor Linear::operator()(const at::Tensor& x) const {
+  return at::linear(x, weight, bias);
+}
 
 void Conv2d::declare(ParamList& p, const std::string& prefix) {
   p.add(prefix + "weight", {out, in, kernel, kernel}, &weight);

@@ -22,7 +22,8 @@ void loadParams(const ParamList& params, const tensor_io::TensorIndex& index,
   for (const auto& slot : params.slots()) {
     const auto* entry = index.find(slot.name);
     if (!entry) {
-      problems.push_back("missing tensor '" + slot.name + "' " + tensor_io::shapeToString(slot.shape));
+      problems.push_back("missing tensor '" + slot.name + "' " +
+                         tensor_io::shapeToString(slot.shape));
       continue;
     }
     consumed.insert(slot.name);

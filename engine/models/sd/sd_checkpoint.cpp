@@ -37,7 +37,8 @@ void applyTextOverrides(const json& j, TextEncoderSpec& te, const std::string& w
   if (j.contains("heads")) te.config.heads = j["heads"].get<int64_t>();
   if (j.contains("num_attention_heads")) te.config.heads = j["num_attention_heads"].get<int64_t>();
   if (j.contains("act")) te.config.act = parseActivation(j["act"].get<std::string>(), where);
-  if (j.contains("hidden_act")) te.config.act = parseActivation(j["hidden_act"].get<std::string>(), where);
+  if (j.contains("hidden_act"))
+    te.config.act = parseActivation(j["hidden_act"].get<std::string>(), where);
 }
 
 // The original-style hyperparameters (the analogue of v1-inference.yaml) kept beside a
@@ -102,7 +103,8 @@ fs::path findWeights(const fs::path& dir, std::initializer_list<const char*> nam
     for (const auto& e : fs::directory_iterator(dir, ec)) {
       if (e.path().extension() == ".bin")
         throw Error(ErrorKind::UnsupportedModel,
-                    "'" + dir.string() + "' holds only pickle weights (" + e.path().filename().string() +
+                    "'" + dir.string() + "' holds only pickle weights (" +
+                        e.path().filename().string() +
                         "); Kiln loads .safetensors only. Convert the folder with diffusers' "
                         "save_pretrained(..., safe_serialization=True).");
     }
@@ -130,7 +132,8 @@ void applyDiffusersConfigs(const fs::path& dir, Checkpoint& ck) {
   const char* te_dirs[] = {"text_encoder", "text_encoder_2"};
   for (std::size_t i = 0; i < spec.text_encoders.size() && i < 2; ++i) {
     const fs::path cfg = dir / te_dirs[i] / "config.json";
-    if (fs::is_regular_file(cfg, ec)) applyTextOverrides(readJson(cfg), spec.text_encoders[i], cfg.string());
+    if (fs::is_regular_file(cfg, ec))
+      applyTextOverrides(readJson(cfg), spec.text_encoders[i], cfg.string());
   }
   if (fs::is_regular_file(dir / "vae" / "config.json", ec)) {
     const json v = readJson(dir / "vae" / "config.json");
@@ -140,9 +143,11 @@ void applyDiffusersConfigs(const fs::path& dir, Checkpoint& ck) {
     const json s = readJson(dir / "scheduler" / "scheduler_config.json");
     const std::string where = (dir / "scheduler" / "scheduler_config.json").string();
     if (s.value("beta_schedule", "scaled_linear") != "scaled_linear")
-      throw Error(ErrorKind::UnsupportedModel, where + ": only the scaled_linear beta schedule is supported");
+      throw Error(ErrorKind::UnsupportedModel,
+                  where + ": only the scaled_linear beta schedule is supported");
     if (s.value("prediction_type", "epsilon") != "epsilon")
-      throw Error(ErrorKind::UnsupportedModel, where + ": only epsilon prediction is supported so far");
+      throw Error(ErrorKind::UnsupportedModel,
+                  where + ": only epsilon prediction is supported so far");
     spec.schedule.beta_start = s.value("beta_start", spec.schedule.beta_start);
     spec.schedule.beta_end = s.value("beta_end", spec.schedule.beta_end);
     spec.schedule.train_steps = s.value("num_train_timesteps", spec.schedule.train_steps);
@@ -160,19 +165,25 @@ Checkpoint openDiffusersFolder(const fs::path& dir) {
   if (!fs::is_directory(dir / "unet", ec) || !fs::is_directory(dir / "vae", ec) ||
       !fs::is_directory(dir / "text_encoder", ec))
     throw Error(ErrorKind::UnsupportedModel,
-                "'" + dir.string() + "' is not a diffusers model folder (it needs unet/, vae/ and "
-                "text_encoder/ subfolders)");
-  const auto unet = SafetensorsFile::open(findWeights(dir / "unet", {"diffusion_pytorch_model.safetensors",
-                                                                      "diffusion_pytorch_model.fp16.safetensors"}).string());
-  const auto vae = SafetensorsFile::open(findWeights(dir / "vae", {"diffusion_pytorch_model.safetensors",
-                                                                    "diffusion_pytorch_model.fp16.safetensors"}).string());
+                "'" + dir.string() +
+                    "' is not a diffusers model folder (it needs unet/, vae/ and "
+                    "text_encoder/ subfolders)");
+  const auto unet =
+      SafetensorsFile::open(findWeights(dir / "unet", {"diffusion_pytorch_model.safetensors",
+                                                       "diffusion_pytorch_model.fp16.safetensors"})
+                                .string());
+  const auto vae =
+      SafetensorsFile::open(findWeights(dir / "vae", {"diffusion_pytorch_model.safetensors",
+                                                      "diffusion_pytorch_model.fp16.safetensors"})
+                                .string());
   const auto te1 = SafetensorsFile::open(
       findWeights(dir / "text_encoder", {"model.safetensors", "model.fp16.safetensors"}).string());
   mapDiffusersUNet(unet, "model.diffusion_model.", ck.index);
   mapDiffusersVae(vae, "first_stage_model.", ck.index);
   if (fs::is_directory(dir / "text_encoder_2", ec)) {
     const auto te2 = SafetensorsFile::open(
-        findWeights(dir / "text_encoder_2", {"model.safetensors", "model.fp16.safetensors"}).string());
+        findWeights(dir / "text_encoder_2", {"model.safetensors", "model.fp16.safetensors"})
+            .string());
     mapHfClipText(te1, "conditioner.embedders.0.transformer.", ck.index);
     mapHfClipToOpenClip(te2, kSdxlText2, ck.index);
   } else {
@@ -187,9 +198,12 @@ Checkpoint openDiffusersFolder(const fs::path& dir) {
 
 const char* familyName(ModelFamily family) {
   switch (family) {
-    case ModelFamily::SD1: return "sd1";
-    case ModelFamily::SDXL: return "sdxl";
-    case ModelFamily::Invalid: break;
+    case ModelFamily::SD1:
+      return "sd1";
+    case ModelFamily::SDXL:
+      return "sdxl";
+    case ModelFamily::Invalid:
+      break;
   }
   return "unknown";
 }
@@ -201,17 +215,19 @@ SdModelSpec detectSdModel(const tensor_io::TensorIndex& index) {
   if (index.contains(std::string(kSdxlText1) + "embeddings.token_embedding.weight") &&
       index.contains(std::string(kSdxlText2) + "token_embedding.weight")) {
     spec.family = ModelFamily::SDXL;
-    TextEncoderSpec te1{kSdxlText1, ClipTextConfig::detect(index, kSdxlText1, ClipLayout::HuggingFace),
-                        49407, TextOutput::Penultimate, false};
-    TextEncoderSpec te2{kSdxlText2, ClipTextConfig::detect(index, kSdxlText2, ClipLayout::OpenClip), 0,
-                        TextOutput::Penultimate, true};
+    TextEncoderSpec te1{kSdxlText1,
+                        ClipTextConfig::detect(index, kSdxlText1, ClipLayout::HuggingFace), 49407,
+                        TextOutput::Penultimate, false};
+    TextEncoderSpec te2{kSdxlText2, ClipTextConfig::detect(index, kSdxlText2, ClipLayout::OpenClip),
+                        0, TextOutput::Penultimate, true};
     spec.text_encoders = {te1, te2};
     spec.vae.scaling_factor = 0.13025;
     spec.schedule.spacing = sampling::TimestepSpacing::Leading;
   } else if (index.contains(std::string(kSd1Text) + "embeddings.token_embedding.weight")) {
     spec.family = ModelFamily::SD1;
-    spec.text_encoders = {{kSd1Text, ClipTextConfig::detect(index, kSd1Text, ClipLayout::HuggingFace),
-                           49407, TextOutput::LastHidden, false}};
+    spec.text_encoders = {{kSd1Text,
+                           ClipTextConfig::detect(index, kSd1Text, ClipLayout::HuggingFace), 49407,
+                           TextOutput::LastHidden, false}};
     spec.vae.scaling_factor = 0.18215;
     spec.schedule.spacing = sampling::TimestepSpacing::Linspace;
   } else if (index.contains("cond_stage_model.model.token_embedding.weight")) {
@@ -219,12 +235,14 @@ SdModelSpec detectSdModel(const tensor_io::TensorIndex& index) {
                 "this looks like an SD 2.x checkpoint (OpenCLIP text encoder under "
                 "cond_stage_model.model); Kiln runs SD 1.x and SDXL base checkpoints so far");
   } else if (index.hasPrefix("conditioner.embedders.0.model.")) {
-    throw Error(ErrorKind::UnsupportedModel,
-                "this looks like an SDXL refiner checkpoint; Kiln runs SD 1.x and SDXL base so far");
+    throw Error(
+        ErrorKind::UnsupportedModel,
+        "this looks like an SDXL refiner checkpoint; Kiln runs SD 1.x and SDXL base so far");
   } else {
-    throw Error(ErrorKind::UnsupportedModel,
-                "not a checkpoint Kiln recognises (expected an SD 1.x or SDXL text encoder); found " +
-                    index.summary());
+    throw Error(
+        ErrorKind::UnsupportedModel,
+        "not a checkpoint Kiln recognises (expected an SD 1.x or SDXL text encoder); found " +
+            index.summary());
   }
   if (!has_unet || !has_vae)
     throw Error(ErrorKind::UnsupportedModel,
@@ -257,10 +275,10 @@ SdModelSpec detectSdModel(const tensor_io::TensorIndex& index) {
     spec.unet.num_heads = 8;
     spec.unet.num_head_channels = 0;
     if (spec.text_encoders[0].config.hidden != spec.unet.context_dim)
-      throw Error(ErrorKind::ShapeMismatch, "the text encoder gives " +
-                                                std::to_string(spec.text_encoders[0].config.hidden) +
-                                                "-wide context but the UNet expects " +
-                                                std::to_string(spec.unet.context_dim));
+      throw Error(ErrorKind::ShapeMismatch,
+                  "the text encoder gives " + std::to_string(spec.text_encoders[0].config.hidden) +
+                      "-wide context but the UNet expects " +
+                      std::to_string(spec.unet.context_dim));
   }
   return spec;
 }
@@ -273,16 +291,19 @@ Checkpoint openCheckpoint(const std::string& path) {
   if (fs::is_directory(p, ec)) {
     Checkpoint ck = openDiffusersFolder(p);
     ck.path = path;
-    ck.display_name = p.filename().empty() ? p.parent_path().filename().string() : p.filename().string();
+    ck.display_name =
+        p.filename().empty() ? p.parent_path().filename().string() : p.filename().string();
     return ck;
   }
   const std::string ext = p.extension().string();
   if (ext == ".ckpt" || ext == ".pt" || ext == ".pth" || ext == ".bin")
-    throw Error(ErrorKind::UnsupportedModel,
-                "'" + path + "' is a pickle checkpoint, which can run arbitrary code when loaded; "
-                "Kiln only loads .safetensors. Convert it once with a trusted tool (for example "
-                "diffusers' convert_original_stable_diffusion_to_diffusers.py, or any "
-                "'ckpt to safetensors' converter) and open the .safetensors file.");
+    throw Error(
+        ErrorKind::UnsupportedModel,
+        "'" + path +
+            "' is a pickle checkpoint, which can run arbitrary code when loaded; "
+            "Kiln only loads .safetensors. Convert it once with a trusted tool (for example "
+            "diffusers' convert_original_stable_diffusion_to_diffusers.py, or any "
+            "'ckpt to safetensors' converter) and open the .safetensors file.");
   Checkpoint ck;
   ck.path = path;
   ck.display_name = p.stem().string();

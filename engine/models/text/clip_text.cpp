@@ -29,10 +29,14 @@ constexpr ClipNames kHfNames{"embeddings.token_embedding.weight",
                              "mlp.fc2.",
                              "self_attn.out_proj.",
                              "final_layer_norm."};
-constexpr ClipNames kOpenClipNames{"token_embedding.weight", "positional_embedding",
-                                   "transformer.resblocks.", "ln_1.",
-                                   "ln_2.",                  "mlp.c_fc.",
-                                   "mlp.c_proj.",            "attn.out_proj.",
+constexpr ClipNames kOpenClipNames{"token_embedding.weight",
+                                   "positional_embedding",
+                                   "transformer.resblocks.",
+                                   "ln_1.",
+                                   "ln_2.",
+                                   "mlp.c_fc.",
+                                   "mlp.c_proj.",
+                                   "attn.out_proj.",
                                    "ln_final."};
 
 const ClipNames& namesFor(ClipLayout layout) {
@@ -41,8 +45,8 @@ const ClipNames& namesFor(ClipLayout layout) {
 
 }  // namespace
 
-ClipTextConfig ClipTextConfig::detect(const tensor_io::TensorIndex& index, const std::string& prefix,
-                                      ClipLayout layout) {
+ClipTextConfig ClipTextConfig::detect(const tensor_io::TensorIndex& index,
+                                      const std::string& prefix, ClipLayout layout) {
   const ClipNames& n = namesFor(layout);
   ClipTextConfig c;
   c.layout = layout;
@@ -113,9 +117,9 @@ ClipTextOutput ClipTextModel::forward(const at::Tensor& ids) const {
                                                 std::to_string(c.max_positions) + "] token ids");
   const int64_t n = ids.size(1);
   const auto opts = token_embedding.options();
-  at::Tensor x = at::embedding(token_embedding, ids) + position_embedding.narrow(0, 0, n).unsqueeze(0);
-  const at::Tensor mask =
-      at::full({n, n}, -std::numeric_limits<float>::infinity(), opts).triu(1);
+  at::Tensor x =
+      at::embedding(token_embedding, ids) + position_embedding.narrow(0, 0, n).unsqueeze(0);
+  const at::Tensor mask = at::full({n, n}, -std::numeric_limits<float>::infinity(), opts).triu(1);
 
   ClipTextOutput out;
   out.hidden_states.push_back(x);

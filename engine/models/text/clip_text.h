@@ -53,7 +53,7 @@ class ClipTextModel {
  private:
   struct Layer {
     LayerNorm ln1, ln2;
-    Linear q, k, v, out;  // HF layout
+    Linear q, k, v, out;                      // HF layout
     at::Tensor in_proj_weight, in_proj_bias;  // OpenCLIP layout
     Linear fc1, fc2;
   };

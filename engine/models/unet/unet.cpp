@@ -61,7 +61,8 @@ UNetConfig UNetConfig::detect(const tensor_io::TensorIndex& index, const std::st
     }
   }
   for (const auto& [name, entry] : index.entries()) {
-    if (name.compare(0, prefix.size(), prefix) == 0 && name.find("proj_in.weight") != std::string::npos) {
+    if (name.compare(0, prefix.size(), prefix) == 0 &&
+        name.find("proj_in.weight") != std::string::npos) {
       c.linear_projection = entry.shape.size() == 2;
       break;
     }
@@ -131,7 +132,8 @@ UNetModel::UNetModel(const UNetConfig& config, std::string prefix)
       b.res = ResBlock(ch, out_ch, ted);
       ch = out_ch;
       if (const int64_t d = c.input_depth.at(depth_i++); d > 0)
-        b.attn = SpatialTransformer(ch, d, c.context_dim, c.headsFor(level, ch), c.linear_projection);
+        b.attn =
+            SpatialTransformer(ch, d, c.context_dim, c.headsFor(level, ch), c.linear_projection);
       m.input.push_back(std::move(b));
       skip_channels.push_back(ch);
     }
@@ -144,8 +146,8 @@ UNetModel::UNetModel(const UNetConfig& config, std::string prefix)
   }
   m.middle_a.res = ResBlock(ch, ch, ted);
   if (c.middle_depth > 0)
-    m.middle_attn = SpatialTransformer(ch, c.middle_depth, c.context_dim, c.headsFor(c.levels() - 1, ch),
-                                       c.linear_projection);
+    m.middle_attn = SpatialTransformer(ch, c.middle_depth, c.context_dim,
+                                       c.headsFor(c.levels() - 1, ch), c.linear_projection);
   m.middle_b.res = ResBlock(ch, ch, ted);
   std::size_t depth_o = 0;
   for (int64_t level = c.levels() - 1; level >= 0; --level) {
@@ -156,7 +158,8 @@ UNetModel::UNetModel(const UNetConfig& config, std::string prefix)
       skip_channels.pop_back();
       ch = out_ch;
       if (const int64_t d = c.output_depth.at(depth_o++); d > 0)
-        b.attn = SpatialTransformer(ch, d, c.context_dim, c.headsFor(level, ch), c.linear_projection);
+        b.attn =
+            SpatialTransformer(ch, d, c.context_dim, c.headsFor(level, ch), c.linear_projection);
       if (level > 0 && i == c.num_res_blocks) {
         b.conv = Conv2d(ch, ch, 3, 1, 1);
         b.upsample = true;
@@ -172,8 +175,8 @@ UNetModel::UNetModel(const UNetConfig& config, std::string prefix)
     if (b.res) b.res->declare(params_, p + "0.");
     if (b.attn) b.attn->declare(params_, p + "1.");
     if (b.conv) {
-      const std::string conv_name = b.upsample ? (b.attn ? "2.conv." : "1.conv.")
-                                               : (b.res ? "" : "0.op.");
+      const std::string conv_name =
+          b.upsample ? (b.attn ? "2.conv." : "1.conv.") : (b.res ? "" : "0.op.");
       b.conv->declare(params_, p + conv_name);
     }
   };
@@ -197,9 +200,11 @@ UNetModel::~UNetModel() = default;
 UNetModel::UNetModel(UNetModel&&) noexcept = default;
 UNetModel& UNetModel::operator=(UNetModel&&) noexcept = default;
 
-at::Tensor UNetModel::timeIdConditioning(const at::Tensor& pooled, const at::Tensor& time_ids) const {
+at::Tensor UNetModel::timeIdConditioning(const at::Tensor& pooled,
+                                         const at::Tensor& time_ids) const {
   const int64_t b = time_ids.size(0);
-  at::Tensor emb = timestepEmbedding(time_ids.reshape({-1}), config_.time_id_embed_dim).reshape({b, -1});
+  at::Tensor emb =
+      timestepEmbedding(time_ids.reshape({-1}), config_.time_id_embed_dim).reshape({b, -1});
   return at::cat({pooled, emb.to(pooled.scalar_type())}, -1);
 }
 
@@ -208,7 +213,8 @@ at::Tensor UNetModel::forward(const UNetInputs& in) const {
   const auto dtype = m.time1.weight.scalar_type();
   at::Tensor t = in.timesteps.reshape({-1});
   if (t.size(0) == 1 && in.latent.size(0) > 1) t = t.expand({in.latent.size(0)});
-  at::Tensor emb = m.time2(at::silu(m.time1(timestepEmbedding(t, config_.model_channels).to(dtype))));
+  at::Tensor emb =
+      m.time2(at::silu(m.time1(timestepEmbedding(t, config_.model_channels).to(dtype))));
   if (config_.adm_in_channels > 0) {
     if (!in.y.defined() || in.y.size(-1) != config_.adm_in_channels)
       throw Error(ErrorKind::InvalidArgument, "this UNet needs a " +

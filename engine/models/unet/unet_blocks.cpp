@@ -101,7 +101,9 @@ void SpatialTransformer::declare(ParamList& p, const std::string& prefix) {
 at::Tensor SpatialTransformer::operator()(const at::Tensor& x, const at::Tensor& context) const {
   const int64_t b = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
   at::Tensor t = norm(x);
-  auto toTokens = [&](const at::Tensor& img) { return img.permute({0, 2, 3, 1}).reshape({b, h * w, c}); };
+  auto toTokens = [&](const at::Tensor& img) {
+    return img.permute({0, 2, 3, 1}).reshape({b, h * w, c});
+  };
   auto toImage = [&](const at::Tensor& tok) {
     return tok.reshape({b, h, w, c}).permute({0, 3, 1, 2}).contiguous();
   };

@@ -99,7 +99,8 @@ VaeConfig VaeConfig::detect(const tensor_io::TensorIndex& index, const std::stri
                         ".conv1.weight"))
     ++c.num_res_blocks;
   c.channel_mult.clear();
-  for (int64_t i = 0; index.contains(prefix + "encoder.down." + std::to_string(i) + ".block.0.conv2.weight"); ++i)
+  for (int64_t i = 0;
+       index.contains(prefix + "encoder.down." + std::to_string(i) + ".block.0.conv2.weight"); ++i)
     c.channel_mult.push_back(
         index.shape(prefix + "encoder.down." + std::to_string(i) + ".block.0.conv2.weight").at(0) /
         c.base_channels);
@@ -120,7 +121,9 @@ AutoencoderKL::AutoencoderKL(const VaeConfig& config, std::string prefix)
   const auto& c = config_;
   Impl& m = *impl_;
   const auto levels = static_cast<int64_t>(c.channel_mult.size());
-  const auto chAt = [&](int64_t i) { return c.base_channels * c.channel_mult[static_cast<std::size_t>(i)]; };
+  const auto chAt = [&](int64_t i) {
+    return c.base_channels * c.channel_mult[static_cast<std::size_t>(i)];
+  };
 
   m.enc_conv_in = Conv2d(c.in_channels, c.base_channels, 3, 1, 1);
   int64_t ch = c.base_channels;
@@ -159,7 +162,8 @@ AutoencoderKL::AutoencoderKL(const VaeConfig& config, std::string prefix)
   for (int64_t i = 0; i < levels; ++i) {
     Level& l = m.down[static_cast<std::size_t>(i)];
     const std::string lp = p + "encoder.down." + std::to_string(i) + ".";
-    for (std::size_t j = 0; j < l.blocks.size(); ++j) l.blocks[j].declare(params_, lp + "block." + std::to_string(j) + ".");
+    for (std::size_t j = 0; j < l.blocks.size(); ++j)
+      l.blocks[j].declare(params_, lp + "block." + std::to_string(j) + ".");
     if (l.resample) l.resample->declare(params_, lp + "downsample.conv.");
   }
   m.enc_mid.declare(params_, p + "encoder.mid.");
@@ -172,7 +176,8 @@ AutoencoderKL::AutoencoderKL(const VaeConfig& config, std::string prefix)
   for (int64_t i = 0; i < levels; ++i) {
     Level& l = m.up[static_cast<std::size_t>(i)];
     const std::string lp = p + "decoder.up." + std::to_string(i) + ".";
-    for (std::size_t j = 0; j < l.blocks.size(); ++j) l.blocks[j].declare(params_, lp + "block." + std::to_string(j) + ".");
+    for (std::size_t j = 0; j < l.blocks.size(); ++j)
+      l.blocks[j].declare(params_, lp + "block." + std::to_string(j) + ".");
     if (l.resample) l.resample->declare(params_, lp + "upsample.conv.");
   }
   m.dec_norm_out.declare(params_, p + "decoder.norm_out.");
@@ -189,7 +194,8 @@ at::Tensor AutoencoderKL::decode(const at::Tensor& z) const {
   h = m.dec_mid(m.dec_conv_in(h));
   for (auto it = m.up.rbegin(); it != m.up.rend(); ++it) {
     for (const auto& block : it->blocks) h = block(h);
-    if (it->resample) h = (*it->resample)(at::upsample_nearest2d(h, {h.size(2) * 2, h.size(3) * 2}));
+    if (it->resample)
+      h = (*it->resample)(at::upsample_nearest2d(h, {h.size(2) * 2, h.size(3) * 2}));
   }
   return m.dec_conv_out(at::silu(m.dec_norm_out(h)));
 }

@@ -19,8 +19,8 @@ namespace {
 
 std::string modelPath(const QString& family, const QString& source) {
   const std::string f = family.toStdString();
-  return kiln::testing::conformancePath("sd-tiny-1234/" + f +
-                                        (source == "single" ? "/" + f + "_tiny_ldm.safetensors" : ""));
+  return kiln::testing::conformancePath(
+      "sd-tiny-1234/" + f + (source == "single" ? "/" + f + "_tiny_ldm.safetensors" : ""));
 }
 
 }  // namespace
@@ -50,11 +50,13 @@ class TestSdConformance : public QObject {
     return "sd-tiny-1234/" + family.toStdString() + "/" + file;
   }
 
-  static void expectClose(const at::Tensor& got, const at::Tensor& want, double tol, const char* what) {
+  static void expectClose(const at::Tensor& got, const at::Tensor& want, double tol,
+                          const char* what) {
     QVERIFY2(got.sizes() == want.sizes(), (std::string(what) + ": shape differs").c_str());
     const double err = maxAbsDiff(got, want);
     QVERIFY2(err <= tol, (std::string(what) + ": max abs err " + std::to_string(err) + " > " +
-                          std::to_string(tol)).c_str());
+                          std::to_string(tol))
+                             .c_str());
   }
 
  private Q_SLOTS:
@@ -111,7 +113,8 @@ class TestSdConformance : public QObject {
       const auto& o = enc.outputs[0];
       expectClose(o.last_hidden_state, ref["last_hidden_state"], 1e-4, "last_hidden_state");
       expectClose(at::stack(o.hidden_states), ref["all_hidden_states"], 1e-4, "all_hidden_states");
-      expectClose(o.hidden_states[o.hidden_states.size() - 2], ref["penultimate_hidden_state"], 1e-4, "penultimate");
+      expectClose(o.hidden_states[o.hidden_states.size() - 2], ref["penultimate_hidden_state"],
+                  1e-4, "penultimate");
       expectClose(o.pooled, ref["pooler_output"], 1e-4, "pooler_output");
       expectClose(enc.context, ref["last_hidden_state"], 1e-4, "context");
     } else {
@@ -120,10 +123,12 @@ class TestSdConformance : public QObject {
       for (int i = 0; i < 2; ++i) {
         const std::string p = i == 0 ? "te1." : "te2.";
         const auto& o = enc.outputs[static_cast<std::size_t>(i)];
-        expectClose(o.last_hidden_state, ref[p + "last_hidden_state"], 1e-4, (p + "last_hidden_state").c_str());
-        expectClose(at::stack(o.hidden_states), ref[p + "all_hidden_states"], 1e-4, (p + "all_hidden_states").c_str());
-        expectClose(o.hidden_states[o.hidden_states.size() - 2], ref[p + "penultimate_hidden_state"], 1e-4,
-                    (p + "penultimate").c_str());
+        expectClose(o.last_hidden_state, ref[p + "last_hidden_state"], 1e-4,
+                    (p + "last_hidden_state").c_str());
+        expectClose(at::stack(o.hidden_states), ref[p + "all_hidden_states"], 1e-4,
+                    (p + "all_hidden_states").c_str());
+        expectClose(o.hidden_states[o.hidden_states.size() - 2],
+                    ref[p + "penultimate_hidden_state"], 1e-4, (p + "penultimate").c_str());
       }
       expectClose(enc.outputs[0].pooled, ref["te1.pooler_output"], 1e-4, "te1.pooler_output");
       expectClose(enc.outputs[1].text_embeds, ref["te2.text_embeds"], 1e-4, "te2.text_embeds");
@@ -142,7 +147,8 @@ class TestSdConformance : public QObject {
     in.latent = ref["in_latent"];
     in.timesteps = ref["in_timestep"];
     in.context = ref["in_context"];
-    if (family == "sdxl") in.y = pipe.unet().timeIdConditioning(ref["in_text_embeds"], ref["in_time_ids"]);
+    if (family == "sdxl")
+      in.y = pipe.unet().timeIdConditioning(ref["in_text_embeds"], ref["in_time_ids"]);
     expectClose(pipe.unet().forward(in), ref["out_eps"], 1e-4, "out_eps");
   }
 
@@ -152,7 +158,8 @@ class TestSdConformance : public QObject {
     QFETCH(QString, source);
     const auto& pipe = pipeline(family, source);
     const RefFile ref(refPath(family, "ref_vae.safetensors"));
-    expectClose(pipe.vae().decode(ref["decode_in_latent"]), ref["decode_out_image"], 1e-4, "decode");
+    expectClose(pipe.vae().decode(ref["decode_in_latent"]), ref["decode_out_image"], 1e-4,
+                "decode");
     const auto moments = pipe.vae().encodeMoments(ref["encode_in_image"]);
     expectClose(moments, ref["encode_out_moments"], 1e-4, "moments");
     const auto enc = pipe.vae().encode(ref["encode_in_image"]);
@@ -182,26 +189,33 @@ class TestSdConformance : public QObject {
     expectClose(schedule.alphas_cumprod, ref["alphas_cumprod"], 1e-7, "alphas_cumprod");
     QVERIFY(std::abs(schedule.init_noise_sigma - ref["init_noise_sigma"].item<float>()) < 1e-5);
 
-    const auto cond = family == "sd1" ? pipe.encodePrompts("A photo of an astronaut riding a horse on Mars, 4k, highly detailed!", "")
-                                      : pipe.encodePrompts("a cat's portrait in watercolor, by Claude Monet (1890)",
-                                                           "blurry, low quality");
+    const auto cond =
+        family == "sd1"
+            ? pipe.encodePrompts(
+                  "A photo of an astronaut riding a horse on Mars, 4k, highly detailed!", "")
+            : pipe.encodePrompts("a cat's portrait in watercolor, by Claude Monet (1890)",
+                                 "blurry, low quality");
     expectClose(cond.context, ref["context"], 1e-4, "context");
     if (family == "sdxl") {
-      QVERIFY(at::equal(kiln::nodes::SdPipeline::timeIds({120, 100, 4, 8, 128, 96}), ref["time_ids"]));
+      QVERIFY(
+          at::equal(kiln::nodes::SdPipeline::timeIds({120, 100, 4, 8, 128, 96}), ref["time_ids"]));
       expectClose(cond.pooled, ref["text_embeds"], 1e-4, "text_embeds");
     }
     const at::Tensor after = ref["latents_after_step"];
     const at::Tensor eps_cfg = ref["eps_cfg"];
     const at::Tensor scaled = ref["scaled_model_input"];
     int steps_seen = 0;
-    const at::Tensor final_latent =
-        pipe.sample(cond, ref["init_noise"], 6, 7.0, {120, 100, 4, 8, 128, 96}, [&](const kiln::sampling::StepInfo& s) {
+    const at::Tensor final_latent = pipe.sample(
+        cond, ref["init_noise"], 6, 7.0, {120, 100, 4, 8, 128, 96},
+        [&](const kiln::sampling::StepInfo& s) {
           const at::Tensor want = after[s.step];
           const double tol = 1e-3 * std::max(1.0, maxAbs(want));
-          expectClose(*s.latent, want, tol, ("latents_after_step " + std::to_string(s.step)).c_str());
+          expectClose(*s.latent, want, tol,
+                      ("latents_after_step " + std::to_string(s.step)).c_str());
           expectClose(*s.scaled_input, scaled[s.step], 1e-3 * std::max(1.0, maxAbs(scaled[s.step])),
                       "scaled_model_input");
-          expectClose(*s.noise_pred, eps_cfg[s.step], 1e-3 * std::max(1.0, maxAbs(eps_cfg[s.step])), "eps_cfg");
+          expectClose(*s.noise_pred, eps_cfg[s.step], 1e-3 * std::max(1.0, maxAbs(eps_cfg[s.step])),
+                      "eps_cfg");
           ++steps_seen;
         });
     QCOMPARE(steps_seen, 6);
@@ -225,8 +239,10 @@ class TestSdConformance : public QObject {
     const auto cb = b.encodePrompts("a red star", "blurry");
     QVERIFY(at::equal(ca.context, cb.context));
     const at::Tensor noise = kiln::nodes::seededNoise(7, {1, 4, 8, 8});
-    const at::Tensor la = a.sample(ca, noise, 2, 5.0, kiln::nodes::SizeConditioning::forImage(64, 64));
-    const at::Tensor lb = b.sample(cb, noise, 2, 5.0, kiln::nodes::SizeConditioning::forImage(64, 64));
+    const at::Tensor la =
+        a.sample(ca, noise, 2, 5.0, kiln::nodes::SizeConditioning::forImage(64, 64));
+    const at::Tensor lb =
+        b.sample(cb, noise, 2, 5.0, kiln::nodes::SizeConditioning::forImage(64, 64));
     QVERIFY(at::equal(la, lb));
     QVERIFY(at::equal(a.decode(la), b.decode(lb)));
     QVERIFY(at::equal(a.vae().encodeMoments(a.decode(la)), b.vae().encodeMoments(b.decode(lb))));

@@ -1,0 +1,164 @@
+// kiln::render on checkpoints the test writes from the conformance file: damaged weights
+// must give typed errors that name the stage or tensor; progress must tell the truth.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cstring>
+#include <functional>
+
+#include "kiln/error.h"
+#include "kiln/render.h"
+#include "ref_tensors.h"
+#include "tensor_io/safetensors.h"
+
+namespace {
+
+using kiln::tensor_io::TensorToWrite;
+
+// Copies the sd1 conformance checkpoint (and its configuration) to `path`, letting
+// `edit` change, drop or add tensors first.
+void writeVariant(const QString& path,
+                  const std::function<void(std::vector<TensorToWrite>&,
+                                           std::vector<std::vector<uint8_t>>&)>& edit) {
+  const auto src = kiln::tensor_io::SafetensorsFile::open(
+      kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"));
+  std::vector<TensorToWrite> tensors;
+  std::vector<std::vector<uint8_t>> storage;
+  storage.reserve(src->tensors().size() + 8);
+  for (const auto& t : src->tensors()) {
+    const auto bytes = src->bytes(t);
+    storage.emplace_back(bytes.begin(), bytes.end());
+    tensors.push_back({t.name, t.dtype, t.shape, {}});
+  }
+  edit(tensors, storage);
+  for (std::size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].bytes.empty()) tensors[i].bytes = storage[i];
+  kiln::tensor_io::writeSafetensors(path.toStdString(), tensors);
+  QFile::copy(
+      QString::fromStdString(kiln::testing::conformancePath("sd-tiny-1234/sd1/ldm_config.json")),
+      QFileInfo(path).absolutePath() + "/" + QFileInfo(path).completeBaseName() + ".json");
+}
+
+std::size_t indexOf(const std::vector<TensorToWrite>& t, const std::string& name) {
+  for (std::size_t i = 0; i < t.size(); ++i)
+    if (t[i].name == name) return i;
+  throw std::runtime_error("no tensor " + name);
+}
+
+// Sets every F16 element of a tensor to +infinity.
+void poison(std::vector<TensorToWrite>& t, std::vector<std::vector<uint8_t>>& s,
+            const std::string& name) {
+  auto& bytes = s[indexOf(t, name)];
+  for (std::size_t i = 0; i + 1 < bytes.size(); i += 2) {
+    bytes[i] = 0x00;
+    bytes[i + 1] = 0x7c;
+  }
+}
+
+kiln::RenderParams params(const QString& model) {
+  kiln::RenderParams p;
+  p.model_path = model.toStdString();
+  p.prompt = "a red circle";
+  p.steps = 2;
+  p.width = 64;
+  p.height = 64;
+  p.threads = 2;
+  return p;
+}
+
+}  // namespace
+
+class TestRender : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+
+ private Q_SLOTS:
+  void damagedCheckpointsGiveTypedErrors_data() {
+    QTest::addColumn<QString>("damage");
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("nan in unet") << "unet" << int(kiln::ErrorKind::NonFinite)
+                                 << "denoising step 1/2";
+    QTest::newRow("nan in text encoder")
+        << "text" << int(kiln::ErrorKind::NonFinite) << "encoding the prompt";
+    QTest::newRow("nan in vae") << "vae" << int(kiln::ErrorKind::NonFinite) << "VAE decode";
+    QTest::newRow("missing tensor") << "missing" << int(kiln::ErrorKind::ShapeMismatch)
+                                    << "missing tensor 'model.diffusion_model.out.0.bias' [32]";
+    QTest::newRow("wrong shape")
+        << "shape" << int(kiln::ErrorKind::ShapeMismatch)
+        << "'model.diffusion_model.out.0.weight' has shape [16], expected [32]";
+    QTest::newRow("unused tensor") << "extra" << int(kiln::ErrorKind::ShapeMismatch)
+                                   << "unused tensor 'model.diffusion_model.extra.weight'";
+  }
+  void damagedCheckpointsGiveTypedErrors() {
+    QFETCH(QString, damage);
+    QFETCH(int, kind);
+    QFETCH(QString, message);
+    const QString path = dir_.filePath(damage + ".safetensors");
+    static std::vector<uint8_t> extra(8, 0);
+    writeVariant(path, [&](std::vector<TensorToWrite>& t, std::vector<std::vector<uint8_t>>& s) {
+      if (damage == "unet") poison(t, s, "model.diffusion_model.out.2.bias");
+      if (damage == "text")
+        poison(t, s, "cond_stage_model.transformer.text_model.final_layer_norm.bias");
+      if (damage == "vae") poison(t, s, "first_stage_model.decoder.conv_out.bias");
+      if (damage == "missing") {
+        const std::size_t i = indexOf(t, "model.diffusion_model.out.0.bias");
+        t.erase(t.begin() + static_cast<std::ptrdiff_t>(i));
+        s.erase(s.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+      if (damage == "shape") {
+        const std::size_t i = indexOf(t, "model.diffusion_model.out.0.weight");
+        t[i].shape = {16};
+        s[i].resize(32);
+      }
+      if (damage == "extra") {
+        t.push_back({"model.diffusion_model.extra.weight", kiln::tensor_io::DType::F16, {4}, {}});
+        s.push_back(extra);
+      }
+    });
+    try {
+      kiln::render(params(path));
+      QFAIL("render succeeded on a damaged checkpoint");
+    } catch (const kiln::Error& e) {
+      QCOMPARE(int(e.kind()), kind);
+      QVERIFY2(QString(e.what()).contains(message), e.what());
+    }
+  }
+
+  void progressReportsStagesInOrder() {
+    std::vector<std::string> stages;
+    std::vector<int64_t> steps_done;
+    const auto result = kiln::render(params(QString::fromStdString(kiln::testing::conformancePath(
+                                         "sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"))),
+                                     [&](const kiln::RenderProgress& p) {
+                                       if (stages.empty() || stages.back() != p.stage)
+                                         stages.push_back(p.stage);
+                                       if (p.stage == "Denoising") steps_done.push_back(p.done);
+                                       QVERIFY(p.done <= p.total);
+                                     });
+    QCOMPARE(stages, (std::vector<std::string>{"Loading model", "Encoding prompt", "Denoising",
+                                               "Decoding"}));
+    QCOMPARE(steps_done, (std::vector<int64_t>{0, 1, 2}));
+    QCOMPARE(result.image.width, 64);
+    QCOMPARE(result.model_family, std::string("sd1"));
+  }
+
+  void bf16ComputeStaysCloseToFp32() {
+    auto p = params(QString::fromStdString(
+        kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors")));
+    const auto a = kiln::render(p);
+    p.dtype = kiln::ComputeDType::BFloat16;
+    const auto b = kiln::render(p);
+    QCOMPARE(a.image.pixels.size(), b.image.pixels.size());
+    double mean_err = 0;
+    for (std::size_t i = 0; i < a.image.pixels.size(); ++i)
+      mean_err += std::abs(a.image.pixels[i] - b.image.pixels[i]);
+    mean_err /= static_cast<double>(a.image.pixels.size());
+    // Random tiny weights amplify rounding; bf16 must still track fp32 on average.
+    QVERIFY2(mean_err < 0.05, qPrintable(QString::number(mean_err)));
+    QVERIFY(a.image.pixels != b.image.pixels);  // it really ran in another precision
+  }
+};
+
+QTEST_APPLESS_MAIN(TestRender)
+#include "test_render.moc"
