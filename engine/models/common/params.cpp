@@ -15,6 +15,10 @@ int64_t ParamList::parameterCount() const {
   return n;
 }
 
+void moveParams(const ParamList& params, at::Device device) {
+  for (const auto& slot : params.slots()) *slot.tensor = slot.tensor->to(device);
+}
+
 void loadParams(const ParamList& params, const tensor_io::TensorIndex& index,
                 const LoadOptions& options, const std::string& component) {
   std::vector<std::string> problems;

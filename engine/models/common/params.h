@@ -45,6 +45,9 @@ struct LoadOptions {
 
 // Fills every slot. Throws kiln::Error(ShapeMismatch) listing all missing and mis-shaped
 // tensors (both shapes) and unused ones, so one run tells the whole story.
+// Moves every bound tensor to `device` (and optionally another dtype).
+void moveParams(const ParamList& params, at::Device device);
+
 void loadParams(const ParamList& params, const tensor_io::TensorIndex& index,
                 const LoadOptions& options, const std::string& component);
 

@@ -1,0 +1,24 @@
+// kiln: the desktop application.
+#include <QApplication>
+#include <QLineEdit>
+#include <QLocale>
+#include <QTranslator>
+
+#include "main_window.h"
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QApplication::setApplicationName("Kiln");
+  QApplication::setOrganizationName("Kiln");
+  QApplication::setApplicationVersion(KILN_VERSION);
+  QTranslator translator;
+  if (translator.load(QLocale(), "kiln", "_", ":/i18n"))
+    QApplication::installTranslator(&translator);
+  kiln::ui::MainWindow window;
+  const QStringList args = QApplication::arguments();
+  const int model_arg = static_cast<int>(args.indexOf("--model"));
+  if (model_arg > 0 && model_arg + 1 < args.size())
+    window.modelEdit()->setText(args.at(model_arg + 1));
+  window.show();
+  return QApplication::exec();
+}

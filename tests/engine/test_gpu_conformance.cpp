@@ -1,0 +1,48 @@
+// The conformance UNet and VAE on a GPU (CUDA, or ROCm/HIP through libtorch's "cuda"
+// device). Skips cleanly where libtorch has no GPU or none is present.
+#include <QtTest>
+
+#include "nodes/sd_pipeline.h"
+#include "ref_tensors.h"
+
+class TestGpuConformance : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void unetAndVaeMatchOnGpu_data() {
+    QTest::addColumn<QString>("family");
+    QTest::newRow("sd1") << QString("sd1");
+    QTest::newRow("sdxl") << QString("sdxl");
+  }
+  void unetAndVaeMatchOnGpu() {
+    if (!at::hasCUDA()) QSKIP("no GPU: libtorch has no CUDA/HIP support or no device is present");
+    QFETCH(QString, family);
+    const std::string f = family.toStdString();
+    at::globalContext().setAllowTF32CuBLAS(false);
+    at::globalContext().setAllowTF32CuDNN(false);
+    kiln::nodes::SdPipeline pipe(kiln::models::openCheckpoint(kiln::testing::conformancePath(
+                                     "sd-tiny-1234/" + f + "/" + f + "_tiny_ldm.safetensors")),
+                                 at::kFloat);
+    const at::Device gpu(at::kCUDA, 0);
+    kiln::models::moveParams(pipe.unet().params(), gpu);
+    kiln::models::moveParams(pipe.vae().params(), gpu);
+    const kiln::testing::RefFile ref("sd-tiny-1234/" + f + "/ref_unet.safetensors");
+    kiln::models::UNetInputs in;
+    in.latent = ref["in_latent"].to(gpu);
+    in.timesteps = ref["in_timestep"].to(gpu);
+    in.context = ref["in_context"].to(gpu);
+    if (family == "sdxl")
+      in.y =
+          pipe.unet().timeIdConditioning(ref["in_text_embeds"].to(gpu), ref["in_time_ids"].to(gpu));
+    const double unet_err =
+        kiln::testing::maxAbsDiff(pipe.unet().forward(in).cpu(), ref["out_eps"]);
+    QVERIFY2(unet_err <= 1e-4, qPrintable(QString::number(unet_err)));
+    const kiln::testing::RefFile vae("sd-tiny-1234/" + f + "/ref_vae.safetensors");
+    const double vae_err = kiln::testing::maxAbsDiff(
+        pipe.vae().decode(vae["decode_in_latent"].to(gpu)).cpu(), vae["decode_out_image"]);
+    QVERIFY2(vae_err <= 1e-4, qPrintable(QString::number(vae_err)));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestGpuConformance)
+#include "test_gpu_conformance.moc"

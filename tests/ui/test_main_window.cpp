@@ -1,0 +1,56 @@
+// The main window under the offscreen platform: fill the generate panel, press Generate,
+// and wait for a real render of the conformance model; keep a screenshot as an artifact.
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QtTest>
+
+#include "main_window.h"
+
+class TestMainWindow : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void generatesAnImage() {
+    kiln::ui::MainWindow window;
+    window.show();
+    window.modelEdit()->setText(QString(KILN_CONFORMANCE_DIR) +
+                                "/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors");
+    window.promptEdit()->setPlainText("a red circle");
+    window.stepsSpin()->setValue(3);
+    window.widthSpin()->setValue(96);
+    window.heightSpin()->setValue(64);
+    QTest::mouseClick(window.generateButton(), Qt::LeftButton);
+    QVERIFY(!window.generateButton()->isEnabled());  // one render at a time
+    QTRY_VERIFY_WITH_TIMEOUT(window.hasResult(), 120000);
+    QCOMPARE(window.statusText(), QString("Done"));
+    QVERIFY(window.generateButton()->isEnabled());
+    const auto labels = window.findChildren<QLabel*>();
+    bool found = false;
+    for (const QLabel* l : labels) {
+      if (!l->pixmap().isNull()) {
+        QCOMPARE(l->pixmap().size(), QSize(96, 64));
+        found = true;
+      }
+    }
+    QVERIFY(found);
+    const QString shot = QString(KILN_TEST_ARTIFACTS) + "/main_window.png";
+    QDir().mkpath(KILN_TEST_ARTIFACTS);
+    QVERIFY(window.grab().save(shot));
+  }
+
+  void reportsFailureWithoutModel() {
+    kiln::ui::MainWindow window;
+    window.modelEdit()->setText("/nonexistent/model.safetensors");
+    QTest::mouseClick(window.generateButton(), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(window.statusText().startsWith("Failed:"), 30000);
+    QVERIFY2(window.statusText().contains("does not exist"), qPrintable(window.statusText()));
+    QVERIFY(window.generateButton()->isEnabled());
+    QVERIFY(!window.hasResult());
+  }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "test_main_window.moc"

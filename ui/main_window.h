@@ -1,0 +1,63 @@
+// Kiln's main window: a generate panel (model, prompts, settings), a stage-aware progress
+// line and the result view. Rendering goes through app/'s EngineBridge.
+#pragma once
+
+#include <QMainWindow>
+
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+
+namespace kiln::app {
+class EngineBridge;
+}
+
+namespace kiln::ui {
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+
+  // For tests and automation: the controls of the generate panel.
+  QLineEdit* modelEdit() const { return model_; }
+  QPlainTextEdit* promptEdit() const { return prompt_; }
+  QSpinBox* stepsSpin() const { return steps_; }
+  QSpinBox* widthSpin() const { return width_; }
+  QSpinBox* heightSpin() const { return height_; }
+  QPushButton* generateButton() const { return generate_; }
+  bool hasResult() const { return has_result_; }
+  QString statusText() const;
+
+ private:
+  void browseModel();
+  void startGenerate();
+  void saveResult();
+  void onProgress(const QString& stage, qint64 done, qint64 total, const QString& unit);
+  void onFinished(const QImage& image, const QString& parameters, const QStringList& notices);
+  void onFailed(const QString& message);
+
+  app::EngineBridge* bridge_ = nullptr;
+  QLineEdit* model_ = nullptr;
+  QPlainTextEdit* prompt_ = nullptr;
+  QPlainTextEdit* negative_ = nullptr;
+  QSpinBox* seed_ = nullptr;
+  QSpinBox* steps_ = nullptr;
+  QDoubleSpinBox* cfg_ = nullptr;
+  QSpinBox* width_ = nullptr;
+  QSpinBox* height_ = nullptr;
+  QPushButton* generate_ = nullptr;
+  QPushButton* save_ = nullptr;
+  QProgressBar* progress_ = nullptr;
+  QLabel* stage_ = nullptr;
+  QLabel* image_ = nullptr;
+  QLabel* parameters_ = nullptr;
+  bool has_result_ = false;
+};
+
+}  // namespace kiln::ui
