@@ -158,14 +158,19 @@ AutoencoderKL::AutoencoderKL(const VaeConfig& config, std::string prefix)
   m.dec_conv_out = Conv2d(ch, c.out_channels, 3, 1, 1);
 
   const std::string& p = prefix_;
+  // encoder.down.N.{block.M, downsample.conv} / decoder.up.N.{block.M, upsample.conv}
+  const auto declareLevels = [&](std::vector<Level>& level_list, const std::string& path,
+                                 const char* resample_name) {
+    for (std::size_t i = 0; i < level_list.size(); ++i) {
+      Level& l = level_list[i];
+      const std::string lp = path + std::to_string(i) + ".";
+      for (std::size_t j = 0; j < l.blocks.size(); ++j)
+        l.blocks[j].declare(params_, lp + "block." + std::to_string(j) + ".");
+      if (l.resample) l.resample->declare(params_, lp + resample_name);
+    }
+  };
   m.enc_conv_in.declare(params_, p + "encoder.conv_in.");
-  for (int64_t i = 0; i < levels; ++i) {
-    Level& l = m.down[static_cast<std::size_t>(i)];
-    const std::string lp = p + "encoder.down." + std::to_string(i) + ".";
-    for (std::size_t j = 0; j < l.blocks.size(); ++j)
-      l.blocks[j].declare(params_, lp + "block." + std::to_string(j) + ".");
-    if (l.resample) l.resample->declare(params_, lp + "downsample.conv.");
-  }
+  declareLevels(m.down, p + "encoder.down.", "downsample.conv.");
   m.enc_mid.declare(params_, p + "encoder.mid.");
   m.enc_norm_out.declare(params_, p + "encoder.norm_out.");
   m.enc_conv_out.declare(params_, p + "encoder.conv_out.");
@@ -173,13 +178,7 @@ AutoencoderKL::AutoencoderKL(const VaeConfig& config, std::string prefix)
   m.post_quant_conv.declare(params_, p + "post_quant_conv.");
   m.dec_conv_in.declare(params_, p + "decoder.conv_in.");
   m.dec_mid.declare(params_, p + "decoder.mid.");
-  for (int64_t i = 0; i < levels; ++i) {
-    Level& l = m.up[static_cast<std::size_t>(i)];
-    const std::string lp = p + "decoder.up." + std::to_string(i) + ".";
-    for (std::size_t j = 0; j < l.blocks.size(); ++j)
-      l.blocks[j].declare(params_, lp + "block." + std::to_string(j) + ".");
-    if (l.resample) l.resample->declare(params_, lp + "upsample.conv.");
-  }
+  declareLevels(m.up, p + "decoder.up.", "upsample.conv.");
   m.dec_norm_out.declare(params_, p + "decoder.norm_out.");
   m.dec_conv_out.declare(params_, p + "decoder.conv_out.");
 }
