@@ -18,6 +18,8 @@
 #include <QVBoxLayout>
 
 #include "engine_bridge.h"
+#include "kiln/error.h"
+#include "kiln/render.h"
 
 namespace kiln::ui {
 
@@ -53,9 +55,10 @@ MainWindow::MainWindow(QWidget* parent)
   width_ = new QSpinBox;
   height_ = new QSpinBox;
   for (QSpinBox* s : {width_, height_}) {
-    s->setRange(64, 4096);
+    s->setRange(0, 4096);
     s->setSingleStep(8);
-    s->setValue(512);
+    s->setSpecialValueText(tr("Model's native size"));
+    s->setToolTip(tr("0: the size the model was trained at"));
   }
   form->addRow(tr("Seed"), seed_);
   form->addRow(tr("Steps"), steps_);
@@ -101,6 +104,8 @@ MainWindow::MainWindow(QWidget* parent)
   setCentralWidget(split);
   resize(1100, 700);
 
+  applyDefaultWorkflow();
+
   connect(browse, &QPushButton::clicked, this, &MainWindow::browseModel);
   connect(generate_, &QPushButton::clicked, this, &MainWindow::startGenerate);
   connect(save_, &QPushButton::clicked, this, &MainWindow::saveResult);
@@ -109,6 +114,22 @@ MainWindow::MainWindow(QWidget* parent)
   connect(bridge_, &app::EngineBridge::progress, this, &MainWindow::onProgress);
   connect(bridge_, &app::EngineBridge::finished, this, &MainWindow::onFinished);
   connect(bridge_, &app::EngineBridge::failed, this, &MainWindow::onFailed);
+}
+
+// The default workflow, with the starter model chosen when it is installed.
+void MainWindow::applyDefaultWorkflow() {
+  const kiln::RenderParams d = kiln::defaultRenderParams();
+  try {
+    model_->setText(QString::fromStdString(kiln::starterModelPath()));
+  } catch (const kiln::Error& e) {
+    stage_->setText(tr("The starter model is missing (%1). Choose a model.").arg(e.what()));
+  }
+  prompt_->setPlainText(QString::fromStdString(d.prompt));
+  seed_->setValue(static_cast<int>(d.seed));
+  steps_->setValue(d.steps);
+  cfg_->setValue(d.cfg_scale);
+  width_->setValue(d.width);
+  height_->setValue(d.height);
 }
 
 QString MainWindow::statusText() const {
@@ -136,6 +157,10 @@ void MainWindow::startGenerate() {
   p.cfg_scale = cfg_->value();
   p.width = width_->value();
   p.height = height_->value();
+  if ((p.width == 0) != (p.height == 0)) {
+    stage_->setText(tr("Set both width and height, or both to the model's native size."));
+    return;
+  }
   generate_->setEnabled(false);
   stage_->setText(tr("Starting…"));
   bridge_->generate(p);

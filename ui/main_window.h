@@ -35,6 +35,7 @@ class MainWindow : public QMainWindow {
   QString statusText() const;
 
  private:
+  void applyDefaultWorkflow();
   void browseModel();
   void startGenerate();
   void saveResult();

@@ -1,6 +1,8 @@
 #include "render_command.h"
 
 #include <QCommandLineParser>
+#include <QDateTime>
+#include <QStandardPaths>
 #include <QDir>
 #include <QFileInfo>
 
@@ -38,28 +40,28 @@ std::pair<int, int> toSize(const QCommandLineParser& p, const QString& name) {
 
 RenderParams parseParams(const QCommandLineParser& p) {
   RenderParams r;
-  r.model_path = p.value("model").toStdString();
-  if (r.model_path.empty())
-    throw UsageError{
-        "no model given: pass --model FILE.safetensors or a diffusers folder "
-        "(Kiln does not bundle a model yet)"};
-  if (!p.isSet("prompt")) throw UsageError{"no prompt given: pass --prompt TEXT"};
-  if (!p.isSet("out")) throw UsageError{"no output file given: pass --out FILE.png"};
-  r.prompt = p.value("prompt").toStdString();
-  r.negative_prompt = p.value("negative").toStdString();
+  r = defaultRenderParams();
+  if (p.isSet("model")) {
+    r.model_path = p.value("model").toStdString();
+    if (r.model_path.empty()) throw UsageError{"--model needs a path"};
+  }
+  if (p.isSet("prompt")) r.prompt = p.value("prompt").toStdString();
+  if (p.isSet("negative")) r.negative_prompt = p.value("negative").toStdString();
   if (p.isSet("seed")) {
     bool ok = false;
     r.seed = p.value("seed").toLongLong(&ok);
     if (!ok) throw UsageError{"--seed needs a whole number, got '" + p.value("seed") + "'"};
   }
-  r.steps = toInt(p, "steps", 20);
+  r.steps = toInt(p, "steps", r.steps);
   if (p.isSet("cfg")) {
     bool ok = false;
     r.cfg_scale = p.value("cfg").toDouble(&ok);
     if (!ok) throw UsageError{"--cfg needs a number, got '" + p.value("cfg") + "'"};
   }
-  r.width = toInt(p, "width", 512);
-  r.height = toInt(p, "height", 512);
+  r.width = toInt(p, "width", 0);
+  r.height = toInt(p, "height", 0);
+  if ((r.width == 0) != (r.height == 0))
+    throw UsageError{"give both --width and --height, or neither for the model's native size"};
   if (p.isSet("original-size"))
     std::tie(r.original_width, r.original_height) = toSize(p, "original-size");
   if (p.isSet("crop")) {
@@ -71,7 +73,7 @@ RenderParams parseParams(const QCommandLineParser& p) {
     }
     if (!ok_t || !ok_l) throw UsageError{"--crop needs TOP,LEFT, got '" + p.value("crop") + "'"};
   }
-  const QString dtype = p.value("dtype");
+  const QString dtype = p.isSet("dtype") ? p.value("dtype") : QString("fp32");
   if (dtype == "fp32") {
     r.dtype = ComputeDType::Float32;
   } else if (dtype == "bf16") {
@@ -83,6 +85,20 @@ RenderParams parseParams(const QCommandLineParser& p) {
   return r;
 }
 
+// A new file in the user's pictures folder (XDG_PICTURES_DIR, else ~/Pictures), which is
+// created when missing; never an existing file.
+QString defaultOutputPath() {
+  QString dir = QStandardPaths::writableLocation(QStandardPaths::PicturesLocation);
+  if (dir.isEmpty()) dir = QDir::homePath() + "/Pictures";
+  if (!QDir().mkpath(dir))
+    throw UsageError{"cannot create the pictures folder '" + dir + "'; pass --out FILE.png"};
+  const QString stem =
+      dir + "/kiln-" + QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss");
+  QString candidate = stem + ".png";
+  for (int i = 2; QFileInfo::exists(candidate); ++i) candidate = stem + "-" + QString::number(i) + ".png";
+  return candidate;
+}
+
 }  // namespace
 
 int runRender(const QStringList& arguments) {
@@ -90,20 +106,25 @@ int runRender(const QStringList& arguments) {
   p.setApplicationDescription("Render one image from a prompt with an SD 1.x or SDXL checkpoint.");
   p.addHelpOption();
   p.addOptions({
-      {"model", "Checkpoint: a .safetensors file or a diffusers folder.", "path"},
-      {"prompt", "What to render.", "text"},
+      {"model",
+       "Checkpoint: a .safetensors file or a diffusers folder (default: Kiln's starter model).",
+       "path"},
+      {"prompt", "What to render (default: the default workflow's prompt).", "text"},
       {"negative", "What to avoid (negative prompt).", "text"},
       {"seed", "Seed of the initial noise (default 0).", "n"},
       {"steps", "Sampling steps (default 20).", "n"},
       {"cfg", "Classifier-free guidance scale (default 7).", "x"},
-      {"width", "Image width in pixels, a multiple of 8 (default 512).", "w"},
-      {"height", "Image height in pixels, a multiple of 8 (default 512).", "h"},
+      {"width", "Image width in pixels (default: the model's native size).", "w"},
+      {"height", "Image height in pixels (default: the model's native size).", "h"},
       {"original-size", "SDXL size conditioning: original WIDTHxHEIGHT (default: the output size).",
        "WxH"},
       {"crop", "SDXL size conditioning: crop TOP,LEFT (default 0,0).", "t,l"},
-      {"dtype", "Compute precision: fp32 or bf16 (default fp32).", "type", "fp32"},
+      {"dtype", "Compute precision: fp32 or bf16 (default fp32).", "type"},
       {"threads", "CPU threads (default: all cores).", "n"},
-      {"out", "Output image (.png keeps the generation parameters).", "file"},
+      {"out",
+       "Output image (.png keeps the generation parameters). Default: a new kiln-DATE-TIME.png "
+       "in your pictures folder.",
+       "file"},
       {"quiet", "Print nothing but errors."},
   });
   if (!p.parse(arguments)) {
@@ -126,7 +147,18 @@ int runRender(const QStringList& arguments) {
     std::fprintf(stderr, "kiln-cli render: %s\n", qPrintable(e.message));
     return 2;
   }
-  const QString out = p.value("out");
+  QString out = p.value("out");
+  if (!p.isSet("out")) {
+    try {
+      out = defaultOutputPath();
+    } catch (const UsageError& e) {
+      std::fprintf(stderr, "kiln-cli render: %s\n", qPrintable(e.message));
+      return 1;
+    }
+  } else if (out.isEmpty()) {
+    std::fprintf(stderr, "kiln-cli render: --out needs a file name\n");
+    return 2;
+  }
   const QFileInfo out_info(out);
   if (!out_info.absoluteDir().exists()) {
     std::fprintf(stderr, "kiln-cli render: the output folder '%s' does not exist\n",
@@ -153,6 +185,7 @@ int runRender(const QStringList& arguments) {
     if (!quiet)
       std::fprintf(stderr, "wrote %s (%dx%d, %s)\n", qPrintable(out), result.image.width,
                    result.image.height, result.model_family.c_str());
+    if (!p.isSet("out")) std::printf("%s\n", qPrintable(QFileInfo(out).absoluteFilePath()));
     return 0;
   } catch (const Error& e) {
     std::fprintf(stderr, "kiln-cli render: %s: %s\n", errorKindName(e.kind()), e.what());

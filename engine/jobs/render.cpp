@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "core/data_paths.h"
 #include "kiln/error.h"
 #include "nodes/sd_pipeline.h"
 
@@ -19,18 +20,17 @@ std::string formatNumber(double v) {
 }
 
 void validate(const RenderParams& p) {
-  if (p.model_path.empty())
-    throw Error(ErrorKind::InvalidArgument,
-                "no model given: pass a .safetensors checkpoint or a diffusers folder");
   if (p.steps < 1 || p.steps > 1000)
     throw Error(ErrorKind::InvalidArgument,
                 "steps must be between 1 and 1000, got " + std::to_string(p.steps));
   if (!std::isfinite(p.cfg_scale) || p.cfg_scale < 0 || p.cfg_scale > 100)
     throw Error(ErrorKind::InvalidArgument,
                 "CFG scale must be between 0 and 100, got " + formatNumber(p.cfg_scale));
-  if (p.width < 8 || p.height < 8 || p.width > 8192 || p.height > 8192)
+  const bool native = p.width == 0 && p.height == 0;
+  if (!native && (p.width < 8 || p.height < 8 || p.width > 8192 || p.height > 8192))
     throw Error(ErrorKind::InvalidArgument,
-                "width and height must be between 8 and 8192 pixels, got " +
+                "width and height must be between 8 and 8192 pixels (or both 0 for the "
+                "model's native size), got " +
                     std::to_string(p.width) + "x" + std::to_string(p.height));
   if (p.original_width < 0 || p.original_height < 0 || p.crop_top < 0 || p.crop_left < 0)
     throw Error(ErrorKind::InvalidArgument, "original size and crop offsets cannot be negative");
@@ -52,6 +52,17 @@ Image toImage(const at::Tensor& decoded) {
 }
 
 }  // namespace
+
+RenderParams defaultRenderParams() {
+  RenderParams p;
+  p.prompt = "a large orange star in the centre on a black background";
+  p.seed = 1;
+  p.steps = 20;
+  p.cfg_scale = 5.0;
+  return p;
+}
+
+std::string starterModelPath() { return core::findDataFile("models/kiln-starter.safetensors"); }
 
 std::string formatA1111Parameters(const RenderParams& p, const std::string& sampler,
                                   const std::string& model_name) {
@@ -75,7 +86,12 @@ RenderResult renderUnchecked(const RenderParams& in, const ProgressFn& progress)
   const auto report = [&](const char* stage, int64_t done, int64_t total, const char* unit) {
     if (progress) progress({stage, done, total, unit});
   };
+  if (p.model_path.empty()) p.model_path = starterModelPath();
   models::Checkpoint ck = models::openCheckpoint(p.model_path);
+  if (p.width == 0 && p.height == 0) {
+    p.width = ck.spec.native_width > 0 ? ck.spec.native_width : 512;
+    p.height = ck.spec.native_height > 0 ? ck.spec.native_height : 512;
+  }
   const int64_t f = ck.spec.vae.downscale();
   if (p.width % f != 0 || p.height % f != 0) {
     const int w = static_cast<int>(std::max<int64_t>(f, p.width / f * f));

@@ -14,14 +14,17 @@ namespace {
 struct CliRun {
   int exit_code = -1;
   QString err;
+  QString out;
 };
 
-CliRun runCli(const QStringList& args) {
+CliRun runCli(const QStringList& args,
+              const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
   QProcess p;
+  p.setProcessEnvironment(env);
   p.start(KILN_CLI_PATH, args);
   if (!p.waitForFinished(300000)) return {};
   return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
-          QString::fromUtf8(p.readAllStandardError())};
+          QString::fromUtf8(p.readAllStandardError()), QString::fromUtf8(p.readAllStandardOutput())};
 }
 
 QString conf(const QString& rel) {
@@ -100,7 +103,11 @@ class TestCli : public QObject {
     const QString sd1 = conf("sd1/sd1_tiny_ldm.safetensors");
     const QStringList base{"render",  "--prompt", "x",        "--steps", "1",
                            "--width", "64",       "--height", "64"};
-    QTest::newRow("no model") << (base + QStringList{"--out", "o.png"}) << 2 << "no model given";
+    QTest::newRow("empty model") << (base + QStringList{"--model", "", "--out", "o.png"}) << 2
+                                 << "--model needs a path";
+    QTest::newRow("width alone") << QStringList{"render", "--model", sd1, "--width", "64",
+                                                "--out", "o.png"}
+                                 << 2 << "give both --width and --height";
     QTest::newRow("missing model")
         << (base + QStringList{"--model", "/nonexistent.safetensors", "--out", "o.png"}) << 1
         << "does not exist";
@@ -117,7 +124,7 @@ class TestCli : public QObject {
                                                "--steps", "0",       "--out", "o.png"}
                                 << 1 << "steps must be between";
     QTest::newRow("tiny size") << QStringList{"render",  "--model", sd1,     "--prompt", "x",
-                                              "--width", "4",       "--out", "o.png"}
+                                              "--width", "4",  "--height", "4", "--out", "o.png"}
                                << 1 << "width and height";
     QTest::newRow("bad dtype") << (base +
                                    QStringList{"--model", sd1, "--dtype", "fp8", "--out", "o.png"})
@@ -164,6 +171,33 @@ class TestCli : public QObject {
     const QStringList left =
         QDir(dir_.path()).entryList({"o.*", ".o.*"}, QDir::Files | QDir::Hidden);
     QVERIFY2(left.isEmpty(), qPrintable(left.join(", ")));
+  }
+
+  // With no model, prompt, size or output: the default workflow with the starter model,
+  // written as a new file in the XDG pictures folder, whose path goes to stdout.
+  void defaultsToStarterModelAndPicturesFolder() {
+    const QString home = dir_.filePath("home");
+    const QString pictures = home + "/My Pictures";
+    QVERIFY(QDir().mkpath(home + "/.config"));
+    QFile dirs(home + "/.config/user-dirs.dirs");
+    QVERIFY(dirs.open(QIODevice::WriteOnly));
+    dirs.write("XDG_PICTURES_DIR=\"$HOME/My Pictures\"\n");
+    dirs.close();
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("HOME", home);
+    env.insert("XDG_CONFIG_HOME", home + "/.config");
+    for (int run = 0; run < 2; ++run) {
+      const CliRun r = runCli({"render", "--steps", "2"}, env);
+      QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+      const QString path = r.out.trimmed();
+      QVERIFY2(path.startsWith(pictures + "/kiln-") && path.endsWith(".png"), qPrintable(path));
+      const kiln::Image img = kiln::readImage(path.toStdString());
+      QCOMPARE(img.width, 64);
+      QCOMPARE(img.height, 64);
+      QVERIFY(QString::fromStdString(img.text.at("parameters")).contains("Model: kiln-starter"));
+    }
+    // Two runs in the same second never overwrite each other.
+    QCOMPARE(QDir(pictures).entryList({"kiln-*.png"}, QDir::Files).size(), 2);
   }
 
   void snapsSizeWithNotice() {

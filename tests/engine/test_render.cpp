@@ -9,6 +9,7 @@
 #include "kiln/error.h"
 #include "kiln/render.h"
 #include "ref_tensors.h"
+#include "models/sd/sd_checkpoint.h"
 #include "tensor_io/safetensors.h"
 
 namespace {
@@ -19,7 +20,8 @@ using kiln::tensor_io::TensorToWrite;
 // `edit` change, drop or add tensors first.
 void writeVariant(const QString& path,
                   const std::function<void(std::vector<TensorToWrite>&,
-                                           std::vector<std::vector<uint8_t>>&)>& edit) {
+                                           std::vector<std::vector<uint8_t>>&)>& edit,
+                  const std::map<std::string, std::string>& metadata = {}) {
   const auto src = kiln::tensor_io::SafetensorsFile::open(
       kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"));
   std::vector<TensorToWrite> tensors;
@@ -33,7 +35,7 @@ void writeVariant(const QString& path,
   edit(tensors, storage);
   for (std::size_t i = 0; i < tensors.size(); ++i)
     if (tensors[i].bytes.empty()) tensors[i].bytes = storage[i];
-  kiln::tensor_io::writeSafetensors(path.toStdString(), tensors);
+  kiln::tensor_io::writeSafetensors(path.toStdString(), tensors, metadata);
   QFile::copy(
       QString::fromStdString(kiln::testing::conformancePath("sd-tiny-1234/sd1/ldm_config.json")),
       QFileInfo(path).absolutePath() + "/" + QFileInfo(path).completeBaseName() + ".json");
@@ -73,6 +75,30 @@ class TestRender : public QObject {
   QTemporaryDir dir_;
 
  private Q_SLOTS:
+  // Width and height 0 render at the size the file's modelspec.resolution names; a
+  // malformed value is noted and the family's size used instead.
+  void nativeSizeComesFromModelspecMetadata() {
+    const QString good = dir_.filePath("native.safetensors");
+    writeVariant(good, [](auto&, auto&) {}, {{"modelspec.resolution", "48x32"}});
+    kiln::RenderParams p = params(good);
+    p.width = p.height = 0;
+    const kiln::RenderResult r = kiln::render(p);
+    QCOMPARE(r.image.width, 48);
+    QCOMPARE(r.image.height, 32);
+
+    const QString bad = dir_.filePath("malformed.safetensors");
+    writeVariant(bad, [](auto&, auto&) {}, {{"modelspec.resolution", "48x32 pixels"}});
+    const kiln::models::Checkpoint ck = kiln::models::openCheckpoint(bad.toStdString());
+    QCOMPARE(ck.spec.native_width, 512);
+    QCOMPARE(ck.spec.native_height, 512);
+    bool noted = false;
+    for (const auto& n : ck.notes) noted = noted || n.find("ignored malformed") != std::string::npos;
+    QVERIFY(noted);
+
+    p.width = 64;  // one side alone is not "native"
+    QVERIFY_THROWS_EXCEPTION(kiln::Error, kiln::render(p));
+  }
+
   void damagedCheckpointsGiveTypedErrors_data() {
     QTest::addColumn<QString>("damage");
     QTest::addColumn<int>("kind");

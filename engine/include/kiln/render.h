@@ -14,14 +14,16 @@ namespace kiln {
 enum class ComputeDType { Invalid = 0, Float32, BFloat16 };
 
 struct RenderParams {
-  std::string model_path;  // a .safetensors single file or a diffusers folder
+  // A .safetensors single file or a diffusers folder; empty: the starter model.
+  std::string model_path;
   std::string prompt;
   std::string negative_prompt;
   int64_t seed = 0;
   int steps = 20;
   double cfg_scale = 7.0;
-  int width = 512;
-  int height = 512;
+  // 0: the model's native size (see modelspec.resolution), 512 for SD 1.x.
+  int width = 0;
+  int height = 0;
   // SDXL size conditioning; 0 means "the output size" (original) or no crop.
   int original_width = 0;
   int original_height = 0;
@@ -45,6 +47,13 @@ struct RenderResult {
   std::vector<std::string> notices;  // things the user should know (sizes snapped, ...)
   std::string model_family;          // "sd1", "sdxl"
 };
+
+// The model Kiln ships with (a small SD 1.x-layout model of coloured shapes, 64x64),
+// found among Kiln's data files. Throws kiln::Error(FileNotFound) naming where it looked.
+std::string starterModelPath();
+
+// The default workflow: the starter model at its native size with an example prompt.
+RenderParams defaultRenderParams();
 
 // Throws kiln::Error: InvalidArgument for bad parameters, FileNotFound / CorruptFile /
 // UnsupportedModel / ShapeMismatch for bad checkpoints, NonFinite naming the stage where

@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include "kiln/error.h"
@@ -91,6 +93,26 @@ void applySidecar(const fs::path& file, Checkpoint& ck) {
     return;
   }
   ck.notes.push_back(std::string("default ") + familyName(ck.spec.family) + " configuration");
+}
+
+// "modelspec.resolution" ("WxH"), the ModelSpec metadata key checkpoints carry for the
+// size they were trained at. Malformed values are ignored (noted) rather than trusted.
+void applyResolutionMetadata(Checkpoint& ck) {
+  for (const auto& file : ck.index.files()) {
+    const auto& meta = file->metadata();
+    const auto it = meta.find("modelspec.resolution");
+    if (it == meta.end()) continue;
+    int w = 0, h = 0;
+    char tail = 0;
+    if (std::sscanf(it->second.c_str(), "%dx%d%c", &w, &h, &tail) == 2 && w >= 8 && h >= 8 &&
+        w <= 8192 && h <= 8192) {
+      ck.spec.native_width = w;
+      ck.spec.native_height = h;
+    } else {
+      ck.notes.push_back("ignored malformed modelspec.resolution '" + it->second + "'");
+    }
+    return;
+  }
 }
 
 fs::path findWeights(const fs::path& dir, std::initializer_list<const char*> names) {
@@ -223,6 +245,7 @@ SdModelSpec detectSdModel(const tensor_io::TensorIndex& index) {
     spec.text_encoders = {te1, te2};
     spec.vae.scaling_factor = 0.13025;
     spec.schedule.spacing = sampling::TimestepSpacing::Leading;
+    spec.native_width = spec.native_height = 1024;
   } else if (index.contains(std::string(kSd1Text) + "embeddings.token_embedding.weight")) {
     spec.family = ModelFamily::SD1;
     spec.text_encoders = {{kSd1Text,
@@ -230,6 +253,7 @@ SdModelSpec detectSdModel(const tensor_io::TensorIndex& index) {
                            TextOutput::LastHidden, false}};
     spec.vae.scaling_factor = 0.18215;
     spec.schedule.spacing = sampling::TimestepSpacing::Linspace;
+    spec.native_width = spec.native_height = 512;
   } else if (index.contains("cond_stage_model.model.token_embedding.weight")) {
     throw Error(ErrorKind::UnsupportedModel,
                 "this looks like an SD 2.x checkpoint (OpenCLIP text encoder under "
@@ -310,6 +334,7 @@ Checkpoint openCheckpoint(const std::string& path) {
   ck.index.addFile(tensor_io::SafetensorsFile::open(path));
   ck.spec = detectSdModel(ck.index);
   applySidecar(p, ck);
+  applyResolutionMetadata(ck);
   return ck;
 }
 

@@ -34,6 +34,10 @@ struct SdModelSpec {
   VaeConfig vae;
   std::vector<TextEncoderSpec> text_encoders;
   sampling::ScheduleConfig schedule;
+  // The picture size the model was trained at: the file's "modelspec.resolution"
+  // metadata ("512x512"), else the family's (SD 1.x 512, SDXL 1024).
+  int native_width = 0;
+  int native_height = 0;
 };
 
 struct Checkpoint {

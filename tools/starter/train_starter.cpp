@@ -1,0 +1,521 @@
+// kiln-train-starter: trains Kiln's starter model from scratch on CPU with Kiln's own
+// model code: first the VAE on generated pictures of shapes, then the UNet and the text
+// encoder together on the VAE's latents and generated captions. Writes one SD 1.x-layout
+// .safetensors file (fp16) and a PNG of the loss curves.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <ATen/core/grad_mode.h>
+
+#include <QGuiApplication>
+#include <QImage>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <numbers>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/data_paths.h"
+#include "kiln/error.h"
+#include "loss_plot.h"
+#include "models/sd/sd_checkpoint.h"
+#include "models/text/clip_text.h"
+#include "models/text/clip_tokenizer.h"
+#include "models/unet/unet.h"
+#include "models/vae/autoencoder_kl.h"
+#include "optimizer.h"
+#include "scenes.h"
+#include "tensor_io/safetensors.h"
+
+namespace {
+
+using namespace kiln;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kTextPrefix = "cond_stage_model.transformer.text_model.";
+constexpr const char* kUNetPrefix = "model.diffusion_model.";
+constexpr const char* kVaePrefix = "first_stage_model.";
+constexpr double kSd1LatentScale = 0.18215;
+
+struct Options {
+  std::string out = "kiln-starter.safetensors";
+  std::string plot = "kiln-starter-loss.png";
+  uint64_t seed = 1234;
+  int image = 64;
+  int threads = 2;
+  int64_t vae_steps = 1100, vae_batch = 8;
+  int64_t scenes = 10000;
+  int64_t unet_steps = 3500, unet_batch = 48;
+  double vae_lr = 1.5e-3, unet_lr = 8e-4;
+  at::ScalarType dtype = at::kBFloat16;
+  bool bench = false;
+  int64_t snapshot_every = 0;  // UNet steps between intermediate checkpoints; 0 = none
+  // UNet shape: base channels, per-level multipliers, whether the full-resolution level
+  // has attention.
+  int64_t unet_channels = 64;
+  std::vector<int64_t> unet_mult{1, 1, 1};
+  bool attention_at_full = false;
+  // VAE shape: base channels and per-level multipliers (GroupNorm has 32 groups, so the
+  // full-resolution level needs 128 channels to keep four per group).
+  int64_t vae_channels = 32;
+  std::vector<int64_t> vae_mult{4, 2, 4};
+};
+
+std::vector<int64_t> parseList(const std::string& text) {
+  std::vector<int64_t> out;
+  std::stringstream ss(text);
+  for (std::string part; std::getline(ss, part, ',');) out.push_back(std::stoll(part));
+  return out;
+}
+
+double seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+// Linear warm-up, then cosine decay to a tenth of the peak.
+double schedule(double peak, int64_t step, int64_t total, int64_t warmup) {
+  if (step < warmup) return peak * static_cast<double>(step + 1) / static_cast<double>(warmup);
+  const double p = static_cast<double>(step - warmup) / static_cast<double>(std::max<int64_t>(1, total - warmup));
+  return peak * (0.1 + 0.9 * 0.5 * (1.0 + std::cos(std::numbers::pi * p)));
+}
+
+// The starter model's shapes. One SD 1.x single file carries all three.
+models::ClipTextConfig textConfig() {
+  models::ClipTextConfig c;
+  c.layout = models::ClipLayout::HuggingFace;
+  c.vocab = 49408;
+  c.hidden = 64;
+  c.layers = 3;
+  c.heads = 1;  // what detection infers for a 64-wide SD 1.x encoder
+  c.intermediate = 256;
+  c.max_positions = 77;
+  c.act = models::Activation::QuickGelu;
+  return c;
+}
+
+models::UNetConfig unetConfig(const Options& o) {
+  models::UNetConfig c;
+  c.in_channels = 4;
+  c.out_channels = 4;
+  c.model_channels = o.unet_channels;
+  c.time_embed_dim = 4 * o.unet_channels;
+  c.channel_mult = o.unet_mult;
+  c.num_res_blocks = 1;
+  const auto levels = o.unet_mult.size();
+  c.input_depth.assign(levels, 1);
+  c.output_depth.assign(2 * levels, 1);
+  if (!o.attention_at_full) {
+    c.input_depth.front() = 0;
+    c.output_depth[2 * levels - 1] = c.output_depth[2 * levels - 2] = 0;
+  }
+  c.middle_depth = 1;
+  c.context_dim = 64;
+  c.num_heads = 8;  // the SD 1.x default detection assumes
+  c.num_head_channels = 0;
+  return c;
+}
+
+models::VaeConfig vaeConfig(const Options& o) {
+  models::VaeConfig c;
+  c.base_channels = o.vae_channels;
+  c.channel_mult = o.vae_mult;  // three levels: 4x downscale, 64x64 pictures, 16x16x4 latents
+  c.num_res_blocks = 1;
+  c.z_channels = 4;
+  c.embed_dim = 4;
+  c.scaling_factor = kSd1LatentScale;
+  return c;
+}
+
+// [B, 3, S, S] in [-1, 1] from rendered scenes.
+at::Tensor pictures(const std::vector<starter::Scene>& scenes, int size) {
+  at::Tensor out = at::empty({static_cast<int64_t>(scenes.size()), size, size, 3}, at::kFloat);
+  float* dst = out.data_ptr<float>();
+  for (const auto& s : scenes) {
+    const auto px = starter::renderScene(s, size);
+    std::memcpy(dst, px.data(), px.size() * sizeof(float));
+    dst += px.size();
+  }
+  return out.permute({0, 3, 1, 2}).contiguous().mul_(2.0).sub_(1.0);
+}
+
+struct Timer {
+  Clock::time_point start = Clock::now();
+  int64_t last_report = 0;
+  void report(const char* phase, int64_t step, int64_t total, double loss, double lr) {
+    const double t = seconds(start);
+    const double eta = t / static_cast<double>(step + 1) * static_cast<double>(total - step - 1);
+    std::printf("%s %6lld/%lld  loss %.5f  lr %.2e  %6.0f s  (eta %.0f s)\n", phase,
+                static_cast<long long>(step + 1), static_cast<long long>(total), loss, lr, t, eta);
+    std::fflush(stdout);
+  }
+};
+
+// ---------------------------------------------------------------------------- VAE
+
+std::vector<double> trainVae(models::AutoencoderKL& vae, const Options& o) {
+  starter::AdamW opt({&vae.params()}, {o.vae_lr, 0.9, 0.999, 1e-8, 0.0, 1.0});
+  starter::SceneSampler sampler(o.seed * 7 + 1, o.image);
+  std::vector<double> curve;
+  Timer timer;
+  double running = 0;
+  for (int64_t step = 0; step < o.vae_steps; ++step) {
+    std::vector<starter::Scene> batch;
+    for (int64_t i = 0; i < o.vae_batch; ++i) batch.push_back(sampler.sampleTraining());
+    const at::Tensor x = pictures(batch, o.image);
+    const at::Tensor moments = vae.encodeMoments(x.to(o.dtype)).to(at::kFloat);
+    const auto parts = moments.chunk(2, 1);
+    const at::Tensor logvar = parts[1].clamp(-30.0, 20.0);
+    const at::Tensor z = parts[0] + (0.5 * logvar).exp() * at::randn_like(parts[0]);
+    const at::Tensor recon = vae.decode(z.to(o.dtype)).to(at::kFloat);
+    const at::Tensor& xf = x;
+    // Objects cover a few percent of a picture: weigh their pixels (anything that differs
+    // from the corner, which is always background) five times.
+    const at::Tensor bg = xf.narrow(2, 0, 1).narrow(3, 0, 1);
+    const at::Tensor w = 1.0 + 4.0 * ((xf - bg).abs().sum(1, true) > 0.1).to(at::kFloat);
+    const at::Tensor err = (recon - xf).abs() + (recon - xf).pow(2);
+    const at::Tensor rec_loss = (err * w).sum() / (w.sum() * 3.0);
+    const at::Tensor kl = 0.5 * (parts[0].pow(2) + logvar.exp() - 1.0 - logvar).mean();
+    const at::Tensor loss = rec_loss + 1e-6 * kl;
+    loss.backward();
+    const double lr = schedule(o.vae_lr, step, o.vae_steps, 50);
+    opt.step(lr);
+    opt.updateAverage(std::min(0.99, (1.0 + step) / (10.0 + step)));
+    const double l = rec_loss.item<double>();
+    curve.push_back(l);
+    running = step == 0 ? l : 0.98 * running + 0.02 * l;
+    if ((step + 1) % 50 == 0 || step + 1 == o.vae_steps) {
+      timer.report("vae ", step, o.vae_steps, running, lr);
+      std::printf("     posterior std %.4f, latent spread %.3f\n", (0.5 * logvar).exp().mean().item<double>(),
+                  parts[0].std().item<double>());
+    }
+  }
+  opt.exportWeights();
+  return curve;
+}
+
+// Starts the posterior's log-variance at -8 (std 0.02), so the decoder sees clean
+// latents from the first step instead of unit noise that hides colour and small shapes.
+void startNearlyDeterministic(models::AutoencoderKL& vae) {
+  at::NoGradGuard no_grad;
+  const int64_t e = vae.config().embed_dim;
+  for (const auto& slot : vae.params().slots())
+    if (slot.name == std::string(kVaePrefix) + "quant_conv.bias") slot.tensor->narrow(0, e, e).fill_(-8.0);
+}
+
+// Folds a scale into the VAE so that scaling_factor * latent has unit spread: the mean
+// rows of quant_conv are multiplied by s (log-variance shifted by 2 ln s) and
+// post_quant_conv divides by s. The decoded picture is unchanged.
+double normaliseLatentScale(models::AutoencoderKL& vae, const Options& o) {
+  at::NoGradGuard no_grad;
+  starter::SceneSampler sampler(o.seed * 7 + 2, o.image);
+  std::vector<starter::Scene> scenes;
+  for (int i = 0; i < 256; ++i) scenes.push_back(sampler.sampleTraining());
+  const at::Tensor mean = vae.encodeMoments(pictures(scenes, o.image)).chunk(2, 1)[0];
+  const double s = 1.0 / (kSd1LatentScale * mean.std().item<double>());
+  const int64_t e = vae.config().embed_dim;
+  for (const auto& slot : vae.params().slots()) {
+    at::Tensor& t = *slot.tensor;
+    if (slot.name == std::string(kVaePrefix) + "quant_conv.weight") t.narrow(0, 0, e).mul_(s);
+    if (slot.name == std::string(kVaePrefix) + "quant_conv.bias") {
+      t.narrow(0, 0, e).mul_(s);
+      t.narrow(0, e, e).add_(2.0 * std::log(s));
+    }
+    if (slot.name == std::string(kVaePrefix) + "post_quant_conv.weight") t.div_(s);
+  }
+  return s;
+}
+
+// Top row: generated pictures; bottom row: the VAE's reconstructions (mean latent).
+void writeVaePreview(const models::AutoencoderKL& vae, const Options& o, const std::string& path) {
+  at::NoGradGuard no_grad;
+  starter::SceneSampler sampler(o.seed * 7 + 6, o.image);
+  std::vector<starter::Scene> scenes;
+  for (int i = 0; i < 8; ++i) scenes.push_back(sampler.sampleTraining());
+  const at::Tensor x = pictures(scenes, o.image);
+  const at::Tensor mean = vae.encodeMoments(x).chunk(2, 1)[0];
+  const at::Tensor y = vae.decode(mean).to(at::kFloat);
+  const at::Tensor grid = at::cat({at::cat(x.unbind(0), 2), at::cat(y.unbind(0), 2)}, 1);
+  const at::Tensor bytes = ((grid.clamp(-1, 1) + 1) * 127.5).round().to(at::kByte).permute({1, 2, 0}).contiguous();
+  QImage img(bytes.data_ptr<uint8_t>(), static_cast<int>(bytes.size(1)), static_cast<int>(bytes.size(0)),
+             static_cast<int>(bytes.stride(0)), QImage::Format_RGB888);
+  if (!img.scaled(img.width() * 2, img.height() * 2).save(QString::fromStdString(path), "PNG"))
+    throw Error(ErrorKind::Io, "cannot write " + path);
+}
+
+// ---------------------------------------------------------------------------- dataset
+
+struct LatentSet {
+  std::vector<starter::SceneSpec> specs;
+  at::Tensor mean, std;  // [N, 4, h, w], already multiplied by the SD 1.x latent scale
+};
+
+LatentSet encodeScenes(const models::AutoencoderKL& vae, const Options& o) {
+  at::NoGradGuard no_grad;
+  starter::SceneSampler sampler(o.seed * 7 + 3, o.image);
+  LatentSet set;
+  std::vector<at::Tensor> means, stds;
+  Timer timer;
+  const int64_t chunk = 250;
+  for (int64_t done = 0; done < o.scenes; done += chunk) {
+    std::vector<starter::Scene> scenes;
+    for (int64_t i = 0; i < std::min(chunk, o.scenes - done); ++i) {
+      scenes.push_back(sampler.sampleTraining());
+      set.specs.push_back(scenes.back().spec);
+    }
+    const auto parts =
+        vae.encodeMoments(pictures(scenes, o.image).to(o.dtype)).to(at::kFloat).chunk(2, 1);
+    means.push_back(parts[0] * kSd1LatentScale);
+    stds.push_back((0.5 * parts[1].clamp(-30.0, 20.0)).exp() * kSd1LatentScale);
+    if ((done / chunk) % 20 == 19) std::printf("encoded %lld scenes, %.0f s\n", static_cast<long long>(done + chunk), seconds(timer.start));
+  }
+  set.mean = at::cat(means);
+  set.std = at::cat(stds);
+  std::printf("latents: %lld scenes, spread %.3f, mean posterior std %.4f, %.0f s\n",
+              static_cast<long long>(set.mean.size(0)), set.mean.std().item<double>(),
+              set.std.mean().item<double>(), seconds(timer.start));
+  return set;
+}
+
+// ---------------------------------------------------------------------------- UNet
+
+// SD 1.x's scaled-linear noise schedule: cumulative alpha products for t = 0..999.
+at::Tensor alphasCumprod() {
+  const at::Tensor betas = at::linspace(std::sqrt(0.00085), std::sqrt(0.012), 1000, at::kDouble).pow(2);
+  return (1.0 - betas).cumprod(0).to(at::kFloat);
+}
+
+using Snapshot = std::function<void(int64_t step, const std::vector<at::Tensor>& averages)>;
+
+std::vector<double> trainUNet(models::UNetModel& unet, models::ClipTextModel& text,
+                              const LatentSet& data, const Options& o, const Snapshot& snapshot) {
+  const auto tokenizer =
+      models::ClipTokenizer::fromVocabFile(core::findDataFile("bpe_simple_vocab_16e6.txt.gz"));
+  starter::AdamW opt({&unet.params(), &text.params()}, {o.unet_lr, 0.9, 0.999, 1e-8, 0.01, 1.0});
+  starter::SceneSampler captions(o.seed * 7 + 4, o.image);
+  const at::Tensor ac = alphasCumprod();
+  std::vector<double> curve;
+  Timer timer;
+  double running = 0;
+  const int64_t n = data.mean.size(0);
+  std::mt19937_64 rng(o.seed * 7 + 5);
+  for (int64_t step = 0; step < o.unet_steps; ++step) {
+    std::vector<int64_t> idx, ids;
+    for (int64_t i = 0; i < o.unet_batch; ++i) {
+      const int64_t k = std::uniform_int_distribution<int64_t>(0, n - 1)(rng);
+      idx.push_back(k);
+      const bool drop = std::bernoulli_distribution(0.1)(rng);
+      const std::string cap = drop ? "" : captions.caption(data.specs[static_cast<std::size_t>(k)]);
+      const auto t = tokenizer.encodePadded(cap, models::ClipTokenizer::kEos, 77);
+      ids.insert(ids.end(), t.begin(), t.end());
+    }
+    const at::Tensor index = at::tensor(idx, at::kLong);
+    const at::Tensor x0 = data.mean.index_select(0, index) +
+                          data.std.index_select(0, index) * at::randn({o.unet_batch, 4, data.mean.size(2), data.mean.size(3)});
+    const at::Tensor t = at::randint(0, 1000, {o.unet_batch}, at::kLong);
+    const at::Tensor a = ac.index_select(0, t).view({-1, 1, 1, 1});
+    const at::Tensor noise = at::randn_like(x0);
+    const at::Tensor xt = a.sqrt() * x0 + (1.0 - a).sqrt() * noise;
+    const at::Tensor tok = at::tensor(ids, at::kLong).view({o.unet_batch, 77});
+    const at::Tensor context = text.forward(tok).last_hidden_state;
+    const at::Tensor pred =
+        unet.forward({xt.to(o.dtype), t.to(at::kFloat), context.to(o.dtype), {}}).to(at::kFloat);
+    // Min-SNR-5 weighting of the epsilon loss.
+    const at::Tensor snr = a / (1.0 - a);
+    const at::Tensor w = at::clamp_max(snr, 5.0) / snr;
+    const at::Tensor per = (pred - noise).pow(2).mean({1, 2, 3}, false, at::kFloat);
+    const at::Tensor loss = (per * w.view({-1})).mean();
+    loss.backward();
+    const double lr = schedule(o.unet_lr, step, o.unet_steps, 200);
+    opt.step(lr);
+    opt.updateAverage(std::min(0.999, (1.0 + step) / (10.0 + step)));
+    const double l = per.mean().item<double>();
+    curve.push_back(l);
+    running = step == 0 ? l : 0.98 * running + 0.02 * l;
+    if ((step + 1) % 50 == 0 || step + 1 == o.unet_steps) timer.report("unet", step, o.unet_steps, running, lr);
+    if (o.snapshot_every > 0 && (step + 1) % o.snapshot_every == 0 && step + 1 < o.unet_steps)
+      snapshot(step + 1, opt.averages());
+  }
+  opt.exportWeights();
+  return curve;
+}
+
+// ---------------------------------------------------------------------------- output
+
+// Writes the slots' tensors, or `replace[i]` for the i-th slot overall where given.
+void writeCheckpoint(const std::string& path, const std::vector<const models::ParamList*> groups,
+                     const std::map<std::string, std::string>& metadata,
+                     const std::vector<at::Tensor>& replace = {}) {
+  std::vector<at::Tensor> keep;
+  std::vector<tensor_io::TensorToWrite> out;
+  std::size_t i = 0;
+  for (const auto* g : groups)
+    for (const auto& slot : g->slots()) {
+      const at::Tensor& src = i < replace.size() ? replace[i] : *slot.tensor;
+      ++i;
+      at::Tensor t = src.detach().to(at::kHalf).contiguous();
+      keep.push_back(t);
+      const auto* p = static_cast<const uint8_t*>(t.data_ptr());
+      out.push_back({slot.name, tensor_io::DType::F16, slot.shape,
+                     std::span<const uint8_t>(p, static_cast<std::size_t>(t.nbytes()))});
+    }
+  tensor_io::writeSafetensors(path, out, metadata);
+}
+
+void bench(const Options& o) {
+  for (at::ScalarType dt : {at::kFloat, at::kBFloat16}) {
+    models::ClipTextModel text(textConfig(), kTextPrefix);
+    models::UNetModel unet(unetConfig(o), kUNetPrefix);
+    models::AutoencoderKL vae(vaeConfig(o), kVaePrefix);
+    starter::initParams(text.params(), {}, dt);
+    starter::initParams(unet.params(), {}, dt);
+    starter::initParams(vae.params(), {}, dt);
+    for (auto* g : {&text.params(), &unet.params(), &vae.params()})
+      for (const auto& s : g->slots()) s.tensor->requires_grad_(true);
+    std::printf("params: text %lld unet %lld vae %lld\n", static_cast<long long>(text.params().parameterCount()),
+                static_cast<long long>(unet.params().parameterCount()), static_cast<long long>(vae.params().parameterCount()));
+    for (int rep = 0; rep < 3; ++rep) {
+      auto t0 = Clock::now();
+      const at::Tensor x = at::randn({o.vae_batch, 3, o.image, o.image}).to(dt);
+      const auto m = vae.encodeMoments(x).chunk(2, 1);
+      vae.decode(m[0]).to(at::kFloat).pow(2).mean().backward();
+      const double tv = seconds(t0);
+      t0 = Clock::now();
+      const at::Tensor ids = at::randint(0, 49408, {o.unet_batch, 77}, at::kLong);
+      const at::Tensor ctx = text.forward(ids).last_hidden_state;
+      const int64_t h = o.image / 4;
+      const at::Tensor out = unet.forward({at::randn({o.unet_batch, 4, h, h}).to(dt),
+                                           at::rand({o.unet_batch}) * 999, ctx.to(dt), {}});
+      out.to(at::kFloat).pow(2).mean().backward();
+      std::printf("%s: vae step (batch %lld) %.3f s, unet+text step (batch %lld) %.3f s\n",
+                  at::toString(dt), static_cast<long long>(o.vae_batch), tv,
+                  static_cast<long long>(o.unet_batch), seconds(t0));
+      std::fflush(stdout);
+    }
+  }
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: kiln-train-starter [--out FILE.safetensors] [--plot FILE.png] [--seed N]\n"
+               "         [--vae-steps N] [--vae-batch N] [--scenes N] [--unet-steps N]\n"
+               "         [--unet-batch N] [--unet-channels N] [--unet-mult A,B,C]\n"
+               "         [--full-attention] [--vae-channels N] [--vae-mult A,B,C]\n"
+               "         [--dtype fp32|bf16] [--threads N] [--snapshot-every N] [--bench]\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  qputenv("QT_QPA_PLATFORM", "offscreen");
+  QGuiApplication app(argc, argv);  // fonts for the loss plot
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::runtime_error("missing value after " + a);
+      return argv[++i];
+    };
+    try {
+      if (a == "--out") o.out = next();
+      else if (a == "--plot") o.plot = next();
+      else if (a == "--seed") o.seed = std::stoull(next());
+      else if (a == "--vae-steps") o.vae_steps = std::stoll(next());
+      else if (a == "--vae-batch") o.vae_batch = std::stoll(next());
+      else if (a == "--scenes") o.scenes = std::stoll(next());
+      else if (a == "--unet-steps") o.unet_steps = std::stoll(next());
+      else if (a == "--unet-batch") o.unet_batch = std::stoll(next());
+      else if (a == "--threads") o.threads = std::stoi(next());
+      else if (a == "--snapshot-every") o.snapshot_every = std::stoll(next());
+      else if (a == "--unet-channels") o.unet_channels = std::stoll(next());
+      else if (a == "--unet-mult") o.unet_mult = parseList(next());
+      else if (a == "--vae-channels") o.vae_channels = std::stoll(next());
+      else if (a == "--vae-mult") o.vae_mult = parseList(next());
+      else if (a == "--full-attention") o.attention_at_full = true;
+      else if (a == "--dtype") {
+        const std::string d = next();
+        if (d != "fp32" && d != "bf16") return usage();
+        o.dtype = d == "fp32" ? at::kFloat : at::kBFloat16;
+      } else if (a == "--bench") o.bench = true;
+      else return usage();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "kiln-train-starter: %s\n", e.what());
+      return usage();
+    }
+  }
+  at::set_num_threads(o.threads);
+  at::manual_seed(o.seed);
+  if (o.bench) {
+    bench(o);
+    return 0;
+  }
+  try {
+    const auto total = Clock::now();
+    models::ClipTextModel text(textConfig(), kTextPrefix);
+    models::UNetModel unet(unetConfig(o), kUNetPrefix);
+    models::AutoencoderKL vae(vaeConfig(o), kVaePrefix);
+    starter::initParams(vae.params(), {}, o.dtype);
+    startNearlyDeterministic(vae);
+    std::printf("VAE %lld parameters, UNet %lld, text encoder %lld\n",
+                static_cast<long long>(vae.params().parameterCount()),
+                static_cast<long long>(unet.params().parameterCount()),
+                static_cast<long long>(text.params().parameterCount()));
+    const auto vae_curve = trainVae(vae, o);
+    const double s = normaliseLatentScale(vae, o);
+    const std::string preview = o.plot.substr(0, o.plot.rfind('.')) + "-vae.png";
+    writeVaePreview(vae, o, preview);
+    std::printf("latent scale folded into the VAE: %.4f (%.0f s so far)\n", s, seconds(total));
+    models::AutoencoderKL& vae_compute = vae;
+    std::vector<at::Tensor> fp32;  // the weights to save
+    for (const auto& slot : vae_compute.params().slots()) {
+      fp32.push_back(*slot.tensor);
+      *slot.tensor = slot.tensor->to(o.dtype);
+    }
+    const LatentSet data = encodeScenes(vae_compute, o);
+    std::size_t k = 0;
+    for (const auto& slot : vae_compute.params().slots()) *slot.tensor = fp32[k++];
+
+    starter::initParams(text.params(), {}, o.dtype);
+    starter::initParams(unet.params(), {"out_layers.3.", "proj_out.", "out.2."}, o.dtype);
+    const std::map<std::string, std::string> meta{
+        {"kiln.model", "Kiln starter model: shapes in colours, trained by kiln-train-starter"},
+        {"kiln.training",
+         "seed " + std::to_string(o.seed) + ", " + std::to_string(o.vae_steps) + " VAE steps x " +
+             std::to_string(o.vae_batch) + ", " + std::to_string(o.scenes) + " scenes, " +
+             std::to_string(o.unet_steps) + " UNet steps x " + std::to_string(o.unet_batch)},
+        {"modelspec.architecture", "stable-diffusion-v1"},
+        {"modelspec.title", "Kiln starter"},
+        {"modelspec.resolution", std::to_string(o.image) + "x" + std::to_string(o.image)}};
+    // Intermediate checkpoints (<stem>-stepN.safetensors) with the averaged UNet and
+    // text encoder, for judging progress while training goes on.
+    const auto snapshot = [&](int64_t step, const std::vector<at::Tensor>& averages) {
+      const std::string stem = o.out.substr(0, o.out.rfind('.'));
+      std::vector<at::Tensor> replace(averages.begin() + static_cast<std::ptrdiff_t>(unet.params().slots().size()), averages.end());
+      replace.insert(replace.end(), averages.begin(), averages.begin() + static_cast<std::ptrdiff_t>(unet.params().slots().size()));
+      writeCheckpoint(stem + "-step" + std::to_string(step) + ".safetensors",
+                      {&text.params(), &unet.params(), &vae_compute.params()}, meta, replace);
+    };
+    const auto unet_curve = trainUNet(unet, text, data, o, snapshot);
+
+    writeCheckpoint(o.out, {&text.params(), &unet.params(), &vae_compute.params()}, meta);
+    // The file must come back through ordinary detection with the shapes trained here.
+    const models::Checkpoint ck = models::openCheckpoint(o.out);
+    const auto& spec = ck.spec;
+    if (spec.family != models::ModelFamily::SD1 || spec.unet.model_channels != unetConfig(o).model_channels ||
+        spec.vae.downscale() != 4 || spec.text_encoders.at(0).config.hidden != textConfig().hidden ||
+        spec.text_encoders.at(0).config.heads != textConfig().heads)
+      throw Error(ErrorKind::Internal, "the written checkpoint is detected with other shapes");
+    if (!starter::writeLossPlot(o.plot, {{"VAE reconstruction (L1 + L2)", vae_curve},
+                                         {"UNet + text encoder (noise MSE)", unet_curve}}))
+      throw Error(ErrorKind::Io, "cannot write " + o.plot);
+    std::printf("wrote %s and %s in %.0f s\n", o.out.c_str(), o.plot.c_str(), seconds(total));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kiln-train-starter: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
