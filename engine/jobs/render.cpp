@@ -55,7 +55,7 @@ Image toImage(const at::Tensor& decoded) {
 
 RenderParams defaultRenderParams() {
   RenderParams p;
-  p.prompt = "a large orange star in the centre on a black background";
+  p.prompt = "a large orange star";
   p.seed = 1;
   p.steps = 20;
   p.cfg_scale = 5.0;
