@@ -469,15 +469,14 @@ int main(int argc, char** argv) {
     const std::string preview = o.plot.substr(0, o.plot.rfind('.')) + "-vae.png";
     writeVaePreview(vae, o, preview);
     std::printf("latent scale folded into the VAE: %.4f (%.0f s so far)\n", s, seconds(total));
-    models::AutoencoderKL& vae_compute = vae;
     std::vector<at::Tensor> fp32;  // the weights to save
-    for (const auto& slot : vae_compute.params().slots()) {
+    for (const auto& slot : vae.params().slots()) {
       fp32.push_back(*slot.tensor);
       *slot.tensor = slot.tensor->to(o.dtype);
     }
-    const LatentSet data = encodeScenes(vae_compute, o);
+    const LatentSet data = encodeScenes(vae, o);
     std::size_t k = 0;
-    for (const auto& slot : vae_compute.params().slots()) *slot.tensor = fp32[k++];
+    for (const auto& slot : vae.params().slots()) *slot.tensor = fp32[k++];
 
     starter::initParams(text.params(), {}, o.dtype);
     starter::initParams(unet.params(), {"out_layers.3.", "proj_out.", "out.2."}, o.dtype);
@@ -497,11 +496,11 @@ int main(int argc, char** argv) {
       std::vector<at::Tensor> replace(averages.begin() + static_cast<std::ptrdiff_t>(unet.params().slots().size()), averages.end());
       replace.insert(replace.end(), averages.begin(), averages.begin() + static_cast<std::ptrdiff_t>(unet.params().slots().size()));
       writeCheckpoint(stem + "-step" + std::to_string(step) + ".safetensors",
-                      {&text.params(), &unet.params(), &vae_compute.params()}, meta, replace);
+                      {&text.params(), &unet.params(), &vae.params()}, meta, replace);
     };
     const auto unet_curve = trainUNet(unet, text, data, o, snapshot);
 
-    writeCheckpoint(o.out, {&text.params(), &unet.params(), &vae_compute.params()}, meta);
+    writeCheckpoint(o.out, {&text.params(), &unet.params(), &vae.params()}, meta);
     // The file must come back through ordinary detection with the shapes trained here.
     const models::Checkpoint ck = models::openCheckpoint(o.out);
     const auto& spec = ck.spec;
