@@ -1,6 +1,8 @@
 // The starter model's drawing rates on held-out prompts (colour, position, shape, small
 // shapes, count), several seeds each, as judged by the starter-model test's detector;
-// and the time per image in bf16 against fp32 measured in the same run.
+// and the time per image in bf16 against fp32 measured in the same run. Another model
+// file (an intermediate checkpoint of kiln-train-starter, say) may be named after the
+// number of seeds.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -14,12 +16,13 @@ using namespace kiln;
 
 int main(int argc, char** argv) {
   const int seeds = argc > 1 ? std::atoi(argv[1]) : 3;
-  if (seeds < 1) {
-    std::fprintf(stderr, "usage: bench_starter_quality [SEEDS]\n");
+  if (seeds < 1 || argc > 3) {
+    std::fprintf(stderr, "usage: bench_starter_quality [SEEDS [MODEL.safetensors]]\n");
     return 2;
   }
   try {
-    const std::string model = starterModelPath();
+    const std::string model = argc > 2 ? std::string(argv[2]) : starterModelPath();
+    std::printf("model: %s\n", model.c_str());
     std::vector<int64_t> seed_list;
     for (int s = 1; s <= seeds; ++s) seed_list.push_back(s);
     using Clock = std::chrono::steady_clock;

@@ -165,3 +165,37 @@ at::Tensor SdPipeline::decode(const at::Tensor& latent) const {
 }
 
 }  // namespace kiln::nodes
+
+namespace kiln::nodes {
+
+int64_t SdPipeline::weightBytes() const {
+  int64_t total = 0;
+  const auto add = [&](const models::ParamList& params) {
+    for (const auto& slot : params.slots())
+      if (slot.tensor->defined()) total += static_cast<int64_t>(slot.tensor->nbytes());
+  };
+  for (const auto& t : text_) add(t->params());
+  add(unet_->params());
+  add(vae_->params());
+  return total;
+}
+
+at::Tensor SdPipeline::previewRgb(const at::Tensor& latent) const {
+  at::NoGradGuard no_grad;
+  const int64_t c = latent.size(1);
+  if (!preview_map_.defined()) {
+    // Decode a few random latents at 8x8 and fit latent -> mean RGB of each patch by least
+    // squares: a few milliseconds once per model, and right for any VAE.
+    at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(uint64_t{20240607});
+    const at::Tensor z = at::randn({4, c, 8, 8}, gen, at::TensorOptions().dtype(at::kFloat));
+    const at::Tensor img = decode(z);  // [4, 3, 8f, 8f]
+    const at::Tensor rgb = at::adaptive_avg_pool2d(img, {8, 8}).permute({0, 2, 3, 1}).reshape({-1, 3});
+    const at::Tensor x = at::cat({z.permute({0, 2, 3, 1}).reshape({-1, c}), at::ones({rgb.size(0), 1})}, 1);
+    preview_map_ = std::get<0>(at::linalg_lstsq(x, rgb));
+  }
+  const at::Tensor x = latent[0].to(at::kFloat).permute({1, 2, 0}).reshape({-1, c});
+  const at::Tensor rgb = at::cat({x, at::ones({x.size(0), 1})}, 1).matmul(preview_map_);
+  return (rgb / 2 + 0.5).clamp(0, 1).reshape({latent.size(2), latent.size(3), 3}).contiguous();
+}
+
+}  // namespace kiln::nodes

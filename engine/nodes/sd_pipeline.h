@@ -66,6 +66,12 @@ class SdPipeline {
                     const std::function<void(const sampling::StepInfo&)>& on_step = {}) const;
   // Scaled latent -> image [B, 3, H, W] in ~[-1, 1] (raw VAE output).
   at::Tensor decode(const at::Tensor& latent) const;
+  // A cheap picture of a scaled latent [1, C, h, w]: RGB [h, w, 3] in [0, 1] at latent
+  // resolution, through a linear map fitted once to this model's VAE decoder.
+  at::Tensor previewRgb(const at::Tensor& latent) const;
+
+  // Bytes of all loaded weights.
+  int64_t weightBytes() const;
 
  private:
   models::Checkpoint checkpoint_;
@@ -74,6 +80,7 @@ class SdPipeline {
   std::vector<std::unique_ptr<models::ClipTextModel>> text_;
   std::unique_ptr<models::UNetModel> unet_;
   std::unique_ptr<models::AutoencoderKL> vae_;
+  mutable at::Tensor preview_map_;  // [C + 1, 3]: latent channels and a bias -> RGB
 };
 
 // Seeded initial noise from libtorch's CPU generator: the same numbers as

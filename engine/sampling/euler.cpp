@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "core/interrupt.h"
+
 namespace kiln::sampling {
 
 at::Tensor sampleEuler(Denoiser& denoiser, const at::Tensor& noise, const EulerSchedule& schedule,
@@ -9,6 +11,7 @@ at::Tensor sampleEuler(Denoiser& denoiser, const at::Tensor& noise, const EulerS
   at::Tensor x = noise.to(at::kFloat) * schedule.init_noise_sigma;
   const auto steps = static_cast<int64_t>(schedule.timesteps.size());
   for (int64_t i = 0; i < steps; ++i) {
+    core::checkInterrupt();
     const float sigma = schedule.sigmas[static_cast<std::size_t>(i)];
     const float sigma_next = schedule.sigmas[static_cast<std::size_t>(i + 1)];
     const at::Tensor x_in = x / std::sqrt(sigma * sigma + 1.0f);
@@ -18,7 +21,7 @@ at::Tensor sampleEuler(Denoiser& denoiser, const at::Tensor& noise, const EulerS
     // matches: x0 = x - sigma * eps; d = (x - x0) / sigma; x += d * (sigma_next - sigma).
     const at::Tensor denoised = x - eps * sigma;
     x = x + ((x - denoised) / sigma) * (sigma_next - sigma);
-    if (on_step) on_step({i, steps, &x_in, &eps, &x});
+    if (on_step) on_step({i, steps, &x_in, &eps, &x, &denoised});
   }
   return x;
 }

@@ -16,7 +16,8 @@ struct StepInfo {
   int64_t total = 0;
   const at::Tensor* scaled_input = nullptr;
   const at::Tensor* noise_pred = nullptr;
-  const at::Tensor* latent = nullptr;  // after the step
+  const at::Tensor* latent = nullptr;    // after the step
+  const at::Tensor* denoised = nullptr;  // the step's estimate of the clean latent
 };
 
 // Runs every step starting from noise * init_noise_sigma; calls on_step after each

@@ -22,6 +22,7 @@
 #include "core/data_paths.h"
 #include "kiln/error.h"
 #include "loss_plot.h"
+#include "models/common/params.h"
 #include "models/sd/sd_checkpoint.h"
 #include "models/text/clip_text.h"
 #include "models/text/clip_tokenizer.h"
@@ -54,6 +55,15 @@ struct Options {
   at::ScalarType dtype = at::kBFloat16;
   bool bench = false;
   int64_t snapshot_every = 0;  // UNet steps between intermediate checkpoints; 0 = none
+  // Low-frequency noise for the UNet (see trainingNoise): the per-level weight of the
+  // coarser noise layers, and the strength of the per-channel constant offset.
+  double pyramid_discount = 0.7;
+  double offset_noise = 0.1;
+  // Floor of the loss weight in clean-picture terms (k / SNR) at the highest noise levels,
+  // where the layout is decided; 0 = plain Min-SNR-5.
+  double high_noise_weight = 0.0;
+  // Take the VAE from this checkpoint instead of training one (for UNet experiments).
+  std::string vae_from;
   // UNet shape: base channels, per-level multipliers, whether the full-resolution level
   // has attention.
   int64_t unet_channels = 64;
@@ -156,6 +166,30 @@ struct Timer {
 
 // ---------------------------------------------------------------------------- VAE
 
+// Objects cover a few percent of a picture: their pixels (anything that differs from the
+// corner, which is always background) weigh five times, and more in pictures whose
+// objects are small, up to three times as much again, so that a small star keeps its
+// points. L1 + L2 on the pixels plus L1 on the horizontal and vertical differences,
+// which carry the edges and corners that tell shapes apart.
+at::Tensor reconstructionLoss(const at::Tensor& recon, const at::Tensor& x) {
+  const at::Tensor bg = x.narrow(2, 0, 1).narrow(3, 0, 1);
+  const at::Tensor object = ((x - bg).abs().sum(1, true) > 0.1).to(at::kFloat);
+  constexpr double kMediumObjectPixels = 330.0;  // a medium circle at 64x64
+  const at::Tensor boost =
+      (kMediumObjectPixels / object.sum({1, 2, 3}, true).clamp_min(1.0)).clamp(1.0, 9.0).sqrt();
+  const at::Tensor w = 1.0 + 4.0 * object * boost;
+  const at::Tensor d = recon - x;
+  const at::Tensor pixel = ((d.abs() + d.pow(2)) * w).sum() / (w.sum() * 3.0);
+  const auto diff = [](const at::Tensor& t, int64_t dim) {
+    const int64_t n = t.size(dim) - 1;
+    return t.narrow(dim, 1, n) - t.narrow(dim, 0, n);
+  };
+  const int64_t n = x.size(2) - 1;
+  const at::Tensor edge = (diff(d, 2).abs() * w.narrow(2, 0, n)).sum() / (w.narrow(2, 0, n).sum() * 3.0) +
+                          (diff(d, 3).abs() * w.narrow(3, 0, n)).sum() / (w.narrow(3, 0, n).sum() * 3.0);
+  return pixel + edge;
+}
+
 std::vector<double> trainVae(models::AutoencoderKL& vae, const Options& o) {
   starter::AdamW opt({&vae.params()}, {o.vae_lr, 0.9, 0.999, 1e-8, 0.0, 1.0});
   starter::SceneSampler sampler(o.seed * 7 + 1, o.image);
@@ -172,12 +206,7 @@ std::vector<double> trainVae(models::AutoencoderKL& vae, const Options& o) {
     const at::Tensor z = parts[0] + (0.5 * logvar).exp() * at::randn_like(parts[0]);
     const at::Tensor recon = vae.decode(z.to(o.dtype)).to(at::kFloat);
     const at::Tensor& xf = x;
-    // Objects cover a few percent of a picture: weigh their pixels (anything that differs
-    // from the corner, which is always background) five times.
-    const at::Tensor bg = xf.narrow(2, 0, 1).narrow(3, 0, 1);
-    const at::Tensor w = 1.0 + 4.0 * ((xf - bg).abs().sum(1, true) > 0.1).to(at::kFloat);
-    const at::Tensor err = (recon - xf).abs() + (recon - xf).pow(2);
-    const at::Tensor rec_loss = (err * w).sum() / (w.sum() * 3.0);
+    const at::Tensor rec_loss = reconstructionLoss(recon, xf);
     const at::Tensor kl = 0.5 * (parts[0].pow(2) + logvar.exp() - 1.0 - logvar).mean();
     const at::Tensor loss = rec_loss + 1e-6 * kl;
     loss.backward();
@@ -288,6 +317,29 @@ at::Tensor alphasCumprod() {
   return (1.0 - betas).cumprod(0).to(at::kFloat);
 }
 
+// The UNet's training noise. With SD 1.x's schedule the last step still keeps 7% of the
+// picture, so plain white noise lets coarse structure (where the object is, the
+// background's brightness) leak through to the highest noise levels: the model learns to
+// take it from the noise instead of from the prompt, and at sampling time, which starts
+// from pure noise, it ignores position and background words. Extra noise at coarse
+// scales (layers at 1/2, 1/4, ... of the latent size, each `discount` times the previous,
+// upsampled bilinearly; renormalised to unit spread) and a per-channel constant offset
+// hide that leak, so the prompt is the only place left to learn layout from.
+at::Tensor trainingNoise(int64_t batch, int64_t channels, int64_t h, int64_t w, double discount,
+                         double offset) {
+  at::Tensor noise = at::randn({batch, channels, h, w});
+  if (discount > 0) {
+    double weight = 1.0;
+    for (int64_t s = h / 2; s >= 1; s /= 2) {
+      weight *= discount;
+      noise += weight * at::upsample_bilinear2d(at::randn({batch, channels, s, s}), {h, w}, false);
+    }
+    noise = noise / noise.std({1, 2, 3}, true, true);
+  }
+  if (offset > 0) noise += offset * at::randn({batch, channels, 1, 1});
+  return noise;
+}
+
 using Snapshot = std::function<void(int64_t step, const std::vector<at::Tensor>& averages)>;
 
 std::vector<double> trainUNet(models::UNetModel& unet, models::ClipTextModel& text,
@@ -317,7 +369,8 @@ std::vector<double> trainUNet(models::UNetModel& unet, models::ClipTextModel& te
                           data.std.index_select(0, index) * at::randn({o.unet_batch, 4, data.mean.size(2), data.mean.size(3)});
     const at::Tensor t = at::randint(0, 1000, {o.unet_batch}, at::kLong);
     const at::Tensor a = ac.index_select(0, t).view({-1, 1, 1, 1});
-    const at::Tensor noise = at::randn_like(x0);
+    const at::Tensor noise = trainingNoise(o.unet_batch, x0.size(1), x0.size(2), x0.size(3),
+                                           o.pyramid_discount, o.offset_noise);
     const at::Tensor xt = a.sqrt() * x0 + (1.0 - a).sqrt() * noise;
     const at::Tensor tok = at::tensor(ids, at::kLong).view({o.unet_batch, 77});
     const at::Tensor context = text.forward(tok).last_hidden_state;
@@ -325,7 +378,8 @@ std::vector<double> trainUNet(models::UNetModel& unet, models::ClipTextModel& te
         unet.forward({xt.to(o.dtype), t.to(at::kFloat), context.to(o.dtype), {}}).to(at::kFloat);
     // Min-SNR-5 weighting of the epsilon loss.
     const at::Tensor snr = a / (1.0 - a);
-    const at::Tensor w = at::clamp_max(snr, 5.0) / snr;
+    at::Tensor w = at::clamp_max(snr, 5.0) / snr;
+    if (o.high_noise_weight > 0) w = at::maximum(w, o.high_noise_weight / snr);
     const at::Tensor per = (pred - noise).pow(2).mean({1, 2, 3}, false, at::kFloat);
     const at::Tensor loss = (per * w.view({-1})).mean();
     loss.backward();
@@ -404,7 +458,9 @@ int usage() {
                "         [--vae-steps N] [--vae-batch N] [--scenes N] [--unet-steps N]\n"
                "         [--unet-batch N] [--unet-channels N] [--unet-mult A,B,C]\n"
                "         [--full-attention] [--vae-channels N] [--vae-mult A,B,C]\n"
-               "         [--dtype fp32|bf16] [--threads N] [--snapshot-every N] [--bench]\n");
+               "         [--dtype fp32|bf16] [--threads N] [--snapshot-every N]\n"
+               "         [--pyramid-noise DISCOUNT] [--offset-noise F] [--high-noise-weight K]\n"
+               "         [--vae-from FILE] [--bench]\n");
   return 2;
 }
 
@@ -436,6 +492,10 @@ int main(int argc, char** argv) {
       else if (a == "--vae-channels") o.vae_channels = std::stoll(next());
       else if (a == "--vae-mult") o.vae_mult = parseList(next());
       else if (a == "--full-attention") o.attention_at_full = true;
+      else if (a == "--pyramid-noise") o.pyramid_discount = std::stod(next());
+      else if (a == "--offset-noise") o.offset_noise = std::stod(next());
+      else if (a == "--high-noise-weight") o.high_noise_weight = std::stod(next());
+      else if (a == "--vae-from") o.vae_from = next();
       else if (a == "--dtype") {
         const std::string d = next();
         if (d != "fp32" && d != "bf16") return usage();
@@ -459,16 +519,24 @@ int main(int argc, char** argv) {
     models::UNetModel unet(unetConfig(o), kUNetPrefix);
     models::AutoencoderKL vae(vaeConfig(o), kVaePrefix);
     starter::initParams(vae.params(), {}, o.dtype);
-    startNearlyDeterministic(vae);
     std::printf("VAE %lld parameters, UNet %lld, text encoder %lld\n",
                 static_cast<long long>(vae.params().parameterCount()),
                 static_cast<long long>(unet.params().parameterCount()),
                 static_cast<long long>(text.params().parameterCount()));
-    const auto vae_curve = trainVae(vae, o);
-    const double s = normaliseLatentScale(vae, o);
-    const std::string preview = o.plot.substr(0, o.plot.rfind('.')) + "-vae.png";
-    writeVaePreview(vae, o, preview);
-    std::printf("latent scale folded into the VAE: %.4f (%.0f s so far)\n", s, seconds(total));
+    std::vector<double> vae_curve;
+    if (o.vae_from.empty()) {
+      startNearlyDeterministic(vae);
+      vae_curve = trainVae(vae, o);
+      const double s = normaliseLatentScale(vae, o);
+      const std::string preview = o.plot.substr(0, o.plot.rfind('.')) + "-vae.png";
+      writeVaePreview(vae, o, preview);
+      std::printf("latent scale folded into the VAE: %.4f (%.0f s so far)\n", s, seconds(total));
+    } else {
+      models::LoadOptions load;
+      load.owned_prefixes = {kVaePrefix};
+      models::loadParams(vae.params(), models::openCheckpoint(o.vae_from).index, load, "VAE");
+      std::printf("VAE taken from %s\n", o.vae_from.c_str());
+    }
     std::vector<at::Tensor> fp32;  // the weights to save
     for (const auto& slot : vae.params().slots()) {
       fp32.push_back(*slot.tensor);
@@ -485,7 +553,9 @@ int main(int argc, char** argv) {
         {"kiln.training",
          "seed " + std::to_string(o.seed) + ", " + std::to_string(o.vae_steps) + " VAE steps x " +
              std::to_string(o.vae_batch) + ", " + std::to_string(o.scenes) + " scenes, " +
-             std::to_string(o.unet_steps) + " UNet steps x " + std::to_string(o.unet_batch)},
+             std::to_string(o.unet_steps) + " UNet steps x " + std::to_string(o.unet_batch) +
+             ", pyramid noise " + std::to_string(o.pyramid_discount) + ", offset noise " +
+             std::to_string(o.offset_noise)},
         {"modelspec.architecture", "stable-diffusion-v1"},
         {"modelspec.title", "Kiln starter"},
         {"modelspec.resolution", std::to_string(o.image) + "x" + std::to_string(o.image)}};
@@ -508,8 +578,10 @@ int main(int argc, char** argv) {
         spec.vae.downscale() != 4 || spec.text_encoders.at(0).config.hidden != textConfig().hidden ||
         spec.text_encoders.at(0).config.heads != textConfig().heads)
       throw Error(ErrorKind::Internal, "the written checkpoint is detected with other shapes");
-    if (!starter::writeLossPlot(o.plot, {{"VAE reconstruction (L1 + L2)", vae_curve},
-                                         {"UNet + text encoder (noise MSE)", unet_curve}}))
+    std::vector<starter::LossCurve> curves;
+    if (!vae_curve.empty()) curves.push_back({"VAE reconstruction (L1 + L2 + edges)", vae_curve});
+    curves.push_back({"UNet + text encoder (noise MSE)", unet_curve});
+    if (!starter::writeLossPlot(o.plot, curves))
       throw Error(ErrorKind::Io, "cannot write " + o.plot);
     std::printf("wrote %s and %s in %.0f s\n", o.out.c_str(), o.plot.c_str(), seconds(total));
   } catch (const std::exception& e) {

@@ -1,5 +1,6 @@
 #include "models/common/params.h"
 
+#include "core/interrupt.h"
 #include "kiln/error.h"
 #include "tensor_io/materialize.h"
 
@@ -56,6 +57,7 @@ void loadParams(const ParamList& params, const tensor_io::TensorIndex& index,
   const std::size_t total = params.slots().size();
   std::size_t done = 0;
   for (const auto& slot : params.slots()) {
+    core::checkInterrupt();
     *slot.tensor = tensor_io::materialize(*index.find(slot.name), options.dtype);
     if (options.progress) options.progress(++done, total);
   }

@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "core/interrupt.h"
 #include "kiln/error.h"
 
 namespace kiln::models {
@@ -124,6 +125,7 @@ ClipTextOutput ClipTextModel::forward(const at::Tensor& ids) const {
   ClipTextOutput out;
   out.hidden_states.push_back(x);
   for (const Layer& l : layers_) {
+    core::checkInterrupt();
     at::Tensor h = l.ln1(x);
     at::Tensor q, k, v;
     if (c.layout == ClipLayout::OpenClip) {

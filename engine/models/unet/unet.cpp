@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "core/interrupt.h"
 #include "kiln/error.h"
 #include "models/unet/unet_blocks.h"
 
@@ -228,13 +229,16 @@ at::Tensor UNetModel::forward(const UNetInputs& in) const {
   at::Tensor h = (*m.input[0].conv)(in.latent.to(dtype));
   skips.push_back(h);
   for (std::size_t k = 1; k < m.input.size(); ++k) {
+    core::checkInterrupt();
     h = m.runBlock(m.input[k], h, emb, ctx, nullptr);
     skips.push_back(h);
   }
+  core::checkInterrupt();
   h = (*m.middle_a.res)(h, emb);
   if (config_.middle_depth > 0) h = m.middle_attn(h, ctx);
   h = (*m.middle_b.res)(h, emb);
   for (const auto& block : m.output) {
+    core::checkInterrupt();
     h = at::cat({h, skips.back()}, 1);
     skips.pop_back();
     h = m.runBlock(block, h, emb, ctx, skips.empty() ? nullptr : &skips.back());

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <optional>
 
+#include "core/interrupt.h"
 #include "kiln/error.h"
 
 namespace kiln::models {
@@ -190,9 +191,13 @@ AutoencoderKL& AutoencoderKL::operator=(AutoencoderKL&&) noexcept = default;
 at::Tensor AutoencoderKL::decode(const at::Tensor& z) const {
   const Impl& m = *impl_;
   at::Tensor h = m.post_quant_conv(z.to(m.dec_conv_in.weight.scalar_type()));
+  core::checkInterrupt();
   h = m.dec_mid(m.dec_conv_in(h));
   for (auto it = m.up.rbegin(); it != m.up.rend(); ++it) {
-    for (const auto& block : it->blocks) h = block(h);
+    for (const auto& block : it->blocks) {
+      core::checkInterrupt();
+      h = block(h);
+    }
     if (it->resample)
       h = (*it->resample)(at::upsample_nearest2d(h, {h.size(2) * 2, h.size(3) * 2}));
   }
@@ -203,9 +208,13 @@ at::Tensor AutoencoderKL::encodeMoments(const at::Tensor& image) const {
   const Impl& m = *impl_;
   at::Tensor h = m.enc_conv_in(image.to(m.enc_conv_in.weight.scalar_type()));
   for (const auto& level : m.down) {
-    for (const auto& block : level.blocks) h = block(h);
+    for (const auto& block : level.blocks) {
+      core::checkInterrupt();
+      h = block(h);
+    }
     if (level.resample) h = (*level.resample)(at::constant_pad_nd(h, {0, 1, 0, 1}, 0));
   }
+  core::checkInterrupt();
   h = m.enc_conv_out(at::silu(m.enc_norm_out(m.enc_mid(h))));
   return m.quant_conv(h);
 }

@@ -1,0 +1,135 @@
+// The engine: a queue of jobs run one at a time on the engine's own thread, with
+// interruption at every stage and progress reported per stage. Callers submit, cancel
+// and skip from any thread and never wait on model work.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/error.h"
+#include "kiln/image.h"
+#include "kiln/render.h"
+
+namespace kiln {
+
+using JobId = uint64_t;  // 0 is never a job
+
+// One text-to-image job: `batch` images, image i rendered with seed params.seed + i.
+struct Job {
+  RenderParams params;
+  int batch = 1;
+  // Where to save the images (by extension; needs EngineOptions::write_image). Image i of
+  // a batch (i >= 1) goes to "<stem>-<i+1><ext>". Empty: images are only returned.
+  std::string output_path;
+  bool previews = false;  // send a Preview event after each denoising step
+};
+
+enum class StageKind { Invalid = 0, LoadModel, ApplyLora, EncodePrompt, Denoise, Decode, EncodeVideo, Save };
+const char* stageKindName(StageKind kind) noexcept;  // "load", "lora", "encode", ...
+
+struct Stage {
+  StageKind kind = StageKind::Invalid;
+  std::string name;   // for people: "Loading model", "Denoising image 2 of 3"
+  std::string unit;   // what `total` counts: "tensors", "layers", "steps", "tiles", "files"
+  int64_t total = 0;  // 0 while not yet known (a later Progress event carries it)
+  int image = -1;     // the batch image the stage belongs to; -1 for job-wide stages
+  double expected_seconds = 0;  // calibrated from earlier runs on this machine
+};
+
+struct MemoryStats {
+  int64_t cached_model_bytes = 0;  // weights of the models the cache keeps between jobs
+  int cached_models = 0;
+  int64_t job_bytes = 0;       // tensors and images the running job holds
+  int64_t resident_bytes = 0;  // the process's resident set (0 where unknown)
+};
+
+enum class EventType {
+  Invalid = 0,
+  JobQueued,
+  JobStarted,
+  StagePlanned,   // `stages`: the whole plan, before any stage runs
+  StageStarted,   // `stage`
+  Progress,       // `stage`, `done` of `total` `unit`, `fraction`, `eta_seconds`
+  StageFinished,  // `stage`
+  Preview,        // `stage`, `image`: a cheap picture of the current latent
+  JobFinished,    // `outputs`, `output_paths`, `notices`
+  JobFailed,      // `error`, `message`
+  JobCancelled,   // `message` says when
+  Log,            // `message`
+  MemoryStats,    // `memory`
+};
+const char* eventTypeName(EventType type) noexcept;
+
+struct Event {
+  EventType type = EventType::Invalid;
+  JobId job = 0;
+  std::vector<Stage> stages;
+  int stage = -1;  // index into the planned stages
+  int64_t done = 0;
+  int64_t total = 0;
+  std::string unit;
+  double fraction = 0;      // of the whole job, 0 to 1, from the calibrated stage weights
+  double eta_seconds = -1;  // -1 while unknown
+  Image image;
+  std::vector<Image> outputs;
+  std::vector<std::string> output_paths;
+  std::vector<std::string> notices;
+  ErrorKind error = ErrorKind::Invalid;
+  std::string message;
+  kiln::MemoryStats memory;
+};
+
+// Receives every event. Called on the engine thread, and on the caller's thread for
+// JobQueued and for the JobCancelled of a job that never started; calls never overlap
+// and arrive in order for each job. It may call back into the Engine, but must return
+// quickly: the engine thread waits for it.
+using EventSink = std::function<void(const Event&)>;
+
+struct EngineOptions {
+  EventSink sink;
+  // The save stage: writes `image` to exactly `path` (the engine picks a temporary name
+  // and renames it into place, so a cancelled or failed save leaves nothing behind).
+  std::function<void(const std::string& path, const Image& image)> write_image;
+  // JSON file where measured stage durations persist between runs; empty: not persisted.
+  std::string timings_path;
+  int cached_models = 1;  // models kept loaded between jobs (0: load for every job)
+};
+
+// Interruption statistics over the jobs run so far.
+struct InterruptStats {
+  int64_t checks = 0;
+  double longest_gap_seconds = 0;  // the longest time between two cancellation checks
+};
+
+class Engine {
+ public:
+  explicit Engine(EngineOptions options);
+  ~Engine();  // cancels every job and joins the engine thread
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Queues a job. Throws kiln::Error(InvalidArgument) for parameters that can never work
+  // (the model file itself is checked when the job runs).
+  JobId submit(Job job);
+  // Cancels a queued or running job; false when the id is unknown or the job is over.
+  bool cancel(JobId id);
+  void cancelAll();
+  // Finishes the image being rendered, drops the batch's remaining images and keeps the
+  // finished ones; for a queued job, limits it to its first image. False when unknown.
+  bool skip(JobId id);
+
+  // Blocks until no job is queued or running, at most `timeout_seconds`; true when idle.
+  bool waitIdle(double timeout_seconds) const;
+  std::size_t queuedJobs() const;
+  kiln::MemoryStats memoryStats() const;
+  InterruptStats interruptStats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kiln

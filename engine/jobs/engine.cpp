@@ -1,0 +1,324 @@
+#include "kiln/engine.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "core/interrupt.h"
+#include "jobs/job_runner.h"
+#include "jobs/model_cache.h"
+#include "jobs/stage_timings.h"
+
+namespace kiln {
+
+const char* stageKindName(StageKind kind) noexcept {
+  switch (kind) {
+    case StageKind::LoadModel: return "load";
+    case StageKind::ApplyLora: return "lora";
+    case StageKind::EncodePrompt: return "encode";
+    case StageKind::Denoise: return "denoise";
+    case StageKind::Decode: return "decode";
+    case StageKind::EncodeVideo: return "video";
+    case StageKind::Save: return "save";
+    case StageKind::Invalid: break;
+  }
+  return "invalid";
+}
+
+const char* eventTypeName(EventType type) noexcept {
+  switch (type) {
+    case EventType::JobQueued: return "job_queued";
+    case EventType::JobStarted: return "job_started";
+    case EventType::StagePlanned: return "stage_planned";
+    case EventType::StageStarted: return "stage_started";
+    case EventType::Progress: return "progress";
+    case EventType::StageFinished: return "stage_finished";
+    case EventType::Preview: return "preview";
+    case EventType::JobFinished: return "job_finished";
+    case EventType::JobFailed: return "job_failed";
+    case EventType::JobCancelled: return "job_cancelled";
+    case EventType::Log: return "log";
+    case EventType::MemoryStats: return "memory_stats";
+    case EventType::Invalid: break;
+  }
+  return "invalid";
+}
+
+namespace {
+
+int64_t residentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t size = 0, resident = 0;
+  if (!(statm >> size >> resident)) return 0;
+  return resident * static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+struct JobRecord {
+  JobId id = 0;
+  Job job;
+  core::CancelToken token;
+  std::atomic<bool> skip{false};
+};
+
+}  // namespace
+
+struct Engine::Impl {
+  EngineOptions options;
+  // Lock order: sink_mutex before mutex; the engine thread never emits while holding mutex.
+  std::recursive_mutex sink_mutex;
+  mutable std::mutex mutex;
+  std::condition_variable wake;
+  mutable std::condition_variable idle;
+  std::deque<std::shared_ptr<JobRecord>> queue;
+  std::shared_ptr<JobRecord> running;
+  JobId next_id = 1;
+  bool stopping = false;
+
+  // Touched only by the engine thread, except for the atomics.
+  jobs::ModelCache cache;
+  jobs::StageTimings timings;
+  std::atomic<int64_t> job_bytes{0};
+  std::atomic<int64_t> cached_bytes{0};
+  std::atomic<int> cached_count{0};
+  InterruptStats interrupt_stats;  // guarded by mutex
+
+  std::thread thread;
+
+  explicit Impl(EngineOptions o) : options(std::move(o)), cache(options.cached_models) {}
+
+  void emit(Event e) {
+    std::lock_guard<std::recursive_mutex> lock(sink_mutex);
+    if (options.sink) options.sink(e);
+  }
+
+  kiln::MemoryStats memory() const {
+    kiln::MemoryStats m;
+    m.cached_model_bytes = cached_bytes.load();
+    m.cached_models = cached_count.load();
+    m.job_bytes = job_bytes.load();
+    m.resident_bytes = residentBytes();
+    return m;
+  }
+
+  void emitMemory(JobId id) {
+    Event e;
+    e.type = EventType::MemoryStats;
+    e.job = id;
+    e.memory = memory();
+    emit(std::move(e));
+  }
+
+  void loop() {
+    for (;;) {
+      std::shared_ptr<JobRecord> rec;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        wake.wait(lock, [&] { return stopping || !queue.empty(); });
+        if (stopping) return;
+        rec = queue.front();
+        queue.pop_front();
+        running = rec;
+      }
+      run(*rec);
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        running.reset();
+      }
+      idle.notify_all();
+    }
+  }
+
+  void run(JobRecord& rec) {
+    Event started;
+    started.type = EventType::JobStarted;
+    started.job = rec.id;
+    emit(std::move(started));
+    emitMemory(rec.id);
+
+    jobs::RunEnvironment env;
+    env.cache = &cache;
+    env.timings = &timings;
+    env.emit = [&](Event e) {
+      e.job = rec.id;
+      emit(std::move(e));
+    };
+    env.write_image = options.write_image;
+    env.skip = &rec.skip;
+    env.job_bytes = &job_bytes;
+
+    Event end;
+    end.job = rec.id;
+    int failed_stage = -1;
+    {
+      core::InterruptScope scope(rec.token);
+      try {
+        try {
+          jobs::JobResult result = jobs::runJob(rec.job, env, &failed_stage);
+          end.type = EventType::JobFinished;
+          end.fraction = 1.0;
+          end.outputs = std::move(result.images);
+          end.output_paths = std::move(result.paths);
+          end.notices = std::move(result.notices);
+        } catch (...) {
+          jobs::rethrowAsError();
+        }
+      } catch (const Error& e) {
+        end.type = e.kind() == ErrorKind::Cancelled ? EventType::JobCancelled : EventType::JobFailed;
+        end.error = e.kind();
+        end.stage = failed_stage;
+        end.message = e.what();
+      }
+      const core::InterruptStats s = scope.stats();
+      std::lock_guard<std::mutex> lock(mutex);
+      interrupt_stats.checks += s.checks;
+      interrupt_stats.longest_gap_seconds = std::max(interrupt_stats.longest_gap_seconds, s.longest_gap_seconds);
+    }
+    cached_bytes = cache.weightBytes();
+    cached_count = cache.size();
+    if (end.type == EventType::JobCancelled)
+      end.message = failed_stage >= 0 ? "cancelled while running stage " + std::to_string(failed_stage + 1)
+                                      : "cancelled before the first stage";
+    if (!options.timings_path.empty() && end.type != EventType::JobFailed) {
+      try {
+        timings.save(options.timings_path);
+      } catch (const Error& e) {
+        Event log;
+        log.type = EventType::Log;
+        log.job = rec.id;
+        log.message = e.what();
+        emit(std::move(log));
+      }
+    }
+    emit(std::move(end));
+    emitMemory(rec.id);
+  }
+};
+
+Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
+  std::string problem;
+  impl_->timings = jobs::StageTimings::load(impl_->options.timings_path, &problem);
+  if (!problem.empty()) {
+    Event log;
+    log.type = EventType::Log;
+    log.message = problem;
+    impl_->emit(std::move(log));
+  }
+  impl_->thread = std::thread([this] { impl_->loop(); });
+}
+
+Engine::~Engine() {
+  cancelAll();
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    impl_->stopping = true;
+  }
+  impl_->wake.notify_all();
+  impl_->thread.join();
+}
+
+JobId Engine::submit(Job job) {
+  jobs::validateJob(job);
+  if (!job.output_path.empty() && !impl_->options.write_image)
+    throw Error(ErrorKind::InvalidArgument, "this engine was set up without an image writer, so it cannot save '" +
+                                                job.output_path + "'");
+  auto rec = std::make_shared<JobRecord>();
+  rec->job = std::move(job);
+  std::lock_guard<std::recursive_mutex> sink_lock(impl_->sink_mutex);
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    if (impl_->stopping) throw Error(ErrorKind::InvalidArgument, "the engine is shutting down");
+    rec->id = impl_->next_id++;
+    impl_->queue.push_back(rec);
+  }
+  // Still holding the sink: JobQueued reaches the sink before the job's JobStarted.
+  Event e;
+  e.type = EventType::JobQueued;
+  e.job = rec->id;
+  impl_->emit(std::move(e));
+  impl_->wake.notify_one();
+  return rec->id;
+}
+
+bool Engine::cancel(JobId id) {
+  std::lock_guard<std::recursive_mutex> sink_lock(impl_->sink_mutex);
+  std::shared_ptr<JobRecord> removed;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    if (impl_->running && impl_->running->id == id) {
+      impl_->running->token.cancel();
+      return true;
+    }
+    auto& q = impl_->queue;
+    const auto it = std::find_if(q.begin(), q.end(), [&](const auto& r) { return r->id == id; });
+    if (it == q.end()) return false;
+    removed = *it;
+    q.erase(it);
+  }
+  Event e;
+  e.type = EventType::JobCancelled;
+  e.job = id;
+  e.error = ErrorKind::Cancelled;
+  e.message = "cancelled before it started";
+  impl_->emit(std::move(e));
+  impl_->idle.notify_all();
+  return true;
+}
+
+void Engine::cancelAll() {
+  std::lock_guard<std::recursive_mutex> sink_lock(impl_->sink_mutex);
+  std::deque<std::shared_ptr<JobRecord>> removed;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    if (impl_->running) impl_->running->token.cancel();
+    removed.swap(impl_->queue);
+  }
+  for (const auto& r : removed) {
+    Event e;
+    e.type = EventType::JobCancelled;
+    e.job = r->id;
+    e.error = ErrorKind::Cancelled;
+    e.message = "cancelled before it started";
+    impl_->emit(std::move(e));
+  }
+  impl_->idle.notify_all();
+}
+
+bool Engine::skip(JobId id) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  if (impl_->running && impl_->running->id == id) {
+    impl_->running->skip = true;
+    return true;
+  }
+  for (const auto& r : impl_->queue)
+    if (r->id == id) {
+      r->job.batch = 1;
+      return true;
+    }
+  return false;
+}
+
+bool Engine::waitIdle(double timeout_seconds) const {
+  std::unique_lock<std::mutex> lock(impl_->mutex);
+  return impl_->idle.wait_for(lock, std::chrono::duration<double>(std::max(0.0, timeout_seconds)),
+                              [&] { return impl_->queue.empty() && !impl_->running; });
+}
+
+std::size_t Engine::queuedJobs() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->queue.size();
+}
+
+MemoryStats Engine::memoryStats() const { return impl_->memory(); }
+
+InterruptStats Engine::interruptStats() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->interrupt_stats;
+}
+
+}  // namespace kiln

@@ -1,0 +1,47 @@
+// Runs one job's stages on the calling thread: plans them, reports each stage's progress
+// with the calibrated overall fraction and ETA, checks the non-finite guards, saves
+// without leaving partial files. Interruption comes from the thread's InterruptScope.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kiln/engine.h"
+
+namespace kiln::jobs {
+
+class ModelCache;
+class StageTimings;
+
+struct RunEnvironment {
+  ModelCache* cache = nullptr;
+  StageTimings* timings = nullptr;
+  std::function<void(Event)> emit;  // the job id is filled in by the caller
+  std::function<void(const std::string& path, const Image& image)> write_image;
+  const std::atomic<bool>* skip = nullptr;  // finish the current image, drop the rest
+  std::atomic<int64_t>* job_bytes = nullptr;
+};
+
+struct JobResult {
+  std::vector<Image> images;
+  std::vector<std::string> paths;
+  std::vector<std::string> notices;
+  std::string model_family;
+};
+
+// Throws kiln::Error(InvalidArgument) for parameters that can never work.
+void validateJob(const Job& job);
+
+// Throws kiln::Error (Cancelled when interrupted) or whatever libtorch throws (see
+// rethrowAsError). `failed_stage` receives the index of the stage that was running when
+// it threw (-1 outside any stage).
+JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage = nullptr);
+
+// Inside a catch block: rethrows the exception in flight as a kiln::Error (allocation
+// failures as OutOfMemory, anything else unexpected as Internal).
+[[noreturn]] void rethrowAsError();
+
+}  // namespace kiln::jobs
