@@ -6,8 +6,19 @@
 #include <QDir>
 #include <QFileInfo>
 
-#include <cstdio>
+#include <signal.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <deque>
+#include <mutex>
+#include <optional>
+
+#include "job_display.h"
+#include "kiln/engine.h"
 #include "kiln/error.h"
 #include "kiln/image_io.h"
 #include "kiln/render.h"
@@ -99,6 +110,92 @@ QString defaultOutputPath() {
   return candidate;
 }
 
+// Set by SIGINT; the event loop below turns it into a cancel of the job.
+volatile std::sig_atomic_t g_interrupted = 0;
+
+extern "C" void onInterrupt(int) { g_interrupted = 1; }
+
+// Installs the Ctrl+C handler for its lifetime (no SA_RESTART, so waits wake up).
+class InterruptHandler {
+ public:
+  InterruptHandler() {
+    g_interrupted = 0;
+    struct sigaction sa {};
+    sa.sa_handler = onInterrupt;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, &previous_);
+  }
+  ~InterruptHandler() { ::sigaction(SIGINT, &previous_, nullptr); }
+  InterruptHandler(const InterruptHandler&) = delete;
+  InterruptHandler& operator=(const InterruptHandler&) = delete;
+
+ private:
+  struct sigaction previous_ {};
+};
+
+// Events cross from the engine thread to this one through a queue.
+class EventQueue {
+ public:
+  void push(Event e) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    events_.push_back(std::move(e));
+    ready_.notify_one();
+  }
+  std::optional<Event> pop(std::chrono::milliseconds wait) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!ready_.wait_for(lock, wait, [&] { return !events_.empty(); })) return std::nullopt;
+    Event e = std::move(events_.front());
+    events_.pop_front();
+    return e;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<Event> events_;
+};
+
+// Where measured stage durations persist between runs (for the ETA).
+std::string timingsPath() {
+  const QString dir = QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation) + "/kiln";
+  return QDir().mkpath(dir) ? (dir + "/stage-timings.json").toStdString() : std::string();
+}
+
+
+// Runs the job on an engine, showing its events until it ends; Ctrl+C cancels it.
+Event runJob(const Job& job, ProgressDisplay::Mode mode, bool json) {
+  EventQueue queue;
+  EngineOptions options;
+  options.sink = [&queue](const Event& e) { queue.push(e); };
+  options.write_image = [](const std::string& path, const Image& image) { writeImage(path, image); };
+  options.timings_path = timingsPath();
+  options.cached_models = 0;
+  Engine engine(std::move(options));
+  ProgressDisplay display(stderr, mode);
+  InterruptHandler interrupt;
+  const JobId id = engine.submit(job);
+  bool cancel_sent = false;
+  for (;;) {
+    if (g_interrupted && !cancel_sent) {
+      engine.cancel(id);
+      cancel_sent = true;
+    }
+    std::optional<Event> e = queue.pop(std::chrono::milliseconds(50));
+    if (!e || e->job != id) continue;
+    if (json) {
+      std::fputs(eventToJson(*e).constData(), stdout);
+      std::fputc('\n', stdout);
+      std::fflush(stdout);
+    }
+    display.handle(*e);
+    if (e->type == EventType::JobFinished || e->type == EventType::JobFailed ||
+        e->type == EventType::JobCancelled) {
+      display.endLine();
+      return std::move(*e);
+    }
+  }
+}
+
 }  // namespace
 
 int runRender(const QStringList& arguments) {
@@ -126,6 +223,7 @@ int runRender(const QStringList& arguments) {
        "in your pictures folder.",
        "file"},
       {"quiet", "Print nothing but errors."},
+      {"json-events", "Print the job's events as JSON lines on standard output (for scripts)."},
   });
   if (!p.parse(arguments)) {
     std::fprintf(stderr, "kiln-cli render: %s\n", qPrintable(p.errorText()));
@@ -166,34 +264,38 @@ int runRender(const QStringList& arguments) {
     return 2;
   }
   const bool quiet = p.isSet("quiet");
-  std::string last_stage;
+  const bool json = p.isSet("json-events");
+  Job job;
+  job.params = params;
+  job.output_path = out.toStdString();
+  const ProgressDisplay::Mode mode =
+      quiet || json ? ProgressDisplay::Mode::Silent
+                    : (::isatty(::fileno(stderr)) ? ProgressDisplay::Mode::Live : ProgressDisplay::Mode::Lines);
+  Event end;
   try {
-    const RenderResult result = render(params, [&](const RenderProgress& pr) {
-      if (quiet) return;
-      if (pr.stage != last_stage || pr.unit == "steps") {
-        if (pr.unit == "steps" && pr.done > 0)
-          std::fprintf(stderr, "%s %lld/%lld\n", pr.stage.c_str(), static_cast<long long>(pr.done),
-                       static_cast<long long>(pr.total));
-        else if (pr.stage != last_stage)
-          std::fprintf(stderr, "%s...\n", pr.stage.c_str());
-        last_stage = pr.stage;
-      }
-    });
-    for (const auto& notice : result.notices) std::fprintf(stderr, "note: %s\n", notice.c_str());
-    if (!quiet) std::fprintf(stderr, "Saving...\n");
-    writeImage(out.toStdString(), result.image);
-    if (!quiet)
-      std::fprintf(stderr, "wrote %s (%dx%d, %s)\n", qPrintable(out), result.image.width,
-                   result.image.height, result.model_family.c_str());
-    if (!p.isSet("out")) std::printf("%s\n", qPrintable(QFileInfo(out).absoluteFilePath()));
-    return 0;
-  } catch (const Error& e) {
+    end = runJob(job, mode, json);
+  } catch (const Error& e) {  // parameters the engine refuses outright
     std::fprintf(stderr, "kiln-cli render: %s: %s\n", errorKindName(e.kind()), e.what());
     return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "kiln-cli render: internal error: %s\n", e.what());
-    return 1;
   }
+  if (end.type == EventType::JobFinished) {
+    if (!quiet && !json) {
+      for (const auto& notice : end.notices) std::fprintf(stderr, "note: %s\n", notice.c_str());
+      const Image& img = end.outputs.at(0);
+      std::fprintf(stderr, "wrote %s (%dx%d, %s)\n", qPrintable(out), img.width, img.height,
+                   end.model_family.c_str());
+    }
+    if (!p.isSet("out") && !json) std::printf("%s\n", qPrintable(QFileInfo(out).absoluteFilePath()));
+    return 0;
+  }
+  if (end.type == EventType::JobCancelled) {
+    if (!json) std::fprintf(stderr, "kiln-cli render: interrupted; nothing was saved\n");
+    return 130;
+  }
+  if (!json)
+    std::fprintf(stderr, "kiln-cli render: %s: %s\n", errorKindName(end.error),
+                 end.message.c_str());
+  return 1;
 }
 
 }  // namespace kiln::cli

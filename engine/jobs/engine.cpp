@@ -165,6 +165,7 @@ struct Engine::Impl {
           end.outputs = std::move(result.images);
           end.output_paths = std::move(result.paths);
           end.notices = std::move(result.notices);
+          end.model_family = std::move(result.model_family);
         } catch (...) {
           jobs::rethrowAsError();
         }

@@ -4,6 +4,11 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <signal.h>
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <cmath>
 
 #include "kiln/image_io.h"
@@ -198,6 +203,56 @@ class TestCli : public QObject {
     }
     // Two runs in the same second never overwrite each other.
     QCOMPARE(QDir(pictures).entryList({"kiln-*.png"}, QDir::Files).size(), 2);
+  }
+
+  // Ctrl+C while denoising: exit code 130 at once, and no file, partial or whole.
+  void interruptExitsWithoutFile() {
+    QTemporaryDir out;
+    QProcess p;
+    p.start(KILN_CLI_PATH, {"render", "--steps", "1000", "--out", out.filePath("never.png")});
+    QVERIFY(p.waitForStarted());
+    QString err;
+    QElapsedTimer waited;
+    waited.start();
+    while (!err.contains("Denoising 2/1000") && waited.elapsed() < 60000) {
+      p.waitForReadyRead(100);
+      err += QString::fromUtf8(p.readAllStandardError());
+    }
+    QVERIFY2(err.contains("Denoising 2/1000"), qPrintable(err));
+    QElapsedTimer latency;
+    latency.start();
+    ::kill(static_cast<pid_t>(p.processId()), SIGINT);
+    QVERIFY(p.waitForFinished(10000));
+    QVERIFY2(latency.elapsed() < 5000, qPrintable(QString::number(latency.elapsed())));
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(p.exitCode(), 130);
+    err += QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(err.contains("interrupted; nothing was saved"), qPrintable(err));
+    QCOMPARE(QDir(out.path()).entryList(QDir::Files | QDir::Hidden).size(), 0);
+  }
+
+  // --json-events: one JSON object per line, the plan first, the saved path last.
+  void jsonEventsStream() {
+    const QString out = dir_.filePath("events.png");
+    const CliRun r = runCli({"render", "--steps", "3", "--out", out, "--json-events"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QStringList types;
+    QJsonObject last;
+    for (const QString& line : r.out.split('\n', Qt::SkipEmptyParts)) {
+      QJsonParseError error{};
+      const QJsonDocument doc = QJsonDocument::fromJson(line.toUtf8(), &error);
+      QVERIFY2(error.error == QJsonParseError::NoError && doc.isObject(), qPrintable(line));
+      last = doc.object();
+      types << last["event"].toString();
+    }
+    QVERIFY2(types.indexOf("stage_planned") >= 0 &&
+                 types.indexOf("stage_planned") < types.indexOf("stage_started"),
+             qPrintable(types.join(",")));
+    QVERIFY(types.count("progress") >= 3);
+    QCOMPARE(types.filter("job_finished").size(), 1);
+    QCOMPARE(last["event"].toString(), QString("job_finished"));
+    QCOMPARE(last["paths"].toArray().at(0).toString(), out);
+    QVERIFY(QFileInfo::exists(out));
   }
 
   void snapsSizeWithNotice() {

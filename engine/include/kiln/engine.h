@@ -55,7 +55,7 @@ enum class EventType {
   Progress,       // `stage`, `done` of `total` `unit`, `fraction`, `eta_seconds`
   StageFinished,  // `stage`
   Preview,        // `stage`, `image`: a cheap picture of the current latent
-  JobFinished,    // `outputs`, `output_paths`, `notices`
+  JobFinished,    // `outputs`, `output_paths`, `notices`, `model_family`
   JobFailed,      // `error`, `message`
   JobCancelled,   // `message` says when
   Log,            // `message`
@@ -77,6 +77,7 @@ struct Event {
   std::vector<Image> outputs;
   std::vector<std::string> output_paths;
   std::vector<std::string> notices;
+  std::string model_family;  // "sd1", "sdxl"
   ErrorKind error = ErrorKind::Invalid;
   std::string message;
   kiln::MemoryStats memory;
