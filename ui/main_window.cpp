@@ -17,6 +17,8 @@
 #include <QStatusBar>
 #include <QVBoxLayout>
 
+#include <cmath>
+
 #include "engine_bridge.h"
 #include "kiln/error.h"
 #include "kiln/render.h"
@@ -70,7 +72,11 @@ MainWindow::MainWindow(QWidget* parent)
   save_ = new QPushButton(tr("Save As…"));
   save_->setEnabled(false);
   auto* buttons = new QHBoxLayout;
+  stop_ = new QPushButton(tr("Stop"));
+  stop_->setToolTip(tr("Interrupt the render (Esc)"));
+  stop_->setEnabled(false);
   buttons->addWidget(generate_);
+  buttons->addWidget(stop_);
   buttons->addWidget(save_);
   auto* panel_layout = new QVBoxLayout(panel);
   panel_layout->addLayout(form);
@@ -81,7 +87,7 @@ MainWindow::MainWindow(QWidget* parent)
   auto* view_layout = new QVBoxLayout(view);
   stage_ = new QLabel(tr("Idle"));
   progress_ = new QProgressBar;
-  progress_->setRange(0, 1);
+  progress_->setRange(0, 1000);  // the whole job, from the engine's calibrated stage weights
   progress_->setValue(0);
   image_ = new QLabel;
   image_->setAlignment(Qt::AlignCenter);
@@ -109,11 +115,15 @@ MainWindow::MainWindow(QWidget* parent)
   connect(browse, &QPushButton::clicked, this, &MainWindow::browseModel);
   connect(generate_, &QPushButton::clicked, this, &MainWindow::startGenerate);
   connect(save_, &QPushButton::clicked, this, &MainWindow::saveResult);
+  connect(stop_, &QPushButton::clicked, bridge_, &app::EngineBridge::cancel);
+  auto* escape = new QShortcut(QKeySequence(Qt::Key_Escape), this);
+  connect(escape, &QShortcut::activated, bridge_, &app::EngineBridge::cancel);
   auto* shortcut = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), this);
   connect(shortcut, &QShortcut::activated, this, &MainWindow::startGenerate);
   connect(bridge_, &app::EngineBridge::progress, this, &MainWindow::onProgress);
   connect(bridge_, &app::EngineBridge::finished, this, &MainWindow::onFinished);
   connect(bridge_, &app::EngineBridge::failed, this, &MainWindow::onFailed);
+  connect(bridge_, &app::EngineBridge::cancelled, this, &MainWindow::onCancelled);
 }
 
 // The default workflow, with the starter model chosen when it is installed.
@@ -162,6 +172,8 @@ void MainWindow::startGenerate() {
     return;
   }
   generate_->setEnabled(false);
+  stop_->setEnabled(true);
+  progress_->setValue(0);
   stage_->setText(tr("Starting…"));
   bridge_->generate(p);
 }
@@ -174,10 +186,12 @@ void MainWindow::saveResult() {
   if (!error.isEmpty()) QMessageBox::warning(this, tr("Saving failed"), error);
 }
 
-void MainWindow::onProgress(const QString& stage, qint64 done, qint64 total, const QString& unit) {
-  progress_->setRange(0, static_cast<int>(std::max<qint64>(total, 1)));
-  progress_->setValue(static_cast<int>(done));
-  stage_->setText(unit == "steps" ? tr("%1 %2/%3").arg(stage).arg(done).arg(total) : stage);
+void MainWindow::onProgress(const QString& stage, qint64 done, qint64 total, const QString& unit,
+                            double fraction, double eta_seconds) {
+  progress_->setValue(static_cast<int>(std::lround(fraction * 1000)));
+  QString text = total > 1 ? tr("%1 %2/%3 %4").arg(stage).arg(done).arg(total).arg(unit) : stage;
+  if (eta_seconds >= 0.5) text += tr(" · about %1 s left").arg(std::lround(eta_seconds));
+  stage_->setText(text);
 }
 
 void MainWindow::onFinished(const QImage& image, const QString& parameters,
@@ -186,7 +200,9 @@ void MainWindow::onFinished(const QImage& image, const QString& parameters,
   parameters_->setText(parameters);
   stage_->setText(notices.isEmpty() ? tr("Done") : tr("Done. Note: %1").arg(notices.join("; ")));
   generate_->setEnabled(true);
+  stop_->setEnabled(false);
   save_->setEnabled(true);
+  progress_->setValue(1000);
   has_result_ = true;
 }
 
@@ -194,6 +210,14 @@ void MainWindow::onFailed(const QString& message) {
   stage_->setText(tr("Failed: %1").arg(message));
   progress_->setValue(0);
   generate_->setEnabled(true);
+  stop_->setEnabled(false);
+}
+
+void MainWindow::onCancelled() {
+  stage_->setText(tr("Stopped"));
+  progress_->setValue(0);
+  generate_->setEnabled(true);
+  stop_->setEnabled(false);
 }
 
 }  // namespace kiln::ui

@@ -31,6 +31,7 @@ class MainWindow : public QMainWindow {
   QSpinBox* widthSpin() const { return width_; }
   QSpinBox* heightSpin() const { return height_; }
   QPushButton* generateButton() const { return generate_; }
+  QPushButton* stopButton() const { return stop_; }
   bool hasResult() const { return has_result_; }
   QString statusText() const;
 
@@ -39,7 +40,9 @@ class MainWindow : public QMainWindow {
   void browseModel();
   void startGenerate();
   void saveResult();
-  void onProgress(const QString& stage, qint64 done, qint64 total, const QString& unit);
+  void onProgress(const QString& stage, qint64 done, qint64 total, const QString& unit,
+                  double fraction, double eta_seconds);
+  void onCancelled();
   void onFinished(const QImage& image, const QString& parameters, const QStringList& notices);
   void onFailed(const QString& message);
 
@@ -54,6 +57,7 @@ class MainWindow : public QMainWindow {
   QSpinBox* height_ = nullptr;
   QPushButton* generate_ = nullptr;
   QPushButton* save_ = nullptr;
+  QPushButton* stop_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QLabel* stage_ = nullptr;
   QLabel* image_ = nullptr;

@@ -1,5 +1,6 @@
 #include "engine_bridge.h"
 
+#include <chrono>
 #include <cmath>
 
 #include "kiln/error.h"
@@ -19,60 +20,77 @@ QImage toQImage(const kiln::Image& image) {
   return out;
 }
 
-EngineBridge::EngineBridge(QObject* parent) : QObject(parent), worker_(new QObject) {
-  worker_->moveToThread(&thread_);
-  connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
-  thread_.setObjectName("kiln-engine");
-  thread_.start();
+EngineBridge::EngineBridge(QObject* parent) : QObject(parent) {
+  kiln::EngineOptions options;
+  options.sink = [this](const kiln::Event& e) {
+    // Engine thread: thin out progress, then hand the event to the GUI thread.
+    if (e.type == kiln::EventType::Progress && e.done != e.total) {
+      const int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
+      if (now - last_progress_ns_.load() < 30'000'000) return;
+      last_progress_ns_ = now;
+    }
+    if (e.type == kiln::EventType::MemoryStats || e.type == kiln::EventType::Preview) return;
+    QMetaObject::invokeMethod(this, [this, e] { onEvent(e); }, Qt::QueuedConnection);
+  };
+  options.timings_path = kiln::defaultTimingsPath();
+  engine_ = std::make_unique<kiln::Engine>(std::move(options));
 }
 
-EngineBridge::~EngineBridge() {
-  thread_.quit();
-  thread_.wait();
-}
+// Destroying the engine cancels its job and joins its thread before this object goes.
+EngineBridge::~EngineBridge() { engine_.reset(); }
 
 bool EngineBridge::generate(const kiln::RenderParams& params) {
-  if (busy_) return false;
-  busy_ = true;
-  // Runs on the worker thread; every result crosses back through a queued call.
-  QMetaObject::invokeMethod(
-      worker_,
-      [this, params] {
-        try {
-          kiln::RenderResult result = kiln::render(params, [this](const kiln::RenderProgress& p) {
-            QMetaObject::invokeMethod(
-                this,
-                [this, p] {
-                  Q_EMIT progress(QString::fromStdString(p.stage), p.done, p.total,
-                                  QString::fromStdString(p.unit));
-                },
-                Qt::QueuedConnection);
-          });
-          QMetaObject::invokeMethod(
-              this,
-              [this, result = std::move(result)] {
-                busy_ = false;
-                last_ = result.image;
-                QStringList notices;
-                for (const auto& n : result.notices) notices << QString::fromStdString(n);
-                Q_EMIT finished(toQImage(result.image),
-                                QString::fromStdString(result.image.text.at("parameters")),
-                                notices);
-              },
-              Qt::QueuedConnection);
-        } catch (const std::exception& e) {
-          const QString message = QString::fromUtf8(e.what());
-          QMetaObject::invokeMethod(
-              this,
-              [this, message] {
-                busy_ = false;
-                Q_EMIT failed(message);
-              },
-              Qt::QueuedConnection);
-        }
-      },
-      Qt::QueuedConnection);
+  if (busy()) return false;
+  kiln::Job job;
+  job.params = params;
+  try {
+    job_ = engine_->submit(job);
+  } catch (const kiln::Error& e) {
+    const QString message = QString::fromUtf8(e.what());
+    QMetaObject::invokeMethod(this, [this, message] { Q_EMIT failed(message); }, Qt::QueuedConnection);
+    return true;
+  }
   return true;
+}
+
+void EngineBridge::cancel() {
+  if (busy()) engine_->cancel(job_);
+}
+
+void EngineBridge::onEvent(const kiln::Event& e) {
+  if (e.job != job_) return;
+  const auto stageName = [&](int i) {
+    return i >= 0 && i < static_cast<int>(stages_.size()) ? QString::fromStdString(stages_[static_cast<std::size_t>(i)].name)
+                                                         : QString();
+  };
+  switch (e.type) {
+    case kiln::EventType::StagePlanned:
+      stages_ = e.stages;
+      break;
+    case kiln::EventType::StageStarted:
+    case kiln::EventType::Progress:
+      Q_EMIT progress(stageName(e.stage), e.type == kiln::EventType::StageStarted ? 0 : e.done, e.total,
+                      QString::fromStdString(e.unit), e.fraction, e.eta_seconds);
+      break;
+    case kiln::EventType::JobFinished: {
+      job_ = 0;
+      last_ = e.outputs.at(0);
+      QStringList notices;
+      for (const auto& n : e.notices) notices << QString::fromStdString(n);
+      Q_EMIT finished(toQImage(last_), QString::fromStdString(last_.text.at("parameters")), notices);
+      break;
+    }
+    case kiln::EventType::JobFailed:
+      job_ = 0;
+      Q_EMIT failed(QString::fromStdString(e.message));
+      break;
+    case kiln::EventType::JobCancelled:
+      job_ = 0;
+      Q_EMIT cancelled();
+      break;
+    default:
+      break;
+  }
 }
 
 QString EngineBridge::saveLast(const QString& path) const {

@@ -1,13 +1,17 @@
-// The Qt side of the engine: renders run on a worker thread; results and progress come
-// back to the GUI thread by queued signals only, so the GUI never waits on the engine.
+// The Qt side of the engine: jobs run on the engine's own thread; its events come back
+// to the GUI thread as queued signals only (progress at most every 30 ms), so the GUI
+// never waits on the engine and a fast engine cannot flood the event loop.
 #pragma once
 
 #include <QImage>
 #include <QObject>
 #include <QStringList>
-#include <QThread>
 
-#include "kiln/render.h"
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "kiln/engine.h"
 
 namespace kiln::app {
 
@@ -18,22 +22,30 @@ class EngineBridge : public QObject {
   explicit EngineBridge(QObject* parent = nullptr);
   ~EngineBridge() override;
 
-  bool busy() const noexcept { return busy_; }
-  // Starts a render on the worker thread; ignored (returns false) while one runs.
+  bool busy() const noexcept { return job_ != 0; }
+  // Submits a render; ignored (returns false) while one runs.
   bool generate(const kiln::RenderParams& params);
+  // Interrupts the running render; its end arrives as cancelled().
+  void cancel();
   // Writes the last result (with its metadata) atomically. Returns an error message or "".
   QString saveLast(const QString& path) const;
 
  Q_SIGNALS:
-  void progress(const QString& stage, qint64 done, qint64 total, const QString& unit);
+  // `stage` names what runs now; `fraction` is the whole job's, `eta_seconds` < 0 unknown.
+  void progress(const QString& stage, qint64 done, qint64 total, const QString& unit,
+                double fraction, double eta_seconds);
   void finished(const QImage& image, const QString& parameters, const QStringList& notices);
   void failed(const QString& message);
+  void cancelled();
 
  private:
-  QThread thread_;
-  QObject* worker_ = nullptr;  // lives on thread_
-  bool busy_ = false;
+  void onEvent(const kiln::Event& e);  // GUI thread
+
+  std::unique_ptr<kiln::Engine> engine_;
+  kiln::JobId job_ = 0;
+  std::vector<kiln::Stage> stages_;
   kiln::Image last_;
+  std::atomic<int64_t> last_progress_ns_{0};  // engine thread: when progress last went out
 };
 
 // Interleaved float RGB in [0, 1] -> QImage (RGB888).

@@ -155,11 +155,6 @@ class EventQueue {
   std::deque<Event> events_;
 };
 
-// Where measured stage durations persist between runs (for the ETA).
-std::string timingsPath() {
-  const QString dir = QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation) + "/kiln";
-  return QDir().mkpath(dir) ? (dir + "/stage-timings.json").toStdString() : std::string();
-}
 
 
 // Runs the job on an engine, showing its events until it ends; Ctrl+C cancels it.
@@ -168,7 +163,7 @@ Event runJob(const Job& job, ProgressDisplay::Mode mode, bool json) {
   EngineOptions options;
   options.sink = [&queue](const Event& e) { queue.push(e); };
   options.write_image = [](const std::string& path, const Image& image) { writeImage(path, image); };
-  options.timings_path = timingsPath();
+  options.timings_path = defaultTimingsPath();
   options.cached_models = 0;
   Engine engine(std::move(options));
   ProgressDisplay display(stderr, mode);

@@ -7,6 +7,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <source_location>
+#include <string>
 
 namespace kiln::core {
 
@@ -23,6 +25,7 @@ class CancelToken {
 struct InterruptStats {
   int64_t checks = 0;
   double longest_gap_seconds = 0;  // the longest time between two consecutive checks
+  std::string longest_gap_from, longest_gap_to;  // "file:line" of the checks around it
 };
 
 // Makes `token` the current thread's token until destruction (scopes do not nest).
@@ -37,7 +40,7 @@ class InterruptScope {
 };
 
 // Throws kiln::Error(Cancelled) when the current thread's token has been cancelled.
-void checkInterrupt();
+void checkInterrupt(std::source_location where = std::source_location::current());
 
 // True when the current thread runs inside a scope whose token has been cancelled.
 bool interruptRequested() noexcept;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <deque>
 #include <fstream>
 #include <mutex>
@@ -48,6 +50,19 @@ const char* eventTypeName(EventType type) noexcept {
     case EventType::Invalid: break;
   }
   return "invalid";
+}
+
+std::string defaultTimingsPath() {
+  const char* cache = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  std::filesystem::path dir;
+  if (cache != nullptr && *cache == '/') dir = cache;
+  else if (home != nullptr && *home != '\0') dir = std::filesystem::path(home) / ".cache";
+  else return {};
+  dir /= "kiln";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  return ec ? std::string() : (dir / "stage-timings.json").string();
 }
 
 namespace {
@@ -178,7 +193,11 @@ struct Engine::Impl {
       const core::InterruptStats s = scope.stats();
       std::lock_guard<std::mutex> lock(mutex);
       interrupt_stats.checks += s.checks;
-      interrupt_stats.longest_gap_seconds = std::max(interrupt_stats.longest_gap_seconds, s.longest_gap_seconds);
+      if (s.longest_gap_seconds > interrupt_stats.longest_gap_seconds) {
+        interrupt_stats.longest_gap_seconds = s.longest_gap_seconds;
+        interrupt_stats.longest_gap_from = s.longest_gap_from;
+        interrupt_stats.longest_gap_to = s.longest_gap_to;
+      }
     }
     cached_bytes = cache.weightBytes();
     cached_count = cache.size();

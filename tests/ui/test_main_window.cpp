@@ -41,6 +41,25 @@ class TestMainWindow : public QObject {
     QVERIFY(window.grab().save(shot));
   }
 
+  // Stop interrupts a long render at once and leaves the window ready for the next one.
+  void stopInterruptsTheRender() {
+    kiln::ui::MainWindow window;
+    window.show();
+    window.stepsSpin()->setValue(1000);
+    QVERIFY(!window.stopButton()->isEnabled());
+    QTest::mouseClick(window.generateButton(), Qt::LeftButton);
+    QVERIFY(window.stopButton()->isEnabled());
+    QTRY_VERIFY_WITH_TIMEOUT(window.statusText().startsWith("Denoising") && window.statusText().contains("/1000 steps"), 60000);
+    QElapsedTimer latency;
+    latency.start();
+    QTest::mouseClick(window.stopButton(), Qt::LeftButton);
+    QTRY_COMPARE_WITH_TIMEOUT(window.statusText(), QString("Stopped"), 5000);
+    QVERIFY2(latency.elapsed() < 2000, qPrintable(QString::number(latency.elapsed())));
+    QVERIFY(window.generateButton()->isEnabled());
+    QVERIFY(!window.stopButton()->isEnabled());
+    QVERIFY(!window.hasResult());
+  }
+
   void reportsFailureWithoutModel() {
     kiln::ui::MainWindow window;
     window.modelEdit()->setText("/nonexistent/model.safetensors");

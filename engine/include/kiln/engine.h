@@ -99,10 +99,15 @@ struct EngineOptions {
   int cached_models = 1;  // models kept loaded between jobs (0: load for every job)
 };
 
+// Where applications keep the stage timings: $XDG_CACHE_HOME/kiln/stage-timings.json
+// (else ~/.cache/kiln/...), the folder created if needed; empty when there is no home.
+std::string defaultTimingsPath();
+
 // Interruption statistics over the jobs run so far.
 struct InterruptStats {
   int64_t checks = 0;
   double longest_gap_seconds = 0;  // the longest time between two cancellation checks
+  std::string longest_gap_from, longest_gap_to;  // where those two checks are in the source
 };
 
 class Engine {
