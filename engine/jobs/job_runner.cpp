@@ -241,7 +241,9 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   const std::string cache_key = ModelCache::keyFor(p.model_path, dtype);
   std::shared_ptr<nodes::SdPipeline> pipeline = env.cache ? env.cache->find(cache_key) : nullptr;
   std::optional<models::Checkpoint> checkpoint;
+  core::checkInterrupt();
   if (!pipeline) checkpoint = models::openCheckpoint(p.model_path);
+  core::checkInterrupt();
   const models::SdModelSpec spec = pipeline ? pipeline->spec() : checkpoint->spec;
   const std::string model_name = pipeline ? pipeline->checkpoint().display_name : checkpoint->display_name;
 

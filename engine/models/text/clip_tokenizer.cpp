@@ -12,6 +12,7 @@
 #include <memory>
 #include <utility>
 
+#include "core/interrupt.h"
 #include "kiln/error.h"
 
 namespace kiln::models {
@@ -357,6 +358,7 @@ ClipTokenizer ClipTokenizer::fromVocabFile(const std::string& gz_path) {
   std::string line;
   if (!readLine(file.get(), gz_path, line)) corrupt(gz_path, "it is empty");
   for (int32_t rank = 0; rank < kMergeCount; ++rank) {
+    if (rank % 4096 == 0) core::checkInterrupt();  // the whole file takes tens of milliseconds
     if (!readLine(file.get(), gz_path, line)) {
       corrupt(gz_path, "it ends after " + std::to_string(rank) + " of " +
                            std::to_string(kMergeCount) + " merges");
