@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "../process_env.h"
 #include "render_command.h"
 
 namespace {
@@ -22,6 +23,7 @@ void printUsage(FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  kiln::app::ensurePassiveOpenMpWait(argv);
   QCoreApplication app(argc, argv);
   QCoreApplication::setApplicationName("kiln-cli");
   QCoreApplication::setApplicationVersion(KILN_VERSION);

@@ -4,9 +4,11 @@
 #include <QLocale>
 #include <QTranslator>
 
+#include "../process_env.h"
 #include "main_window.h"
 
 int main(int argc, char** argv) {
+  kiln::app::ensurePassiveOpenMpWait(argv);
   QApplication app(argc, argv);
   QApplication::setApplicationName("Kiln");
   QApplication::setOrganizationName("Kiln");
