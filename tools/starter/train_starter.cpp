@@ -57,11 +57,15 @@ struct Options {
   int64_t snapshot_every = 0;  // UNet steps between intermediate checkpoints; 0 = none
   // Low-frequency noise for the UNet (see trainingNoise): the per-level weight of the
   // coarser noise layers, and the strength of the per-channel constant offset.
-  double pyramid_discount = 0.7;
-  double offset_noise = 0.1;
+  // Defaults are the recipe of the shipped model (none of either).
+  double pyramid_discount = 0.0;
+  double offset_noise = 0.0;
   // Floor of the loss weight in clean-picture terms (k / SNR) at the highest noise levels,
   // where the layout is decided; 0 = plain Min-SNR-5.
   double high_noise_weight = 0.0;
+  // VAE loss: small objects weighted up and an edge term (see reconstructionLoss); off
+  // for the shipped model.
+  bool vae_edge_loss = false;
   // Take the VAE from this checkpoint instead of training one (for UNet experiments).
   std::string vae_from;
   // UNet shape: base channels, per-level multipliers, whether the full-resolution level
@@ -167,19 +171,21 @@ struct Timer {
 // ---------------------------------------------------------------------------- VAE
 
 // Objects cover a few percent of a picture: their pixels (anything that differs from the
-// corner, which is always background) weigh five times, and more in pictures whose
-// objects are small, up to three times as much again, so that a small star keeps its
-// points. L1 + L2 on the pixels plus L1 on the horizontal and vertical differences,
-// which carry the edges and corners that tell shapes apart.
-at::Tensor reconstructionLoss(const at::Tensor& recon, const at::Tensor& x) {
+// corner, which is always background) weigh five times; L1 + L2 on the pixels. With
+// `edges`, pictures whose objects are small weigh up to three times as much again (so that
+// a small star keeps its points) and L1 on the horizontal and vertical differences, which
+// carry the edges and corners that tell shapes apart, is added.
+at::Tensor reconstructionLoss(const at::Tensor& recon, const at::Tensor& x, bool edges) {
   const at::Tensor bg = x.narrow(2, 0, 1).narrow(3, 0, 1);
   const at::Tensor object = ((x - bg).abs().sum(1, true) > 0.1).to(at::kFloat);
   constexpr double kMediumObjectPixels = 330.0;  // a medium circle at 64x64
   const at::Tensor boost =
-      (kMediumObjectPixels / object.sum({1, 2, 3}, true).clamp_min(1.0)).clamp(1.0, 9.0).sqrt();
+      edges ? (kMediumObjectPixels / object.sum({1, 2, 3}, true).clamp_min(1.0)).clamp(1.0, 9.0).sqrt()
+            : at::ones({x.size(0), 1, 1, 1});
   const at::Tensor w = 1.0 + 4.0 * object * boost;
   const at::Tensor d = recon - x;
   const at::Tensor pixel = ((d.abs() + d.pow(2)) * w).sum() / (w.sum() * 3.0);
+  if (!edges) return pixel;
   const auto diff = [](const at::Tensor& t, int64_t dim) {
     const int64_t n = t.size(dim) - 1;
     return t.narrow(dim, 1, n) - t.narrow(dim, 0, n);
@@ -206,7 +212,7 @@ std::vector<double> trainVae(models::AutoencoderKL& vae, const Options& o) {
     const at::Tensor z = parts[0] + (0.5 * logvar).exp() * at::randn_like(parts[0]);
     const at::Tensor recon = vae.decode(z.to(o.dtype)).to(at::kFloat);
     const at::Tensor& xf = x;
-    const at::Tensor rec_loss = reconstructionLoss(recon, xf);
+    const at::Tensor rec_loss = reconstructionLoss(recon, xf, o.vae_edge_loss);
     const at::Tensor kl = 0.5 * (parts[0].pow(2) + logvar.exp() - 1.0 - logvar).mean();
     const at::Tensor loss = rec_loss + 1e-6 * kl;
     loss.backward();
@@ -452,6 +458,17 @@ void bench(const Options& o) {
   }
 }
 
+// The options beyond the shipped model's recipe, for the file's training metadata.
+std::string recipeExtras(const Options& o) {
+  std::string out;
+  if (o.pyramid_discount > 0) out += ", pyramid noise " + std::to_string(o.pyramid_discount);
+  if (o.offset_noise > 0) out += ", offset noise " + std::to_string(o.offset_noise);
+  if (o.high_noise_weight > 0) out += ", high-noise weight " + std::to_string(o.high_noise_weight);
+  if (o.vae_edge_loss) out += ", VAE edge loss";
+  if (!o.vae_from.empty()) out += ", VAE from " + o.vae_from;
+  return out;
+}
+
 int usage() {
   std::fprintf(stderr,
                "usage: kiln-train-starter [--out FILE.safetensors] [--plot FILE.png] [--seed N]\n"
@@ -460,7 +477,7 @@ int usage() {
                "         [--full-attention] [--vae-channels N] [--vae-mult A,B,C]\n"
                "         [--dtype fp32|bf16] [--threads N] [--snapshot-every N]\n"
                "         [--pyramid-noise DISCOUNT] [--offset-noise F] [--high-noise-weight K]\n"
-               "         [--vae-from FILE] [--bench]\n");
+               "         [--vae-edge-loss] [--vae-from FILE] [--bench]\n");
   return 2;
 }
 
@@ -496,6 +513,7 @@ int main(int argc, char** argv) {
       else if (a == "--offset-noise") o.offset_noise = std::stod(next());
       else if (a == "--high-noise-weight") o.high_noise_weight = std::stod(next());
       else if (a == "--vae-from") o.vae_from = next();
+      else if (a == "--vae-edge-loss") o.vae_edge_loss = true;
       else if (a == "--dtype") {
         const std::string d = next();
         if (d != "fp32" && d != "bf16") return usage();
@@ -554,8 +572,7 @@ int main(int argc, char** argv) {
          "seed " + std::to_string(o.seed) + ", " + std::to_string(o.vae_steps) + " VAE steps x " +
              std::to_string(o.vae_batch) + ", " + std::to_string(o.scenes) + " scenes, " +
              std::to_string(o.unet_steps) + " UNet steps x " + std::to_string(o.unet_batch) +
-             ", pyramid noise " + std::to_string(o.pyramid_discount) + ", offset noise " +
-             std::to_string(o.offset_noise)},
+             recipeExtras(o)},
         {"modelspec.architecture", "stable-diffusion-v1"},
         {"modelspec.title", "Kiln starter"},
         {"modelspec.resolution", std::to_string(o.image) + "x" + std::to_string(o.image)}};
@@ -579,7 +596,8 @@ int main(int argc, char** argv) {
         spec.text_encoders.at(0).config.heads != textConfig().heads)
       throw Error(ErrorKind::Internal, "the written checkpoint is detected with other shapes");
     std::vector<starter::LossCurve> curves;
-    if (!vae_curve.empty()) curves.push_back({"VAE reconstruction (L1 + L2 + edges)", vae_curve});
+    if (!vae_curve.empty())
+      curves.push_back({o.vae_edge_loss ? "VAE reconstruction (L1 + L2 + edges)" : "VAE reconstruction (L1 + L2)", vae_curve});
     curves.push_back({"UNet + text encoder (noise MSE)", unet_curve});
     if (!starter::writeLossPlot(o.plot, curves))
       throw Error(ErrorKind::Io, "cannot write " + o.plot);
