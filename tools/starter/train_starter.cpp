@@ -9,6 +9,7 @@
 #include <QGuiApplication>
 #include <QImage>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -66,6 +67,9 @@ struct Options {
   // VAE loss: small objects weighted up and an edge term (see reconstructionLoss); off
   // for the shipped model.
   bool vae_edge_loss = false;
+  // Weight of an auxiliary loss that makes the text encoder's end and last padding tokens
+  // predict every attribute the caption states (see AttributeHeads); 0 = off.
+  double text_attribute_loss = 0.0;
   // Take the VAE from this checkpoint instead of training one (for UNet experiments).
   std::string vae_from;
   // UNet shape: base channels, per-level multipliers, whether the full-resolution level
@@ -346,13 +350,68 @@ at::Tensor trainingNoise(int64_t batch, int64_t channels, int64_t h, int64_t w, 
   return noise;
 }
 
+// Linear heads on the text encoder's end token and last padding token that predict the
+// caption's stated attributes (colour, shape, size, position, background, count). Used
+// only while training and never saved: they make the encoder carry every attribute into
+// the tokens after the caption, where colour words already land, instead of leaving
+// position and background words in their own token alone.
+class AttributeHeads {
+ public:
+  static constexpr int64_t kSlices[] = {8, 5, 3, 9, 3, 3};
+  AttributeHeads(int64_t width, at::ScalarType dtype) {
+    int64_t total = 0;
+    for (int64_t n : kSlices) total += n;
+    params_.add("aux.weight", {total, width}, &weight_);
+    params_.add("aux.bias", {total}, &bias_);
+    starter::initParams(params_, {}, dtype);
+  }
+  const models::ParamList& params() const noexcept { return params_; }
+
+  // Labels per sample and attribute (-1 where the caption does not state it).
+  static std::vector<int64_t> labels(const starter::SceneSpec& s, bool dropped) {
+    if (dropped) return std::vector<int64_t>(std::size(kSlices), -1);
+    return {s.colour,
+            static_cast<int64_t>(s.shape),
+            s.says_size ? static_cast<int64_t>(s.size) : -1,
+            s.count == 1 && s.says_position ? static_cast<int64_t>(s.position) : -1,
+            s.says_background ? s.background : -1,
+            s.count - 1};
+  }
+
+  // Mean cross-entropy over the stated attributes; states [N, width], labels [N, 6].
+  at::Tensor loss(const at::Tensor& states, const at::Tensor& labels) const {
+    const at::Tensor logits = at::linear(states, weight_, bias_).to(at::kFloat);
+    at::Tensor total = at::zeros({}, at::kFloat);
+    int64_t offset = 0;
+    for (std::size_t k = 0; k < std::size(kSlices); ++k) {
+      const at::Tensor target = labels.select(1, static_cast<int64_t>(k));
+      const at::Tensor valid = target >= 0;
+      const int64_t n = valid.sum().item<int64_t>();
+      if (n > 0) {
+        const at::Tensor lp = at::log_softmax(logits.narrow(1, offset, kSlices[k]), 1);
+        const at::Tensor picked = lp.gather(1, target.clamp_min(0).unsqueeze(1)).squeeze(1);
+        total = total - (picked * valid.to(at::kFloat)).sum() / static_cast<double>(n);
+      }
+      offset += kSlices[k];
+    }
+    return total / static_cast<double>(std::size(kSlices));
+  }
+
+ private:
+  models::ParamList params_;
+  at::Tensor weight_, bias_;
+};
+
 using Snapshot = std::function<void(int64_t step, const std::vector<at::Tensor>& averages)>;
 
 std::vector<double> trainUNet(models::UNetModel& unet, models::ClipTextModel& text,
                               const LatentSet& data, const Options& o, const Snapshot& snapshot) {
   const auto tokenizer =
       models::ClipTokenizer::fromVocabFile(core::findDataFile("bpe_simple_vocab_16e6.txt.gz"));
-  starter::AdamW opt({&unet.params(), &text.params()}, {o.unet_lr, 0.9, 0.999, 1e-8, 0.01, 1.0});
+  AttributeHeads heads(textConfig().hidden, o.dtype);
+  std::vector<const models::ParamList*> groups{&unet.params(), &text.params()};
+  if (o.text_attribute_loss > 0) groups.push_back(&heads.params());
+  starter::AdamW opt(groups, {o.unet_lr, 0.9, 0.999, 1e-8, 0.01, 1.0});
   starter::SceneSampler captions(o.seed * 7 + 4, o.image);
   const at::Tensor ac = alphasCumprod();
   std::vector<double> curve;
@@ -361,13 +420,17 @@ std::vector<double> trainUNet(models::UNetModel& unet, models::ClipTextModel& te
   const int64_t n = data.mean.size(0);
   std::mt19937_64 rng(o.seed * 7 + 5);
   for (int64_t step = 0; step < o.unet_steps; ++step) {
-    std::vector<int64_t> idx, ids;
+    std::vector<int64_t> idx, ids, eos, labels;
     for (int64_t i = 0; i < o.unet_batch; ++i) {
       const int64_t k = std::uniform_int_distribution<int64_t>(0, n - 1)(rng);
       idx.push_back(k);
       const bool drop = std::bernoulli_distribution(0.1)(rng);
-      const std::string cap = drop ? "" : captions.caption(data.specs[static_cast<std::size_t>(k)]);
+      const auto& spec = data.specs[static_cast<std::size_t>(k)];
+      const std::string cap = drop ? "" : captions.caption(spec);
       const auto t = tokenizer.encodePadded(cap, models::ClipTokenizer::kEos, 77);
+      eos.push_back(i * 77 + (std::find(t.begin() + 1, t.end(), models::ClipTokenizer::kEos) - t.begin()));
+      const auto l = AttributeHeads::labels(spec, drop);
+      labels.insert(labels.end(), l.begin(), l.end());
       ids.insert(ids.end(), t.begin(), t.end());
     }
     const at::Tensor index = at::tensor(idx, at::kLong);
@@ -387,7 +450,18 @@ std::vector<double> trainUNet(models::UNetModel& unet, models::ClipTextModel& te
     at::Tensor w = at::clamp_max(snr, 5.0) / snr;
     if (o.high_noise_weight > 0) w = at::maximum(w, o.high_noise_weight / snr);
     const at::Tensor per = (pred - noise).pow(2).mean({1, 2, 3}, false, at::kFloat);
-    const at::Tensor loss = (per * w.view({-1})).mean();
+    at::Tensor loss = (per * w.view({-1})).mean();
+    if (o.text_attribute_loss > 0) {
+      // The end token and the last padding token of every caption.
+      const at::Tensor flat = context.reshape({-1, context.size(2)});
+      std::vector<int64_t> rows = eos;
+      for (int64_t i = 0; i < o.unet_batch; ++i) rows.push_back(i * 77 + 76);
+      const at::Tensor states = flat.index_select(0, at::tensor(rows, at::kLong));
+      const at::Tensor lab = at::tensor(labels, at::kLong).view({o.unet_batch, -1}).repeat({2, 1});
+      const at::Tensor aux = heads.loss(states, lab);
+      loss = loss + o.text_attribute_loss * aux;
+      if ((step + 1) % 50 == 0) std::printf("     attribute loss %.4f\n", aux.item<double>());
+    }
     loss.backward();
     const double lr = schedule(o.unet_lr, step, o.unet_steps, 200);
     opt.step(lr);
@@ -465,6 +539,7 @@ std::string recipeExtras(const Options& o) {
   if (o.offset_noise > 0) out += ", offset noise " + std::to_string(o.offset_noise);
   if (o.high_noise_weight > 0) out += ", high-noise weight " + std::to_string(o.high_noise_weight);
   if (o.vae_edge_loss) out += ", VAE edge loss";
+  if (o.text_attribute_loss > 0) out += ", text attribute loss " + std::to_string(o.text_attribute_loss);
   if (!o.vae_from.empty()) out += ", VAE from " + o.vae_from;
   return out;
 }
@@ -477,7 +552,7 @@ int usage() {
                "         [--full-attention] [--vae-channels N] [--vae-mult A,B,C]\n"
                "         [--dtype fp32|bf16] [--threads N] [--snapshot-every N]\n"
                "         [--pyramid-noise DISCOUNT] [--offset-noise F] [--high-noise-weight K]\n"
-               "         [--vae-edge-loss] [--vae-from FILE] [--bench]\n");
+               "         [--vae-edge-loss] [--text-attribute-loss W] [--vae-from FILE] [--bench]\n");
   return 2;
 }
 
@@ -514,6 +589,7 @@ int main(int argc, char** argv) {
       else if (a == "--high-noise-weight") o.high_noise_weight = std::stod(next());
       else if (a == "--vae-from") o.vae_from = next();
       else if (a == "--vae-edge-loss") o.vae_edge_loss = true;
+      else if (a == "--text-attribute-loss") o.text_attribute_loss = std::stod(next());
       else if (a == "--dtype") {
         const std::string d = next();
         if (d != "fp32" && d != "bf16") return usage();
@@ -580,7 +656,9 @@ int main(int argc, char** argv) {
     // text encoder, for judging progress while training goes on.
     const auto snapshot = [&](int64_t step, const std::vector<at::Tensor>& averages) {
       const std::string stem = o.out.substr(0, o.out.rfind('.'));
-      std::vector<at::Tensor> replace(averages.begin() + static_cast<std::ptrdiff_t>(unet.params().slots().size()), averages.end());
+      const auto unet_n = static_cast<std::ptrdiff_t>(unet.params().slots().size());
+      const auto text_n = static_cast<std::ptrdiff_t>(text.params().slots().size());
+      std::vector<at::Tensor> replace(averages.begin() + unet_n, averages.begin() + unet_n + text_n);
       replace.insert(replace.end(), averages.begin(), averages.begin() + static_cast<std::ptrdiff_t>(unet.params().slots().size()));
       writeCheckpoint(stem + "-step" + std::to_string(step) + ".safetensors",
                       {&text.params(), &unet.params(), &vae.params()}, meta, replace);
