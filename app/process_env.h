@@ -7,15 +7,16 @@
 
 namespace kiln::app {
 
-// libtorch's OpenMP threads otherwise spin after every parallel region. When the GUI, the
-// engine thread or another process then needs a core, the spinning team stalls the
-// engine for a scheduler slice: on 2 cores the p99 latency of a cancel went from 78 ms
-// (spinning) to 15 ms (passive) with no loss in step time (bench_interrupt). Re-executes
-// the program once with OMP_WAIT_POLICY=passive unless the user chose a policy; if the
-// re-execution fails, the program simply goes on.
-inline void ensurePassiveOpenMpWait(char** argv) {
-  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
-  ::setenv("OMP_WAIT_POLICY", "passive", 1);
+// libtorch's OpenMP threads (libgomp) spin for a long while after every parallel region.
+// When the GUI, the engine thread or another process then needs a core, the spinning
+// team stalls the engine for a scheduler slice. Measured on 2 cores (bench_interrupt,
+// test_starter_model): spinning by default, cancel p99 78 ms and 82 s for the starter
+// test; fully passive, 15 ms but 139 s; a short spin (GOMP_SPINCOUNT=20000), 19 ms and
+// 101 s. Re-executes the program once with the short spin unless the user chose a wait
+// policy or spin count; if the re-execution fails, the program simply goes on.
+inline void ensureShortOpenMpSpin(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr || std::getenv("GOMP_SPINCOUNT") != nullptr) return;
+  ::setenv("GOMP_SPINCOUNT", "20000", 1);
   ::execv("/proc/self/exe", argv);
 }
 

@@ -4,8 +4,8 @@
 // Prints p50, p99 and max of the time from cancel() to JobCancelled, where the cancels
 // landed, the longest span the engine ran between two cancellation checks, and the p99
 // against the mean denoising step measured in the same run; with one compute thread and
-// with two, since on a machine with as many cores as threads an OpenMP barrier waits a
-// whole scheduler slice whenever another process takes a core.
+// with two, since on a machine with as many cores as threads a long-spinning OpenMP team
+// stalls for a scheduler slice whenever another thread needs a core (app/process_env.h).
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -84,7 +84,9 @@ double percentile(std::vector<double> v, double p) {
 bool measure(int samples, int threads, const std::vector<std::pair<std::string, std::string>>& models,
              const std::filesystem::path& out_dir) {
   const char* policy = std::getenv("OMP_WAIT_POLICY");
-  std::printf("\n== %d compute thread(s), OMP_WAIT_POLICY=%s ==\n", threads, policy ? policy : "(unset)");
+  const char* spin = std::getenv("GOMP_SPINCOUNT");
+  std::printf("\n== %d compute thread(s), OMP_WAIT_POLICY=%s, GOMP_SPINCOUNT=%s ==\n", threads,
+              policy ? policy : "(unset)", spin ? spin : "(unset)");
   std::mt19937 rng(1234);
   std::vector<double> latencies;
   std::map<std::string, std::vector<double>> landed;  // latencies by the stage cancelled

@@ -23,7 +23,7 @@ void printUsage(FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  kiln::app::ensurePassiveOpenMpWait(argv);
+  kiln::app::ensureShortOpenMpSpin(argv);
   QCoreApplication app(argc, argv);
   QCoreApplication::setApplicationName("kiln-cli");
   QCoreApplication::setApplicationVersion(KILN_VERSION);

@@ -8,7 +8,7 @@
 #include "main_window.h"
 
 int main(int argc, char** argv) {
-  kiln::app::ensurePassiveOpenMpWait(argv);
+  kiln::app::ensureShortOpenMpSpin(argv);
   QApplication app(argc, argv);
   QApplication::setApplicationName("Kiln");
   QApplication::setOrganizationName("Kiln");
