@@ -20,12 +20,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string formatNumber(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
 // The bytes a job holds in tensors and images, counted into the engine's accounting and
 // given back when the job ends, however it ends.
 class JobBytes {
@@ -211,6 +205,12 @@ void saveImage(const std::string& path, const Image& image, const RunEnvironment
 }
 
 }  // namespace
+
+std::string formatNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
 
 void validateJob(const Job& job) {
   const RenderParams& p = job.params;

@@ -32,6 +32,9 @@ struct JobResult {
   std::string model_family;
 };
 
+// "%g": how numbers appear in messages and in the A1111 parameters text.
+std::string formatNumber(double v);
+
 // Throws kiln::Error(InvalidArgument) for parameters that can never work.
 void validateJob(const Job& job);
 

@@ -1,21 +1,10 @@
 #include "kiln/render.h"
 
-#include <cstdio>
-
 #include "core/data_paths.h"
 #include "jobs/job_runner.h"
 #include "kiln/error.h"
 
 namespace kiln {
-namespace {
-
-std::string formatNumber(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
-}  // namespace
 
 RenderParams defaultRenderParams() {
   RenderParams p;
@@ -32,7 +21,7 @@ std::string formatA1111Parameters(const RenderParams& p, const std::string& samp
                                   const std::string& model_name) {
   return p.prompt + "\nNegative prompt: " + p.negative_prompt +
          "\nSteps: " + std::to_string(p.steps) + ", Sampler: " + sampler +
-         ", CFG scale: " + formatNumber(p.cfg_scale) + ", Seed: " + std::to_string(p.seed) +
+         ", CFG scale: " + jobs::formatNumber(p.cfg_scale) + ", Seed: " + std::to_string(p.seed) +
          ", Size: " + std::to_string(p.width) + "x" + std::to_string(p.height) +
          ", Model: " + model_name;
 }
