@@ -22,6 +22,7 @@
 #include "kiln/error.h"
 #include "kiln/image_io.h"
 #include "kiln/render.h"
+#include "kiln/units.h"
 
 namespace kiln::cli {
 namespace {
@@ -157,14 +158,52 @@ class EventQueue {
 
 
 
+// Memory settings shared with Preferences.
+struct MemorySettings {
+  std::string device = "cpu";
+  int64_t device_budget_bytes = 0;
+  int64_t host_budget_bytes = 0;
+};
+
+int64_t toBytes(const QCommandLineParser& p, const QString& name) {
+  if (!p.isSet(name)) return 0;
+  const auto bytes = parseBytes(p.value(name).toStdString());
+  if (!bytes) throw UsageError{"--" + name + " needs a size like 6G or 512MiB, got '" + p.value(name) + "'"};
+  return *bytes;
+}
+
+MemorySettings parseMemory(const QCommandLineParser& p) {
+  MemorySettings m;
+  if (p.isSet("device")) m.device = p.value("device").toStdString();
+  m.device_budget_bytes = toBytes(p, "device-budget");
+  m.host_budget_bytes = toBytes(p, "host-budget");
+  return m;
+}
+
+// What --memory-report prints when the job has ended.
+void printMemoryReport(const MemoryStats& m) {
+  std::fprintf(stderr, "memory: device %s, peak %s allocated of %s", m.device.c_str(),
+               formatBytes(m.device_peak_bytes).c_str(), formatBytes(m.device_total_bytes).c_str());
+  std::fprintf(stderr, "; now %s allocated, %s reserved\n", formatBytes(m.device_allocated_bytes).c_str(),
+               formatBytes(m.device_reserved_bytes).c_str());
+  std::fprintf(stderr, "memory: model weights %s (%s of them on the device), %d model(s) cached\n",
+               formatBytes(m.cached_model_bytes).c_str(), formatBytes(m.cached_model_device_bytes).c_str(),
+               m.cached_models);
+}
+
 // Runs the job on an engine, showing its events until it ends; Ctrl+C cancels it.
-Event runJob(const Job& job, ProgressDisplay::Mode mode, bool json) {
+Event runJob(const Job& job, const MemorySettings& memory, ProgressDisplay::Mode mode, bool json,
+             bool memory_report) {
   EventQueue queue;
   EngineOptions options;
+  options.device = memory.device;
+  options.device_budget_bytes = memory.device_budget_bytes;
+  options.host_budget_bytes = memory.host_budget_bytes;
   options.sink = [&queue](const Event& e) { queue.push(e); };
   options.write_image = [](const std::string& path, const Image& image) { writeImage(path, image); };
   options.timings_path = defaultTimingsPath();
-  options.cached_models = 0;
+  // Kept while the engine lives, so --memory-report sees the weights' placement.
+  options.cached_models = 1;
   Engine engine(std::move(options));
   ProgressDisplay display(stderr, mode);
   InterruptHandler interrupt;
@@ -186,6 +225,7 @@ Event runJob(const Job& job, ProgressDisplay::Mode mode, bool json) {
     if (e->type == EventType::JobFinished || e->type == EventType::JobFailed ||
         e->type == EventType::JobCancelled) {
       display.endLine();
+      if (memory_report) printMemoryReport(engine.memoryStats());
       return std::move(*e);
     }
   }
@@ -213,6 +253,13 @@ int runRender(const QStringList& arguments) {
       {"crop", "SDXL size conditioning: crop TOP,LEFT (default 0,0).", "t,l"},
       {"dtype", "Compute precision: fp32 or bf16 (default fp32).", "type"},
       {"threads", "CPU threads (default: all cores).", "n"},
+      {"device",
+       "Where to compute: cpu (default), cuda:N where this build has GPU support, or sim:BYTES, a "
+       "simulated accelerator of that capacity (for example sim:6G).",
+       "device"},
+      {"device-budget", "Most device memory Kiln may use (default: all of it).", "bytes"},
+      {"host-budget", "Most host memory cached models may hold (default: no limit).", "bytes"},
+      {"memory-report", "Print the device's peak memory and where the weights are when done."},
       {"out",
        "Output image (.png keeps the generation parameters). Default: a new kiln-DATE-TIME.png "
        "in your pictures folder.",
@@ -234,8 +281,10 @@ int runRender(const QStringList& arguments) {
     return 2;
   }
   RenderParams params;
+  MemorySettings memory;
   try {
     params = parseParams(p);
+    memory = parseMemory(p);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "kiln-cli render: %s\n", qPrintable(e.message));
     return 2;
@@ -268,7 +317,7 @@ int runRender(const QStringList& arguments) {
                     : (::isatty(::fileno(stderr)) ? ProgressDisplay::Mode::Live : ProgressDisplay::Mode::Lines);
   Event end;
   try {
-    end = runJob(job, mode, json);
+    end = runJob(job, memory, mode, json, p.isSet("memory-report"));
   } catch (const Error& e) {  // parameters the engine refuses outright
     std::fprintf(stderr, "kiln-cli render: %s: %s\n", errorKindName(e.kind()), e.what());
     return 1;

@@ -14,7 +14,8 @@
 
 #include "core/interrupt.h"
 #include "jobs/job_runner.h"
-#include "jobs/model_cache.h"
+#include "memory/device.h"
+#include "memory/model_cache.h"
 #include "jobs/stage_timings.h"
 
 namespace kiln {
@@ -96,16 +97,18 @@ struct Engine::Impl {
   bool stopping = false;
 
   // Touched only by the engine thread, except for the atomics.
-  jobs::ModelCache cache;
+  std::unique_ptr<memory::Device> device;
+  memory::ModelCache cache;
   jobs::StageTimings timings;
   std::atomic<int64_t> job_bytes{0};
-  std::atomic<int64_t> cached_bytes{0};
-  std::atomic<int> cached_count{0};
   InterruptStats interrupt_stats;  // guarded by mutex
 
   std::thread thread;
 
-  explicit Impl(EngineOptions o) : options(std::move(o)), cache(options.cached_models) {}
+  explicit Impl(EngineOptions o)
+      : options(std::move(o)),
+        device(memory::makeDevice(options.device)),
+        cache(*device, {options.device_budget_bytes, options.host_budget_bytes, options.cached_models}) {}
 
   void emit(Event e) {
     std::lock_guard<std::recursive_mutex> lock(sink_mutex);
@@ -114,10 +117,17 @@ struct Engine::Impl {
 
   kiln::MemoryStats memory() const {
     kiln::MemoryStats m;
-    m.cached_model_bytes = cached_bytes.load();
-    m.cached_models = cached_count.load();
+    m.cached_model_bytes = cache.hostBytes() + cache.deviceBytes();
+    m.cached_model_device_bytes = cache.deviceBytes();
+    m.cached_models = static_cast<int>(cache.entries().size());
     m.job_bytes = job_bytes.load();
     m.resident_bytes = residentBytes();
+    const memory::DeviceMemory d = device->memory();
+    m.device = device->name();
+    m.device_total_bytes = d.total_bytes;
+    m.device_allocated_bytes = d.allocated_bytes;
+    m.device_reserved_bytes = d.reserved_bytes;
+    m.device_peak_bytes = d.peak_allocated_bytes;
     return m;
   }
 
@@ -158,6 +168,8 @@ struct Engine::Impl {
 
     jobs::RunEnvironment env;
     env.cache = &cache;
+    env.device = device.get();
+    device->resetPeak();
     env.timings = &timings;
     env.emit = [&](Event e) {
       e.job = rec.id;
@@ -199,8 +211,6 @@ struct Engine::Impl {
         interrupt_stats.longest_gap_to = s.longest_gap_to;
       }
     }
-    cached_bytes = cache.weightBytes();
-    cached_count = cache.size();
     if (end.type == EventType::JobCancelled)
       end.message = failed_stage >= 0 ? "cancelled while running stage " + std::to_string(failed_stage + 1)
                                       : "cancelled before the first stage";
@@ -335,6 +345,11 @@ std::size_t Engine::queuedJobs() const {
 }
 
 MemoryStats Engine::memoryStats() const { return impl_->memory(); }
+
+void Engine::unloadModels() {
+  impl_->cache.clear();
+  impl_->device->emptyCache();
+}
 
 InterruptStats Engine::interruptStats() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);

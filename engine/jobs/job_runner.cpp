@@ -11,7 +11,9 @@
 
 #include "core/atomic_file.h"
 #include "core/interrupt.h"
-#include "jobs/model_cache.h"
+#include "jobs/pipeline_model.h"
+#include "memory/device.h"
+#include "memory/model_cache.h"
 #include "jobs/stage_timings.h"
 #include "nodes/sd_pipeline.h"
 
@@ -238,14 +240,20 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   if (p.model_path.empty()) p.model_path = starterModelPath();
   const at::ScalarType dtype = p.dtype == ComputeDType::BFloat16 ? at::kBFloat16 : at::kFloat;
-  const std::string cache_key = ModelCache::keyFor(p.model_path, dtype);
-  std::shared_ptr<nodes::SdPipeline> pipeline = env.cache ? env.cache->find(cache_key) : nullptr;
+  memory::CpuDevice cpu;
+  memory::Device& device = env.device ? *env.device : cpu;
+  const std::string cache_key = modelKey(p.model_path, dtype);
+  const bool cached = env.cache && env.cache->contains(cache_key);
   std::optional<models::Checkpoint> checkpoint;
   core::checkInterrupt();
-  if (!pipeline) checkpoint = models::openCheckpoint(p.model_path);
+  if (!cached) checkpoint = models::openCheckpoint(p.model_path);
   core::checkInterrupt();
-  const models::SdModelSpec spec = pipeline ? pipeline->spec() : checkpoint->spec;
-  const std::string model_name = pipeline ? pipeline->checkpoint().display_name : checkpoint->display_name;
+  // A cached model's spec without taking it: the plan comes before the lease.
+  memory::ModelCache::Lease lease;
+  if (cached) lease = env.cache->acquire(cache_key, [] { return std::shared_ptr<memory::CachedModel>(); });
+  const auto* held = lease ? &static_cast<PipelineModel&>(lease.model()).pipeline() : nullptr;
+  const models::SdModelSpec spec = held ? held->spec() : checkpoint->spec;
+  const std::string model_name = held ? held->checkpoint().display_name : checkpoint->display_name;
 
   JobResult result;
   result.model_family = models::familyName(spec.family);
@@ -269,8 +277,8 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
                                 static_cast<int64_t>(p.width) * p.height,
                                 dtype == at::kBFloat16 ? "bf16" : "fp32"});
   const bool save = !job.output_path.empty();
-  const int load = pipeline ? -1
-                            : tracker.add(StageKind::LoadModel, "Loading model", "tensors", 0, -1,
+  const int load = cached ? -1
+                         : tracker.add(StageKind::LoadModel, "Loading model", "tensors", 0, -1,
                                           static_cast<int64_t>(checkpoint->index.entries().size()));
   const auto encoders = static_cast<int64_t>(spec.text_encoders.size());
   const int encode = tracker.add(StageKind::EncodePrompt, "Encoding prompt", "encoders", encoders, -1, encoders);
@@ -286,18 +294,34 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
 
   JobBytes bytes(env.job_bytes);
   try {
-    if (!pipeline) {
-      tracker.start(load);
-      if (env.cache) env.cache->makeRoom();
-      auto loaded = std::make_shared<nodes::SdPipeline>(
-          std::move(*checkpoint), dtype, [&](std::size_t done, std::size_t total) {
-            tracker.progress(load, static_cast<int64_t>(done), static_cast<int64_t>(total));
-          });
-      checkpoint.reset();
-      tracker.finish(load);
-      pipeline = std::move(loaded);
-      if (env.cache) env.cache->insert(cache_key, pipeline);
+    std::shared_ptr<PipelineModel> uncached;
+    if (!cached) {
+      const auto loadPipeline = [&] {
+        tracker.start(load);
+        auto loaded = std::make_unique<nodes::SdPipeline>(
+            std::move(*checkpoint), dtype, [&](std::size_t done, std::size_t total) {
+              tracker.progress(load, static_cast<int64_t>(done), static_cast<int64_t>(total));
+            });
+        checkpoint.reset();
+        tracker.finish(load);
+        return std::make_shared<PipelineModel>(std::move(loaded), device);
+      };
+      if (env.cache) lease = env.cache->acquire(cache_key, loadPipeline);
+      else uncached = loadPipeline();
     }
+    PipelineModel& model = uncached ? *uncached : static_cast<PipelineModel&>(lease.model());
+    nodes::SdPipeline* pipeline = &model.pipeline();
+    if (device.isAccelerator()) {
+      // Room on the device for the weights that are not there yet and for the work.
+      const int64_t working = estimateWorkingBytes(spec, p.width, p.height, dtype);
+      if (env.cache) {
+        const memory::MakeRoomResult room = env.cache->makeRoom(model.hostBytes(), working);
+        for (const auto& w : room.warnings) env.emit(logEvent(w));
+        for (const auto& m : room.offloaded) env.emit(logEvent("moved " + m + " off " + device.name() + " to make room"));
+      }
+      model.onload();
+    }
+    memory::DeviceScope on_device(device);
 
     tracker.start(encode);
     const nodes::Conditioning cond = pipeline->encodePrompts(p.prompt, p.negative_prompt);

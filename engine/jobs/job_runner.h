@@ -11,13 +11,18 @@
 
 #include "kiln/engine.h"
 
+namespace kiln::memory {
+class Device;
+class ModelCache;
+}  // namespace kiln::memory
+
 namespace kiln::jobs {
 
-class ModelCache;
 class StageTimings;
 
 struct RunEnvironment {
-  ModelCache* cache = nullptr;
+  memory::ModelCache* cache = nullptr;  // null: load for this job only
+  memory::Device* device = nullptr;     // null: the CPU
   StageTimings* timings = nullptr;
   std::function<void(Event)> emit;  // the job id is filled in by the caller
   std::function<void(const std::string& path, const Image& image)> write_image;

@@ -168,15 +168,19 @@ at::Tensor SdPipeline::decode(const at::Tensor& latent) const {
 
 namespace kiln::nodes {
 
+std::vector<const models::ParamList*> SdPipeline::paramLists() const {
+  std::vector<const models::ParamList*> lists;
+  for (const auto& t : text_) lists.push_back(&t->params());
+  lists.push_back(&unet_->params());
+  lists.push_back(&vae_->params());
+  return lists;
+}
+
 int64_t SdPipeline::weightBytes() const {
   int64_t total = 0;
-  const auto add = [&](const models::ParamList& params) {
-    for (const auto& slot : params.slots())
+  for (const auto* params : paramLists())
+    for (const auto& slot : params->slots())
       if (slot.tensor->defined()) total += static_cast<int64_t>(slot.tensor->nbytes());
-  };
-  for (const auto& t : text_) add(t->params());
-  add(unet_->params());
-  add(vae_->params());
   return total;
 }
 

@@ -72,6 +72,8 @@ class SdPipeline {
 
   // Bytes of all loaded weights.
   int64_t weightBytes() const;
+  // Every component's weights (text encoders, UNet, VAE), for placing them on a device.
+  std::vector<const models::ParamList*> paramLists() const;
 
  private:
   models::Checkpoint checkpoint_;

@@ -1,6 +1,7 @@
 // kiln-cli render end to end: conformance renders through the real executable, the PNG
 // metadata read back, and every kind of bad input answered with one line and no file.
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -137,6 +138,15 @@ class TestCli : public QObject {
     QTest::newRow("unknown option")
         << (base + QStringList{"--model", sd1, "--frobnicate", "--out", "o.png"}) << 2
         << "frobnicate";
+    QTest::newRow("unknown device")
+        << (base + QStringList{"--model", sd1, "--device", "tpu:0", "--out", "o.png"}) << 1
+        << "unknown device 'tpu:0'";
+    QTest::newRow("bad budget")
+        << (base + QStringList{"--model", sd1, "--device-budget", "lots", "--out", "o.png"}) << 2
+        << "--device-budget needs a size";
+    QTest::newRow("device too small")
+        << (base + QStringList{"--model", sd1, "--device", "sim:1M", "--out", "o.png"}) << 1
+        << "out of memory: not enough memory on sim:1.00 MiB";
     QTest::newRow("bad extension")
         << (base + QStringList{"--model", sd1, "--out", "o.notanimage"}) << 1 << "no image format";
   }
@@ -253,6 +263,23 @@ class TestCli : public QObject {
     QCOMPARE(last["event"].toString(), QString("job_finished"));
     QCOMPARE(last["paths"].toArray().at(0).toString(), out);
     QVERIFY(QFileInfo::exists(out));
+  }
+
+  // The simulated accelerator renders the same picture as the CPU and reports its peak.
+  void memoryReportOnSimulatedDevice() {
+    const QString cpu = dir_.filePath("cpu.png"), sim = dir_.filePath("sim.png");
+    const QStringList base{"render", "--model", conf("sd1/sd1_tiny_ldm.safetensors"), "--prompt", "x",
+                           "--steps", "2", "--width", "64", "--height", "64"};
+    QVERIFY(runCli(base + QStringList{"--out", cpu}).exit_code == 0);
+    const CliRun r = runCli(base + QStringList{"--out", sim, "--device", "sim:512M", "--memory-report"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    const QRegularExpression peak("memory: device sim:512 MiB, peak ([0-9.]+) (KiB|MiB) allocated");
+    const QRegularExpressionMatch m = peak.match(r.err);
+    QVERIFY2(m.hasMatch(), qPrintable(r.err));
+    const double mib = m.captured(1).toDouble() / (m.captured(2) == "KiB" ? 1024.0 : 1.0);
+    QVERIFY2(mib > 7.0 && mib < 512.0, qPrintable(r.err));  // the fp32 weights alone are 7.3 MiB
+    QVERIFY2(r.err.contains(QRegularExpression("of them on the device\\), 1 model")), qPrintable(r.err));
+    QCOMPARE(kiln::readImage(sim.toStdString()).pixels, kiln::readImage(cpu.toStdString()).pixels);
   }
 
   void snapsSizeWithNotice() {

@@ -195,6 +195,77 @@ class TestEngine : public QObject {
     QCOMPARE(engine.memoryStats().job_bytes, int64_t{0});
   }
 
+  // On the simulated accelerator the weights and the work are device memory: the weights
+  // stay resident between jobs, the work's memory comes back when the job ends, unloading
+  // returns every byte, and the picture is the one the CPU renders.
+  void simulatedDeviceHoldsWeightsAndWork() {
+    std::vector<float> cpu_pixels, sim_pixels;
+    const auto keep = [](std::vector<float>& into) {
+      return [&into](const kiln::Event& e) {
+        if (e.type == EventType::JobFinished) into = e.outputs.at(0).pixels;
+      };
+    };
+    Recorder cpu_rec;
+    cpu_rec.on_event = keep(cpu_pixels);
+    kiln::Engine cpu(options(cpu_rec));
+    const kiln::JobId cpu_id = cpu.submit(job(2));
+    QVERIFY(cpu_rec.waitForEnd(cpu_id));
+    QVERIFY(!cpu_pixels.empty());
+
+    Recorder rec;
+    rec.on_event = keep(sim_pixels);
+    kiln::EngineOptions o = options(rec);
+    o.device = "sim:256MiB";
+    kiln::Engine engine(o);
+    QCOMPARE(engine.memoryStats().device_allocated_bytes, int64_t{0});
+    int64_t after_first = 0;
+    for (int round = 0; round < 3; ++round) {
+      const kiln::JobId id = engine.submit(job(2));
+      QVERIFY(rec.waitForEnd(id));
+      QCOMPARE(rec.end(id).type, EventType::JobFinished);
+      QVERIFY(sim_pixels == cpu_pixels);
+      sim_pixels.clear();
+      const kiln::MemoryStats m = engine.memoryStats();
+      QCOMPARE(m.device, std::string("sim:256 MiB"));
+      QVERIFY(m.cached_model_device_bytes > 0);
+      QCOMPARE(m.cached_model_device_bytes, m.cached_model_bytes);
+      // Only the weights remain allocated (each rounded up to the allocator's 512-byte
+      // blocks), the same after every job; the work was counted while it ran.
+      QVERIFY(m.device_allocated_bytes >= m.cached_model_device_bytes);
+      QVERIFY(m.device_allocated_bytes - m.cached_model_device_bytes < 256 * 1024);
+      if (round == 0) after_first = m.device_allocated_bytes;
+      QCOMPARE(m.device_allocated_bytes, after_first);
+      QVERIFY2(m.device_peak_bytes > m.device_allocated_bytes, "the job's tensors were not device memory");
+    }
+    engine.unloadModels();
+    const kiln::MemoryStats after = engine.memoryStats();
+    QCOMPARE(after.device_allocated_bytes, int64_t{0});
+    QCOMPARE(after.device_reserved_bytes, int64_t{0});
+    QCOMPARE(after.cached_models, 0);
+  }
+
+  // A device too small for the model fails the job before loading onto it, with a message
+  // that says what to do, and leaves nothing on the device.
+  void tooSmallDeviceFailsClearly() {
+    Recorder rec;
+    kiln::EngineOptions o = options(rec);
+    o.device = "sim:64KiB";
+    kiln::Engine engine(o);
+    const kiln::JobId id = engine.submit(job(2));
+    QVERIFY(rec.waitForEnd(id));
+    const kiln::Event end = rec.end(id);
+    QCOMPARE(end.type, EventType::JobFailed);
+    QCOMPARE(end.error, kiln::ErrorKind::OutOfMemory);
+    QVERIFY2(end.message.find("sim:64.0 KiB") != std::string::npos, end.message.c_str());
+    QVERIFY2(end.message.find("offload mode") != std::string::npos, end.message.c_str());
+    QCOMPARE(engine.memoryStats().device_allocated_bytes, int64_t{0});
+    QVERIFY_THROWS_EXCEPTION(kiln::Error, [] {
+      kiln::EngineOptions bad;
+      bad.device = "tpu:0";
+      kiln::Engine e(bad);
+    }());
+  }
+
   // Cancelling the queued job leaves the running one alone, and the reverse.
   void cancelTouchesOnlyItsJob() {
     Recorder rec;

@@ -44,6 +44,14 @@ struct MemoryStats {
   int cached_models = 0;
   int64_t job_bytes = 0;       // tensors and images the running job holds
   int64_t resident_bytes = 0;  // the process's resident set (0 where unknown)
+  // The device jobs run on ("cpu", "sim:8.00 GiB", ...) and its memory; for the CPU the
+  // device figures are the host's.
+  std::string device;
+  int64_t device_total_bytes = 0;
+  int64_t device_allocated_bytes = 0;  // held by live tensors
+  int64_t device_reserved_bytes = 0;   // allocated plus the allocator's cache
+  int64_t device_peak_bytes = 0;       // most allocated during the last (or current) job
+  int64_t cached_model_device_bytes = 0;  // of the cached weights, those on the device
 };
 
 enum class EventType {
@@ -97,6 +105,12 @@ struct EngineOptions {
   // JSON file where measured stage durations persist between runs; empty: not persisted.
   std::string timings_path;
   int cached_models = 1;  // models kept loaded between jobs (0: load for every job)
+  // Where jobs compute: "cpu", "sim:BYTES" (a simulated accelerator of that capacity) or
+  // "cuda:N" where this build has GPU support. An unknown device makes the Engine
+  // constructor throw kiln::Error(InvalidArgument).
+  std::string device = "cpu";
+  int64_t device_budget_bytes = 0;  // most device memory Kiln uses; 0: all of it
+  int64_t host_budget_bytes = 0;    // most host memory cached models hold; 0: no limit
 };
 
 // Where applications keep the stage timings: $XDG_CACHE_HOME/kiln/stage-timings.json
@@ -132,6 +146,8 @@ class Engine {
   std::size_t queuedJobs() const;
   kiln::MemoryStats memoryStats() const;
   InterruptStats interruptStats() const;
+  // Drops every cached model no job is using, returning its host and device memory.
+  void unloadModels();
 
  private:
   struct Impl;

@@ -1,0 +1,19 @@
+// Byte counts as people write and read them: "8G", "512 MiB", "1.5GB" in, "1.5 GiB" out.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace kiln {
+
+// Parses a byte count: a number with an optional unit, K/M/G/T (binary, like KiB/MiB/GiB/TiB)
+// or KB/MB/GB/TB (decimal), case-insensitive, optionally separated by a space. Nothing
+// when the text is not such a count, is negative, or exceeds 2^62.
+std::optional<int64_t> parseBytes(std::string_view text);
+
+// "0 B", "512 B", "12.3 KiB", "1.50 GiB": three significant digits, binary units.
+std::string formatBytes(int64_t bytes);
+
+}  // namespace kiln

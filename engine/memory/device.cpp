@@ -1,0 +1,122 @@
+#include "memory/device.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "kiln/units.h"
+#include "kiln/error.h"
+
+namespace kiln::memory {
+namespace {
+
+std::optional<int64_t> meminfoField(const std::string& field) {
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) != 0) continue;
+    std::istringstream fields(line.substr(field.size() + 1));
+    int64_t kib = 0;
+    if (fields >> kib) return kib * 1024;
+  }
+  return std::nullopt;
+}
+
+bool onCpu(const at::Tensor& t) {
+  return t.defined() && t.has_storage() && t.device().is_cpu();
+}
+
+}  // namespace
+
+const char* deviceKindName(DeviceKind kind) noexcept {
+  switch (kind) {
+    case DeviceKind::Cpu:
+      return "cpu";
+    case DeviceKind::Cuda:
+      return "cuda";
+    case DeviceKind::Simulated:
+      return "simulated";
+    case DeviceKind::Invalid:
+      break;
+  }
+  return "invalid";
+}
+
+std::optional<int64_t> availableHostBytes() { return meminfoField("MemAvailable"); }
+
+DeviceMemory CpuDevice::memory() const {
+  DeviceMemory m;
+  m.total_bytes = meminfoField("MemTotal").value_or(0);
+  m.free_bytes = availableHostBytes().value_or(0);
+  m.allocated_bytes = m.reserved_bytes = m.total_bytes - m.free_bytes;
+  m.peak_allocated_bytes = m.allocated_bytes;
+  return m;
+}
+
+at::Tensor CpuDevice::download(const at::Tensor& t) const {
+  if (holds(t)) return t;
+  PoolScope host(nullptr);
+  return t.to(at::kCPU, /*non_blocking=*/false, /*copy=*/true);
+}
+
+bool CpuDevice::holds(const at::Tensor& t) const {
+  // Host memory is anything on the CPU that no counted pool owns.
+  return onCpu(t) && poolOf(t.storage()) == nullptr;
+}
+
+SimulatedDevice::SimulatedDevice(int64_t capacity_bytes)
+    : pool_(std::make_shared<MemoryPool>("simulated device (" + formatBytes(capacity_bytes) + ")",
+                                         capacity_bytes)) {
+  if (capacity_bytes <= 0)
+    throw Error(ErrorKind::InvalidArgument, "a simulated device needs a capacity above zero bytes");
+}
+
+std::string SimulatedDevice::name() const { return "sim:" + formatBytes(pool_->stats().capacity_bytes); }
+
+DeviceMemory SimulatedDevice::memory() const {
+  const PoolStats s = pool_->stats();
+  DeviceMemory m;
+  m.total_bytes = s.capacity_bytes;
+  m.allocated_bytes = s.allocated_bytes;
+  m.reserved_bytes = s.reserved_bytes;
+  m.free_bytes = s.capacity_bytes - s.allocated_bytes;
+  m.peak_allocated_bytes = s.peak_allocated_bytes;
+  return m;
+}
+
+at::Tensor SimulatedDevice::upload(const at::Tensor& t) const {
+  if (holds(t)) return t;
+  PoolScope scope(pool_);
+  at::Tensor out = at::empty_like(t, t.options(), at::MemoryFormat::Contiguous);
+  out.copy_(t);
+  return out;
+}
+
+at::Tensor SimulatedDevice::download(const at::Tensor& t) const {
+  if (!holds(t)) return t;
+  PoolScope host(nullptr);
+  at::Tensor out = at::empty_like(t, t.options(), at::MemoryFormat::Contiguous);
+  out.copy_(t);
+  return out;
+}
+
+bool SimulatedDevice::holds(const at::Tensor& t) const { return onCpu(t) && pool_->owns(t.storage()); }
+
+std::unique_ptr<Device> makeDevice(std::string_view spec) {
+  if (spec == "cpu") return std::make_unique<CpuDevice>();
+  if (spec.rfind("sim:", 0) == 0) {
+    const auto bytes = parseBytes(spec.substr(4));
+    if (!bytes || *bytes <= 0)
+      throw Error(ErrorKind::InvalidArgument,
+                  "cannot read the simulated device's capacity in '" + std::string(spec) +
+                      "'; write it like sim:8G or sim:512MiB");
+    return std::make_unique<SimulatedDevice>(*bytes);
+  }
+  if (spec == "cuda" || spec.rfind("cuda:", 0) == 0)
+    throw Error(ErrorKind::InvalidArgument,
+                "this build of Kiln has no GPU support (its libtorch is CPU-only), so '" +
+                    std::string(spec) + "' is not available; use cpu, or sim:BYTES to simulate an accelerator");
+  throw Error(ErrorKind::InvalidArgument,
+              "unknown device '" + std::string(spec) + "'; use cpu, cuda:N or sim:BYTES (for example sim:8G)");
+}
+
+}  // namespace kiln::memory

@@ -1,0 +1,105 @@
+// Where models compute: the CPU, a CUDA/ROCm GPU (when libtorch has one), or the simulated
+// accelerator, a device of fixed capacity whose allocations are really counted and which
+// fails with the out-of-memory error a real device gives. Budgets, the model cache and
+// offload talk to devices only through this interface.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "memory/memory_pool.h"
+
+namespace kiln::memory {
+
+enum class DeviceKind { Invalid = 0, Cpu, Cuda, Simulated };
+const char* deviceKindName(DeviceKind kind) noexcept;
+
+struct DeviceMemory {
+  int64_t total_bytes = 0;
+  // What live tensors leave: memory the caching allocator keeps for reuse counts as free.
+  int64_t free_bytes = 0;
+  int64_t allocated_bytes = 0;  // held by live tensors
+  int64_t reserved_bytes = 0;   // allocated plus the allocator's cache
+  int64_t peak_allocated_bytes = 0;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual DeviceKind kind() const noexcept = 0;
+  // "cpu", "cuda:0", "sim:8.00 GiB"
+  virtual std::string name() const = 0;
+  virtual DeviceMemory memory() const = 0;
+  // Gives the allocator's cached blocks back; returns the bytes released.
+  virtual int64_t emptyCache() = 0;
+  virtual void resetPeak() = 0;
+
+  // A copy of `t` in this device's memory (the same tensor when it is there already).
+  virtual at::Tensor upload(const at::Tensor& t) const = 0;
+  // A copy of `t` in ordinary host memory (the same tensor when it is there already).
+  virtual at::Tensor download(const at::Tensor& t) const = 0;
+  // True when `t`'s storage is in this device's memory.
+  virtual bool holds(const at::Tensor& t) const = 0;
+  // True when weights on the host must be copied here before use (false for the CPU).
+  bool isAccelerator() const noexcept { return kind() != DeviceKind::Cpu; }
+
+  // The pool that computation on this device allocates from, for the simulated device
+  // (null elsewhere; see DeviceScope).
+  virtual std::shared_ptr<MemoryPool> computePool() const { return nullptr; }
+};
+
+// While alive, tensors the thread creates are in `device`'s memory (for the simulated
+// device: charged to its pool).
+class DeviceScope {
+ public:
+  explicit DeviceScope(const Device& device) : scope_(device.computePool()) {}
+
+ private:
+  PoolScope scope_;
+};
+
+// The CPU: host memory as the operating system reports it.
+class CpuDevice final : public Device {
+ public:
+  DeviceKind kind() const noexcept override { return DeviceKind::Cpu; }
+  std::string name() const override { return "cpu"; }
+  DeviceMemory memory() const override;
+  int64_t emptyCache() override { return 0; }
+  void resetPeak() override {}
+  at::Tensor upload(const at::Tensor& t) const override { return download(t); }
+  at::Tensor download(const at::Tensor& t) const override;
+  bool holds(const at::Tensor& t) const override;
+};
+
+// A device of `capacity_bytes` whose memory is host memory charged to a counted pool.
+class SimulatedDevice final : public Device {
+ public:
+  explicit SimulatedDevice(int64_t capacity_bytes);
+  DeviceKind kind() const noexcept override { return DeviceKind::Simulated; }
+  std::string name() const override;
+  DeviceMemory memory() const override;
+  int64_t emptyCache() override { return pool_->emptyCache(); }
+  void resetPeak() override { pool_->resetPeak(); }
+  at::Tensor upload(const at::Tensor& t) const override;
+  at::Tensor download(const at::Tensor& t) const override;
+  bool holds(const at::Tensor& t) const override;
+  std::shared_ptr<MemoryPool> computePool() const override { return pool_; }
+  MemoryPool& pool() const noexcept { return *pool_; }
+
+ private:
+  std::shared_ptr<MemoryPool> pool_;
+};
+
+// "cpu", "sim:BYTES" ("sim:8G", "sim:512MiB") or "cuda:N". Throws kiln::Error
+// (InvalidArgument) for anything else, and for cuda when this build has no GPU support.
+std::unique_ptr<Device> makeDevice(std::string_view spec);
+
+// Host memory the operating system can still give (MemAvailable), or nothing if unknown.
+std::optional<int64_t> availableHostBytes();
+
+}  // namespace kiln::memory

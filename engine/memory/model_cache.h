@@ -1,0 +1,136 @@
+// Loaded models kept between jobs under a device budget and a host budget. Unlocked models
+// leave least recently used first; models in use are locked by a Lease and never touched.
+// makeRoom() frees device memory for work outside the cache. The cache knows models only
+// through CachedModel: sizes, and "give your device memory back".
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "memory/device.h"
+
+namespace kiln::memory {
+
+class CachedModel {
+ public:
+  virtual ~CachedModel() = default;
+  // For messages and logs: "kiln-starter (sd1, bf16)".
+  virtual std::string describe() const = 0;
+  virtual int64_t hostBytes() const = 0;    // weights in host memory
+  virtual int64_t deviceBytes() const = 0;  // weights in the device's memory
+  // Moves every weight on the device back to host memory (device bytes become 0).
+  virtual void offload() = 0;
+};
+
+struct CacheBudget {
+  int64_t device_bytes = 0;  // most device memory Kiln may use; 0: all of it
+  int64_t host_bytes = 0;    // most host memory cached models may hold; 0: no limit
+  int max_models = -1;       // most models kept when not in use; -1: no limit
+};
+
+struct MakeRoomResult {
+  int64_t freed_bytes = 0;      // device bytes freed, measured after emptying the allocator cache
+  int64_t available_bytes = 0;  // device bytes available afterwards, within the budget
+  std::vector<std::string> offloaded;  // models whose weights left the device
+  std::vector<std::string> warnings;
+};
+
+struct CacheEntryInfo {
+  std::string key, description;
+  int64_t host_bytes = 0, device_bytes = 0;
+  int locks = 0;
+};
+
+struct CacheCounters {
+  int64_t loads = 0, hits = 0, evictions = 0, offloads = 0, failed_loads = 0;
+};
+
+class ModelCache {
+ public:
+  ModelCache(Device& device, CacheBudget budget);
+  ~ModelCache();
+  ModelCache(const ModelCache&) = delete;
+  ModelCache& operator=(const ModelCache&) = delete;
+
+  // A model in use: locked (never offloaded or evicted) until the lease ends.
+  class Lease {
+   public:
+    Lease() = default;
+    Lease(Lease&& other) noexcept;
+    Lease& operator=(Lease&& other) noexcept;
+    ~Lease();
+    explicit operator bool() const noexcept { return model_ != nullptr; }
+    CachedModel& model() const noexcept { return *model_; }
+    const std::shared_ptr<CachedModel>& shared() const noexcept { return model_; }
+
+   private:
+    friend class ModelCache;
+    Lease(ModelCache* cache, std::string key, std::shared_ptr<CachedModel> model);
+    void release() noexcept;
+    ModelCache* cache_ = nullptr;
+    std::string key_;
+    std::shared_ptr<CachedModel> model_;
+  };
+
+  using Loader = std::function<std::shared_ptr<CachedModel>()>;
+  // The cached model for `key`, loaded by `load` if absent. The load runs without the
+  // cache's lock, so other keys' loads and every other call go on meanwhile; a second
+  // acquire of a key that is loading waits for that load. A load that throws leaves
+  // nothing in the cache (the loader's own RAII frees what it allocated) and rethrows to
+  // every waiter. Afterwards unlocked models leave until the budget holds.
+  Lease acquire(const std::string& key, const Loader& load);
+
+  // Frees device memory until `bytes + working_bytes` are available within the budget,
+  // offloading unlocked models least recently used first. Throws kiln::Error(OutOfMemory)
+  // naming what holds the memory when that cannot be reached; a request for zero bytes
+  // (a failed size estimate) does nothing and says so in the warnings.
+  MakeRoomResult makeRoom(int64_t bytes, int64_t working_bytes = 0);
+
+  bool contains(const std::string& key) const;
+
+  // Device bytes available to new work: the device's free memory, capped by the budget.
+  int64_t availableDeviceBytes() const;
+
+  // Drops one unlocked model (false when absent; throws kiln::Error(InvalidArgument) when
+  // it is in use). clear() drops every unlocked model.
+  bool unload(const std::string& key);
+  void clear();
+
+  void setBudget(CacheBudget budget);
+  CacheBudget budget() const;
+  std::vector<CacheEntryInfo> entries() const;  // most recently used first
+  CacheCounters counters() const;
+  int64_t hostBytes() const;
+  int64_t deviceBytes() const;
+  Device& device() const noexcept { return device_; }
+
+ private:
+  struct Entry {
+    std::string key;
+    std::shared_ptr<CachedModel> model;
+    int locks = 0;
+  };
+  struct Loading;
+
+  void unlock(const std::string& key) noexcept;
+  void enforceBudgetLocked(std::vector<std::shared_ptr<CachedModel>>& dropped);
+  int64_t availableLocked() const;
+  std::list<Entry>::iterator findLocked(const std::string& key);
+
+  Device& device_;
+  mutable std::mutex mutex_;
+  std::condition_variable loaded_;
+  CacheBudget budget_;
+  std::list<Entry> entries_;  // most recently used first
+  std::map<std::string, std::shared_ptr<Loading>> loading_;
+  CacheCounters counters_;
+};
+
+}  // namespace kiln::memory
