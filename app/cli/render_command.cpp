@@ -163,7 +163,22 @@ struct MemorySettings {
   std::string device = "cpu";
   int64_t device_budget_bytes = 0;
   int64_t host_budget_bytes = 0;
+  OffloadSettings offload;
 };
+
+OffloadMode toMode(const QCommandLineParser& p, const QString& name) {
+  const OffloadMode m = parseOffloadMode(p.value(name).toStdString());
+  if (m == OffloadMode::Invalid)
+    throw UsageError{"--" + name + " must be none, model, group-block, group-leaf or balanced, got '" +
+                     p.value(name) + "'"};
+  return m;
+}
+
+std::vector<std::string> toList(const QCommandLineParser& p, const QString& name) {
+  std::vector<std::string> out;
+  for (const QString& item : p.value(name).split(',', Qt::SkipEmptyParts)) out.push_back(item.trimmed().toStdString());
+  return out;
+}
 
 int64_t toBytes(const QCommandLineParser& p, const QString& name) {
   if (!p.isSet(name)) return 0;
@@ -177,6 +192,23 @@ MemorySettings parseMemory(const QCommandLineParser& p) {
   if (p.isSet("device")) m.device = p.value("device").toStdString();
   m.device_budget_bytes = toBytes(p, "device-budget");
   m.host_budget_bytes = toBytes(p, "host-budget");
+  OffloadSettings& o = m.offload;
+  if (p.isSet("offload")) o.mode = toMode(p, "offload");
+  for (const char* component : {"text-encoder", "unet", "vae"}) {
+    const QString option = QString("offload-") + component;
+    if (p.isSet(option)) o.per_component[QString(component).replace('-', '_').toStdString()] = toMode(p, option);
+  }
+  o.blocks_per_group = toInt(p, "blocks-per-group", 1);
+  o.streams = p.isSet("streams");
+  o.record_stream = p.isSet("record-stream");
+  if (p.isSet("never")) o.never = toList(p, "never");
+  if (p.isSet("always")) o.always = toList(p, "always");
+  if (p.isSet("vae-threshold")) o.vae_resident_threshold_bytes = toBytes(p, "vae-threshold");
+  try {
+    o.validate();
+  } catch (const Error& e) {
+    throw UsageError{QString::fromStdString(e.what())};
+  }
   return m;
 }
 
@@ -189,6 +221,7 @@ void printMemoryReport(const MemoryStats& m) {
   std::fprintf(stderr, "memory: model weights %s (%s of them on the device), %d model(s) cached\n",
                formatBytes(m.cached_model_bytes).c_str(), formatBytes(m.cached_model_device_bytes).c_str(),
                m.cached_models);
+  for (const auto& line : m.placements) std::fprintf(stderr, "memory: %s\n", line.c_str());
 }
 
 // Runs the job on an engine, showing its events until it ends; Ctrl+C cancels it.
@@ -199,6 +232,7 @@ Event runJob(const Job& job, const MemorySettings& memory, ProgressDisplay::Mode
   options.device = memory.device;
   options.device_budget_bytes = memory.device_budget_bytes;
   options.host_budget_bytes = memory.host_budget_bytes;
+  options.offload = memory.offload;
   options.sink = [&queue](const Event& e) { queue.push(e); };
   options.write_image = [](const std::string& path, const Image& image) { writeImage(path, image); };
   options.timings_path = defaultTimingsPath();
@@ -259,6 +293,19 @@ int runRender(const QStringList& arguments) {
        "device"},
       {"device-budget", "Most device memory Kiln may use (default: all of it).", "bytes"},
       {"host-budget", "Most host memory cached models may hold (default: no limit).", "bytes"},
+      {"offload",
+       "How weights move between host and device memory: none (resident, default), model, "
+       "group-block, group-leaf or balanced.",
+       "mode"},
+      {"offload-text-encoder", "Offload mode of the text encoders only.", "mode"},
+      {"offload-unet", "Offload mode of the UNet only.", "mode"},
+      {"offload-vae", "Offload mode of the VAE only.", "mode"},
+      {"blocks-per-group", "Blocks moved together in group-block mode (default 1).", "n"},
+      {"streams", "Prefetch the next group while the current one runs."},
+      {"record-stream", "Record tensors on the side stream (needs --streams)."},
+      {"never", "Components or model classes never offloaded (comma-separated, e.g. vae).", "list"},
+      {"always", "Components or model classes always offloaded (comma-separated).", "list"},
+      {"vae-threshold", "A VAE larger than this leaves the device after each call (default 1G).", "bytes"},
       {"memory-report", "Print the device's peak memory and where the weights are when done."},
       {"out",
        "Output image (.png keeps the generation parameters). Default: a new kiln-DATE-TIME.png "

@@ -105,10 +105,15 @@ struct Engine::Impl {
 
   std::thread thread;
 
+  OffloadSettings offload;  // guarded by mutex
+
   explicit Impl(EngineOptions o)
       : options(std::move(o)),
         device(memory::makeDevice(options.device)),
-        cache(*device, {options.device_budget_bytes, options.host_budget_bytes, options.cached_models}) {}
+        cache(*device, {options.device_budget_bytes, options.host_budget_bytes, options.cached_models}) {
+    options.offload.validate();
+    offload = options.offload;
+  }
 
   void emit(Event e) {
     std::lock_guard<std::recursive_mutex> lock(sink_mutex);
@@ -119,7 +124,9 @@ struct Engine::Impl {
     kiln::MemoryStats m;
     m.cached_model_bytes = cache.hostBytes() + cache.deviceBytes();
     m.cached_model_device_bytes = cache.deviceBytes();
-    m.cached_models = static_cast<int>(cache.entries().size());
+    const auto entries = cache.entries();
+    m.cached_models = static_cast<int>(entries.size());
+    for (const auto& e : entries) m.placements.insert(m.placements.end(), e.placements.begin(), e.placements.end());
     m.job_bytes = job_bytes.load();
     m.resident_bytes = residentBytes();
     const memory::DeviceMemory d = device->memory();
@@ -169,6 +176,10 @@ struct Engine::Impl {
     jobs::RunEnvironment env;
     env.cache = &cache;
     env.device = device.get();
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      env.offload = offload;
+    }
     device->resetPeak();
     env.timings = &timings;
     env.emit = [&](Event e) {
@@ -345,6 +356,17 @@ std::size_t Engine::queuedJobs() const {
 }
 
 MemoryStats Engine::memoryStats() const { return impl_->memory(); }
+
+void Engine::setOffloadSettings(const OffloadSettings& settings) {
+  settings.validate();
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->offload = settings;
+}
+
+OffloadSettings Engine::offloadSettings() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->offload;
+}
 
 void Engine::unloadModels() {
   impl_->cache.clear();

@@ -314,12 +314,18 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     if (device.isAccelerator()) {
       // Room on the device for the weights that are not there yet and for the work.
       const int64_t working = estimateWorkingBytes(spec, p.width, p.height, dtype);
+      int64_t available = 0;
       if (env.cache) {
-        const memory::MakeRoomResult room = env.cache->makeRoom(model.hostBytes(), working);
+        const memory::MakeRoomResult room = env.cache->makeRoom(model.deviceBytesNeeded(env.offload), working);
         for (const auto& w : room.warnings) env.emit(logEvent(w));
         for (const auto& m : room.offloaded) env.emit(logEvent("moved " + m + " off " + device.name() + " to make room"));
+        available = room.available_bytes;
+      } else {
+        available = device.memory().free_bytes;
       }
-      model.onload();
+      // Balanced mode keeps resident what fits beside the work.
+      for (const auto& line : model.place(env.offload, std::max<int64_t>(available - working, 0)))
+        env.emit(logEvent(line));
     }
     memory::DeviceScope on_device(device);
 

@@ -23,6 +23,7 @@ class StageTimings;
 struct RunEnvironment {
   memory::ModelCache* cache = nullptr;  // null: load for this job only
   memory::Device* device = nullptr;     // null: the CPU
+  OffloadSettings offload;
   StageTimings* timings = nullptr;
   std::function<void(Event)> emit;  // the job id is filled in by the caller
   std::function<void(const std::string& path, const Image& image)> write_image;

@@ -21,6 +21,32 @@ std::string modelKey(const std::string& path, at::ScalarType dtype) {
 
 PipelineModel::PipelineModel(std::unique_ptr<nodes::SdPipeline> pipeline, const memory::Device& device)
     : pipeline_(std::move(pipeline)), device_(device) {
+  const auto lists = pipeline_->paramLists();
+  const std::size_t encoders = pipeline_->spec().text_encoders.size();
+  for (std::size_t i = 0; i < lists.size(); ++i) {
+    memory::ComponentInfo c;
+    c.params = lists[i];
+    if (i < encoders) {
+      c.name = i == 0 ? "text_encoder" : "text_encoder_" + std::to_string(i + 1);
+      c.model_class = "ClipTextModel";
+      c.role = memory::ComponentRole::TextEncoder;
+    } else if (i == encoders) {
+      c.name = "unet";
+      c.model_class = "UNetModel";
+      c.role = memory::ComponentRole::Denoiser;
+    } else {
+      c.name = "vae";
+      c.model_class = "AutoencoderKL";
+      c.role = memory::ComponentRole::Vae;
+    }
+    placements_.push_back(std::make_unique<memory::ComponentPlacement>(device_, std::move(c)));
+  }
+  // Model mode: a component called onto the device sends the others in that mode home.
+  for (auto& p : placements_)
+    p->setOnModelCall([this](memory::ComponentPlacement& entering) {
+      for (auto& other : placements_)
+        if (other.get() != &entering && other->decision().mode == memory::OffloadMode::Model) other->offloadAll();
+    });
   description_ = pipeline_->checkpoint().display_name + " (" + models::familyName(pipeline_->spec().family) +
                  ", " + at::toString(pipeline_->dtype()) + ", " + formatBytes(pipeline_->weightBytes()) + ")";
   recount();
@@ -41,26 +67,61 @@ void PipelineModel::recount() {
     }
   host_bytes_ = host;
   device_bytes_ = on_device;
+  std::vector<std::string> summary;
+  if (device_.isAccelerator() && on_device > 0)
+    for (const auto& p : placements_) summary.push_back(p->describe());
+  std::lock_guard lock(summary_mutex_);
+  summary_ = std::move(summary);
 }
 
+std::vector<std::string> PipelineModel::placementSummary() const {
+  std::lock_guard lock(summary_mutex_);
+  return summary_;
+}
+
+PipelineModel::~PipelineModel() { placements_.clear(); }
+
 void PipelineModel::offload() {
-  if (!device_.isAccelerator()) return;
-  for (const auto* params : pipeline_->paramLists())
-    for (const auto& slot : params->slots())
-      if (slot.tensor->defined()) *slot.tensor = device_.download(*slot.tensor);
+  for (auto& p : placements_) p->teardown();
+  // Weights that were put on the device some other way come back too.
+  if (device_.isAccelerator())
+    for (const auto* params : pipeline_->paramLists())
+      for (const auto& slot : params->slots())
+        if (slot.tensor->defined()) *slot.tensor = device_.download(*slot.tensor);
   recount();
 }
 
-void PipelineModel::onload() {
-  if (!device_.isAccelerator()) return;
-  // Counted as it goes, so a load that runs out of device memory part-way is seen as it is.
+int64_t PipelineModel::deviceBytesNeeded(const memory::OffloadSettings& settings) const {
+  if (!device_.isAccelerator()) return 0;
+  int64_t needed = 0;
+  for (const auto& p : placements_) {
+    const memory::PlacementDecision d = memory::decidePlacement(p->component(), p->weightBytes(), settings);
+    if (d == p->decision() && p->deviceBytes() > 0) continue;  // placed so already
+    needed += memory::ComponentPlacement::plannedPeakBytes(*p->component().params, d) - p->deviceBytes();
+  }
+  return std::max<int64_t>(needed, 0);
+}
+
+std::vector<std::string> PipelineModel::place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes) {
+  std::vector<std::string> lines;
+  if (!device_.isAccelerator()) return lines;
   struct Recount {
     PipelineModel* self;
     ~Recount() { self->recount(); }
   } recount_on_exit{this};
-  for (const auto* params : pipeline_->paramLists())
-    for (const auto& slot : params->slots())
-      if (slot.tensor->defined()) *slot.tensor = device_.upload(*slot.tensor);
+  // A failure on one component does not stop the others; the first error is reported.
+  std::exception_ptr first_error;
+  for (auto& p : placements_) {
+    try {
+      const memory::PlacementDecision d = memory::decidePlacement(p->component(), p->weightBytes(), settings);
+      if (p->apply(d, balanced_budget_bytes)) lines.push_back("placed " + p->describe());
+    } catch (...) {
+      p->teardown();  // torn down cleanly; the next pass places it again
+      if (!first_error) first_error = std::current_exception();
+    }
+  }
+  if (first_error) std::rethrow_exception(first_error);
+  return lines;
 }
 
 int64_t estimateWorkingBytes(const models::SdModelSpec& spec, int64_t width, int64_t height,

@@ -6,9 +6,11 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "memory/model_cache.h"
+#include "memory/offload.h"
 #include "nodes/sd_pipeline.h"
 
 namespace kiln::jobs {
@@ -21,13 +23,25 @@ std::string modelKey(const std::string& path, at::ScalarType dtype);
 class PipelineModel final : public memory::CachedModel {
  public:
   PipelineModel(std::unique_ptr<nodes::SdPipeline> pipeline, const memory::Device& device);
+  ~PipelineModel() override;
 
   std::string describe() const override;
   int64_t hostBytes() const override;
   int64_t deviceBytes() const override;
+  // Every weight back to host memory; the next place() places afresh.
   void offload() override;
-  // Copies every weight that is in host memory to the device (the host copy is dropped).
-  void onload();
+  std::vector<std::string> placementSummary() const override;
+
+  // Device bytes that placing with `settings` still needs: weights that will stay on the
+  // device and are not there yet, plus what streamed components onload during a call.
+  int64_t deviceBytesNeeded(const memory::OffloadSettings& settings) const;
+  // Places every component (text encoders, UNet, VAE) as the settings say; components
+  // already placed so are left alone. Returns one line per component whose placement was
+  // (re)done, for the log. `balanced_budget_bytes` is what balanced mode may keep resident.
+  std::vector<std::string> place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes);
+  const std::vector<std::unique_ptr<memory::ComponentPlacement>>& placements() const noexcept {
+    return placements_;
+  }
 
   nodes::SdPipeline& pipeline() const noexcept { return *pipeline_; }
 
@@ -35,8 +49,11 @@ class PipelineModel final : public memory::CachedModel {
   void recount();
   std::unique_ptr<nodes::SdPipeline> pipeline_;
   const memory::Device& device_;
+  std::vector<std::unique_ptr<memory::ComponentPlacement>> placements_;
   std::string description_;
   std::atomic<int64_t> host_bytes_{0}, device_bytes_{0};
+  mutable std::mutex summary_mutex_;
+  std::vector<std::string> summary_;  // placements_' descriptions, for other threads
 };
 
 // Device memory a render of this size needs beyond the weights: a rough upper bound from

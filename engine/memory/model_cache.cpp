@@ -264,7 +264,8 @@ std::vector<CacheEntryInfo> ModelCache::entries() const {
   std::lock_guard lock(mutex_);
   std::vector<CacheEntryInfo> out;
   for (const auto& e : entries_)
-    out.push_back({e.key, e.model->describe(), e.model->hostBytes(), e.model->deviceBytes(), e.locks});
+    out.push_back({e.key, e.model->describe(), e.model->placementSummary(), e.model->hostBytes(), e.model->deviceBytes(),
+                   e.locks});
   return out;
 }
 

@@ -27,6 +27,8 @@ class CachedModel {
   virtual int64_t deviceBytes() const = 0;  // weights in the device's memory
   // Moves every weight on the device back to host memory (device bytes become 0).
   virtual void offload() = 0;
+  // One line per component saying where its weights live (empty when not placed).
+  virtual std::vector<std::string> placementSummary() const { return {}; }
 };
 
 struct CacheBudget {
@@ -44,6 +46,7 @@ struct MakeRoomResult {
 
 struct CacheEntryInfo {
   std::string key, description;
+  std::vector<std::string> placements;
   int64_t host_bytes = 0, device_bytes = 0;
   int locks = 0;
 };

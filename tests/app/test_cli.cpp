@@ -147,6 +147,12 @@ class TestCli : public QObject {
     QTest::newRow("device too small")
         << (base + QStringList{"--model", sd1, "--device", "sim:1M", "--out", "o.png"}) << 1
         << "out of memory: not enough memory on sim:1.00 MiB";
+    QTest::newRow("bad offload mode")
+        << (base + QStringList{"--model", sd1, "--offload", "sideways", "--out", "o.png"}) << 2
+        << "--offload must be none, model, group-block, group-leaf or balanced";
+    QTest::newRow("record-stream alone")
+        << (base + QStringList{"--model", sd1, "--record-stream", "--out", "o.png"}) << 2
+        << "record-stream needs streams";
     QTest::newRow("bad extension")
         << (base + QStringList{"--model", sd1, "--out", "o.notanimage"}) << 1 << "no image format";
   }
@@ -280,6 +286,16 @@ class TestCli : public QObject {
     QVERIFY2(mib > 7.0 && mib < 512.0, qPrintable(r.err));  // the fp32 weights alone are 7.3 MiB
     QVERIFY2(r.err.contains(QRegularExpression("of them on the device\\), 1 model")), qPrintable(r.err));
     QCOMPARE(kiln::readImage(sim.toStdString()).pixels, kiln::readImage(cpu.toStdString()).pixels);
+
+    // Streaming the UNet block by block draws the same picture and says so.
+    const QString streamed = dir_.filePath("streamed.png");
+    const CliRun s = runCli(base + QStringList{"--out", streamed, "--device", "sim:512M", "--offload-unet",
+                                               "group-block", "--streams", "--memory-report"});
+    QVERIFY2(s.exit_code == 0, qPrintable(s.err));
+    QVERIFY2(s.err.contains("memory: unet (UNetModel") && s.err.contains("group-block, 1 block per group, streams"),
+             qPrintable(s.err));
+    QVERIFY2(s.err.contains("memory: vae (AutoencoderKL") && s.err.contains("): none"), qPrintable(s.err));
+    QCOMPARE(kiln::readImage(streamed.toStdString()).pixels, kiln::readImage(cpu.toStdString()).pixels);
   }
 
   void snapsSizeWithNotice() {

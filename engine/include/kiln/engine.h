@@ -11,6 +11,7 @@
 
 #include "kiln/error.h"
 #include "kiln/image.h"
+#include "kiln/offload.h"
 #include "kiln/render.h"
 
 namespace kiln {
@@ -52,6 +53,9 @@ struct MemoryStats {
   int64_t device_reserved_bytes = 0;   // allocated plus the allocator's cache
   int64_t device_peak_bytes = 0;       // most allocated during the last (or current) job
   int64_t cached_model_device_bytes = 0;  // of the cached weights, those on the device
+  // Where each cached model's components live: "unet (UNetModel, 1.64 GiB, BFloat16):
+  // group-block, 1 block per group, streams".
+  std::vector<std::string> placements;
 };
 
 enum class EventType {
@@ -111,6 +115,8 @@ struct EngineOptions {
   std::string device = "cpu";
   int64_t device_budget_bytes = 0;  // most device memory Kiln uses; 0: all of it
   int64_t host_budget_bytes = 0;    // most host memory cached models hold; 0: no limit
+  // How weights are spread between the device and host memory (see kiln/offload.h).
+  OffloadSettings offload;
 };
 
 // Where applications keep the stage timings: $XDG_CACHE_HOME/kiln/stage-timings.json
@@ -148,6 +154,10 @@ class Engine {
   InterruptStats interruptStats() const;
   // Drops every cached model no job is using, returning its host and device memory.
   void unloadModels();
+  // New offload settings, applied to loaded models (without reloading them) when the next
+  // job starts. Throws kiln::Error(InvalidArgument) for settings that cannot work.
+  void setOffloadSettings(const OffloadSettings& settings);
+  OffloadSettings offloadSettings() const;
 
  private:
   struct Impl;

@@ -7,38 +7,42 @@
 namespace kiln::models {
 
 void Linear::declare(ParamList& p, const std::string& prefix) {
-  p.add(prefix + "weight", {out, in}, &weight);
-  if (bias_mode == Bias::With) p.add(prefix + "bias", {out}, &bias);
+  p.add(prefix + "weight", {out, in}, &weight, ParamList::Kind::Leaf);
+  if (bias_mode == Bias::With) p.add(prefix + "bias", {out}, &bias, ParamList::Kind::Leaf);
 }
 
 at::Tensor Linear::operator()(const at::Tensor& x) const {
+  LeafScope leaf(&weight, bias_mode == Bias::With ? &bias : nullptr);
   return at::linear(x, weight, bias);
 }
 
 void Conv2d::declare(ParamList& p, const std::string& prefix) {
-  p.add(prefix + "weight", {out, in, kernel, kernel}, &weight);
-  p.add(prefix + "bias", {out}, &bias);
+  p.add(prefix + "weight", {out, in, kernel, kernel}, &weight, ParamList::Kind::Leaf);
+  p.add(prefix + "bias", {out}, &bias, ParamList::Kind::Leaf);
 }
 
 at::Tensor Conv2d::operator()(const at::Tensor& x) const {
+  LeafScope leaf(&weight, &bias);
   return at::conv2d(x, weight, bias, {stride, stride}, {padding, padding});
 }
 
 void GroupNorm::declare(ParamList& p, const std::string& prefix) {
-  p.add(prefix + "weight", {channels}, &weight);
-  p.add(prefix + "bias", {channels}, &bias);
+  p.add(prefix + "weight", {channels}, &weight, ParamList::Kind::Leaf);
+  p.add(prefix + "bias", {channels}, &bias, ParamList::Kind::Leaf);
 }
 
 at::Tensor GroupNorm::operator()(const at::Tensor& x) const {
+  LeafScope leaf(&weight, &bias);
   return at::group_norm(x, groups, weight, bias, eps);
 }
 
 void LayerNorm::declare(ParamList& p, const std::string& prefix) {
-  p.add(prefix + "weight", {dim}, &weight);
-  p.add(prefix + "bias", {dim}, &bias);
+  p.add(prefix + "weight", {dim}, &weight, ParamList::Kind::Leaf);
+  p.add(prefix + "bias", {dim}, &bias, ParamList::Kind::Leaf);
 }
 
 at::Tensor LayerNorm::operator()(const at::Tensor& x) const {
+  LeafScope leaf(&weight, &bias);
   return at::layer_norm(x, {dim}, weight, bias, eps);
 }
 

@@ -6,6 +6,29 @@
 
 namespace kiln::models {
 
+namespace {
+thread_local ExecutionHooks* t_call_hooks = nullptr;
+}  // namespace
+
+CallScope::CallScope(const ParamList& params) : hooks_(params.hooks()), previous_(t_call_hooks) {
+  t_call_hooks = hooks_;
+  if (hooks_) hooks_->enterCall();
+}
+
+CallScope::~CallScope() {
+  if (hooks_) hooks_->leaveCall();
+  t_call_hooks = previous_;
+}
+
+LeafScope::LeafScope(const at::Tensor* weight, const at::Tensor* bias)
+    : hooks_(t_call_hooks), weight_(weight), bias_(bias) {
+  if (hooks_) hooks_->enterLeaf(weight_, bias_);
+}
+
+LeafScope::~LeafScope() {
+  if (hooks_) hooks_->leaveLeaf(weight_, bias_);
+}
+
 int64_t ParamList::parameterCount() const {
   int64_t n = 0;
   for (const auto& s : slots_) {

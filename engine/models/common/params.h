@@ -18,18 +18,106 @@ struct ParamSlot {
   std::string name;
   std::vector<int64_t> shape;
   at::Tensor* tensor = nullptr;
+  int group = -1;     // index into ParamList::groups(), -1 outside any
+  bool leaf = false;  // a layer's weight or bias, reported through LeafScope
+};
+
+// A run of slots that forward code uses together (a UNet block, a text-encoder layer): the
+// unit block-level offload moves.
+struct ParamGroup {
+  std::string name;
+  std::size_t first = 0, count = 0;  // slots [first, first + count)
+};
+
+// What forward code tells whoever places the weights (the memory module's offload): a
+// call into the component begins and ends, a group's or a leaf layer's weights are about
+// to be used and are done with. Implementations may replace the slot tensors (move them
+// between host and device memory) in any enter call.
+class ExecutionHooks {
+ public:
+  virtual ~ExecutionHooks() = default;
+  virtual void enterCall() = 0;
+  virtual void leaveCall() = 0;
+  virtual void enterGroup(std::size_t group) = 0;
+  virtual void leaveGroup(std::size_t group) = 0;
+  // A layer's weight (and bias, which may be null) around its one operation.
+  virtual void enterLeaf(const at::Tensor* weight, const at::Tensor* bias) = 0;
+  virtual void leaveLeaf(const at::Tensor* weight, const at::Tensor* bias) = 0;
 };
 
 class ParamList {
  public:
-  void add(std::string name, std::vector<int64_t> shape, at::Tensor* tensor) {
-    slots_.push_back({std::move(name), std::move(shape), tensor});
+  enum class Kind { Invalid = 0, Plain, Leaf };
+  void add(std::string name, std::vector<int64_t> shape, at::Tensor* tensor, Kind kind = Kind::Plain) {
+    const int group = groups_.empty() || !group_open_ ? -1 : static_cast<int>(groups_.size() - 1);
+    slots_.push_back({std::move(name), std::move(shape), tensor, group, kind == Kind::Leaf});
+    if (group >= 0) ++groups_.back().count;
   }
+  // Slots added from now on belong to a new group (until the next beginGroup or
+  // endGroup); returns its index.
+  std::size_t beginGroup(std::string name) {
+    groups_.push_back({std::move(name), slots_.size(), 0});
+    group_open_ = true;
+    return groups_.size() - 1;
+  }
+  void endGroup() noexcept { group_open_ = false; }
   const std::vector<ParamSlot>& slots() const noexcept { return slots_; }
+  const std::vector<ParamGroup>& groups() const noexcept { return groups_; }
   int64_t parameterCount() const;
+
+  // Hooks are placement state, not model state: set on a const model by its placement.
+  void setHooks(ExecutionHooks* hooks) const noexcept { hooks_ = hooks; }
+  ExecutionHooks* hooks() const noexcept { return hooks_; }
 
  private:
   std::vector<ParamSlot> slots_;
+  std::vector<ParamGroup> groups_;
+  bool group_open_ = false;
+  mutable ExecutionHooks* hooks_ = nullptr;
+};
+
+// Around a public entry point of a model (forward, encode, decode): tells the hooks, and
+// makes them the ones the thread's leaf layers report to.
+class CallScope {
+ public:
+  explicit CallScope(const ParamList& params);
+  ~CallScope();
+  CallScope(const CallScope&) = delete;
+  CallScope& operator=(const CallScope&) = delete;
+
+ private:
+  ExecutionHooks* hooks_;
+  ExecutionHooks* previous_;
+};
+
+// Around the forward code of one group.
+class GroupScope {
+ public:
+  GroupScope(const ParamList& params, std::size_t group) : hooks_(params.hooks()), group_(group) {
+    if (hooks_) hooks_->enterGroup(group_);
+  }
+  ~GroupScope() {
+    if (hooks_) hooks_->leaveGroup(group_);
+  }
+  GroupScope(const GroupScope&) = delete;
+  GroupScope& operator=(const GroupScope&) = delete;
+
+ private:
+  ExecutionHooks* hooks_;
+  std::size_t group_;
+};
+
+// Around one leaf layer's operation; reports to the hooks of the thread's current call.
+class LeafScope {
+ public:
+  LeafScope(const at::Tensor* weight, const at::Tensor* bias);
+  ~LeafScope();
+  LeafScope(const LeafScope&) = delete;
+  LeafScope& operator=(const LeafScope&) = delete;
+
+ private:
+  ExecutionHooks* hooks_;
+  const at::Tensor *weight_, *bias_;
 };
 
 struct LoadOptions {

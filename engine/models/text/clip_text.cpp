@@ -73,11 +73,13 @@ ClipTextModel::ClipTextModel(const ClipTextConfig& config, std::string prefix)
   const auto& c = config_;
   const ClipNames& n = namesFor(c.layout);
   layers_.resize(static_cast<std::size_t>(c.layers));
+  params_.beginGroup("embeddings");
   params_.add(prefix_ + n.token, {c.vocab, c.hidden}, &token_embedding);
   params_.add(prefix_ + n.position, {c.max_positions, c.hidden}, &position_embedding);
   for (int64_t i = 0; i < c.layers; ++i) {
     Layer& l = layers_[static_cast<std::size_t>(i)];
     const std::string p = prefix_ + n.layer + std::to_string(i) + ".";
+    l.group = params_.beginGroup("layer " + std::to_string(i));
     l.ln1 = LayerNorm(c.hidden, 1e-5);
     l.ln2 = LayerNorm(c.hidden, 1e-5);
     l.ln1.declare(params_, p + n.ln1);
@@ -101,9 +103,11 @@ ClipTextModel::ClipTextModel(const ClipTextConfig& config, std::string prefix)
     l.fc2.declare(params_, p + n.fc2);
   }
   final_ln_ = LayerNorm(c.hidden, 1e-5);
+  final_group_ = params_.beginGroup("final");
   final_ln_.declare(params_, prefix_ + n.final_ln);
   if (c.projection_dim > 0)
     params_.add(prefix_ + "text_projection", {c.hidden, c.projection_dim}, &projection);
+  params_.endGroup();
 }
 
 std::vector<std::string> ClipTextModel::ignoredKeys() const {
@@ -117,15 +121,20 @@ ClipTextOutput ClipTextModel::forward(const at::Tensor& ids) const {
     throw Error(ErrorKind::InvalidArgument, "text encoder input must be [batch, <=" +
                                                 std::to_string(c.max_positions) + "] token ids");
   const int64_t n = ids.size(1);
+  const CallScope call(params_);
   const auto opts = token_embedding.options();
-  at::Tensor x =
-      at::embedding(token_embedding, ids) + position_embedding.narrow(0, 0, n).unsqueeze(0);
+  at::Tensor x;
+  {
+    const GroupScope group(params_, 0);
+    x = at::embedding(token_embedding, ids) + position_embedding.narrow(0, 0, n).unsqueeze(0);
+  }
   const at::Tensor mask = at::full({n, n}, -std::numeric_limits<float>::infinity(), opts).triu(1);
 
   ClipTextOutput out;
   out.hidden_states.push_back(x);
   for (const Layer& l : layers_) {
     core::checkInterrupt();
+    const GroupScope group(params_, l.group);
     at::Tensor h = l.ln1(x);
     at::Tensor q, k, v;
     if (c.layout == ClipLayout::OpenClip) {
@@ -140,6 +149,7 @@ ClipTextOutput ClipTextModel::forward(const at::Tensor& ids) const {
     x = x + l.fc2(h);
     out.hidden_states.push_back(x);
   }
+  const GroupScope group(params_, final_group_);
   out.last_hidden_state = final_ln_(x);
   const at::Tensor eos = ids.argmax(-1);
   std::vector<at::Tensor> rows;

@@ -56,12 +56,14 @@ class ClipTextModel {
     Linear q, k, v, out;                      // HF layout
     at::Tensor in_proj_weight, in_proj_bias;  // OpenCLIP layout
     Linear fc1, fc2;
+    std::size_t group = 0;  // weight group (see ParamList)
   };
   ClipTextConfig config_;
   std::string prefix_;
   at::Tensor token_embedding, position_embedding, projection;
   std::vector<Layer> layers_;
   LayerNorm final_ln_;
+  std::size_t final_group_ = 0;
   ParamList params_;
 };
 

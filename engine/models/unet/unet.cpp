@@ -82,6 +82,10 @@ struct UNetModel::Impl {
   };
   Linear time1, time2, label1, label2;
   std::vector<Block> input, output;
+  // Weight groups, in the order forward uses them: embeddings, input blocks, middle,
+  // output blocks, out.
+  std::size_t embed_group = 0, middle_group = 0, out_group = 0;
+  std::vector<std::size_t> input_groups, output_groups;
   Block middle_a, middle_b;
   SpatialTransformer middle_attn;
   GroupNorm out_norm;
@@ -111,6 +115,7 @@ UNetModel::UNetModel(const UNetConfig& config, std::string prefix)
   const int64_t mc = c.model_channels, ted = c.time_embed_dim;
   m.time1 = Linear(mc, ted);
   m.time2 = Linear(ted, ted);
+  m.embed_group = params_.beginGroup("time_embed");
   m.time1.declare(params_, prefix_ + "time_embed.0.");
   m.time2.declare(params_, prefix_ + "time_embed.2.");
   if (c.adm_in_channels > 0) {
@@ -183,18 +188,24 @@ UNetModel::UNetModel(const UNetConfig& config, std::string prefix)
   };
   for (std::size_t k = 0; k < m.input.size(); ++k) {
     const std::string p = prefix_ + "input_blocks." + std::to_string(k) + ".";
+    m.input_groups.push_back(params_.beginGroup("input_blocks." + std::to_string(k)));
     if (k == 0)
       m.input[0].conv->declare(params_, p + "0.");
     else
       declareBlock(m.input[k], p);
   }
+  m.middle_group = params_.beginGroup("middle_block");
   m.middle_a.res->declare(params_, prefix_ + "middle_block.0.");
   if (c.middle_depth > 0) m.middle_attn.declare(params_, prefix_ + "middle_block.1.");
   m.middle_b.res->declare(params_, prefix_ + "middle_block." + (c.middle_depth > 0 ? "2." : "1."));
-  for (std::size_t k = 0; k < m.output.size(); ++k)
+  for (std::size_t k = 0; k < m.output.size(); ++k) {
+    m.output_groups.push_back(params_.beginGroup("output_blocks." + std::to_string(k)));
     declareBlock(m.output[k], prefix_ + "output_blocks." + std::to_string(k) + ".");
+  }
+  m.out_group = params_.beginGroup("out");
   m.out_norm.declare(params_, prefix_ + "out.0.");
   m.out_conv.declare(params_, prefix_ + "out.2.");
+  params_.endGroup();
 }
 
 UNetModel::~UNetModel() = default;
@@ -211,38 +222,52 @@ at::Tensor UNetModel::timeIdConditioning(const at::Tensor& pooled,
 
 at::Tensor UNetModel::forward(const UNetInputs& in) const {
   const Impl& m = *impl_;
+  const CallScope call(params_);
   const auto dtype = m.time1.weight.scalar_type();
   at::Tensor t = in.timesteps.reshape({-1});
   if (t.size(0) == 1 && in.latent.size(0) > 1) t = t.expand({in.latent.size(0)});
-  at::Tensor emb =
-      m.time2(at::silu(m.time1(timestepEmbedding(t, config_.model_channels).to(dtype))));
-  if (config_.adm_in_channels > 0) {
-    if (!in.y.defined() || in.y.size(-1) != config_.adm_in_channels)
-      throw Error(ErrorKind::InvalidArgument, "this UNet needs a " +
-                                                  std::to_string(config_.adm_in_channels) +
-                                                  "-wide pooled/time-id conditioning vector");
-    emb = emb + m.label2(at::silu(m.label1(in.y.to(dtype))));
+  at::Tensor emb;
+  {
+    const GroupScope group(params_, m.embed_group);
+    emb = m.time2(at::silu(m.time1(timestepEmbedding(t, config_.model_channels).to(dtype))));
+    if (config_.adm_in_channels > 0) {
+      if (!in.y.defined() || in.y.size(-1) != config_.adm_in_channels)
+        throw Error(ErrorKind::InvalidArgument, "this UNet needs a " +
+                                                    std::to_string(config_.adm_in_channels) +
+                                                    "-wide pooled/time-id conditioning vector");
+      emb = emb + m.label2(at::silu(m.label1(in.y.to(dtype))));
+    }
   }
   const at::Tensor ctx = in.context.to(dtype);
 
   std::vector<at::Tensor> skips;
-  at::Tensor h = (*m.input[0].conv)(in.latent.to(dtype));
+  at::Tensor h;
+  {
+    const GroupScope group(params_, m.input_groups[0]);
+    h = (*m.input[0].conv)(in.latent.to(dtype));
+  }
   skips.push_back(h);
   for (std::size_t k = 1; k < m.input.size(); ++k) {
     core::checkInterrupt();
+    const GroupScope group(params_, m.input_groups[k]);
     h = m.runBlock(m.input[k], h, emb, ctx, nullptr);
     skips.push_back(h);
   }
   core::checkInterrupt();
-  h = (*m.middle_a.res)(h, emb);
-  if (config_.middle_depth > 0) h = m.middle_attn(h, ctx);
-  h = (*m.middle_b.res)(h, emb);
-  for (const auto& block : m.output) {
+  {
+    const GroupScope group(params_, m.middle_group);
+    h = (*m.middle_a.res)(h, emb);
+    if (config_.middle_depth > 0) h = m.middle_attn(h, ctx);
+    h = (*m.middle_b.res)(h, emb);
+  }
+  for (std::size_t k = 0; k < m.output.size(); ++k) {
     core::checkInterrupt();
+    const GroupScope group(params_, m.output_groups[k]);
     h = at::cat({h, skips.back()}, 1);
     skips.pop_back();
-    h = m.runBlock(block, h, emb, ctx, skips.empty() ? nullptr : &skips.back());
+    h = m.runBlock(m.output[k], h, emb, ctx, skips.empty() ? nullptr : &skips.back());
   }
+  const GroupScope group(params_, m.out_group);
   return m.out_conv(at::silu(m.out_norm(h)));
 }
 

@@ -190,6 +190,7 @@ AutoencoderKL& AutoencoderKL::operator=(AutoencoderKL&&) noexcept = default;
 
 at::Tensor AutoencoderKL::decode(const at::Tensor& z) const {
   const Impl& m = *impl_;
+  const CallScope call(params_);
   at::Tensor h = m.post_quant_conv(z.to(m.dec_conv_in.weight.scalar_type()));
   core::checkInterrupt();
   h = m.dec_mid(m.dec_conv_in(h));
@@ -206,6 +207,7 @@ at::Tensor AutoencoderKL::decode(const at::Tensor& z) const {
 
 at::Tensor AutoencoderKL::encodeMoments(const at::Tensor& image) const {
   const Impl& m = *impl_;
+  const CallScope call(params_);
   at::Tensor h = m.enc_conv_in(image.to(m.enc_conv_in.weight.scalar_type()));
   for (const auto& level : m.down) {
     for (const auto& block : level.blocks) {

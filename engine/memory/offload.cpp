@@ -1,0 +1,372 @@
+#include "memory/offload.h"
+
+#include <algorithm>
+
+#include "kiln/error.h"
+#include "kiln/units.h"
+
+namespace kiln::memory {
+namespace {
+
+bool listed(const std::vector<std::string>& list, const ComponentInfo& c) {
+  return std::any_of(list.begin(), list.end(),
+                     [&](const std::string& e) { return e == c.name || e == c.model_class; });
+}
+
+int64_t bytesOf(const at::Tensor& t) { return t.defined() ? static_cast<int64_t>(t.nbytes()) : 0; }
+
+}  // namespace
+
+PlacementDecision decidePlacement(const ComponentInfo& c, int64_t weight_bytes, const OffloadSettings& s) {
+  PlacementDecision d;
+  if (listed(s.never, c)) {
+    d.reason = "in the never-offload list";
+    return d;
+  }
+  const auto named = s.per_component.find(c.name);
+  OffloadMode mode = named != s.per_component.end() ? named->second : s.mode;
+  if (mode == OffloadMode::None && listed(s.always, c)) {
+    mode = c.role == ComponentRole::Vae ? OffloadMode::Model
+                                        : (c.role == ComponentRole::TextEncoder ? OffloadMode::GroupLeaf
+                                                                                : OffloadMode::GroupBlock);
+    d.reason = "in the always-offload list";
+  }
+  d.mode = mode;
+  d.blocks_per_group = s.blocks_per_group;
+  d.streams = s.streams && (mode == OffloadMode::GroupBlock || mode == OffloadMode::Balanced);
+  const auto because = [&](const std::string& why) { d.reason += (d.reason.empty() ? "" : "; ") + why; };
+  switch (c.role) {
+    case ComponentRole::TextEncoder:
+      if (mode == OffloadMode::GroupBlock || mode == OffloadMode::Balanced || mode == OffloadMode::GroupLeaf) {
+        if (mode != OffloadMode::GroupLeaf || s.streams)
+          because("text encoders are placed leaf by leaf, without streams");
+        d.mode = OffloadMode::GroupLeaf;
+        d.streams = false;
+      }
+      break;
+    case ComponentRole::Vae:
+      if (mode == OffloadMode::None) break;
+      if (weight_bytes <= s.vae_resident_threshold_bytes) {
+        because("a VAE of " + formatBytes(weight_bytes) + " stays resident (threshold " +
+                formatBytes(s.vae_resident_threshold_bytes) + "): moving it costs more than it frees");
+        d.mode = OffloadMode::None;
+        d.streams = false;
+        break;
+      }
+      if (mode != OffloadMode::Model) because("a VAE is onloaded whole for each encode or decode");
+      d.mode = OffloadMode::Model;
+      d.streams = false;
+      d.offload_after_call = true;
+      break;
+    case ComponentRole::Denoiser:
+    case ComponentRole::Invalid:
+      break;
+  }
+  if (c.params && c.params->groups().empty() &&
+      (d.mode == OffloadMode::GroupBlock || d.mode == OffloadMode::Balanced)) {
+    because("it has no blocks, so it moves whole");
+    d.mode = OffloadMode::Model;
+    d.streams = false;
+  }
+  if (d.mode != OffloadMode::GroupBlock && d.mode != OffloadMode::Balanced) d.blocks_per_group = 1;
+  return d;
+}
+
+// ------------------------------------------------------------------------- placement
+
+ComponentPlacement::ComponentPlacement(const Device& device, ComponentInfo component)
+    : device_(device), component_(std::move(component)) {
+  slots_ = component_.params->slots();
+  host_.resize(slots_.size());
+  resident_.assign(slots_.size(), false);
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    slot_of_[slots_[i].tensor] = i;
+    weight_bytes_ += bytesOf(*slots_[i].tensor);
+  }
+}
+
+ComponentPlacement::~ComponentPlacement() { detach(); }
+
+void ComponentPlacement::detach() noexcept {
+  if (prefetch_.valid()) prefetch_.wait();
+  prefetch_ = {};
+  if (component_.params->hooks() == this) component_.params->setHooks(nullptr);
+  for (auto& h : host_) h.reset();
+  placed_ = false;
+}
+
+std::size_t ComponentPlacement::chunkOf(std::size_t group) const {
+  return group / static_cast<std::size_t>(decision_.blocks_per_group);
+}
+
+std::vector<std::size_t> ComponentPlacement::chunkSlots(std::size_t chunk) const {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < slots_.size(); ++i)
+    if (slots_[i].group >= 0 && chunkOf(static_cast<std::size_t>(slots_[i].group)) == chunk && !resident_[i])
+      out.push_back(i);
+  return out;
+}
+
+bool ComponentPlacement::chunkStreamed(std::size_t chunk) const { return !chunkSlots(chunk).empty(); }
+
+void ComponentPlacement::toDevice(std::size_t i) {
+  at::Tensor& t = *slots_[i].tensor;
+  if (!device_.isAccelerator() || !t.defined() || device_.holds(t)) return;
+  if (!host_[i].defined()) host_[i] = t;
+  t = device_.upload(host_[i]);
+  ++counters_.uploads;
+  counters_.uploaded_bytes += bytesOf(t);
+}
+
+void ComponentPlacement::toHost(std::size_t i) {
+  at::Tensor& t = *slots_[i].tensor;
+  if (!device_.isAccelerator() || !t.defined() || !device_.holds(t)) return;
+  if (!host_[i].defined()) host_[i] = device_.download(t);
+  t = host_[i];
+}
+
+bool ComponentPlacement::apply(const PlacementDecision& decision, int64_t resident_budget_bytes) {
+  if (placed_ && decision == decision_) {
+    ++counters_.unchanged;
+    return false;
+  }
+  teardown();
+  decision_ = decision;
+  switch (decision_.mode) {
+    case OffloadMode::None:
+      for (std::size_t i = 0; i < slots_.size(); ++i) resident_[i] = true;
+      break;
+    case OffloadMode::Balanced: {
+      // Loose weights first, then whole groups in the order they run, while they fit.
+      int64_t used = 0;
+      for (std::size_t i = 0; i < slots_.size(); ++i)
+        if (slots_[i].group < 0) {
+          resident_[i] = true;
+          used += bytesOf(*slots_[i].tensor);
+        }
+      const auto& groups = component_.params->groups();
+      for (std::size_t g = 0; g < groups.size(); ++g) {
+        int64_t bytes = 0;
+        for (std::size_t i = groups[g].first; i < groups[g].first + groups[g].count; ++i)
+          bytes += bytesOf(*slots_[i].tensor);
+        if (used + bytes > resident_budget_bytes) break;
+        used += bytes;
+        for (std::size_t i = groups[g].first; i < groups[g].first + groups[g].count; ++i) resident_[i] = true;
+      }
+      break;
+    }
+    case OffloadMode::Model:
+    case OffloadMode::GroupBlock:
+    case OffloadMode::GroupLeaf:
+    case OffloadMode::Invalid:
+      break;
+  }
+  for (std::size_t i = 0; i < slots_.size(); ++i)
+    if (resident_[i]) {
+      toDevice(i);
+      if (device_.isAccelerator()) host_[i].reset();  // one copy, on the device
+    }
+  if (decision_.mode != OffloadMode::None) component_.params->setHooks(this);
+  placed_ = true;
+  ++counters_.applies;
+  return true;
+}
+
+void ComponentPlacement::teardown() {
+  if (prefetch_.valid()) prefetch_.wait();
+  prefetch_ = {};
+  prefetched_chunk_ = static_cast<std::size_t>(-1);
+  if (component_.params->hooks() == this) component_.params->setHooks(nullptr);
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    toHost(i);
+    resident_[i] = false;
+  }
+  placed_ = false;
+}
+
+void ComponentPlacement::offloadAll() {
+  for (std::size_t i = 0; i < slots_.size(); ++i)
+    if (!resident_[i]) toHost(i);
+}
+
+int64_t ComponentPlacement::deviceBytes() const {
+  if (!device_.isAccelerator()) return 0;
+  int64_t total = 0;
+  for (const auto& s : slots_)
+    if (s.tensor->defined() && device_.holds(*s.tensor)) total += bytesOf(*s.tensor);
+  return total;
+}
+
+int64_t ComponentPlacement::residentBytes() const {
+  if (decision_.mode == OffloadMode::Model && !decision_.offload_after_call) return weight_bytes_;
+  int64_t total = 0;
+  for (std::size_t i = 0; i < slots_.size(); ++i)
+    if (resident_[i]) total += bytesOf(*slots_[i].tensor);
+  return total;
+}
+
+namespace {
+
+// The most weight bytes on the device during a call, given which slots stay resident.
+int64_t peakBytes(const std::vector<models::ParamSlot>& slots, const std::vector<models::ParamGroup>& groups,
+                  const std::vector<bool>& resident, const PlacementDecision& d) {
+  int64_t all = 0;
+  for (const auto& s : slots) all += bytesOf(*s.tensor);
+  switch (d.mode) {
+    case OffloadMode::None:
+    case OffloadMode::Model:
+    case OffloadMode::Invalid:
+      return all;
+    case OffloadMode::GroupLeaf: {
+      int64_t loose = 0, largest_leaf = 0;
+      for (std::size_t i = 0; i < slots.size(); ++i) {
+        const int64_t b = bytesOf(*slots[i].tensor);
+        if (!slots[i].leaf) loose += b;
+        // A leaf is a weight and the bias declared right after it.
+        if (slots[i].leaf)
+          largest_leaf = std::max(largest_leaf, b + (i + 1 < slots.size() && slots[i + 1].leaf ? bytesOf(*slots[i + 1].tensor) : 0));
+      }
+      return loose + largest_leaf;
+    }
+    case OffloadMode::GroupBlock:
+    case OffloadMode::Balanced: {
+      const auto n = static_cast<std::size_t>(d.blocks_per_group);
+      std::vector<int64_t> chunk((groups.size() + n - 1) / n, 0);
+      int64_t fixed = 0;
+      for (std::size_t i = 0; i < slots.size(); ++i) {
+        const int64_t b = bytesOf(*slots[i].tensor);
+        if (resident[i] || slots[i].group < 0) fixed += b;
+        else chunk[static_cast<std::size_t>(slots[i].group) / n] += b;
+      }
+      // With streams the next chunk arrives while the current one runs.
+      int64_t largest = 0;
+      for (std::size_t c = 0; c < chunk.size(); ++c)
+        largest = std::max(largest, chunk[c] + (d.streams && c + 1 < chunk.size() ? chunk[c + 1] : 0));
+      return fixed + largest;
+    }
+  }
+  return all;
+}
+
+}  // namespace
+
+int64_t ComponentPlacement::peakWeightBytes() const {
+  return peakBytes(slots_, component_.params->groups(), resident_, decision_);
+}
+
+int64_t ComponentPlacement::plannedPeakBytes(const models::ParamList& params, const PlacementDecision& decision) {
+  return peakBytes(params.slots(), params.groups(), std::vector<bool>(params.slots().size(), false), decision);
+}
+
+std::string ComponentPlacement::describe() const {
+  std::string dtype = slots_.empty() ? "" : ", " + std::string(at::toString(slots_.front().tensor->scalar_type()));
+  std::string s = component_.name + " (" + component_.model_class + ", " + formatBytes(weight_bytes_) + dtype +
+                  "): " + offloadModeName(decision_.mode);
+  if (decision_.mode == OffloadMode::GroupBlock || decision_.mode == OffloadMode::Balanced)
+    s += ", " + std::to_string(decision_.blocks_per_group) + " block" + (decision_.blocks_per_group > 1 ? "s" : "") +
+         " per group" + (decision_.streams ? ", streams" : ", no streams");
+  if (decision_.mode == OffloadMode::Balanced) s += ", " + formatBytes(residentBytes()) + " resident";
+  if (decision_.offload_after_call) s += ", back to the host after each call";
+  if (!decision_.reason.empty()) s += " (" + decision_.reason + ")";
+  return s;
+}
+
+// ------------------------------------------------------------------------- hooks
+
+void ComponentPlacement::enterCall() {
+  switch (decision_.mode) {
+    case OffloadMode::Model:
+      if (on_model_call_) on_model_call_(*this);
+      for (std::size_t i = 0; i < slots_.size(); ++i) toDevice(i);
+      break;
+    case OffloadMode::GroupBlock:
+    case OffloadMode::Balanced:
+      for (std::size_t i = 0; i < slots_.size(); ++i)
+        if (slots_[i].group < 0) toDevice(i);
+      break;
+    case OffloadMode::GroupLeaf:
+      for (std::size_t i = 0; i < slots_.size(); ++i)
+        if (!slots_[i].leaf) toDevice(i);
+      break;
+    case OffloadMode::None:
+    case OffloadMode::Invalid:
+      break;
+  }
+}
+
+void ComponentPlacement::leaveCall() {
+  // Also the way out of a call that threw part-way: nothing streamed stays behind.
+  if (prefetch_.valid()) prefetch_.wait();
+  prefetch_ = {};
+  prefetched_chunk_ = static_cast<std::size_t>(-1);
+  if (decision_.mode == OffloadMode::Model && !decision_.offload_after_call) return;
+  if (decision_.mode != OffloadMode::None) offloadAll();
+}
+
+void ComponentPlacement::prefetch(std::size_t chunk) {
+  std::vector<std::size_t> slots = chunkSlots(chunk);
+  if (slots.empty()) return;
+  std::vector<at::Tensor> sources;
+  for (std::size_t i : slots) sources.push_back(host_[i].defined() ? host_[i] : *slots_[i].tensor);
+  prefetched_chunk_ = chunk;
+  prefetch_ = std::async(std::launch::async, [this, sources = std::move(sources)] {
+    std::vector<at::Tensor> copies;
+    for (const auto& s : sources) copies.push_back(device_.upload(s));
+    return copies;
+  });
+}
+
+void ComponentPlacement::loadChunk(std::size_t chunk) {
+  const std::vector<std::size_t> slots = chunkSlots(chunk);
+  if (prefetch_.valid()) {
+    std::vector<at::Tensor> copies = prefetch_.get();  // rethrows the worker's error
+    const bool ours = prefetched_chunk_ == chunk;
+    prefetched_chunk_ = static_cast<std::size_t>(-1);
+    if (ours) {
+      for (std::size_t k = 0; k < slots.size(); ++k) {
+        at::Tensor& t = *slots_[slots[k]].tensor;
+        if (device_.holds(t)) continue;
+        if (!host_[slots[k]].defined()) host_[slots[k]] = t;
+        t = copies[k];
+        ++counters_.uploads;
+        counters_.uploaded_bytes += bytesOf(t);
+      }
+      return;
+    }
+  }
+  for (std::size_t i : slots) toDevice(i);
+}
+
+void ComponentPlacement::enterGroup(std::size_t group) {
+  if (decision_.mode != OffloadMode::GroupBlock && decision_.mode != OffloadMode::Balanced) return;
+  const std::size_t chunk = chunkOf(group);
+  if (group % static_cast<std::size_t>(decision_.blocks_per_group) == 0 || prefetched_chunk_ == chunk)
+    loadChunk(chunk);
+  else
+    for (std::size_t i : chunkSlots(chunk)) toDevice(i);
+  if (decision_.streams && group % static_cast<std::size_t>(decision_.blocks_per_group) == 0) prefetch(chunk + 1);
+}
+
+void ComponentPlacement::leaveGroup(std::size_t group) {
+  if (decision_.mode != OffloadMode::GroupBlock && decision_.mode != OffloadMode::Balanced) return;
+  const auto n = static_cast<std::size_t>(decision_.blocks_per_group);
+  const bool last = group % n == n - 1 || group + 1 == component_.params->groups().size();
+  if (!last) return;
+  for (std::size_t i : chunkSlots(chunkOf(group))) toHost(i);
+}
+
+void ComponentPlacement::enterLeaf(const at::Tensor* weight, const at::Tensor* bias) {
+  if (decision_.mode != OffloadMode::GroupLeaf) return;
+  for (const at::Tensor* t : {weight, bias})
+    if (t)
+      if (auto it = slot_of_.find(t); it != slot_of_.end()) toDevice(it->second);
+}
+
+void ComponentPlacement::leaveLeaf(const at::Tensor* weight, const at::Tensor* bias) {
+  if (decision_.mode != OffloadMode::GroupLeaf) return;
+  for (const at::Tensor* t : {weight, bias})
+    if (t)
+      if (auto it = slot_of_.find(t); it != slot_of_.end()) toHost(it->second);
+}
+
+}  // namespace kiln::memory

@@ -1,0 +1,136 @@
+// Offload: where each component's weights live while it runs. Modes per component:
+// none (resident), model (the whole component onloaded when it is called), group-block
+// (groups of N blocks onloaded just before they run and dropped after), group-leaf (each
+// layer's weights just around its one operation) and balanced (as many blocks resident
+// as the budget allows, the rest streamed). Settings apply to loaded components without a
+// reload; each component remembers the signature of what it was placed with, so an
+// unchanged re-apply does nothing.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "kiln/offload.h"
+#include "memory/device.h"
+#include "models/common/params.h"
+
+namespace kiln::memory {
+
+using kiln::OffloadMode;
+using kiln::OffloadSettings;
+using kiln::offloadModeName;
+using kiln::parseOffloadMode;
+
+enum class ComponentRole { Invalid = 0, TextEncoder, Denoiser, Vae };
+
+struct ComponentInfo {
+  std::string name;         // "unet", "vae", "text_encoder", "text_encoder_2"
+  std::string model_class;  // "UNetModel", "AutoencoderKL", "ClipTextModel"
+  ComponentRole role = ComponentRole::Invalid;
+  const models::ParamList* params = nullptr;
+};
+
+// What placement decided for one component.
+struct PlacementDecision {
+  OffloadMode mode = OffloadMode::None;
+  int blocks_per_group = 1;
+  bool streams = false;
+  bool offload_after_call = false;  // model mode: back to the host when the call ends
+  std::string reason;               // why, when it differs from the settings
+  bool operator==(const PlacementDecision&) const = default;
+};
+
+// Decides a component's placement from the settings and its role (never from its name
+// alone): never/always lists first, then the per-component mode, then role rules (text
+// encoders go leaf level without streams; a VAE is onloaded whole for each call and leaves
+// afterwards only when larger than the threshold; block modes need blocks).
+PlacementDecision decidePlacement(const ComponentInfo& component, int64_t weight_bytes,
+                                  const OffloadSettings& settings);
+
+struct PlacementCounters {
+  int64_t applies = 0;         // placements done
+  int64_t unchanged = 0;       // re-applies skipped because nothing changed
+  int64_t uploads = 0;         // tensors copied to the device
+  int64_t uploaded_bytes = 0;  // bytes copied to the device
+};
+
+// One component's placement on a device: installs itself as the component's execution
+// hooks and moves weights as the forward code enters and leaves calls, groups and leaves.
+class ComponentPlacement final : public models::ExecutionHooks {
+ public:
+  ComponentPlacement(const Device& device, ComponentInfo component);
+  ~ComponentPlacement() override;  // hooks removed; weights stay where they are (see detach)
+  ComponentPlacement(const ComponentPlacement&) = delete;
+  ComponentPlacement& operator=(const ComponentPlacement&) = delete;
+
+  // Places the component as `decision` says. Returns false (and does nothing) when it is
+  // already placed so. `resident_budget_bytes` bounds balanced mode's resident part.
+  bool apply(const PlacementDecision& decision, int64_t resident_budget_bytes);
+  // Everything back to host memory, hooks removed; the next apply starts afresh.
+  void teardown();
+  // Hooks removed and host copies dropped without moving anything: for a model that is
+  // being unloaded, whose weights are about to be freed wherever they are.
+  void detach() noexcept;
+
+  const ComponentInfo& component() const noexcept { return component_; }
+  const PlacementDecision& decision() const noexcept { return decision_; }
+  int64_t weightBytes() const noexcept { return weight_bytes_; }
+  int64_t deviceBytes() const;
+  // Device bytes this placement keeps between calls (resident weights).
+  int64_t residentBytes() const;
+  // The most device bytes its weights take at any moment of a call.
+  int64_t peakWeightBytes() const;
+  const PlacementCounters& counters() const noexcept { return counters_; }
+  // "unet (UNetModel, 1.64 GiB, bf16): group-block, 1 block per group, streams"
+  std::string describe() const;
+
+  // ExecutionHooks
+  void enterCall() override;
+  void leaveCall() override;
+  void enterGroup(std::size_t group) override;
+  void leaveGroup(std::size_t group) override;
+  void enterLeaf(const at::Tensor* weight, const at::Tensor* bias) override;
+  void leaveLeaf(const at::Tensor* weight, const at::Tensor* bias) override;
+
+  // Model mode: called by the owner when another component needs the device.
+  void offloadAll();
+  // Called when a model-mode call begins, so the owner can send other components home.
+  void setOnModelCall(std::function<void(ComponentPlacement&)> callback) { on_model_call_ = std::move(callback); }
+
+  // Device bytes the weights of `params` placed as `decision` take at most during a call
+  // (balanced: its streamed part only, since its resident part is whatever fits).
+  static int64_t plannedPeakBytes(const models::ParamList& params, const PlacementDecision& decision);
+
+ private:
+  void toDevice(std::size_t slot);
+  void toHost(std::size_t slot);
+  std::vector<std::size_t> chunkSlots(std::size_t chunk) const;
+  std::size_t chunkOf(std::size_t group) const;
+  bool chunkStreamed(std::size_t chunk) const;
+  void loadChunk(std::size_t chunk);
+  void prefetch(std::size_t chunk);
+
+  const Device& device_;
+  ComponentInfo component_;
+  std::vector<models::ParamSlot> slots_;
+  std::vector<at::Tensor> host_;    // host copies (undefined where dropped: resident)
+  std::vector<bool> resident_;      // stays on the device between calls
+  std::unordered_map<const at::Tensor*, std::size_t> slot_of_;
+  int64_t weight_bytes_ = 0;
+  bool placed_ = false;
+  PlacementDecision decision_;
+  PlacementCounters counters_;
+  // Streams: the next chunk's device copies, made on a worker thread.
+  std::size_t prefetched_chunk_ = static_cast<std::size_t>(-1);
+  std::future<std::vector<at::Tensor>> prefetch_;
+  std::function<void(ComponentPlacement&)> on_model_call_;
+};
+
+}  // namespace kiln::memory

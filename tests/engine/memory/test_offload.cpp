@@ -1,0 +1,341 @@
+// Offload on the simulated accelerator with the conformance models: every mode computes
+// exactly what resident weights compute, within its documented peak of device bytes;
+// placements follow the settings and the component's role, re-apply without reloading,
+// skip unchanged settings, and give every byte back.
+#include <QtTest>
+
+#include "jobs/pipeline_model.h"
+#include "kiln/engine.h"
+#include "kiln/error.h"
+#include "memory/device.h"
+#include "memory/offload.h"
+#include "nodes/sd_pipeline.h"
+#include "ref_tensors.h"
+
+using namespace kiln;
+using namespace kiln::memory;
+
+namespace {
+
+constexpr int64_t kMiB = 1024 * 1024;
+// Every weight is rounded up to the allocator's 512-byte blocks.
+int64_t roundingSlack(const models::ParamList& p) { return static_cast<int64_t>(p.slots().size()) * 512; }
+
+std::string tinyPath() { return kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"); }
+
+std::unique_ptr<nodes::SdPipeline> tinyPipeline() {
+  return std::make_unique<nodes::SdPipeline>(models::openCheckpoint(tinyPath()), at::kFloat);
+}
+
+ComponentInfo unetOf(const nodes::SdPipeline& p) {
+  return {"unet", "UNetModel", ComponentRole::Denoiser, &p.unet().params()};
+}
+
+struct UNetCall {
+  models::UNetInputs in;
+  UNetCall() {
+    const kiln::testing::RefFile ref("sd-tiny-1234/sd1/ref_unet.safetensors");
+    in.latent = ref["in_latent"];
+    in.timesteps = ref["in_timestep"];
+    in.context = ref["in_context"];
+  }
+  // Runs the UNet with the work charged to `dev`; returns the output in host memory.
+  at::Tensor run(const nodes::SdPipeline& p, const Device& dev) const {
+    at::Tensor out;
+    {
+      DeviceScope scope(dev);
+      out = p.unet().forward(in);
+    }
+    return dev.download(out);
+  }
+};
+
+PlacementDecision decision(OffloadMode mode, int blocks = 1, bool streams = false) {
+  PlacementDecision d;
+  d.mode = mode;
+  d.blocks_per_group = blocks;
+  d.streams = streams;
+  return d;
+}
+
+}  // namespace
+
+class OffloadTest : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void everyModeComputesWhatResidentWeightsCompute_data() {
+    QTest::addColumn<int>("mode");
+    QTest::addColumn<int>("blocks");
+    QTest::addColumn<bool>("streams");
+    QTest::addColumn<double>("budget_fraction");  // balanced mode's resident budget
+    QTest::newRow("none") << int(OffloadMode::None) << 1 << false << 0.0;
+    QTest::newRow("model") << int(OffloadMode::Model) << 1 << false << 0.0;
+    QTest::newRow("group-block 1") << int(OffloadMode::GroupBlock) << 1 << false << 0.0;
+    QTest::newRow("group-block 3 streams") << int(OffloadMode::GroupBlock) << 3 << true << 0.0;
+    QTest::newRow("group-leaf") << int(OffloadMode::GroupLeaf) << 1 << false << 0.0;
+    QTest::newRow("balanced") << int(OffloadMode::Balanced) << 1 << false << 0.4;
+    QTest::newRow("balanced streams") << int(OffloadMode::Balanced) << 1 << true << 0.4;
+  }
+  void everyModeComputesWhatResidentWeightsCompute() {
+    QFETCH(int, mode);
+    QFETCH(int, blocks);
+    QFETCH(bool, streams);
+    QFETCH(double, budget_fraction);
+    const auto pipe = tinyPipeline();
+    const UNetCall call;
+    const at::Tensor expected = pipe->unet().forward(call.in);
+    const models::ParamList& params = pipe->unet().params();
+
+    // The work's own peak, measured with resident weights.
+    SimulatedDevice ref_dev(256 * kMiB);
+    int64_t work_peak = 0;
+    {
+      ComponentPlacement resident(ref_dev, unetOf(*pipe));
+      resident.apply(decision(OffloadMode::None), 0);
+      const int64_t weights = ref_dev.memory().allocated_bytes;
+      ref_dev.resetPeak();
+      QVERIFY(call.run(*pipe, ref_dev).equal(expected));
+      work_peak = ref_dev.memory().peak_allocated_bytes - weights;
+      resident.teardown();
+    }
+
+    SimulatedDevice dev(256 * kMiB);
+    ComponentPlacement place(dev, unetOf(*pipe));
+    const int64_t budget = static_cast<int64_t>(budget_fraction * static_cast<double>(place.weightBytes()));
+    QVERIFY(place.apply(decision(static_cast<OffloadMode>(mode), blocks, streams), budget));
+    const int64_t between_calls = dev.memory().allocated_bytes;
+    if (mode != int(OffloadMode::Model)) {  // model mode onloads at the first call
+      QVERIFY(between_calls >= place.residentBytes());
+      QVERIFY(between_calls - place.residentBytes() <= roundingSlack(params));
+    }
+    dev.resetPeak();
+    for (int round = 0; round < 2; ++round) QVERIFY(call.run(*pipe, dev).equal(expected));
+    const int64_t peak = dev.memory().peak_allocated_bytes;
+    std::fprintf(stderr, "%s: weights %lld, resident %lld, peak weights %lld, peak %lld (work %lld)\n",
+                 place.describe().c_str(), static_cast<long long>(place.weightBytes()),
+                 static_cast<long long>(place.residentBytes()), static_cast<long long>(place.peakWeightBytes()),
+                 static_cast<long long>(peak), static_cast<long long>(work_peak));
+    // The documented bound: the mode's weight peak plus the work's own.
+    QVERIFY2(peak <= place.peakWeightBytes() + work_peak + roundingSlack(params), place.describe().c_str());
+    if ((mode == int(OffloadMode::GroupBlock) && blocks == 1) || mode == int(OffloadMode::GroupLeaf))
+      QVERIFY2(place.peakWeightBytes() < place.weightBytes() / 2, "streaming saved little");
+    if (mode == int(OffloadMode::Balanced)) {
+      QVERIFY(place.residentBytes() > 0);
+      QVERIFY(place.residentBytes() <= budget);
+    }
+    // Nothing streamed stays behind after a call; model mode keeps the whole component.
+    if (mode == int(OffloadMode::Model)) QCOMPARE(place.deviceBytes(), place.weightBytes());
+    else QCOMPARE(dev.memory().allocated_bytes, between_calls);
+    if (mode != int(OffloadMode::None) && mode != int(OffloadMode::Model))
+      QVERIFY(place.counters().uploads > 0);
+    place.teardown();
+    QCOMPARE(dev.memory().allocated_bytes, int64_t{0});
+    QVERIFY(params.hooks() == nullptr);
+    QVERIFY(pipe->unet().forward(call.in).equal(expected));
+  }
+
+  // Re-applying unchanged settings does no work; changing them re-places without a reload;
+  // fifty changes leave nothing behind.
+  void settingsChangesReplaceAndLeakNothing() {
+    const auto pipe = tinyPipeline();
+    const UNetCall call;
+    const at::Tensor expected = pipe->unet().forward(call.in);
+    SimulatedDevice dev(256 * kMiB);
+    ComponentPlacement place(dev, unetOf(*pipe));
+    QVERIFY(place.apply(decision(OffloadMode::GroupBlock, 2), 0));
+    const int64_t uploads = place.counters().uploads;
+    QVERIFY(!place.apply(decision(OffloadMode::GroupBlock, 2), 0));
+    QCOMPARE(place.counters().unchanged, int64_t{1});
+    QCOMPARE(place.counters().uploads, uploads);
+    const std::vector<PlacementDecision> cycle{decision(OffloadMode::None), decision(OffloadMode::GroupBlock, 1, true),
+                                               decision(OffloadMode::GroupLeaf), decision(OffloadMode::Model),
+                                               decision(OffloadMode::Balanced, 1, false)};
+    for (int i = 0; i < 50; ++i) {
+      QVERIFY(place.apply(cycle[static_cast<std::size_t>(i) % cycle.size()], place.weightBytes() / 3));
+      if (i % 5 == 0) QVERIFY(call.run(*pipe, dev).equal(expected));
+    }
+    QCOMPARE(place.counters().applies, int64_t{51});
+    place.teardown();
+    QCOMPARE(dev.memory().allocated_bytes, int64_t{0});
+  }
+
+  void placementFollowsRolesAndLists() {
+    const auto pipe = tinyPipeline();
+    const ComponentInfo unet = unetOf(*pipe);
+    const ComponentInfo vae{"vae", "AutoencoderKL", ComponentRole::Vae, &pipe->vae().params()};
+    const ComponentInfo text{"text_encoder", "ClipTextModel", ComponentRole::TextEncoder,
+                             &pipe->textEncoder(0).params()};
+    OffloadSettings s;
+    s.mode = OffloadMode::GroupBlock;
+    s.streams = true;
+    s.blocks_per_group = 2;
+    // The denoiser takes the block profile as asked.
+    QCOMPARE(decidePlacement(unet, 1000, s), decision(OffloadMode::GroupBlock, 2, true));
+    // Text encoders go leaf by leaf without streams, whatever block mode is asked.
+    const PlacementDecision t = decidePlacement(text, 1000, s);
+    QCOMPARE(t.mode, OffloadMode::GroupLeaf);
+    QVERIFY(!t.streams);
+    QVERIFY(t.reason.find("leaf") != std::string::npos);
+    // A small VAE stays resident; a large one is onloaded whole per call and leaves after.
+    QCOMPARE(decidePlacement(vae, 1000, s).mode, OffloadMode::None);
+    s.vae_resident_threshold_bytes = 500;
+    const PlacementDecision v = decidePlacement(vae, 1000, s);
+    QCOMPARE(v.mode, OffloadMode::Model);
+    QVERIFY(v.offload_after_call);
+    // Per-component modes override the default.
+    s.per_component["unet"] = OffloadMode::Balanced;
+    QCOMPARE(decidePlacement(unet, 1000, s).mode, OffloadMode::Balanced);
+    // never is tested first: a class in never exempts it from a name in always.
+    OffloadSettings lists;
+    lists.always = {"unet", "vae"};
+    lists.never = {"UNetModel"};
+    lists.vae_resident_threshold_bytes = 0;
+    QCOMPARE(decidePlacement(unet, 1000, lists).mode, OffloadMode::None);
+    QVERIFY(decidePlacement(unet, 1000, lists).reason.find("never") != std::string::npos);
+    QCOMPARE(decidePlacement(vae, 1000, lists).mode, OffloadMode::Model);
+    lists.never.clear();
+    QCOMPARE(decidePlacement(unet, 1000, lists).mode, OffloadMode::GroupBlock);
+
+    OffloadSettings bad;
+    bad.record_stream = true;
+    QVERIFY_THROWS_EXCEPTION(Error, bad.validate());
+    bad.record_stream = false;
+    bad.blocks_per_group = 0;
+    QVERIFY_THROWS_EXCEPTION(Error, bad.validate());
+    QCOMPARE(parseOffloadMode("group-leaf"), OffloadMode::GroupLeaf);
+    QCOMPARE(parseOffloadMode("sideways"), OffloadMode::Invalid);
+  }
+
+  // A VAE above the threshold is on the device only during its call.
+  void largeVaeLeavesAfterEachCall() {
+    const auto pipe = tinyPipeline();
+    const at::Tensor latent = at::randn({1, 4, 8, 8});
+    const at::Tensor expected = pipe->vae().decode(latent);
+    SimulatedDevice dev(256 * kMiB);
+    OffloadSettings s;
+    s.mode = OffloadMode::Model;
+    s.vae_resident_threshold_bytes = 0;
+    const ComponentInfo vae{"vae", "AutoencoderKL", ComponentRole::Vae, &pipe->vae().params()};
+    ComponentPlacement place(dev, vae);
+    place.apply(decidePlacement(vae, place.weightBytes(), s), 0);
+    QCOMPARE(dev.memory().allocated_bytes, int64_t{0});
+    dev.resetPeak();
+    at::Tensor out;
+    {
+      DeviceScope scope(dev);
+      out = pipe->vae().decode(latent);
+    }
+    QVERIFY(dev.download(out).equal(expected));
+    out.reset();
+    QVERIFY(dev.memory().peak_allocated_bytes >= place.weightBytes());
+    QCOMPARE(dev.memory().allocated_bytes, int64_t{0});
+  }
+
+  // Placing a whole pipeline: one component that does not fit fails alone and is torn
+  // down; the others stay placed; model mode sends the previous component home.
+  void pipelinePlacementFailsPerComponent() {
+    auto pipe = tinyPipeline();
+    const auto bytes = [](const models::ParamList& params) {
+      int64_t n = 0;
+      for (const auto& s : params.slots()) n += static_cast<int64_t>(s.tensor->nbytes()) + 512;
+      return n;
+    };
+    const int64_t all = pipe->weightBytes();
+    // The resident text encoder fits, a resident UNet does not; the VAE, placed after the
+    // UNet, only onloads when called.
+    SimulatedDevice dev(bytes(pipe->textEncoder(0).params()) + bytes(pipe->unet().params()) / 2);
+    jobs::PipelineModel model(std::move(pipe), dev);
+    OffloadSettings settings;
+    settings.per_component["vae"] = OffloadMode::Model;
+    settings.vae_resident_threshold_bytes = 0;
+    QVERIFY_THROWS_EXCEPTION(c10::OutOfMemoryError, model.place(settings, 0));
+    const auto& placements = model.placements();
+    QCOMPARE(placements.size(), std::size_t{3});
+    QVERIFY(placements[0]->deviceBytes() > 0);           // text encoder
+    QCOMPARE(placements[1]->deviceBytes(), int64_t{0});  // UNet, torn down
+    QVERIFY(model.pipeline().unet().params().hooks() == nullptr);
+    QCOMPARE(placements[2]->decision().mode, OffloadMode::Model);  // VAE, placed after the failure
+    QVERIFY(model.pipeline().vae().params().hooks() == placements[2].get());
+    // Streaming the UNet fits; the others are left alone.
+    OffloadSettings streamed = settings;
+    streamed.per_component["unet"] = OffloadMode::GroupBlock;
+    const auto lines = model.place(streamed, 0);
+    QCOMPARE(lines.size(), std::size_t{1});
+    QVERIFY2(lines[0].find("unet (UNetModel") != std::string::npos, lines[0].c_str());
+    QCOMPARE(placements[0]->counters().unchanged, int64_t{1});
+    QCOMPARE(placements[2]->counters().unchanged, int64_t{1});
+    QCOMPARE(placements[1]->decision().mode, OffloadMode::GroupBlock);
+    QVERIFY(model.pipeline().unet().params().hooks() == placements[1].get());
+    model.offload();
+    QCOMPARE(dev.memory().allocated_bytes, int64_t{0});
+    QCOMPARE(model.hostBytes(), all);
+
+    // Model mode: the text encoder goes home when the UNet is called.
+    SimulatedDevice big(256 * kMiB);
+    jobs::PipelineModel both(tinyPipeline(), big);
+    OffloadSettings m;
+    m.mode = OffloadMode::Model;
+    both.place(m, 0);
+    const UNetCall call;
+    {
+      DeviceScope scope(big);
+      (void)both.pipeline().encodePrompts("a red circle", "");
+    }
+    QVERIFY(both.placements()[0]->deviceBytes() > 0);
+    (void)call.run(both.pipeline(), big);
+    QCOMPARE(both.placements()[0]->deviceBytes(), int64_t{0});
+    QVERIFY(both.placements()[1]->deviceBytes() > 0);
+  }
+
+  // Through the engine: new settings re-place the cached model without reloading it.
+  void engineAppliesSettingsToLoadedModels() {
+    std::vector<Event> events;
+    std::mutex mutex;
+    EngineOptions o;
+    o.device = "sim:256M";
+    o.sink = [&](const Event& e) {
+      std::lock_guard lock(mutex);
+      events.push_back(e);
+    };
+    Engine engine(o);
+    Job job;
+    job.params.model_path = tinyPath();
+    job.params.prompt = "a red circle";
+    job.params.steps = 2;
+    job.params.width = job.params.height = 64;
+    job.params.threads = 2;
+    QVERIFY(engine.submit(job) > 0);
+    QVERIFY(engine.waitIdle(120));
+    const MemoryStats resident = engine.memoryStats();
+    OffloadSettings s;
+    s.per_component["unet"] = OffloadMode::GroupBlock;
+    engine.setOffloadSettings(s);
+    const JobId second = engine.submit(job);
+    QVERIFY(engine.waitIdle(120));
+    const MemoryStats streamed = engine.memoryStats();
+    bool loaded_again = false, replaced = false, finished = false;
+    for (const auto& e : events) {
+      if (e.job != second) continue;
+      if (e.type == EventType::StagePlanned)
+        for (const auto& st : e.stages) loaded_again = loaded_again || st.kind == StageKind::LoadModel;
+      if (e.type == EventType::Log && e.message.find("placed unet (UNetModel") != std::string::npos &&
+          e.message.find("group-block") != std::string::npos)
+        replaced = true;
+      finished = finished || e.type == EventType::JobFinished;
+    }
+    QVERIFY(finished);
+    QVERIFY(!loaded_again);
+    QVERIFY(replaced);
+    QVERIFY(streamed.device_allocated_bytes < resident.device_allocated_bytes);
+    bool reported = false;
+    for (const auto& line : streamed.placements) reported = reported || line.find("group-block") != std::string::npos;
+    QVERIFY(reported);
+    OffloadSettings bad;
+    bad.blocks_per_group = 0;
+    QVERIFY_THROWS_EXCEPTION(Error, engine.setOffloadSettings(bad));
+  }
+};
+
+QTEST_GUILESS_MAIN(OffloadTest)
+#include "test_offload.moc"
