@@ -4,16 +4,15 @@
 //
 // Usage: bench_unet_step [--model PATH] [--steps N] [--size WxH] [--dtype fp32|bf16]
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "bench_common.h"
 #include "kiln/error.h"
 #include "nodes/sd_pipeline.h"
 
@@ -25,45 +24,25 @@ double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using kiln::bench::median;
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string model =
-      std::string(KILN_SHARED_DIR) + "/conformance/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors";
-  int steps = 10, width = 256, height = 256;
-  at::ScalarType dtype = at::kFloat;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--model")
-      model = v;
-    else if (k == "--steps")
-      steps = std::max(2, std::stoi(v));
-    else if (k == "--size")
-      std::sscanf(v.c_str(), "%dx%d", &width, &height);
-    else if (k == "--dtype")
-      dtype = v == "bf16" ? at::kBFloat16 : at::kFloat;
-  }
-  at::set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  const kiln::bench::UNetBenchArgs args = kiln::bench::parseUNetBenchArgs(argc, argv);
+  const std::string& model = args.model;
+  const int steps = args.steps, width = args.width, height = args.height;
+  const at::ScalarType dtype = args.dtype;
   try {
-    kiln::nodes::SdPipeline pipe(kiln::models::openCheckpoint(model), dtype);
-    const auto cond = pipe.encodePrompts("a lighthouse on a cliff at dawn", "blurry");
+    kiln::bench::UNetBench bench(args);
+    kiln::nodes::SdPipeline& pipe = bench.pipe;
+    const auto& cond = bench.cond;
+    const auto& noise = bench.noise;
+    const auto& sizes = bench.sizes;
+    const kiln::models::UNetInputs& in = bench.in;
     const int64_t f = pipe.spec().vae.downscale();
-    const at::Tensor noise =
-        kiln::nodes::seededNoise(1, {1, pipe.spec().unet.in_channels, height / f, width / f});
-    const auto sizes = kiln::nodes::SizeConditioning::forImage(height, width);
 
     // Baseline: the bare forward on the CFG batch the loop would build.
-    kiln::models::UNetInputs in;
-    in.latent = at::cat({noise, noise}, 0);
-    in.timesteps = at::full({2}, 500.0f);
-    in.context = cond.context;
-    if (pipe.spec().unet.adm_in_channels > 0)
-      in.y = pipe.unet().timeIdConditioning(cond.pooled, kiln::nodes::SdPipeline::timeIds(sizes));
     pipe.unet().forward(in);  // warm-up
     std::vector<double> bare;
     for (int i = 0; i < steps; ++i) {

@@ -204,6 +204,11 @@ MemorySettings parseMemory(const QCommandLineParser& p) {
   if (p.isSet("never")) o.never = toList(p, "never");
   if (p.isSet("always")) o.always = toList(p, "always");
   if (p.isSet("vae-threshold")) o.vae_resident_threshold_bytes = toBytes(p, "vae-threshold");
+  if (p.isSet("pin")) {
+    o.pin = parsePinMode(p.value("pin").toStdString());
+    if (o.pin == PinMode::Invalid) throw UsageError{"--pin must be on, off or per-group, got '" + p.value("pin") + "'"};
+  }
+  if (p.isSet("pin-reserve")) o.pin_reserve_bytes = toBytes(p, "pin-reserve");
   try {
     o.validate();
   } catch (const Error& e) {
@@ -218,6 +223,8 @@ void printMemoryReport(const MemoryStats& m) {
                formatBytes(m.device_peak_bytes).c_str(), formatBytes(m.device_total_bytes).c_str());
   std::fprintf(stderr, "; now %s allocated, %s reserved\n", formatBytes(m.device_allocated_bytes).c_str(),
                formatBytes(m.device_reserved_bytes).c_str());
+  std::fprintf(stderr, "memory: pinned host memory peak %s, now %s\n", formatBytes(m.pinned_peak_bytes).c_str(),
+               formatBytes(m.pinned_bytes).c_str());
   std::fprintf(stderr, "memory: model weights %s (%s of them on the device), %d model(s) cached\n",
                formatBytes(m.cached_model_bytes).c_str(), formatBytes(m.cached_model_device_bytes).c_str(),
                m.cached_models);
@@ -306,6 +313,11 @@ int runRender(const QStringList& arguments) {
       {"never", "Components or model classes never offloaded (comma-separated, e.g. vae).", "list"},
       {"always", "Components or model classes always offloaded (comma-separated).", "list"},
       {"vae-threshold", "A VAE larger than this leaves the device after each call (default 1G).", "bytes"},
+      {"pin",
+       "Offloaded weights in pinned host memory: on (default), off, or per-group (one group at a "
+       "time).",
+       "mode"},
+      {"pin-reserve", "Host memory pinning leaves free (default 2G).", "bytes"},
       {"memory-report", "Print the device's peak memory and where the weights are when done."},
       {"out",
        "Output image (.png keeps the generation parameters). Default: a new kiln-DATE-TIME.png "

@@ -28,6 +28,26 @@ OffloadMode parseOffloadMode(std::string_view text) noexcept {
   return OffloadMode::Invalid;
 }
 
+const char* pinModeName(PinMode mode) noexcept {
+  switch (mode) {
+    case PinMode::Off:
+      return "off";
+    case PinMode::On:
+      return "on";
+    case PinMode::PerGroup:
+      return "per-group";
+    case PinMode::Invalid:
+      break;
+  }
+  return "invalid";
+}
+
+PinMode parsePinMode(std::string_view text) noexcept {
+  for (PinMode m : {PinMode::Off, PinMode::On, PinMode::PerGroup})
+    if (text == pinModeName(m)) return m;
+  return PinMode::Invalid;
+}
+
 void OffloadSettings::validate() const {
   const auto check = [](OffloadMode m, const std::string& what) {
     if (m == OffloadMode::Invalid)
@@ -41,6 +61,9 @@ void OffloadSettings::validate() const {
                 "blocks per group must be at least 1, got " + std::to_string(blocks_per_group));
   if (record_stream && !streams)
     throw Error(ErrorKind::InvalidArgument, "record-stream needs streams; turn streams on or record-stream off");
+  if (pin == PinMode::Invalid)
+    throw Error(ErrorKind::InvalidArgument, "no pinned-memory mode set; use on, off or per-group");
+  if (pin_reserve_bytes < 0) throw Error(ErrorKind::InvalidArgument, "the pinned-memory reserve cannot be negative");
   if (vae_resident_threshold_bytes < 0)
     throw Error(ErrorKind::InvalidArgument, "the VAE threshold cannot be negative");
 }

@@ -135,6 +135,8 @@ struct Engine::Impl {
     m.device_allocated_bytes = d.allocated_bytes;
     m.device_reserved_bytes = d.reserved_bytes;
     m.device_peak_bytes = d.peak_allocated_bytes;
+    m.pinned_bytes = d.pinned_bytes;
+    m.pinned_peak_bytes = d.pinned_peak_bytes;
     return m;
   }
 

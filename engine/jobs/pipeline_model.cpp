@@ -109,6 +109,9 @@ std::vector<std::string> PipelineModel::place(const memory::OffloadSettings& set
     PipelineModel* self;
     ~Recount() { self->recount(); }
   } recount_on_exit{this};
+  // Pinned memory may take what the host has free now, less the reserve.
+  if (device_.hasPinnedMemory())
+    device_.setPinnedLimit(std::max<int64_t>(memory::availableHostBytes().value_or(0) - settings.pin_reserve_bytes, 0));
   // A failure on one component does not stop the others; the first error is reported.
   std::exception_ptr first_error;
   for (auto& p : placements_) {

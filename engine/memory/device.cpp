@@ -1,5 +1,7 @@
 #include "memory/device.h"
 
+#include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -23,6 +25,18 @@ std::optional<int64_t> meminfoField(const std::string& field) {
 
 bool onCpu(const at::Tensor& t) {
   return t.defined() && t.has_storage() && t.device().is_cpu();
+}
+
+// A contiguous copy made in the current pool scope. Contiguous sources are copied with
+// one memcpy, the way a DMA engine moves bytes without compute threads; going through
+// ATen's copy would start an OpenMP team on whatever thread runs the copy.
+at::Tensor contiguousCopy(const at::Tensor& src) {
+  at::Tensor out = at::empty_like(src, src.options(), at::MemoryFormat::Contiguous);
+  if (src.is_contiguous() && src.scalar_type() == out.scalar_type())
+    std::memcpy(out.data_ptr(), src.data_ptr(), static_cast<std::size_t>(src.nbytes()));
+  else
+    out.copy_(src);
+  return out;
 }
 
 }  // namespace
@@ -65,7 +79,8 @@ bool CpuDevice::holds(const at::Tensor& t) const {
 
 SimulatedDevice::SimulatedDevice(int64_t capacity_bytes)
     : pool_(std::make_shared<MemoryPool>("simulated device (" + formatBytes(capacity_bytes) + ")",
-                                         capacity_bytes)) {
+                                         capacity_bytes)),
+      pinned_(std::make_shared<MemoryPool>("pinned host memory", 0)) {
   if (capacity_bytes <= 0)
     throw Error(ErrorKind::InvalidArgument, "a simulated device needs a capacity above zero bytes");
 }
@@ -80,23 +95,39 @@ DeviceMemory SimulatedDevice::memory() const {
   m.reserved_bytes = s.reserved_bytes;
   m.free_bytes = s.capacity_bytes - s.allocated_bytes;
   m.peak_allocated_bytes = s.peak_allocated_bytes;
+  const PoolStats p = pinned_->stats();
+  m.pinned_bytes = p.allocated_bytes;
+  m.pinned_peak_bytes = p.peak_allocated_bytes;
+  m.pinned_limit_bytes = p.capacity_bytes;
   return m;
+}
+
+at::Tensor SimulatedDevice::pin(const at::Tensor& host) const {
+  if (isPinned(host)) return host;
+  PoolScope scope(pinned_);
+  return contiguousCopy(host);
+}
+
+bool SimulatedDevice::isPinned(const at::Tensor& t) const {
+  return onCpu(t) && pinned_->owns(t.storage());
+}
+
+void SimulatedDevice::setPinnedLimit(int64_t bytes) const {
+  pinned_->emptyCache();
+  // A pool's capacity 0 means unlimited: a limit of nothing is one byte.
+  pinned_->setCapacity(std::max<int64_t>(pinned_->stats().allocated_bytes + std::max<int64_t>(bytes, 0), 1));
 }
 
 at::Tensor SimulatedDevice::upload(const at::Tensor& t) const {
   if (holds(t)) return t;
   PoolScope scope(pool_);
-  at::Tensor out = at::empty_like(t, t.options(), at::MemoryFormat::Contiguous);
-  out.copy_(t);
-  return out;
+  return contiguousCopy(t);
 }
 
 at::Tensor SimulatedDevice::download(const at::Tensor& t) const {
   if (!holds(t)) return t;
   PoolScope host(nullptr);
-  at::Tensor out = at::empty_like(t, t.options(), at::MemoryFormat::Contiguous);
-  out.copy_(t);
-  return out;
+  return contiguousCopy(t);
 }
 
 bool SimulatedDevice::holds(const at::Tensor& t) const { return onCpu(t) && pool_->owns(t.storage()); }

@@ -26,6 +26,9 @@ struct DeviceMemory {
   int64_t allocated_bytes = 0;  // held by live tensors
   int64_t reserved_bytes = 0;   // allocated plus the allocator's cache
   int64_t peak_allocated_bytes = 0;
+  int64_t pinned_bytes = 0;        // pinned host memory held for this device
+  int64_t pinned_peak_bytes = 0;
+  int64_t pinned_limit_bytes = 0;  // 0 where the device has no pinned memory
 };
 
 class Device {
@@ -51,6 +54,15 @@ class Device {
   // The pool that computation on this device allocates from, for the simulated device
   // (null elsewhere; see DeviceScope).
   virtual std::shared_ptr<MemoryPool> computePool() const { return nullptr; }
+
+  // Pinned host memory, which the device copies from asynchronously. pin() returns a copy
+  // of a host tensor there and throws c10::OutOfMemoryError past the limit; devices
+  // without pinned memory (the CPU) return the tensor itself.
+  virtual bool hasPinnedMemory() const noexcept { return false; }
+  virtual at::Tensor pin(const at::Tensor& host) const { return host; }
+  virtual bool isPinned(const at::Tensor&) const { return false; }
+  // The most pinned bytes allowed from now on (what is pinned already stays pinned).
+  virtual void setPinnedLimit(int64_t) const {}
 };
 
 // While alive, tensors the thread creates are in `device`'s memory (for the simulated
@@ -84,15 +96,25 @@ class SimulatedDevice final : public Device {
   std::string name() const override;
   DeviceMemory memory() const override;
   int64_t emptyCache() override { return pool_->emptyCache(); }
-  void resetPeak() override { pool_->resetPeak(); }
+  void resetPeak() override {
+    pool_->resetPeak();
+    pinned_->resetPeak();
+  }
   at::Tensor upload(const at::Tensor& t) const override;
   at::Tensor download(const at::Tensor& t) const override;
   bool holds(const at::Tensor& t) const override;
   std::shared_ptr<MemoryPool> computePool() const override { return pool_; }
   MemoryPool& pool() const noexcept { return *pool_; }
 
+  bool hasPinnedMemory() const noexcept override { return true; }
+  at::Tensor pin(const at::Tensor& host) const override;
+  bool isPinned(const at::Tensor& t) const override;
+  void setPinnedLimit(int64_t bytes) const override;
+  MemoryPool& pinnedPool() const noexcept { return *pinned_; }
+
  private:
   std::shared_ptr<MemoryPool> pool_;
+  std::shared_ptr<MemoryPool> pinned_;  // host memory charged as pinned, unlimited until set
 };
 
 // "cpu", "sim:BYTES" ("sim:8G", "sim:512MiB") or "cuda:N". Throws kiln::Error

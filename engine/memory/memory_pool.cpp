@@ -132,6 +132,11 @@ void MemoryPool::resetPeak() {
   stats_.peak_allocated_bytes = stats_.allocated_bytes;
 }
 
+void MemoryPool::setCapacity(int64_t bytes) {
+  std::lock_guard lock(mutex_);
+  stats_.capacity_bytes = bytes;
+}
+
 void MemoryPool::setLargestAllocation(int64_t bytes) {
   std::lock_guard lock(mutex_);
   largest_allocation_ = bytes;

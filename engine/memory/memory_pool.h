@@ -44,6 +44,7 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
   // Gives cached blocks back; returns the bytes released.
   int64_t emptyCache();
   void resetPeak();
+  void setCapacity(int64_t bytes);
   // Allocations larger than this fail even below capacity (simulates fragmentation and
   // lets tests fail an allocation at an exact point); 0 disables.
   void setLargestAllocation(int64_t bytes);

@@ -15,6 +15,47 @@ bool listed(const std::vector<std::string>& list, const ComponentInfo& c) {
 
 int64_t bytesOf(const at::Tensor& t) { return t.defined() ? static_cast<int64_t>(t.nbytes()) : 0; }
 
+// The most weight bytes on the device during a call, given which slots stay resident.
+int64_t peakBytes(const std::vector<models::ParamSlot>& slots, const std::vector<models::ParamGroup>& groups,
+                  const std::vector<bool>& resident, const PlacementDecision& d) {
+  int64_t all = 0;
+  for (const auto& s : slots) all += bytesOf(*s.tensor);
+  switch (d.mode) {
+    case OffloadMode::None:
+    case OffloadMode::Model:
+    case OffloadMode::Invalid:
+      return all;
+    case OffloadMode::GroupLeaf: {
+      int64_t loose = 0, largest_leaf = 0;
+      for (std::size_t i = 0; i < slots.size(); ++i) {
+        const int64_t b = bytesOf(*slots[i].tensor);
+        if (!slots[i].leaf) loose += b;
+        // A leaf is a weight and the bias declared right after it.
+        if (slots[i].leaf)
+          largest_leaf = std::max(largest_leaf, b + (i + 1 < slots.size() && slots[i + 1].leaf ? bytesOf(*slots[i + 1].tensor) : 0));
+      }
+      return loose + largest_leaf;
+    }
+    case OffloadMode::GroupBlock:
+    case OffloadMode::Balanced: {
+      const auto n = static_cast<std::size_t>(d.blocks_per_group);
+      std::vector<int64_t> chunk((groups.size() + n - 1) / n, 0);
+      int64_t fixed = 0;
+      for (std::size_t i = 0; i < slots.size(); ++i) {
+        const int64_t b = bytesOf(*slots[i].tensor);
+        if (resident[i] || slots[i].group < 0) fixed += b;
+        else chunk[static_cast<std::size_t>(slots[i].group) / n] += b;
+      }
+      // With streams the next chunk arrives while the current one runs.
+      int64_t largest = 0;
+      for (std::size_t c = 0; c < chunk.size(); ++c)
+        largest = std::max(largest, chunk[c] + (d.streams && c + 1 < chunk.size() ? chunk[c + 1] : 0));
+      return fixed + largest;
+    }
+  }
+  return all;
+}
+
 }  // namespace
 
 PlacementDecision decidePlacement(const ComponentInfo& c, int64_t weight_bytes, const OffloadSettings& s) {
@@ -69,6 +110,11 @@ PlacementDecision decidePlacement(const ComponentInfo& c, int64_t weight_bytes, 
     d.streams = false;
   }
   if (d.mode != OffloadMode::GroupBlock && d.mode != OffloadMode::Balanced) d.blocks_per_group = 1;
+  if (d.mode != OffloadMode::None && !(d.mode == OffloadMode::Model && d.offload_after_call)) d.pin = s.pin;
+  if (c.role == ComponentRole::TextEncoder && d.pin != PinMode::Off) {
+    because("text encoders are never held in pinned memory");
+    d.pin = PinMode::Off;
+  }
   return d;
 }
 
@@ -113,7 +159,8 @@ void ComponentPlacement::toDevice(std::size_t i) {
   at::Tensor& t = *slots_[i].tensor;
   if (!device_.isAccelerator() || !t.defined() || device_.holds(t)) return;
   if (!host_[i].defined()) host_[i] = t;
-  t = device_.upload(host_[i]);
+  // Per-group pinning stages each transfer through a pinned copy that lives only for it.
+  t = device_.upload(decision_.pin == PinMode::PerGroup ? device_.pin(host_[i]) : host_[i]);
   ++counters_.uploads;
   counters_.uploaded_bytes += bytesOf(t);
 }
@@ -126,12 +173,12 @@ void ComponentPlacement::toHost(std::size_t i) {
 }
 
 bool ComponentPlacement::apply(const PlacementDecision& decision, int64_t resident_budget_bytes) {
-  if (placed_ && decision == decision_) {
+  if (placed_ && decision == requested_) {
     ++counters_.unchanged;
     return false;
   }
   teardown();
-  decision_ = decision;
+  requested_ = decision_ = decision;
   switch (decision_.mode) {
     case OffloadMode::None:
       for (std::size_t i = 0; i < slots_.size(); ++i) resident_[i] = true;
@@ -166,6 +213,7 @@ bool ComponentPlacement::apply(const PlacementDecision& decision, int64_t reside
       toDevice(i);
       if (device_.isAccelerator()) host_[i].reset();  // one copy, on the device
     }
+  if (decision_.pin != PinMode::Off) pinStreamedWeights();
   if (decision_.mode != OffloadMode::None) component_.params->setHooks(this);
   placed_ = true;
   ++counters_.applies;
@@ -180,8 +228,52 @@ void ComponentPlacement::teardown() {
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     toHost(i);
     resident_[i] = false;
+    host_[i].reset();
+    at::Tensor& t = *slots_[i].tensor;
+    if (t.defined() && device_.isPinned(t)) {  // back to ordinary memory: the pin is given back
+      PoolScope pageable(nullptr);
+      at::Tensor plain = at::empty_like(t, t.options(), at::MemoryFormat::Contiguous);
+      plain.copy_(t);
+      t = plain;
+    }
   }
   placed_ = false;
+}
+
+void ComponentPlacement::pinStreamedWeights() {
+  if (!device_.hasPinnedMemory() || !device_.isAccelerator()) {
+    decision_.pin = PinMode::Off;
+    return;
+  }
+  int64_t streamed = 0;
+  for (std::size_t i = 0; i < slots_.size(); ++i)
+    if (!resident_[i]) streamed += bytesOf(*slots_[i].tensor);
+  // Per group: a staging copy of the largest transfer at a time (two with streams).
+  const int64_t needed =
+      decision_.pin == PinMode::On ? streamed : std::min(streamed, peakBytes(slots_, component_.params->groups(), resident_, decision_));
+  const DeviceMemory m = device_.memory();
+  const int64_t allowed = m.pinned_limit_bytes > 0 ? m.pinned_limit_bytes - m.pinned_bytes : needed;
+  if (needed > allowed) {
+    // Denied: block level without streams, unpinned; say what that costs.
+    const auto because = [&](const std::string& why) { decision_.reason += (decision_.reason.empty() ? "" : "; ") + why; };
+    because("pinned memory denied (needs " + formatBytes(needed) + ", " + formatBytes(std::max<int64_t>(allowed, 0)) +
+            " allowed): without it, " + formatBytes(streamed) + " move to the device per step without prefetch");
+    decision_.pin = PinMode::Off;
+    decision_.streams = false;
+    if (decision_.mode == OffloadMode::Model && !component_.params->groups().empty()) {
+      decision_.mode = OffloadMode::GroupBlock;
+      decision_.blocks_per_group = 1;
+    }
+    return;
+  }
+  if (decision_.pin != PinMode::On) return;
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    if (resident_[i]) continue;
+    at::Tensor& t = *slots_[i].tensor;
+    if (!t.defined() || device_.holds(t)) continue;
+    t = device_.pin(t);  // the pinned copy replaces the pageable one
+    host_[i] = t;
+  }
 }
 
 void ComponentPlacement::offloadAll() {
@@ -205,50 +297,6 @@ int64_t ComponentPlacement::residentBytes() const {
   return total;
 }
 
-namespace {
-
-// The most weight bytes on the device during a call, given which slots stay resident.
-int64_t peakBytes(const std::vector<models::ParamSlot>& slots, const std::vector<models::ParamGroup>& groups,
-                  const std::vector<bool>& resident, const PlacementDecision& d) {
-  int64_t all = 0;
-  for (const auto& s : slots) all += bytesOf(*s.tensor);
-  switch (d.mode) {
-    case OffloadMode::None:
-    case OffloadMode::Model:
-    case OffloadMode::Invalid:
-      return all;
-    case OffloadMode::GroupLeaf: {
-      int64_t loose = 0, largest_leaf = 0;
-      for (std::size_t i = 0; i < slots.size(); ++i) {
-        const int64_t b = bytesOf(*slots[i].tensor);
-        if (!slots[i].leaf) loose += b;
-        // A leaf is a weight and the bias declared right after it.
-        if (slots[i].leaf)
-          largest_leaf = std::max(largest_leaf, b + (i + 1 < slots.size() && slots[i + 1].leaf ? bytesOf(*slots[i + 1].tensor) : 0));
-      }
-      return loose + largest_leaf;
-    }
-    case OffloadMode::GroupBlock:
-    case OffloadMode::Balanced: {
-      const auto n = static_cast<std::size_t>(d.blocks_per_group);
-      std::vector<int64_t> chunk((groups.size() + n - 1) / n, 0);
-      int64_t fixed = 0;
-      for (std::size_t i = 0; i < slots.size(); ++i) {
-        const int64_t b = bytesOf(*slots[i].tensor);
-        if (resident[i] || slots[i].group < 0) fixed += b;
-        else chunk[static_cast<std::size_t>(slots[i].group) / n] += b;
-      }
-      // With streams the next chunk arrives while the current one runs.
-      int64_t largest = 0;
-      for (std::size_t c = 0; c < chunk.size(); ++c)
-        largest = std::max(largest, chunk[c] + (d.streams && c + 1 < chunk.size() ? chunk[c + 1] : 0));
-      return fixed + largest;
-    }
-  }
-  return all;
-}
-
-}  // namespace
 
 int64_t ComponentPlacement::peakWeightBytes() const {
   return peakBytes(slots_, component_.params->groups(), resident_, decision_);
@@ -267,6 +315,8 @@ std::string ComponentPlacement::describe() const {
          " per group" + (decision_.streams ? ", streams" : ", no streams");
   if (decision_.mode == OffloadMode::Balanced) s += ", " + formatBytes(residentBytes()) + " resident";
   if (decision_.offload_after_call) s += ", back to the host after each call";
+  if (decision_.pin == PinMode::On) s += ", pinned";
+  if (decision_.pin == PinMode::PerGroup) s += ", pinned per group";
   if (!decision_.reason.empty()) s += " (" + decision_.reason + ")";
   return s;
 }
@@ -309,9 +359,11 @@ void ComponentPlacement::prefetch(std::size_t chunk) {
   std::vector<at::Tensor> sources;
   for (std::size_t i : slots) sources.push_back(host_[i].defined() ? host_[i] : *slots_[i].tensor);
   prefetched_chunk_ = chunk;
-  prefetch_ = std::async(std::launch::async, [this, sources = std::move(sources)] {
+  const bool stage = decision_.pin == PinMode::PerGroup;
+  if (!copies_) copies_ = std::make_unique<CopyStream>();
+  prefetch_ = copies_->submit([this, stage, sources = std::move(sources)] {
     std::vector<at::Tensor> copies;
-    for (const auto& s : sources) copies.push_back(device_.upload(s));
+    for (const auto& s : sources) copies.push_back(device_.upload(stage ? device_.pin(s) : s));
     return copies;
   });
 }

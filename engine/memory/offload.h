@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kiln/offload.h"
+#include "memory/copy_stream.h"
 #include "memory/device.h"
 #include "models/common/params.h"
 
@@ -25,6 +26,7 @@ namespace kiln::memory {
 
 using kiln::OffloadMode;
 using kiln::OffloadSettings;
+using kiln::PinMode;
 using kiln::offloadModeName;
 using kiln::parseOffloadMode;
 
@@ -43,6 +45,7 @@ struct PlacementDecision {
   int blocks_per_group = 1;
   bool streams = false;
   bool offload_after_call = false;  // model mode: back to the host when the call ends
+  PinMode pin = PinMode::Off;       // host copies of the streamed weights in pinned memory
   std::string reason;               // why, when it differs from the settings
   bool operator==(const PlacementDecision&) const = default;
 };
@@ -80,6 +83,7 @@ class ComponentPlacement final : public models::ExecutionHooks {
   void detach() noexcept;
 
   const ComponentInfo& component() const noexcept { return component_; }
+  // What was placed: the decision asked for, less what could not be had (a denied pin).
   const PlacementDecision& decision() const noexcept { return decision_; }
   int64_t weightBytes() const noexcept { return weight_bytes_; }
   int64_t deviceBytes() const;
@@ -116,6 +120,7 @@ class ComponentPlacement final : public models::ExecutionHooks {
   bool chunkStreamed(std::size_t chunk) const;
   void loadChunk(std::size_t chunk);
   void prefetch(std::size_t chunk);
+  void pinStreamedWeights();
 
   const Device& device_;
   ComponentInfo component_;
@@ -125,10 +130,11 @@ class ComponentPlacement final : public models::ExecutionHooks {
   std::unordered_map<const at::Tensor*, std::size_t> slot_of_;
   int64_t weight_bytes_ = 0;
   bool placed_ = false;
-  PlacementDecision decision_;
+  PlacementDecision requested_, decision_;
   PlacementCounters counters_;
   // Streams: the next chunk's device copies, made on a worker thread.
   std::size_t prefetched_chunk_ = static_cast<std::size_t>(-1);
+  std::unique_ptr<CopyStream> copies_;  // started with the first prefetch
   std::future<std::vector<at::Tensor>> prefetch_;
   std::function<void(ComponentPlacement&)> on_model_call_;
 };

@@ -15,6 +15,14 @@ const char* offloadModeName(OffloadMode mode) noexcept;
 // "none", "model", "group-block", "group-leaf", "balanced"; Invalid for anything else.
 OffloadMode parseOffloadMode(std::string_view text) noexcept;
 
+// Host copies of offloaded weights in pinned (page-locked) memory, which the device can
+// copy from asynchronously: all of a component's streamed weights, none, or one group at
+// a time (a staging copy made just before each transfer).
+enum class PinMode { Invalid = 0, Off, On, PerGroup };
+const char* pinModeName(PinMode mode) noexcept;
+// "off", "on", "per-group"; Invalid for anything else.
+PinMode parsePinMode(std::string_view text) noexcept;
+
 struct OffloadSettings {
   OffloadMode mode = OffloadMode::None;                  // for every component...
   std::map<std::string, OffloadMode> per_component;      // ...unless named here ("unet", "vae")
@@ -25,6 +33,9 @@ struct OffloadSettings {
   std::vector<std::string> never;   // kept resident whatever the mode
   std::vector<std::string> always;  // offloaded even when the mode says none (block level)
   int64_t vae_resident_threshold_bytes = int64_t{1} << 30;  // larger VAEs leave after each call
+  PinMode pin = PinMode::On;
+  // Pinned memory may take the host memory free when settings are applied, less this.
+  int64_t pin_reserve_bytes = int64_t{2} << 30;
 
   // Throws kiln::Error(InvalidArgument) for settings that cannot work.
   void validate() const;

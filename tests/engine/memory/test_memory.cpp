@@ -9,6 +9,7 @@
 
 #include "kiln/units.h"
 #include "kiln/error.h"
+#include "memory/copy_stream.h"
 #include "memory/device.h"
 #include "memory/model_cache.h"
 
@@ -135,6 +136,43 @@ class MemoryTest : public QObject {
     QCOMPARE(after.free_bytes, 64 * kMiB);
     QCOMPARE(dev.emptyCache(), 8 * kMiB);
     QCOMPARE(dev.memory().reserved_bytes, int64_t{0});
+  }
+
+  // Uploads keep values and dtype whatever the source's layout.
+  void uploadsCopyStridedAndReducedPrecisionSources() {
+    SimulatedDevice dev(64 * kMiB);
+    const at::Tensor base = at::arange(12 * 34, at::kFloat).reshape({12, 34});
+    for (const at::Tensor& src : {base.t(), base.to(at::kBFloat16), base.narrow(1, 3, 5)}) {
+      const at::Tensor on = dev.upload(src);
+      QVERIFY(dev.holds(on));
+      QVERIFY(on.is_contiguous());
+      QCOMPARE(on.scalar_type(), src.scalar_type());
+      QVERIFY(on.equal(src));
+      const at::Tensor pinned = dev.pin(src);
+      QVERIFY(dev.isPinned(pinned));
+      QVERIFY(pinned.equal(src));
+    }
+  }
+
+  // The copy worker runs jobs in order, hands back results and errors, and finishes what
+  // was queued before it goes away.
+  void copyStreamRunsJobsInOrder() {
+    std::vector<int> order;
+    std::future<int> last;
+    std::future<int> failed;
+    {
+      CopyStream stream;
+      for (int i = 0; i < 20; ++i)
+        last = stream.submit([&order, i] {
+          order.push_back(i);
+          return i * 2;
+        });
+      failed = stream.submit([]() -> int { throw Error(ErrorKind::OutOfMemory, "no room"); });
+    }
+    QCOMPARE(static_cast<int>(order.size()), 20);
+    for (int i = 0; i < 20; ++i) QCOMPARE(order[static_cast<std::size_t>(i)], i);
+    QCOMPARE(last.get(), 38);
+    QVERIFY_THROWS_EXCEPTION(Error, failed.get());
   }
 
   void exhaustingTheDeviceThrowsTheDevicesOutOfMemoryError() {

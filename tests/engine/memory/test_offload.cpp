@@ -50,11 +50,12 @@ struct UNetCall {
   }
 };
 
-PlacementDecision decision(OffloadMode mode, int blocks = 1, bool streams = false) {
+PlacementDecision decision(OffloadMode mode, int blocks = 1, bool streams = false, PinMode pin = PinMode::Off) {
   PlacementDecision d;
   d.mode = mode;
   d.blocks_per_group = blocks;
   d.streams = streams;
+  d.pin = pin;
   return d;
 }
 
@@ -171,12 +172,14 @@ class OffloadTest : public QObject {
     s.streams = true;
     s.blocks_per_group = 2;
     // The denoiser takes the block profile as asked.
-    QCOMPARE(decidePlacement(unet, 1000, s), decision(OffloadMode::GroupBlock, 2, true));
+    QCOMPARE(decidePlacement(unet, 1000, s), decision(OffloadMode::GroupBlock, 2, true, PinMode::On));
     // Text encoders go leaf by leaf without streams, whatever block mode is asked.
     const PlacementDecision t = decidePlacement(text, 1000, s);
     QCOMPARE(t.mode, OffloadMode::GroupLeaf);
     QVERIFY(!t.streams);
     QVERIFY(t.reason.find("leaf") != std::string::npos);
+    QCOMPARE(t.pin, PinMode::Off);  // never held in pinned memory
+    QVERIFY(t.reason.find("pinned") != std::string::npos);
     // A small VAE stays resident; a large one is onloaded whole per call and leaves after.
     QCOMPARE(decidePlacement(vae, 1000, s).mode, OffloadMode::None);
     s.vae_resident_threshold_bytes = 500;
@@ -205,6 +208,50 @@ class OffloadTest : public QObject {
     QVERIFY_THROWS_EXCEPTION(Error, bad.validate());
     QCOMPARE(parseOffloadMode("group-leaf"), OffloadMode::GroupLeaf);
     QCOMPARE(parseOffloadMode("sideways"), OffloadMode::Invalid);
+  }
+
+  // Pinned host copies have a budget; a denied pin falls back to block level without
+  // streams and says what that costs; per-group pinning holds pinned memory only while a
+  // group is being moved; tearing down gives every pinned byte back.
+  void pinnedMemoryHasABudget() {
+    const auto pipe = tinyPipeline();
+    const UNetCall call;
+    const at::Tensor expected = pipe->unet().forward(call.in);
+    const int64_t slack = roundingSlack(pipe->unet().params());
+    SimulatedDevice dev(256 * kMiB);
+    ComponentPlacement place(dev, unetOf(*pipe));
+    dev.setPinnedLimit(64 * kMiB);
+    QVERIFY(place.apply(decision(OffloadMode::GroupBlock, 1, true, PinMode::On), 0));
+    QCOMPARE(place.decision().pin, PinMode::On);
+    QVERIFY(dev.memory().pinned_bytes >= place.weightBytes());
+    QVERIFY(dev.memory().pinned_bytes <= place.weightBytes() + slack);
+    QVERIFY(call.run(*pipe, dev).equal(expected));
+    place.teardown();
+    QCOMPARE(dev.memory().pinned_bytes, int64_t{0});
+    QCOMPARE(dev.memory().allocated_bytes, int64_t{0});
+
+    dev.setPinnedLimit(1024);
+    QVERIFY(place.apply(decision(OffloadMode::GroupBlock, 1, true, PinMode::On), 0));
+    QCOMPARE(place.decision().pin, PinMode::Off);
+    QVERIFY(!place.decision().streams);
+    QVERIFY2(place.decision().reason.find("pinned memory denied") != std::string::npos, place.describe().c_str());
+    QVERIFY2(place.describe().find("per step") != std::string::npos, place.describe().c_str());
+    QCOMPARE(dev.memory().pinned_bytes, int64_t{0});
+    QVERIFY(call.run(*pipe, dev).equal(expected));
+    // Unchanged settings stay a no-op even though what was placed differs from the request.
+    QVERIFY(!place.apply(decision(OffloadMode::GroupBlock, 1, true, PinMode::On), 0));
+
+    dev.setPinnedLimit(64 * kMiB);
+    QVERIFY(place.apply(decision(OffloadMode::GroupBlock, 1, false, PinMode::PerGroup), 0));
+    QCOMPARE(place.decision().pin, PinMode::PerGroup);
+    QCOMPARE(dev.memory().pinned_bytes, int64_t{0});
+    dev.pinnedPool().resetPeak();
+    QVERIFY(call.run(*pipe, dev).equal(expected));
+    QCOMPARE(dev.memory().pinned_bytes, int64_t{0});
+    QVERIFY(dev.memory().pinned_peak_bytes > 0);
+    QVERIFY(dev.memory().pinned_peak_bytes <= place.peakWeightBytes() + slack);
+    place.teardown();
+    QCOMPARE(dev.memory().pinned_bytes, int64_t{0});
   }
 
   // A VAE above the threshold is on the device only during its call.

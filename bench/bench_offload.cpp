@@ -1,0 +1,106 @@
+// Offload modes on the simulated accelerator: time per UNet step relative to resident
+// weights, and the step's peak device bytes relative to the UNet's weight bytes, all
+// measured in the same run.
+//
+// Usage: bench_offload [--model PATH] [--steps N] [--size WxH] [--dtype fp32|bf16]
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bench_common.h"
+#include "kiln/error.h"
+#include "kiln/units.h"
+#include "memory/device.h"
+#include "memory/offload.h"
+#include "nodes/sd_pipeline.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using kiln::memory::OffloadMode;
+
+using kiln::bench::median;
+
+struct Row {
+  const char* name;
+  OffloadMode mode;
+  int blocks;
+  bool streams;
+  double budget_fraction;  // balanced: resident share of the weights
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const kiln::bench::UNetBenchArgs args = kiln::bench::parseUNetBenchArgs(argc, argv);
+  try {
+    kiln::bench::UNetBench bench(args);
+
+    kiln::memory::SimulatedDevice dev(int64_t{64} << 30);
+    const kiln::memory::ComponentInfo unet{"unet", "UNetModel", kiln::memory::ComponentRole::Denoiser,
+                                           &bench.pipe.unet().params()};
+    const std::vector<Row> rows{
+        {"none (resident)", OffloadMode::None, 1, false, 0},
+        {"model", OffloadMode::Model, 1, false, 0},
+        {"group-block 1", OffloadMode::GroupBlock, 1, false, 0},
+        {"group-block 1 + streams", OffloadMode::GroupBlock, 1, true, 0},
+        {"group-block 4 + streams", OffloadMode::GroupBlock, 4, true, 0},
+        {"group-leaf", OffloadMode::GroupLeaf, 1, false, 0},
+        {"balanced 50%", OffloadMode::Balanced, 1, false, 0.5},
+        {"balanced 50% + streams", OffloadMode::Balanced, 1, true, 0.5},
+    };
+    std::printf("UNet of %s, %dx%d, %s, %d steps, simulated device\n", args.model.c_str(), args.width, args.height,
+                args.dtype == at::kBFloat16 ? "bf16" : "fp32", args.steps);
+    // Rows take turns, a few steps each round, so that a slow spell of the machine lands on
+    // every row alike instead of on whichever row ran during it.
+    constexpr int kRounds = 4;
+    const int per_round = std::max(1, args.steps / kRounds);
+    std::vector<std::vector<double>> ms(rows.size());
+    std::vector<int64_t> peaks(rows.size(), 0), resident(rows.size(), 0);
+    int64_t weight_bytes = 0;
+    for (int round = 0; round < kRounds; ++round) {
+      for (std::size_t r = 0; r < rows.size(); ++r) {
+        const Row& row = rows[r];
+        kiln::memory::ComponentPlacement place(dev, unet);
+        weight_bytes = place.weightBytes();
+        kiln::memory::PlacementDecision d;
+        d.mode = row.mode;
+        d.blocks_per_group = row.blocks;
+        d.streams = row.streams;
+        place.apply(d, static_cast<int64_t>(row.budget_fraction * static_cast<double>(weight_bytes)));
+        const auto run = [&] {
+          kiln::memory::DeviceScope scope(dev);
+          (void)bench.pipe.unet().forward(bench.in);
+        };
+        run();  // warm-up (model mode onloads here)
+        dev.emptyCache();
+        dev.resetPeak();
+        resident[r] = dev.memory().allocated_bytes;
+        for (int i = 0; i < per_round; ++i) {
+          const auto t0 = Clock::now();
+          run();
+          ms[r].push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+        }
+        peaks[r] = std::max(peaks[r], dev.memory().peak_allocated_bytes);
+        place.teardown();
+      }
+    }
+    const double resident_ms = median(ms[0]);
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const double step = median(ms[r]);
+      std::printf("  %-26s %8.1f ms/step  x%.2f of resident   peak %10s = %.2f x weights (%s resident)\n",
+                  rows[r].name, step, step / resident_ms, kiln::formatBytes(peaks[r]).c_str(),
+                  static_cast<double>(peaks[r]) / static_cast<double>(weight_bytes),
+                  kiln::formatBytes(resident[r]).c_str());
+    }
+    std::printf("UNet weights: %s\n", kiln::formatBytes(weight_bytes).c_str());
+  } catch (const kiln::Error& e) {
+    std::fprintf(stderr, "bench_offload: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
