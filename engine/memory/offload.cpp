@@ -306,10 +306,30 @@ int64_t ComponentPlacement::plannedPeakBytes(const models::ParamList& params, co
   return peakBytes(params.slots(), params.groups(), std::vector<bool>(params.slots().size(), false), decision);
 }
 
+namespace {
+
+// ", fp16, not quantized": the dtypes the weights are stored in and their quantization.
+std::string weightFormat(const std::vector<models::ParamSlot>& slots) {
+  std::vector<std::string> dtypes;
+  bool quantized = false;
+  for (const auto& slot : slots) {
+    const at::ScalarType t = slot.tensor->scalar_type();
+    quantized = quantized || at::isQIntType(t);
+    std::string name = t == at::kFloat ? "fp32" : t == at::kHalf ? "fp16" : t == at::kBFloat16 ? "bf16"
+                                                                                        : at::toString(t);
+    if (std::find(dtypes.begin(), dtypes.end(), name) == dtypes.end()) dtypes.push_back(std::move(name));
+  }
+  std::string out;
+  for (const auto& d : dtypes) out += (out.empty() ? "" : "+") + d;
+  if (out.empty()) return "";
+  return ", " + out + (quantized ? ", quantized" : ", not quantized");
+}
+
+}  // namespace
+
 std::string ComponentPlacement::describe() const {
-  std::string dtype = slots_.empty() ? "" : ", " + std::string(at::toString(slots_.front().tensor->scalar_type()));
-  std::string s = component_.name + " (" + component_.model_class + ", " + formatBytes(weight_bytes_) + dtype +
-                  "): " + offloadModeName(decision_.mode);
+  std::string s = component_.name + " (" + component_.model_class + ", " + formatBytes(weight_bytes_) +
+                  weightFormat(slots_) + "): " + offloadModeName(decision_.mode);
   if (decision_.mode == OffloadMode::GroupBlock || decision_.mode == OffloadMode::Balanced)
     s += ", " + std::to_string(decision_.blocks_per_group) + " block" + (decision_.blocks_per_group > 1 ? "s" : "") +
          " per group" + (decision_.streams ? ", streams" : ", no streams");

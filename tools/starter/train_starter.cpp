@@ -64,6 +64,9 @@ struct Options {
   // Floor of the loss weight in clean-picture terms (k / SNR) at the highest noise levels,
   // where the layout is decided; 0 = plain Min-SNR-5.
   double high_noise_weight = 0.0;
+  // Fraction of the UNet steps by which that floor has faded to nothing: it holds for the
+  // first half of the fraction and falls linearly over the second; 0 = it never fades.
+  double high_noise_until = 0.0;
   // VAE loss: small objects weighted up and an edge term (see reconstructionLoss); off
   // for the shipped model.
   bool vae_edge_loss = false;
@@ -448,7 +451,14 @@ std::vector<double> trainUNet(models::UNetModel& unet, models::ClipTextModel& te
     // Min-SNR-5 weighting of the epsilon loss.
     const at::Tensor snr = a / (1.0 - a);
     at::Tensor w = at::clamp_max(snr, 5.0) / snr;
-    if (o.high_noise_weight > 0) w = at::maximum(w, o.high_noise_weight / snr);
+    if (o.high_noise_weight > 0) {
+      double k = o.high_noise_weight;
+      if (o.high_noise_until > 0) {
+        const double progress = static_cast<double>(step) / static_cast<double>(o.unet_steps);
+        k *= std::clamp((o.high_noise_until - progress) / (o.high_noise_until / 2), 0.0, 1.0);
+      }
+      if (k > 0) w = at::maximum(w, k / snr);
+    }
     const at::Tensor per = (pred - noise).pow(2).mean({1, 2, 3}, false, at::kFloat);
     at::Tensor loss = (per * w.view({-1})).mean();
     if (o.text_attribute_loss > 0) {
@@ -538,6 +548,7 @@ std::string recipeExtras(const Options& o) {
   if (o.pyramid_discount > 0) out += ", pyramid noise " + std::to_string(o.pyramid_discount);
   if (o.offset_noise > 0) out += ", offset noise " + std::to_string(o.offset_noise);
   if (o.high_noise_weight > 0) out += ", high-noise weight " + std::to_string(o.high_noise_weight);
+  if (o.high_noise_until > 0) out += " fading out by " + std::to_string(o.high_noise_until) + " of the steps";
   if (o.vae_edge_loss) out += ", VAE edge loss";
   if (o.text_attribute_loss > 0) out += ", text attribute loss " + std::to_string(o.text_attribute_loss);
   if (!o.vae_from.empty()) out += ", VAE from " + o.vae_from;
@@ -552,6 +563,7 @@ int usage() {
                "         [--full-attention] [--vae-channels N] [--vae-mult A,B,C]\n"
                "         [--dtype fp32|bf16] [--threads N] [--snapshot-every N]\n"
                "         [--pyramid-noise DISCOUNT] [--offset-noise F] [--high-noise-weight K]\n"
+               "         [--high-noise-until FRACTION]\n"
                "         [--vae-edge-loss] [--text-attribute-loss W] [--vae-from FILE] [--bench]\n");
   return 2;
 }
@@ -587,6 +599,7 @@ int main(int argc, char** argv) {
       else if (a == "--pyramid-noise") o.pyramid_discount = std::stod(next());
       else if (a == "--offset-noise") o.offset_noise = std::stod(next());
       else if (a == "--high-noise-weight") o.high_noise_weight = std::stod(next());
+      else if (a == "--high-noise-until") o.high_noise_until = std::stod(next());
       else if (a == "--vae-from") o.vae_from = next();
       else if (a == "--vae-edge-loss") o.vae_edge_loss = true;
       else if (a == "--text-attribute-loss") o.text_attribute_loss = std::stod(next());

@@ -367,17 +367,36 @@ class OffloadTest : public QObject {
       if (e.type == EventType::StagePlanned)
         for (const auto& st : e.stages) loaded_again = loaded_again || st.kind == StageKind::LoadModel;
       if (e.type == EventType::Log && e.message.find("placed unet (UNetModel") != std::string::npos &&
-          e.message.find("group-block") != std::string::npos)
+          e.message.find("fp32, not quantized): group-block") != std::string::npos)
         replaced = true;
       finished = finished || e.type == EventType::JobFinished;
     }
     QVERIFY(finished);
+    // The first job logged each component's placement once, resident included.
+    for (const char* component : {"placed unet (", "placed vae (", "placed text_encoder ("}) {
+      int logged = 0;
+      for (const auto& e : events)
+        if (e.job != second && e.type == EventType::Log && e.message.find(component) != std::string::npos) ++logged;
+      QVERIFY2(logged == 1, component);
+    }
     QVERIFY(!loaded_again);
     QVERIFY(replaced);
     QVERIFY(streamed.device_allocated_bytes < resident.device_allocated_bytes);
     bool reported = false;
     for (const auto& line : streamed.placements) reported = reported || line.find("group-block") != std::string::npos;
     QVERIFY(reported);
+    // Streamed with pinned host copies, then unloaded: device and pinned bytes return to
+    // nothing.
+    s.streams = true;
+    s.pin = PinMode::On;
+    s.pin_reserve_bytes = 0;
+    engine.setOffloadSettings(s);
+    QVERIFY(engine.submit(job) > 0);
+    QVERIFY(engine.waitIdle(120));
+    QVERIFY(engine.memoryStats().pinned_bytes > 0);
+    engine.unloadModels();
+    QCOMPARE(engine.memoryStats().pinned_bytes, int64_t{0});
+    QCOMPARE(engine.memoryStats().device_allocated_bytes, int64_t{0});
     OffloadSettings bad;
     bad.blocks_per_group = 0;
     QVERIFY_THROWS_EXCEPTION(Error, engine.setOffloadSettings(bad));
