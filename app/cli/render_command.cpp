@@ -94,6 +94,13 @@ RenderParams parseParams(const QCommandLineParser& p) {
     throw UsageError{"--dtype must be fp32 or bf16, got '" + dtype + "'"};
   }
   r.threads = toInt(p, "threads", 0);
+  for (const QString& spec : p.values("lora")) {
+    try {
+      r.loras.push_back(parseLoraSpec(spec.toStdString()));
+    } catch (const Error& e) {
+      throw UsageError{"--lora: " + QString::fromStdString(e.what())};
+    }
+  }
   return r;
 }
 
@@ -294,6 +301,10 @@ int runRender(const QStringList& arguments) {
       {"crop", "SDXL size conditioning: crop TOP,LEFT (default 0,0).", "t,l"},
       {"dtype", "Compute precision: fp32 or bf16 (default fp32).", "type"},
       {"threads", "CPU threads (default: all cores).", "n"},
+      {"lora",
+       "A LoRA merged for this render: FILE[:STRENGTH[:TEXT_ENCODER_STRENGTH]] (strength default 1; "
+       "the text encoders take the first strength unless a second is given). Repeat to stack several.",
+       "spec"},
       {"device",
        "Where to compute: cpu (default), cuda:N where this build has GPU support, or sim:BYTES, a "
        "simulated accelerator of that capacity (for example sim:6G).",

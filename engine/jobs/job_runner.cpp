@@ -311,6 +311,8 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     }
     PipelineModel& model = uncached ? *uncached : static_cast<PipelineModel&>(lease.model());
     nodes::SdPipeline* pipeline = &model.pipeline();
+    model.applyLoras(p.loras);
+    for (const LoraReport& r : model.loraReports()) result.notices.push_back("LoRA: " + r.describe());
     if (device.isAccelerator()) {
       // Room on the device for the weights that are not there yet and for the work.
       const int64_t working = estimateWorkingBytes(spec, p.width, p.height, dtype);

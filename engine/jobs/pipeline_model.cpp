@@ -65,6 +65,7 @@ void PipelineModel::recount() {
       // On the CPU there is only host memory.
       (device_.isAccelerator() && device_.holds(*slot.tensor) ? on_device : host) += n;
     }
+  if (patcher_) host += patcher_->backupBytes();
   host_bytes_ = host;
   device_bytes_ = on_device;
   std::vector<std::string> summary;
@@ -89,6 +90,26 @@ void PipelineModel::offload() {
       for (const auto& slot : params->slots())
         if (slot.tensor->defined()) *slot.tensor = device_.download(*slot.tensor);
   recount();
+}
+
+std::vector<LoraReport> PipelineModel::applyLoras(const std::vector<LoraSpec>& stack) {
+  if (stack == loras()) return {};
+  if (!patcher_) patcher_ = std::make_unique<lora::LoraPatcher>(*pipeline_);
+  // Merged writes must land on the tensors offload moves: the placements come down and
+  // the next place() snapshots the merged weights.
+  offload();
+  struct Recount {
+    PipelineModel* self;
+    ~Recount() { self->recount(); }
+  } recount_on_exit{this};
+  std::vector<LoraReport> reports = patcher_->apply(stack);  // on error the old stack stays
+  lora_reports_ = reports;
+  return reports;
+}
+
+const std::vector<LoraSpec>& PipelineModel::loras() const noexcept {
+  static const std::vector<LoraSpec> kNone;
+  return patcher_ ? patcher_->current() : kNone;
 }
 
 int64_t PipelineModel::deviceBytesNeeded(const memory::OffloadSettings& settings) const {

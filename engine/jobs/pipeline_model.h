@@ -9,6 +9,8 @@
 #include <mutex>
 #include <string>
 
+#include "kiln/lora.h"
+#include "lora/lora_patcher.h"
 #include "memory/model_cache.h"
 #include "memory/offload.h"
 #include "nodes/sd_pipeline.h"
@@ -43,6 +45,17 @@ class PipelineModel final : public memory::CachedModel {
     return placements_;
   }
 
+  // Makes the weights the base model's plus this LoRA stack's (merged; see LoraPatcher).
+  // A stack equal to the current one does nothing; otherwise the placements come down
+  // first, so the next place() moves the merged weights. Errors leave the model as it
+  // was. Returns one report per file when the stack changed, nothing otherwise.
+  std::vector<LoraReport> applyLoras(const std::vector<LoraSpec>& stack);
+  const std::vector<LoraSpec>& loras() const noexcept;
+  // The reports of the stack now merged (empty without LoRAs).
+  const std::vector<LoraReport>& loraReports() const noexcept { return lora_reports_; }
+  // Bytes of original weights kept aside while LoRAs are merged.
+  int64_t loraBackupBytes() const { return patcher_ ? patcher_->backupBytes() : 0; }
+
   nodes::SdPipeline& pipeline() const noexcept { return *pipeline_; }
 
  private:
@@ -50,6 +63,8 @@ class PipelineModel final : public memory::CachedModel {
   std::unique_ptr<nodes::SdPipeline> pipeline_;
   const memory::Device& device_;
   std::vector<std::unique_ptr<memory::ComponentPlacement>> placements_;
+  std::unique_ptr<lora::LoraPatcher> patcher_;  // made by the first LoRA stack
+  std::vector<LoraReport> lora_reports_;
   std::string description_;
   std::atomic<int64_t> host_bytes_{0}, device_bytes_{0};
   mutable std::mutex summary_mutex_;

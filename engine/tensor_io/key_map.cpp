@@ -229,4 +229,58 @@ void mapHfClipToOpenClip(const std::shared_ptr<SafetensorsFile>& file, const std
   }
 }
 
+std::string originalToDiffusersUNet(const std::string& name, int64_t num_res_blocks) {
+  const auto p = split(name);
+  const auto inverseResnet = [](const std::string& rest) {
+    for (const auto& [diffusers, original] : kUNetResnet) {
+      const std::string o = original;
+      if (rest == o) return std::string(diffusers);
+      if (rest.compare(0, o.size() + 1, o + ".") == 0) return std::string(diffusers) + rest.substr(o.size());
+    }
+    return rest;
+  };
+  const auto with = [](std::string head, const std::string& rest) { return rest.empty() ? head : head + "." + rest; };
+  const int64_t stride = num_res_blocks + 1;
+  if ((p[0] == "input_blocks" || p[0] == "output_blocks") && p.size() >= 3 && isIndex(p[1]) && isIndex(p[2])) {
+    const int64_t k = std::stoll(p[1]), m = std::stoll(p[2]);
+    const std::string rest = join(p, 3);
+    if (p[0] == "input_blocks") {
+      if (k == 0) return m == 0 ? with("conv_in", rest) : "";
+      const std::string level = "down_blocks." + std::to_string((k - 1) / stride) + ".";
+      const int64_t j = (k - 1) % stride;
+      if (j == num_res_blocks) {
+        if (m != 0 || (rest != "op" && rest.compare(0, 3, "op.") != 0)) return "";
+        return with(level + "downsamplers.0.conv", rest.substr(std::min<std::size_t>(rest.size(), 3)));
+      }
+      if (m == 0) return with(level + "resnets." + std::to_string(j), inverseResnet(rest));
+      if (m == 1) return with(level + "attentions." + std::to_string(j), rest);
+      return "";
+    }
+    const std::string level = "up_blocks." + std::to_string(k / stride) + ".";
+    const int64_t j = k % stride;
+    const bool upsampler = rest == "conv" || rest.compare(0, 5, "conv.") == 0;
+    if (m == 0) return with(level + "resnets." + std::to_string(j), inverseResnet(rest));
+    if ((m == 1 || m == 2) && upsampler) return with(level + "upsamplers.0", rest);
+    if (m == 1) return with(level + "attentions." + std::to_string(j), rest);
+    return "";
+  }
+  if (p[0] == "middle_block" && p.size() >= 2) {
+    const std::string rest = join(p, 2);
+    if (p[1] == "0") return with("mid_block.resnets.0", inverseResnet(rest));
+    if (p[1] == "1") return with("mid_block.attentions.0", rest);
+    if (p[1] == "2") return with("mid_block.resnets.1", inverseResnet(rest));
+    return "";
+  }
+  static const std::pair<const char*, const char*> kOthers[] = {
+      {"time_embed.0", "time_embedding.linear_1"}, {"time_embed.2", "time_embedding.linear_2"},
+      {"label_emb.0.0", "add_embedding.linear_1"}, {"label_emb.0.2", "add_embedding.linear_2"},
+      {"out.0", "conv_norm_out"},                  {"out.2", "conv_out"}};
+  for (const auto& [original, diffusers] : kOthers) {
+    const std::string o = original;
+    if (name == o) return diffusers;
+    if (name.compare(0, o.size() + 1, o + ".") == 0) return std::string(diffusers) + name.substr(o.size());
+  }
+  return "";
+}
+
 }  // namespace kiln::tensor_io

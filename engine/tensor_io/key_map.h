@@ -3,6 +3,7 @@
 // of one layout are translated into another.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -24,5 +25,10 @@ void mapHfClipText(const std::shared_ptr<SafetensorsFile>& file, const std::stri
 // (q, k, v fused into in_proj; text_projection transposed).
 void mapHfClipToOpenClip(const std::shared_ptr<SafetensorsFile>& file, const std::string& prefix,
                          TensorIndex& out);
+
+// The diffusers name of an original-layout UNet module or tensor path (relative to
+// model.diffusion_model., e.g. "input_blocks.1.1.proj_in" -> "down_blocks.0.attentions.0.proj_in"),
+// for a UNet with `num_res_blocks` res-blocks per level; empty when no rule covers it.
+std::string originalToDiffusersUNet(const std::string& name, int64_t num_res_blocks);
 
 }  // namespace kiln::tensor_io

@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "kiln/image_io.h"
+#include "lora_files.h"
 #include "ref_tensors.h"
 
 namespace {
@@ -296,6 +297,42 @@ class TestCli : public QObject {
              qPrintable(s.err));
     QVERIFY2(s.err.contains("memory: vae (AutoencoderKL") && s.err.contains("): none"), qPrintable(s.err));
     QCOMPARE(kiln::readImage(streamed.toStdString()).pixels, kiln::readImage(cpu.toStdString()).pixels);
+  }
+
+  // --lora merges a file for the render and prints its load report; a file that fits
+  // nothing fails the render with the reason and writes no image.
+  void loraIsMergedAndReported() {
+    const std::string lora = dir_.filePath("style.safetensors").toStdString();
+    at::manual_seed(3);
+    const std::string m = "lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q";
+    const std::string extra = "lora_unet_input_blocks_9_9_proj_in";
+    kiln::testing::writeTensors(lora, {{m + ".lora_down.weight", at::randn({4, 32})},
+                                       {m + ".lora_up.weight", at::randn({32, 4})},
+                                       {m + ".alpha", at::full({}, 4.0)},
+                                       {extra + ".lora_down.weight", at::randn({4, 32})},
+                                       {extra + ".lora_up.weight", at::randn({32, 4})}});
+    const QStringList base{"render", "--model", conf("sd1/sd1_tiny_ldm.safetensors"), "--prompt", "x",
+                           "--steps", "2", "--width", "64", "--height", "64"};
+    const QString plain = dir_.filePath("plain.png"), styled = dir_.filePath("styled.png");
+    QVERIFY(runCli(base + QStringList{"--out", plain}).exit_code == 0);
+    const CliRun r = runCli(base + QStringList{"--out", styled, "--lora", QString::fromStdString(lora) + ":0.8"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QVERIFY2(r.err.contains("applied 1 of 2 modules of") && r.err.contains("(kohya); 1 matched nothing: " +
+                                                                          QString::fromStdString(extra)),
+             qPrintable(r.err));
+    QVERIFY(kiln::readImage(styled.toStdString()).pixels != kiln::readImage(plain.toStdString()).pixels);
+
+    const std::string flux = dir_.filePath("flux.safetensors").toStdString();
+    kiln::testing::writeTensors(flux, {{"lora_unet_double_blocks_0_img_attn_qkv.lora_down.weight", at::randn({4, 32})},
+                                       {"lora_unet_double_blocks_0_img_attn_qkv.lora_up.weight", at::randn({96, 4})}});
+    const QString none = dir_.filePath("none.png");
+    const CliRun f = runCli(base + QStringList{"--out", none, "--lora", QString::fromStdString(flux)});
+    QVERIFY(f.exit_code != 0);
+    QVERIFY2(f.err.contains("made for another architecture"), qPrintable(f.err));
+    QVERIFY(!QFile::exists(none));
+    const CliRun bad = runCli(base + QStringList{"--out", none, "--lora", ":2"});
+    QVERIFY(bad.exit_code != 0);
+    QVERIFY2(bad.err.contains("--lora"), qPrintable(bad.err));
   }
 
   void snapsSizeWithNotice() {

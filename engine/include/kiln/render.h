@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kiln/image.h"
+#include "kiln/lora.h"
 
 namespace kiln {
 
@@ -31,6 +32,8 @@ struct RenderParams {
   int crop_left = 0;
   ComputeDType dtype = ComputeDType::Float32;
   int threads = 0;  // 0: all cores
+  // Merged into the model's weights for this render, in order.
+  std::vector<LoraSpec> loras;
 };
 
 struct RenderProgress {

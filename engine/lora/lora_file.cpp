@@ -1,0 +1,275 @@
+#include "lora/lora_file.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <utility>
+
+#include "kiln/error.h"
+#include "tensor_io/materialize.h"
+#include "tensor_io/safetensors.h"
+
+namespace kiln::lora {
+namespace {
+
+// Tensor-name endings of every layout and the role each gives its tensor. Longer endings
+// that share a tail with shorter ones come first.
+constexpr std::pair<const char*, const char*> kSuffixes[] = {
+    {".lora_linear_layer.down.weight", "down"},
+    {".lora_linear_layer.up.weight", "up"},
+    {".lora_down.weight", "down"},
+    {".lora_up.weight", "up"},
+    {".lora_mid.weight", "mid"},
+    {".lora_A.default.weight", "down"},
+    {".lora_B.default.weight", "up"},
+    {".lora_A.weight", "down"},
+    {".lora_B.weight", "up"},
+    {".lora.down.weight", "down"},
+    {".lora.up.weight", "up"},
+    {".hada_w1_a", "hada_w1_a"},
+    {".hada_w1_b", "hada_w1_b"},
+    {".hada_w2_a", "hada_w2_a"},
+    {".hada_w2_b", "hada_w2_b"},
+    {".hada_t1", "hada_t1"},
+    {".hada_t2", "hada_t2"},
+    {".lokr_w1_a", "lokr_w1_a"},
+    {".lokr_w1_b", "lokr_w1_b"},
+    {".lokr_w2_a", "lokr_w2_a"},
+    {".lokr_w2_b", "lokr_w2_b"},
+    {".lokr_w1", "lokr_w1"},
+    {".lokr_w2", "lokr_w2"},
+    {".lokr_t2", "lokr_t2"},
+    {".diff_b", "diff_b"},
+    {".diff", "diff"},
+    {".alpha", "alpha"},
+    {".dora_scale", "dora_scale"},
+};
+
+bool endsWith(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+bool startsWith(const std::string& s, const std::string& head) { return s.compare(0, head.size(), head) == 0; }
+
+std::string normalise(std::string module) {
+  std::replace(module.begin(), module.end(), '.', '_');
+  std::replace(module.begin(), module.end(), '-', '_');
+  if (startsWith(module, "base_model_model_")) module = module.substr(17);
+  static const std::pair<const char*, const char*> kPrefixes[] = {
+      {"lora_unet_", "unet_"},          {"lora_te1_", "te1_"},    {"lora_te2_", "te2_"},
+      {"lora_te_", "te_"},              {"text_encoder_2_", "te2_"}, {"text_encoder_", "te_"},
+      {"lycoris_", "unet_"}};
+  for (const auto& [from, to] : kPrefixes)
+    if (startsWith(module, from)) return std::string(to) + module.substr(std::string(from).size());
+  return module;
+}
+
+std::string formatOf(const std::string& suffix, const std::string& module) {
+  if (startsWith(suffix, ".hada_") || startsWith(suffix, ".lokr_")) return "lycoris";
+  if (startsWith(suffix, ".diff")) return "full";
+  if (startsWith(suffix, ".lora_A") || startsWith(suffix, ".lora_B")) return "peft";
+  if (startsWith(suffix, ".lora.") || startsWith(suffix, ".lora_linear_layer")) return "diffusers";
+  if (startsWith(suffix, ".alpha")) return "";
+  return startsWith(module, "lora_") ? "kohya" : "diffusers";
+}
+
+std::string shapeText(const at::Tensor& t) { return tensor_io::shapeToString(t.sizes().vec()); }
+
+// [out, in, ...] as a matrix [out, in * ...].
+at::Tensor matrix(const at::Tensor& t) { return t.dim() == 1 ? t.unsqueeze(1) : t.flatten(1); }
+
+// Rebuilds a Tucker-decomposed kernel: core [r1, r2, kh, kw] between the factors
+// left [out, r1] and right [r2, in], giving [out, in, kh, kw].
+at::Tensor tucker(const at::Tensor& core, const at::Tensor& left, const at::Tensor& right) {
+  const at::Tensor c = core.permute({2, 3, 0, 1});                    // [kh, kw, r1, r2]
+  const at::Tensor m = at::matmul(at::matmul(matrix(left), c), matrix(right));  // [kh, kw, out, in]
+  return m.permute({2, 3, 0, 1});
+}
+
+at::Tensor lowRank(const LoraModule& m) {
+  const at::Tensor& up = m.at("up");
+  const at::Tensor& down = m.at("down");
+  if (m.has("mid")) return tucker(m.at("mid"), up, down);
+  if (matrix(up).size(1) != down.size(0))
+    throw Error(ErrorKind::ShapeMismatch, "LoRA module '" + m.file_name + "': up " + shapeText(up) +
+                                              " and down " + shapeText(down) + " have different ranks");
+  return at::matmul(matrix(up), matrix(down));
+}
+
+at::Tensor loha(const LoraModule& m) {
+  const at::Tensor& w1a = m.at("hada_w1_a");
+  const at::Tensor& w1b = m.at("hada_w1_b");
+  const at::Tensor& w2a = m.at("hada_w2_a");
+  const at::Tensor& w2b = m.at("hada_w2_b");
+  if (m.has("hada_t1") && m.has("hada_t2"))
+    return tucker(m.at("hada_t1"), w1a, w1b) * tucker(m.at("hada_t2"), w2a, w2b);
+  return at::matmul(matrix(w1a), matrix(w1b)) * at::matmul(matrix(w2a), matrix(w2b));
+}
+
+at::Tensor lokr(const LoraModule& m) {
+  const at::Tensor w1 = m.has("lokr_w1") ? m.at("lokr_w1") : at::matmul(m.at("lokr_w1_a"), m.at("lokr_w1_b"));
+  at::Tensor w2;
+  if (m.has("lokr_w2"))
+    w2 = m.at("lokr_w2");
+  else if (m.has("lokr_t2"))
+    w2 = tucker(m.at("lokr_t2"), m.at("lokr_w2_a"), m.at("lokr_w2_b"));
+  else
+    w2 = at::matmul(matrix(m.at("lokr_w2_a")), m.at("lokr_w2_b").flatten(1)).view(
+        [&] {
+          std::vector<int64_t> s{m.at("lokr_w2_a").size(0)};
+          const auto b = m.at("lokr_w2_b").sizes();
+          s.push_back(b[1]);
+          for (std::size_t i = 2; i < b.size(); ++i) s.push_back(b[i]);
+          return s;
+        }());
+  at::Tensor a = w1;
+  while (a.dim() < w2.dim()) a = a.unsqueeze(-1);
+  return at::kron(a, w2);
+}
+
+// The rank that alpha is divided by; 0 when the format has no scale (full LoKr factors).
+int64_t rankOf(const LoraModule& m) {
+  switch (m.kind) {
+    case LoraKind::LowRank:
+      return m.at("down").size(0);
+    case LoraKind::LoHa:
+      return m.at("hada_w1_b").size(0);
+    case LoraKind::LoKr:
+      if (m.has("lokr_w1_b")) return m.at("lokr_w1_b").size(0);
+      if (m.has("lokr_w2_b")) return m.at("lokr_w2_b").size(0);
+      return 0;
+    case LoraKind::Full:
+    case LoraKind::Invalid:
+      break;
+  }
+  return 0;
+}
+
+void classify(LoraModule& m) {
+  const auto need = [&](std::initializer_list<const char*> roles) {
+    for (const char* r : roles)
+      if (!m.has(r))
+        throw Error(ErrorKind::CorruptFile, "LoRA module '" + m.file_name + "' has no '" + r +
+                                                "' tensor to go with the others; the file is incomplete");
+  };
+  if (m.has("dora_scale"))
+    throw Error(ErrorKind::UnsupportedModel, "LoRA module '" + m.file_name +
+                                                 "' is DoRA (dora_scale), which Kiln does not apply yet");
+  if (m.has("down") || m.has("up")) {
+    m.kind = LoraKind::LowRank;
+    need({"down", "up"});
+  } else if (m.has("hada_w1_a") || m.has("hada_w2_a")) {
+    m.kind = LoraKind::LoHa;
+    need({"hada_w1_a", "hada_w1_b", "hada_w2_a", "hada_w2_b"});
+  } else if (m.has("lokr_w1") || m.has("lokr_w1_a") || m.has("lokr_w2") || m.has("lokr_w2_a")) {
+    m.kind = LoraKind::LoKr;
+    if (!m.has("lokr_w1")) need({"lokr_w1_a", "lokr_w1_b"});
+    if (!m.has("lokr_w2")) need({"lokr_w2_a", "lokr_w2_b"});
+  } else if (m.has("diff") || m.has("diff_b")) {
+    m.kind = LoraKind::Full;
+  }
+}
+
+}  // namespace
+
+const char* loraKindName(LoraKind kind) noexcept {
+  switch (kind) {
+    case LoraKind::LowRank:
+      return "LoRA";
+    case LoraKind::LoHa:
+      return "LoHa";
+    case LoraKind::LoKr:
+      return "LoKr";
+    case LoraKind::Full:
+      return "full difference";
+    case LoraKind::Invalid:
+      break;
+  }
+  return "invalid";
+}
+
+LoraFile readLoraFile(const std::string& path) {
+  if (!std::filesystem::is_regular_file(path))
+    throw Error(ErrorKind::FileNotFound, "LoRA file '" + path + "' does not exist or is not a file");
+  const auto file = tensor_io::SafetensorsFile::open(path);
+  LoraFile out;
+  out.path = path;
+  std::map<std::string, LoraModule> modules;
+  std::set<std::string> formats;
+  for (const auto& info : file->tensors()) {
+    const char* role = nullptr;
+    std::string module;
+    for (const auto& [suffix, r] : kSuffixes) {
+      if (!endsWith(info.name, suffix)) continue;
+      role = r;
+      module = info.name.substr(0, info.name.size() - std::string(suffix).size());
+      if (const std::string f = formatOf(suffix, module); !f.empty()) formats.insert(f);
+      break;
+    }
+    if (!role || module.empty()) {
+      out.unrecognised.push_back(info.name);
+      continue;
+    }
+    tensor_io::IndexEntry entry;
+    entry.dtype = info.dtype;
+    entry.shape = info.shape;
+    entry.transform = tensor_io::Transform::Identity;
+    entry.sources.push_back({file, &info});
+    at::Tensor t = tensor_io::materialize(entry, at::kFloat).clone();
+    if (!at::isfinite(t).all().item<bool>())
+      throw Error(ErrorKind::CorruptFile, "LoRA file '" + path + "': tensor '" + info.name +
+                                              "' holds NaN or infinite values; the file is damaged");
+    LoraModule& m = modules[module];
+    m.file_name = module;
+    m.name = normalise(module);
+    m.tensors[role] = std::move(t);
+  }
+  for (auto& [name, m] : modules) {
+    classify(m);
+    if (m.kind == LoraKind::Invalid) {  // an alpha with nothing to scale
+      for (const auto& [role, t] : m.tensors) out.unrecognised.push_back(m.file_name + "." + role);
+      continue;
+    }
+    out.modules.push_back(std::move(m));
+  }
+  if (out.modules.empty())
+    throw Error(ErrorKind::UnsupportedModel,
+                "'" + path + "' holds no tensor in a LoRA layout Kiln reads (kohya lora_down/lora_up, "
+                "PEFT lora_A/lora_B, diffusers, LoHa, LoKr or full differences)" +
+                    (out.unrecognised.empty() ? std::string() : "; its first tensor is '" + out.unrecognised.front() + "'"));
+  for (const auto& f : formats) out.format += (out.format.empty() ? "" : "+") + f;
+  return out;
+}
+
+at::Tensor loraDelta(const LoraModule& module, const std::vector<int64_t>& weight_shape) {
+  at::Tensor d;
+  switch (module.kind) {
+    case LoraKind::LowRank:
+      d = lowRank(module);
+      break;
+    case LoraKind::LoHa:
+      d = loha(module);
+      break;
+    case LoraKind::LoKr:
+      d = lokr(module);
+      break;
+    case LoraKind::Full:
+      d = module.at("diff");
+      break;
+    case LoraKind::Invalid:
+      throw Error(ErrorKind::InvalidArgument, "LoRA module '" + module.file_name + "' has no kind");
+  }
+  int64_t numel = 1;
+  for (int64_t s : weight_shape) numel *= s;
+  // Linear factors for a 1x1 convolution (and the reverse) differ only in trailing ones.
+  if (d.numel() != numel || d.size(0) != weight_shape.at(0))
+    throw Error(ErrorKind::ShapeMismatch, "LoRA module '" + module.file_name + "' (" + loraKindName(module.kind) +
+                                              ") makes a change of shape " + shapeText(d) + " for a weight of shape " +
+                                              tensor_io::shapeToString(weight_shape));
+  d = d.reshape(weight_shape);
+  if (const int64_t rank = rankOf(module); rank > 0 && module.has("alpha"))
+    d = d * (module.at("alpha").item<double>() / static_cast<double>(rank));
+  return d;
+}
+
+}  // namespace kiln::lora

@@ -1,0 +1,285 @@
+#include "lora/lora_patcher.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <unordered_map>
+
+#include "kiln/error.h"
+#include "tensor_io/key_map.h"
+
+namespace kiln::lora {
+namespace {
+
+bool endsWith(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+std::string underscored(std::string s) {
+  std::replace(s.begin(), s.end(), '.', '_');
+  return s;
+}
+
+std::unordered_map<std::string, at::Tensor*> slotsByName(const models::ParamList& params) {
+  std::unordered_map<std::string, at::Tensor*> out;
+  for (const auto& slot : params.slots()) out[slot.name] = slot.tensor;
+  return out;
+}
+
+at::Tensor* lookup(const std::unordered_map<std::string, at::Tensor*>& slots, const std::string& name) {
+  const auto it = slots.find(name);
+  return it == slots.end() ? nullptr : it->second;
+}
+
+// What identifies a file's contents: its size and modification time.
+std::string stampOf(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  const auto time = std::filesystem::last_write_time(path, ec);
+  return std::to_string(size) + "@" + std::to_string(time.time_since_epoch().count());
+}
+
+std::string strengthText(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", s);
+  return buf;
+}
+
+struct Contribution {
+  const LoraModule* module = nullptr;
+  double strength = 0;
+  int64_t row_offset = 0, rows = -1;
+  bool bias = false;  // a full difference's diff_b
+};
+
+std::vector<int64_t> targetShape(const at::Tensor& t, int64_t rows) {
+  std::vector<int64_t> s = t.sizes().vec();
+  if (rows >= 0) s[0] = rows;
+  return s;
+}
+
+at::Tensor deltaFor(const Contribution& c, const at::Tensor& target) {
+  const std::vector<int64_t> shape = targetShape(target, c.rows);
+  if (!c.bias) return loraDelta(*c.module, shape);
+  const at::Tensor& d = c.module->at("diff_b");
+  if (d.numel() != target.numel() && (c.rows < 0 || d.numel() != c.rows))
+    throw Error(ErrorKind::ShapeMismatch, "LoRA module '" + c.module->file_name + "' has a bias difference of shape " +
+                                              tensor_io::shapeToString(d.sizes().vec()) + " for a bias of shape " +
+                                              tensor_io::shapeToString(shape));
+  return d.reshape(shape);
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------- targets
+
+TargetMap::TargetMap(const nodes::SdPipeline& pipeline) {
+  const models::SdModelSpec& spec = pipeline.spec();
+  const auto unet = slotsByName(pipeline.unet().params());
+  for (const auto& slot : pipeline.unet().params().slots()) {
+    if (!endsWith(slot.name, ".weight") || slot.name.compare(0, spec.unet_prefix.size(), spec.unet_prefix) != 0)
+      continue;
+    const std::string path = slot.name.substr(spec.unet_prefix.size(), slot.name.size() - spec.unet_prefix.size() - 7);
+    LoraTarget t;
+    t.weight = slot.tensor;
+    t.bias = lookup(unet, spec.unet_prefix + path + ".bias");
+    t.key = slot.name;
+    add("unet_" + underscored(path), t);
+    if (const std::string d = tensor_io::originalToDiffusersUNet(path, spec.unet.num_res_blocks); !d.empty())
+      add("unet_" + underscored(d), t);
+  }
+  for (std::size_t i = 0; i < spec.text_encoders.size(); ++i) {
+    const models::TextEncoderSpec& te = spec.text_encoders[i];
+    const models::ParamList& params = pipeline.textEncoder(i).params();
+    const auto slots = slotsByName(params);
+    const std::vector<std::string> tags =
+        i == 0 ? std::vector<std::string>{"te_", "te1_"} : std::vector<std::string>{"te" + std::to_string(i + 1) + "_"};
+    const auto addAll = [&](const std::string& hf_path, const LoraTarget& t) {
+      for (const auto& tag : tags) add(tag + underscored(hf_path), t);
+    };
+    if (te.config.layout == models::ClipLayout::OpenClip) {
+      // kohya and diffusers name OpenCLIP encoders by their transformers equivalents.
+      for (int64_t l = 0; l < te.config.layers; ++l) {
+        const std::string base = te.prefix + "transformer.resblocks." + std::to_string(l) + ".";
+        const std::string hf = "text_model.encoder.layers." + std::to_string(l) + ".";
+        const char* qkv[] = {"q_proj", "k_proj", "v_proj"};
+        for (int64_t j = 0; j < 3; ++j) {
+          LoraTarget t;
+          t.weight = lookup(slots, base + "attn.in_proj_weight");
+          t.bias = lookup(slots, base + "attn.in_proj_bias");
+          t.key = base + "attn.in_proj_weight";
+          t.text = true;
+          t.row_offset = j * te.config.hidden;
+          t.rows = te.config.hidden;
+          if (t.weight) addAll(hf + "self_attn." + qkv[j], t);
+        }
+        const std::pair<const char*, const char*> linears[] = {
+            {"attn.out_proj", "self_attn.out_proj"}, {"mlp.c_fc", "mlp.fc1"}, {"mlp.c_proj", "mlp.fc2"}};
+        for (const auto& [open_clip, hf_name] : linears) {
+          LoraTarget t;
+          t.weight = lookup(slots, base + open_clip + ".weight");
+          t.bias = lookup(slots, base + open_clip + ".bias");
+          t.key = base + open_clip + ".weight";
+          t.text = true;
+          if (t.weight) addAll(hf + hf_name, t);
+        }
+      }
+      continue;
+    }
+    for (const auto& slot : params.slots()) {
+      if (!endsWith(slot.name, ".weight") || slot.name.compare(0, te.prefix.size(), te.prefix) != 0) continue;
+      const std::string path = slot.name.substr(te.prefix.size(), slot.name.size() - te.prefix.size() - 7);
+      LoraTarget t;
+      t.weight = slot.tensor;
+      t.bias = lookup(slots, te.prefix + path + ".bias");
+      t.key = slot.name;
+      t.text = true;
+      addAll("text_model." + path, t);
+    }
+  }
+}
+
+void TargetMap::add(const std::string& alias, const LoraTarget& target) { targets_.emplace(alias, target); }
+
+const LoraTarget* TargetMap::find(const std::string& normalised_name) const {
+  const auto it = targets_.find(normalised_name);
+  return it == targets_.end() ? nullptr : &it->second;
+}
+
+// ------------------------------------------------------------------------- patcher
+
+LoraPatcher::LoraPatcher(const nodes::SdPipeline& pipeline)
+    : targets_(pipeline), family_(pipeline.spec().family) {}
+
+LoraPatcher::~LoraPatcher() = default;
+
+std::shared_ptr<const LoraFile> LoraPatcher::load(const std::string& path) {
+  const std::string stamp = stampOf(path);
+  if (const auto it = files_.find(path); it != files_.end() && it->second.first == stamp) return it->second.second;
+  auto file = std::make_shared<const LoraFile>(readLoraFile(path));
+  files_[path] = {stamp, file};
+  return file;
+}
+
+std::vector<LoraReport> LoraPatcher::apply(const std::vector<LoraSpec>& stack) {
+  last_rebuilt_ = 0;
+  std::vector<LoraReport> reports;
+  std::map<at::Tensor*, std::vector<Contribution>> plan;
+  std::map<at::Tensor*, std::string> signatures;
+  std::vector<std::string> mismatches;
+  std::map<std::string, std::shared_ptr<const LoraFile>> used;
+
+  // Read and check everything before any weight changes.
+  for (const LoraSpec& spec : stack) {
+    for (double s : {spec.unet_strength, spec.text_strength})
+      if (!std::isfinite(s))
+        throw Error(ErrorKind::InvalidArgument, "LoRA strength for '" + spec.path + "' is not a finite number");
+    const std::shared_ptr<const LoraFile> file = load(spec.path);
+    used[spec.path] = file;
+    const std::string stamp = files_.at(spec.path).first;
+    LoraReport report;
+    report.path = spec.path;
+    report.format = file->format;
+    report.modules = static_cast<int>(file->modules.size());
+    report.unrecognised = file->unrecognised;
+    for (const LoraModule& m : file->modules) {
+      const LoraTarget* t = targets_.find(m.name);
+      if (!t) {
+        report.unmatched.push_back(m.file_name);
+        continue;
+      }
+      ++report.applied;
+      const double strength = t->text ? spec.text_strength : spec.unet_strength;
+      std::vector<Contribution> parts;
+      if (m.kind != LoraKind::Full || m.has("diff")) parts.push_back({&m, strength, t->row_offset, t->rows, false});
+      if (m.kind == LoraKind::Full && m.has("diff_b")) {
+        if (!t->bias) {
+          mismatches.push_back("LoRA module '" + m.file_name + "' changes a bias that " + t->key + " does not have");
+          continue;
+        }
+        parts.push_back({&m, strength, t->row_offset, t->rows, true});
+      }
+      for (const Contribution& c : parts) {
+        at::Tensor* target = c.bias ? t->bias : t->weight;
+        try {
+          (void)deltaFor(c, *target);  // the shape check
+        } catch (const Error& e) {
+          if (e.kind() != ErrorKind::ShapeMismatch) throw;
+          mismatches.push_back(std::string(e.what()) + " (" + t->key + ")");
+          continue;
+        }
+        if (strength == 0) continue;  // costs nothing
+        plan[target].push_back(c);
+        signatures[target] += spec.path + "|" + stamp + "|" + m.file_name + (c.bias ? "|b|" : "|w|") + strengthText(strength) + ";";
+      }
+    }
+    if (report.applied == 0) {
+      std::string names;
+      for (std::size_t i = 0; i < std::min<std::size_t>(3, report.unmatched.size()); ++i)
+        names += (i ? ", " : "") + report.unmatched[i];
+      throw Error(ErrorKind::UnsupportedModel,
+                  "no module of LoRA '" + spec.path + "' fits this " + models::familyName(family_) +
+                      " model's weights (first: " + names + "); it was probably made for another architecture");
+    }
+    reports.push_back(std::move(report));
+  }
+  if (!mismatches.empty()) {
+    std::string text = "LoRA shapes do not fit this model:";
+    for (const auto& m : mismatches) text += "\n  " + m;
+    throw Error(ErrorKind::ShapeMismatch, text);
+  }
+
+  // Rebuild what changed; on any failure put every original back.
+  try {
+    for (auto it = patched_.begin(); it != patched_.end();) {
+      if (plan.count(it->first) != 0) {
+        ++it;
+        continue;
+      }
+      *it->first = it->second.original;
+      it = patched_.erase(it);
+      ++last_rebuilt_;
+    }
+    for (const auto& [target, parts] : plan) {
+      const std::string& signature = signatures[target];
+      auto it = patched_.find(target);
+      if (it != patched_.end() && it->second.signature == signature) continue;
+      const at::Tensor original = it != patched_.end() ? it->second.original : *target;
+      at::Tensor merged = original.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true);
+      for (const Contribution& c : parts) {
+        const at::Tensor delta = deltaFor(c, original) * c.strength;
+        if (c.rows >= 0)
+          merged.narrow(0, c.row_offset, c.rows).add_(delta.to(merged.device()));
+        else
+          merged.add_(delta.to(merged.device()));
+      }
+      *target = merged.to(original.scalar_type());
+      patched_[target] = {original, signature};
+      ++last_rebuilt_;
+    }
+  } catch (...) {
+    restore();
+    throw;
+  }
+  current_ = stack;
+  // Parsed files stay cached only while they are in the stack.
+  for (auto it = files_.begin(); it != files_.end();) it = used.count(it->first) ? std::next(it) : files_.erase(it);
+  return reports;
+}
+
+void LoraPatcher::restore() {
+  for (auto& [target, p] : patched_) *target = p.original;
+  last_rebuilt_ = static_cast<int64_t>(patched_.size());
+  patched_.clear();
+  current_.clear();
+  files_.clear();
+}
+
+int64_t LoraPatcher::backupBytes() const {
+  int64_t n = 0;
+  for (const auto& [target, p] : patched_) n += static_cast<int64_t>(p.original.nbytes());
+  return n;
+}
+
+}  // namespace kiln::lora

@@ -1,0 +1,83 @@
+// Merging a stack of LoRA files into a loaded pipeline's weights. Each patched weight is
+// rebuilt in fp32 as the original plus the sum of its LoRA differences and stored in the
+// weight's own dtype; the original tensor is kept aside, so removing a LoRA restores it
+// bit for bit and changing the stack rebuilds only the weights whose patches changed.
+// Weights are replaced, never written in place: callers take offload placements down
+// first and place afresh after (see PipelineModel::applyLoras), so what offload moves is
+// the merged tensor.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/lora.h"
+#include "lora/lora_file.h"
+#include "nodes/sd_pipeline.h"
+
+namespace kiln::lora {
+
+// Where a LoRA module lands: a weight slot (and its bias, for full differences) of the
+// UNet or a text encoder, whole or a block of rows (q, k or v inside a fused in_proj).
+struct LoraTarget {
+  at::Tensor* weight = nullptr;
+  at::Tensor* bias = nullptr;
+  std::string key;  // the weight's checkpoint key
+  bool text = false;
+  int64_t row_offset = 0;
+  int64_t rows = -1;  // -1: every row
+};
+
+// Every name a LoRA may use for each patchable weight of the pipeline.
+class TargetMap {
+ public:
+  explicit TargetMap(const nodes::SdPipeline& pipeline);
+  const LoraTarget* find(const std::string& normalised_name) const;
+  std::size_t size() const noexcept { return targets_.size(); }
+
+ private:
+  void add(const std::string& alias, const LoraTarget& target);
+  std::map<std::string, LoraTarget> targets_;
+};
+
+class LoraPatcher {
+ public:
+  explicit LoraPatcher(const nodes::SdPipeline& pipeline);
+  ~LoraPatcher();  // the weights keep whatever the stack made them
+  LoraPatcher(const LoraPatcher&) = delete;
+  LoraPatcher& operator=(const LoraPatcher&) = delete;
+
+  // Makes the weights base + the stack's differences. Every file is read and checked
+  // before any weight changes, so an error (unreadable file, shape mismatch, no key that
+  // fits this model) leaves the model as it was. Returns one report per file.
+  std::vector<LoraReport> apply(const std::vector<LoraSpec>& stack);
+  // Puts every original weight back.
+  void restore();
+
+  const std::vector<LoraSpec>& current() const noexcept { return current_; }
+  std::size_t patchedWeights() const noexcept { return patched_.size(); }
+  // Bytes of the originals kept aside for patched weights.
+  int64_t backupBytes() const;
+  // Weights rebuilt or restored by the last apply (a changed stack touches only these).
+  int64_t lastRebuilt() const noexcept { return last_rebuilt_; }
+
+ private:
+  struct Patched {
+    at::Tensor original;
+    std::string signature;  // which files at which strengths made the current tensor
+  };
+  std::shared_ptr<const LoraFile> load(const std::string& path);
+
+  TargetMap targets_;
+  models::ModelFamily family_;
+  std::map<at::Tensor*, Patched> patched_;
+  std::vector<LoraSpec> current_;
+  std::map<std::string, std::pair<std::string, std::shared_ptr<const LoraFile>>> files_;  // path -> (stamp, file)
+  int64_t last_rebuilt_ = 0;
+};
+
+}  // namespace kiln::lora

@@ -1,0 +1,467 @@
+// LoRA on the conformance models: files the test writes in every supported layout merge
+// to what the test computes by hand, in every offload mode on the simulated device;
+// removing them restores the weights bit for bit; bad files change nothing.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <filesystem>
+#include <fstream>
+
+#include "jobs/pipeline_model.h"
+#include "kiln/error.h"
+#include "lora/lora_file.h"
+#include "lora/lora_patcher.h"
+#include "lora_files.h"
+#include "memory/device.h"
+#include "nodes/sd_pipeline.h"
+#include "ref_tensors.h"
+
+using namespace kiln;
+using kiln::testing::LowRankPair;
+using kiln::testing::NamedTensors;
+
+namespace {
+
+constexpr int64_t kMiB = 1024 * 1024;
+
+std::string modelPath(const std::string& family) {
+  return kiln::testing::conformancePath("sd-tiny-1234/" + family + "/" + family + "_tiny_ldm.safetensors");
+}
+
+std::unique_ptr<nodes::SdPipeline> load(const std::string& family, at::ScalarType dtype = at::kFloat) {
+  return std::make_unique<nodes::SdPipeline>(models::openCheckpoint(modelPath(family)), dtype);
+}
+
+at::Tensor& weight(const nodes::SdPipeline& p, const std::string& key) {
+  for (const auto* list : p.paramLists())
+    for (const auto& slot : list->slots())
+      if (slot.name == key) return *slot.tensor;
+  throw std::runtime_error("no weight " + key);
+}
+
+// Every weight, cloned, by key.
+std::map<std::string, at::Tensor> snapshot(const nodes::SdPipeline& p) {
+  std::map<std::string, at::Tensor> out;
+  for (const auto* list : p.paramLists())
+    for (const auto& slot : list->slots()) out[slot.name] = slot.tensor->clone();
+  return out;
+}
+
+bool sameWeights(const nodes::SdPipeline& p, const std::map<std::string, at::Tensor>& before) {
+  for (const auto* list : p.paramLists())
+    for (const auto& slot : list->slots())
+      if (!slot.tensor->equal(before.at(slot.name))) return false;
+  return true;
+}
+
+// The UNet's output on a fixed latent, conditioned through the pipeline's own text
+// encoders, so text-encoder weights count too.
+at::Tensor output(const nodes::SdPipeline& p, const memory::Device* dev = nullptr) {
+  std::optional<memory::DeviceScope> scope;
+  if (dev) scope.emplace(*dev);
+  const auto cond = p.encodePrompts("a red circle", "blurry");
+  models::UNetInputs in;
+  in.latent = at::ones({2, p.spec().unet.in_channels, 8, 8}) * at::linspace(-1, 1, 64).view({1, 1, 8, 8});
+  in.timesteps = at::full({2}, 500.0f);
+  in.context = cond.context;
+  if (p.spec().unet.adm_in_channels > 0)
+    in.y = p.unet().timeIdConditioning(cond.pooled,
+                                       nodes::SdPipeline::timeIds(nodes::SizeConditioning::forImage(64, 64)));
+  const at::Tensor out = p.unet().forward(in);
+  return dev ? dev->download(out) : out;
+}
+
+double maxDiff(const at::Tensor& a, const at::Tensor& b) {
+  return (a.to(at::kFloat) - b.to(at::kFloat)).abs().max().item<double>();
+}
+
+// One module of a test LoRA: its name in the file, the weight it must land on (rows of
+// it for q/k/v inside a fused in_proj) and its low-rank pair.
+struct Module {
+  std::string name;
+  std::string key;
+  int64_t row_offset = 0, rows = -1;
+  bool tucker = false;  // conv LoRA with lora_mid
+};
+
+std::vector<Module> modulesFor(const std::string& family) {
+  if (family == "sd1")
+    return {
+        {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q",
+         "model.diffusion_model.input_blocks.1.1.transformer_blocks.0.attn1.to_q.weight"},
+        // diffusers-style paths for the same UNet
+        {"lora_unet_down_blocks_0_attentions_0_proj_in", "model.diffusion_model.input_blocks.1.1.proj_in.weight"},
+        {"lora_unet_up_blocks_0_resnets_2_conv1", "model.diffusion_model.output_blocks.2.0.in_layers.2.weight"},
+        {"lora_unet_mid_block_attentions_0_transformer_blocks_0_ff_net_2",
+         "model.diffusion_model.middle_block.1.transformer_blocks.0.ff.net.2.weight"},
+        {"lora_unet_input_blocks_1_0_in_layers_2", "model.diffusion_model.input_blocks.1.0.in_layers.2.weight", 0, -1,
+         true},
+        {"lora_te_text_model_encoder_layers_0_self_attn_q_proj",
+         "cond_stage_model.transformer.text_model.encoder.layers.0.self_attn.q_proj.weight"},
+    };
+  return {
+      {"lora_unet_input_blocks_4_1_transformer_blocks_1_attn1_to_q",
+       "model.diffusion_model.input_blocks.4.1.transformer_blocks.1.attn1.to_q.weight"},
+      {"lora_unet_mid_block_attentions_0_proj_in", "model.diffusion_model.middle_block.1.proj_in.weight"},
+      {"lora_unet_up_blocks_0_attentions_2_transformer_blocks_0_attn2_to_k",
+       "model.diffusion_model.output_blocks.2.1.transformer_blocks.0.attn2.to_k.weight"},
+      {"lora_te1_text_model_encoder_layers_0_self_attn_q_proj",
+       "conditioner.embedders.0.transformer.text_model.encoder.layers.0.self_attn.q_proj.weight"},
+      {"lora_te2_text_model_encoder_layers_0_self_attn_k_proj",
+       "conditioner.embedders.1.model.transformer.resblocks.0.attn.in_proj_weight", 24, 24},
+      {"lora_te2_text_model_encoder_layers_0_mlp_fc1",
+       "conditioner.embedders.1.model.transformer.resblocks.0.mlp.c_fc.weight"},
+  };
+}
+
+// Writes a kohya file for `modules` of `pipe` and returns what each weight must become at
+// `strength`, computed here from the formula.
+std::map<std::string, at::Tensor> writeKohya(const std::string& path, const nodes::SdPipeline& pipe,
+                                             const std::vector<Module>& modules, double strength,
+                                             int64_t seed = 1) {
+  NamedTensors tensors;
+  std::map<std::string, at::Tensor> expected;
+  for (const Module& m : modules) {
+    const at::Tensor w = weight(pipe, m.key);
+    const at::Tensor target = m.rows < 0 ? w : w.narrow(0, m.row_offset, m.rows);
+    const int64_t rank = 4;
+    LowRankPair p = kiln::testing::lowRankFor(target.sizes().vec(), rank, 2.0, seed++);
+    p.down = p.down.to(at::kHalf).to(at::kFloat);  // the file stores fp16
+    p.up = p.up.to(at::kHalf).to(at::kFloat);
+    at::Tensor merged;
+    if (m.tucker) {
+      // down [r, in, 1, 1], mid [r, r, kh, kw], up [out, r, 1, 1]
+      const int64_t kh = target.size(2), kw = target.size(3);
+      p.down = p.down.narrow(2, 0, 1).narrow(3, 0, 1).contiguous();
+      at::manual_seed(static_cast<uint64_t>(seed++));
+      const at::Tensor mid = (at::randn({rank, rank, kh, kw}) * 0.3).to(at::kHalf).to(at::kFloat);
+      at::Tensor delta = at::zeros(target.sizes(), at::kFloat);
+      for (int64_t k = 0; k < kh; ++k)
+        for (int64_t l = 0; l < kw; ++l)
+          delta.select(3, l).select(2, k).copy_(at::mm(at::mm(p.up.flatten(1), mid.select(3, l).select(2, k)),
+                                                        p.down.flatten(1)));
+      merged = (target.to(at::kFloat) + strength * (p.alpha / rank) * delta).to(target.scalar_type());
+      tensors.push_back({m.name + ".lora_mid.weight", mid});
+    } else {
+      merged = kiln::testing::mergedByHand(target, p, strength);
+    }
+    at::Tensor full = w.clone();
+    if (m.rows < 0) full = merged;
+    else full.narrow(0, m.row_offset, m.rows).copy_(merged);
+    // Two modules on one fused weight build on each other.
+    if (expected.count(m.key) && m.rows >= 0) {
+      expected[m.key].narrow(0, m.row_offset, m.rows).copy_(merged);
+    } else {
+      expected[m.key] = full;
+    }
+    tensors.push_back({m.name + ".lora_down.weight", p.down});
+    tensors.push_back({m.name + ".lora_up.weight", p.up});
+    tensors.push_back({m.name + ".alpha", at::full({}, p.alpha)});
+  }
+  kiln::testing::writeTensors(path, tensors, /*half=*/true);
+  return expected;
+}
+
+}  // namespace
+
+class LoraTest : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir dir_;
+  std::string file(const char* name) const { return dir_.filePath(name).toStdString(); }
+
+ private Q_SLOTS:
+  void initTestCase() { QVERIFY(dir_.isValid()); }
+
+  void kohyaMergesToTheFormula_data() {
+    QTest::addColumn<QString>("family");
+    QTest::newRow("sd1") << "sd1";
+    QTest::newRow("sdxl") << "sdxl";
+  }
+  void kohyaMergesToTheFormula() {
+    QFETCH(QString, family);
+    const auto pipe = load(family.toStdString());
+    const auto manual = load(family.toStdString());
+    const std::string path = file("kohya.safetensors");
+    const auto expected = writeKohya(path, *pipe, modulesFor(family.toStdString()), 0.8);
+
+    lora::LoraPatcher patcher(*pipe);
+    const auto reports = patcher.apply({{path, 0.8, 0.8}});
+    QCOMPARE(reports.size(), std::size_t{1});
+    QCOMPARE(reports[0].applied, static_cast<int>(modulesFor(family.toStdString()).size()));
+    QVERIFY2(reports[0].unmatched.empty(), reports[0].describe().c_str());
+    QCOMPARE(reports[0].format, std::string("kohya"));
+    for (const auto& [key, w] : expected) {
+      const at::Tensor& got = weight(*pipe, key);
+      QCOMPARE(got.scalar_type(), w.scalar_type());
+      QVERIFY2(maxDiff(got, w) < 1e-5, key.c_str());
+      weight(*manual, key) = w;
+    }
+    const double d = maxDiff(output(*pipe), output(*manual));
+    QVERIFY2(d < 1e-4, std::to_string(d).c_str());
+    QVERIFY(maxDiff(output(*pipe), output(*load(family.toStdString()))) > 1e-3);  // the LoRA did something
+  }
+
+  // PEFT, diffusers, LoHa, LoKr and full differences: each against its own formula.
+  void everyFormatMerges() {
+    const auto pipe = load("sd1");
+    const std::string to_q = "model.diffusion_model.input_blocks.1.1.transformer_blocks.0.attn1.to_q.weight";
+    const std::string te_q = "cond_stage_model.transformer.text_model.encoder.layers.0.self_attn.q_proj.weight";
+    const std::string te_q_bias = "cond_stage_model.transformer.text_model.encoder.layers.0.self_attn.q_proj.bias";
+    const at::Tensor w = weight(*pipe, to_q).clone(), tw = weight(*pipe, te_q).clone();
+    const at::Tensor tb = weight(*pipe, te_q_bias).clone();
+    const LowRankPair p = kiln::testing::lowRankFor({32, 32}, 4, 4.0, 11);
+    const LowRankPair q = kiln::testing::lowRankFor({32, 32}, 2, 2.0, 12);
+    const double s = 0.8;
+
+    // PEFT and the two diffusers spellings have no alpha: the scale is 1.
+    const std::vector<std::pair<std::string, NamedTensors>> low_rank_files{
+        {"peft",
+         {{"unet.down_blocks.0.attentions.0.transformer_blocks.0.attn1.to_q.lora_A.weight", p.down},
+          {"unet.down_blocks.0.attentions.0.transformer_blocks.0.attn1.to_q.lora_B.weight", p.up},
+          {"text_encoder.text_model.encoder.layers.0.self_attn.q_proj.lora_A.weight", q.down},
+          {"text_encoder.text_model.encoder.layers.0.self_attn.q_proj.lora_B.weight", q.up}}},
+        {"diffusers",
+         {{"unet.down_blocks.0.attentions.0.transformer_blocks.0.attn1.to_q.lora.down.weight", p.down},
+          {"unet.down_blocks.0.attentions.0.transformer_blocks.0.attn1.to_q.lora.up.weight", p.up},
+          {"text_encoder.text_model.encoder.layers.0.self_attn.q_proj.lora_linear_layer.down.weight", q.down},
+          {"text_encoder.text_model.encoder.layers.0.self_attn.q_proj.lora_linear_layer.up.weight", q.up}}},
+    };
+    for (const auto& [format, tensors] : low_rank_files) {
+      const std::string path = file((format + ".safetensors").c_str());
+      kiln::testing::writeTensors(path, tensors);
+      lora::LoraPatcher patcher(*pipe);
+      const auto r = patcher.apply({{path, s, s}});
+      QCOMPARE(r[0].format, format);
+      QCOMPARE(r[0].applied, 2);
+      LowRankPair p1 = p, q1 = q;
+      p1.alpha = 4;  // alpha = rank: scale 1
+      q1.alpha = 2;
+      QVERIFY2(maxDiff(weight(*pipe, to_q), kiln::testing::mergedByHand(w, p1, s)) < 1e-5, format.c_str());
+      QVERIFY2(maxDiff(weight(*pipe, te_q), kiln::testing::mergedByHand(tw, q1, s)) < 1e-5, format.c_str());
+      patcher.restore();
+      QVERIFY(weight(*pipe, to_q).equal(w));
+    }
+
+    at::manual_seed(21);
+    const at::Tensor w1a = at::randn({32, 2}), w1b = at::randn({2, 32}), w2a = at::randn({32, 2}),
+                     w2b = at::randn({2, 32});
+    const at::Tensor k1 = at::randn({4, 4}), k2a = at::randn({8, 2}), k2b = at::randn({2, 8});
+    const at::Tensor diff = at::randn({32, 32}) * 0.1, diff_b = at::randn({32}) * 0.1;
+    {
+      const std::string path = file("loha.safetensors");
+      kiln::testing::writeTensors(path, {{"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.hada_w1_a", w1a},
+                                         {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.hada_w1_b", w1b},
+                                         {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.hada_w2_a", w2a},
+                                         {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.hada_w2_b", w2b},
+                                         {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.alpha",
+                                          at::full({}, 1.0)}});
+      lora::LoraPatcher patcher(*pipe);
+      QCOMPARE(patcher.apply({{path, s, s}})[0].format, std::string("lycoris"));
+      const at::Tensor expected = w + s * 0.5 * (at::mm(w1a, w1b) * at::mm(w2a, w2b));
+      QVERIFY(maxDiff(weight(*pipe, to_q), expected) < 1e-4);
+      patcher.restore();
+    }
+    {
+      const std::string path = file("lokr.safetensors");
+      kiln::testing::writeTensors(path, {{"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lokr_w1", k1},
+                                         {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lokr_w2_a", k2a},
+                                         {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lokr_w2_b", k2b},
+                                         {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.alpha",
+                                          at::full({}, 1.0)}});
+      lora::LoraPatcher patcher(*pipe);
+      patcher.apply({{path, s, s}});
+      // The Kronecker product written out: block (i, j) of the result is w1[i, j] * w2.
+      const at::Tensor w2 = at::mm(k2a, k2b);
+      const at::Tensor kron = (k1.view({4, 1, 4, 1}) * w2.view({1, 8, 1, 8})).reshape({32, 32});
+      QVERIFY(maxDiff(weight(*pipe, to_q), w + s * 0.5 * kron) < 1e-4);
+      patcher.restore();
+    }
+    {
+      const std::string path = file("full.safetensors");
+      kiln::testing::writeTensors(path, {{"lora_te_text_model_encoder_layers_0_self_attn_q_proj.diff", diff},
+                                         {"lora_te_text_model_encoder_layers_0_self_attn_q_proj.diff_b", diff_b}});
+      lora::LoraPatcher patcher(*pipe);
+      const auto r = patcher.apply({{path, 1.0, s}});
+      QCOMPARE(r[0].format, std::string("full"));
+      QVERIFY(maxDiff(weight(*pipe, te_q), tw + s * diff) < 1e-6);
+      QVERIFY(maxDiff(weight(*pipe, te_q_bias), tb + s * diff_b) < 1e-6);
+      patcher.restore();
+      QVERIFY(weight(*pipe, te_q_bias).equal(tb));
+    }
+  }
+
+  // Strengths apply per component; strength 0 patches nothing; bf16 weights stay bf16.
+  void strengthsAndDtypes() {
+    const auto pipe = load("sd1", at::kBFloat16);
+    const auto before = snapshot(*pipe);
+    const std::string path = file("kohya_bf16.safetensors");
+    const auto modules = modulesFor("sd1");
+    const auto expected = writeKohya(path, *pipe, modules, 0.5);
+    lora::LoraPatcher patcher(*pipe);
+    patcher.apply({{path, 0.5, 0.0}});
+    for (const Module& m : modules) {
+      const at::Tensor& got = weight(*pipe, m.key);
+      QCOMPARE(got.scalar_type(), at::kBFloat16);
+      if (m.key.rfind("cond_stage_model.", 0) == 0)
+        QVERIFY(got.equal(before.at(m.key)));  // text strength 0
+      else
+        QVERIFY2(maxDiff(got, expected.at(m.key)) <= 0.02, m.key.c_str());  // one bf16 rounding apart
+    }
+    patcher.apply({{path, 0.0, 0.0}});
+    QCOMPARE(patcher.patchedWeights(), std::size_t{0});
+    QVERIFY(sameWeights(*pipe, before));
+  }
+
+  // Removing restores the very tensors; changing one file's strength rebuilds only its
+  // weights; a hundred cycles leave nothing behind.
+  void removingRestoresBitForBit() {
+    const auto pipe = load("sd1");
+    const auto before = snapshot(*pipe);
+    const std::string a = file("a.safetensors"), b = file("b.safetensors");
+    const auto modules = modulesFor("sd1");
+    writeKohya(a, *pipe, {modules[0], modules[1]}, 1.0, 31);
+    writeKohya(b, *pipe, {modules[1], modules[5]}, 1.0, 41);
+    const void* original = weight(*pipe, modules[0].key).data_ptr();
+    lora::LoraPatcher patcher(*pipe);
+    patcher.apply({{a, 1.0, 1.0}, {b, 1.0, 1.0}});
+    QCOMPARE(patcher.lastRebuilt(), int64_t{3});
+    QVERIFY(patcher.backupBytes() > 0);
+    patcher.apply({{a, 1.0, 1.0}, {b, 0.5, 0.5}});
+    QCOMPARE(patcher.lastRebuilt(), int64_t{2});  // b's two weights; a's first one stays
+    patcher.apply({{a, 1.0, 1.0}, {b, 0.5, 0.5}});
+    QCOMPARE(patcher.lastRebuilt(), int64_t{0});
+    for (int i = 0; i < 100; ++i) {
+      patcher.apply({{i % 2 ? a : b, 0.7, 0.3}});
+      patcher.apply({});
+      QCOMPARE(patcher.patchedWeights(), std::size_t{0});
+      QCOMPARE(patcher.backupBytes(), int64_t{0});
+    }
+    QVERIFY(sameWeights(*pipe, before));
+    QCOMPARE(weight(*pipe, modules[0].key).data_ptr(), original);
+  }
+
+  // Through the cached pipeline on the simulated device: merged weights are what every
+  // offload mode moves, whether the LoRA comes before or after the first placement, and
+  // unloading returns every byte.
+  void mergedLorasHoldInEveryOffloadMode() {
+    const std::string path = file("offload.safetensors");
+    std::map<std::string, at::Tensor> expected;
+    {
+      const auto scratch = load("sd1");
+      expected = writeKohya(path, *scratch, modulesFor("sd1"), 0.8);
+    }
+    const auto reference = load("sd1");
+    for (const auto& [key, w] : expected) weight(*reference, key) = w;
+    const at::Tensor want = output(*reference);
+    const at::Tensor plain = output(*load("sd1"));
+
+    memory::SimulatedDevice dev(256 * kMiB);
+    const std::vector<memory::OffloadMode> modes{memory::OffloadMode::None, memory::OffloadMode::Model,
+                                                 memory::OffloadMode::GroupBlock, memory::OffloadMode::GroupLeaf,
+                                                 memory::OffloadMode::Balanced};
+    {
+      jobs::PipelineModel model(load("sd1"), dev);
+      for (std::size_t i = 0; i < modes.size(); ++i) {
+        memory::OffloadSettings s;
+        s.mode = modes[i];
+        s.streams = i % 2 == 0 && modes[i] != memory::OffloadMode::None && modes[i] != memory::OffloadMode::Model &&
+                    modes[i] != memory::OffloadMode::GroupLeaf;
+        s.pin = memory::PinMode::Off;
+        // Placed first, then patched: the patch takes the placement down and the next
+        // place() moves the merged weights.
+        model.place(s, 2 * kMiB);
+        const std::string name = memory::offloadModeName(modes[i]);
+        QVERIFY2(maxDiff(output(model.pipeline(), &dev), plain) < 1e-5, name.c_str());
+        QVERIFY(!model.applyLoras({{path, 0.8, 0.8}}).empty());
+        QVERIFY(model.applyLoras({{path, 0.8, 0.8}}).empty());  // unchanged: no work
+        model.place(s, 2 * kMiB);
+        const double d = maxDiff(output(model.pipeline(), &dev), want);
+        QVERIFY2(d < 1e-4, (name + ": " + std::to_string(d)).c_str());
+        QVERIFY(std::isfinite(output(model.pipeline(), &dev).sum().item<double>()));
+        QVERIFY(model.loraBackupBytes() > 0);
+        model.applyLoras({});
+        QCOMPARE(model.loraBackupBytes(), int64_t{0});
+      }
+      model.offload();
+      QCOMPARE(dev.memory().allocated_bytes, int64_t{0});
+    }
+    QCOMPARE(dev.memory().allocated_bytes, int64_t{0});
+  }
+
+  void badFilesChangeNothing() {
+    const auto pipe = load("sd1");
+    const auto before = snapshot(*pipe);
+    lora::LoraPatcher patcher(*pipe);
+    const std::string good = file("good.safetensors");
+    writeKohya(good, *pipe, {modulesFor("sd1")[0]}, 1.0);
+    const auto expectError = [&](const std::vector<LoraSpec>& stack, ErrorKind kind, const std::string& says) {
+      try {
+        patcher.apply(stack);
+        QFAIL("no error");
+      } catch (const Error& e) {
+        QVERIFY2(e.kind() == kind, e.what());
+        QVERIFY2(std::string(e.what()).find(says) != std::string::npos, e.what());
+      }
+      QVERIFY(sameWeights(*pipe, before));
+      QCOMPARE(patcher.patchedWeights(), std::size_t{0});
+    };
+
+    const std::string shapes = file("shapes.safetensors");
+    kiln::testing::writeTensors(shapes, {{"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lora_down.weight",
+                                          at::randn({4, 48})},
+                                         {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lora_up.weight",
+                                          at::randn({32, 4})}});
+    expectError({{good, 1, 1}, {shapes, 1, 1}}, ErrorKind::ShapeMismatch, "[32, 48] for a weight of shape [32, 32]");
+
+    const std::string nan = file("nan.safetensors");
+    kiln::testing::writeTensors(nan, {{"lora_te_text_model_encoder_layers_0_self_attn_q_proj.lora_down.weight",
+                                       at::full({4, 32}, std::nan(""))},
+                                      {"lora_te_text_model_encoder_layers_0_self_attn_q_proj.lora_up.weight",
+                                       at::randn({32, 4})}});
+    expectError({{nan, 1, 1}}, ErrorKind::CorruptFile, "NaN");
+
+    const std::string truncated = file("truncated.safetensors");
+    std::filesystem::copy_file(good, truncated, std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::resize_file(truncated, std::filesystem::file_size(good) - 100);
+    expectError({{truncated, 1, 1}}, ErrorKind::CorruptFile, "truncated.safetensors");
+
+    const std::string other = file("flux.safetensors");
+    kiln::testing::writeTensors(other, {{"lora_unet_double_blocks_0_img_attn_qkv.lora_down.weight", at::randn({4, 32})},
+                                        {"lora_unet_double_blocks_0_img_attn_qkv.lora_up.weight", at::randn({96, 4})}});
+    expectError({{other, 1, 1}}, ErrorKind::UnsupportedModel, "lora_unet_double_blocks_0_img_attn_qkv");
+
+    const std::string half = file("half.safetensors");
+    kiln::testing::writeTensors(half, {{"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lora_down.weight",
+                                        at::randn({4, 32})}});
+    expectError({{half, 1, 1}}, ErrorKind::CorruptFile, "'up'");
+
+    const std::string none = file("none.safetensors");
+    kiln::testing::writeTensors(none, {{"model.diffusion_model.out.2.weight", at::randn({4, 4})}});
+    expectError({{none, 1, 1}}, ErrorKind::UnsupportedModel, "no tensor in a LoRA layout");
+    expectError({{file("missing.safetensors"), 1, 1}}, ErrorKind::FileNotFound, "missing.safetensors");
+    expectError({{good, std::nan(""), 1}}, ErrorKind::InvalidArgument, "finite");
+
+    // A stack that was applied stays applied when the next one fails.
+    patcher.apply({{good, 1, 1}});
+    const auto applied = snapshot(*pipe);
+    QVERIFY_THROWS_EXCEPTION(Error, patcher.apply({{shapes, 1, 1}}));
+    QVERIFY(sameWeights(*pipe, applied));
+  }
+
+  void specsParse() {
+    QCOMPARE(parseLoraSpec("style.safetensors").unet_strength, 1.0);
+    const LoraSpec a = parseLoraSpec("/loras/a:b.safetensors:0.7");
+    QCOMPARE(a.path, std::string("/loras/a:b.safetensors"));
+    QCOMPARE(a.unet_strength, 0.7);
+    QCOMPARE(a.text_strength, 0.7);
+    const LoraSpec b = parseLoraSpec("x.safetensors:1.5:-0.25");
+    QCOMPARE(b.unet_strength, 1.5);
+    QCOMPARE(b.text_strength, -0.25);
+    QVERIFY_THROWS_EXCEPTION(Error, parseLoraSpec(":0.5"));
+    QVERIFY_THROWS_EXCEPTION(Error, parseLoraSpec("x.safetensors:inf"));
+  }
+};
+
+QTEST_GUILESS_MAIN(LoraTest)
+#include "test_lora.moc"
