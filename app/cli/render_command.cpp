@@ -101,6 +101,11 @@ RenderParams parseParams(const QCommandLineParser& p) {
       throw UsageError{"--lora: " + QString::fromStdString(e.what())};
     }
   }
+  if (p.isSet("lora-mode")) {
+    r.lora_mode = parseLoraMode(p.value("lora-mode").toStdString());
+    if (r.lora_mode == LoraMode::Invalid)
+      throw UsageError{"--lora-mode must be auto, merge or hook, got '" + p.value("lora-mode") + "'"};
+  }
   return r;
 }
 
@@ -303,8 +308,13 @@ int runRender(const QStringList& arguments) {
       {"threads", "CPU threads (default: all cores).", "n"},
       {"lora",
        "A LoRA merged for this render: FILE[:STRENGTH[:TEXT_ENCODER_STRENGTH]] (strength default 1; "
-       "the text encoders take the first strength unless a second is given). Repeat to stack several.",
+       "the text encoders take the first strength unless a second is given). STRENGTH may change over "
+       "the steps: 1,40%=0.3 is 1 until 40% of the steps, then 0.3. Repeat to stack several.",
        "spec"},
+      {"lora-mode",
+       "How LoRAs reach the weights: auto (default: merge when the weights stay on the device, hook "
+       "otherwise), merge, or hook.",
+       "mode"},
       {"device",
        "Where to compute: cpu (default), cuda:N where this build has GPU support, or sim:BYTES, a "
        "simulated accelerator of that capacity (for example sim:6G).",

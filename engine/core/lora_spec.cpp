@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -7,36 +8,109 @@
 namespace kiln {
 namespace {
 
-double parseStrength(const std::string& text, const std::string& whole) {
+bool isNumber(const std::string& text, double* value = nullptr) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v))
+  if (text.empty() || end != text.c_str() + text.size()) return false;
+  if (value) *value = v;
+  return true;
+}
+
+// "1" or "1,40%=0.3,80%=0"
+bool isSchedule(const std::string& text) {
+  std::size_t start = 0;
+  for (bool first = true;; first = false) {
+    const std::size_t comma = text.find(',', start);
+    const std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (first) {
+      if (!isNumber(part)) return false;
+    } else {
+      const std::size_t eq = part.find('=');
+      if (eq == std::string::npos || eq == 0 || part[eq - 1] != '%' || !isNumber(part.substr(0, eq - 1)) ||
+          !isNumber(part.substr(eq + 1)))
+        return false;
+    }
+    if (comma == std::string::npos) return true;
+    start = comma + 1;
+  }
+}
+
+double finite(double v, const std::string& whole) {
+  if (!std::isfinite(v))
     throw Error(ErrorKind::InvalidArgument,
-                "LoRA strength '" + text + "' in '" + whole + "' is not a number (use FILE[:STRENGTH[:TEXT_STRENGTH]])");
+                "LoRA strength in '" + whole + "' is not a finite number (use FILE[:STRENGTH[:TEXT_STRENGTH]])");
   return v;
 }
 
 }  // namespace
 
+const char* loraModeName(LoraMode mode) noexcept {
+  switch (mode) {
+    case LoraMode::Auto:
+      return "auto";
+    case LoraMode::Merge:
+      return "merge";
+    case LoraMode::Hook:
+      return "hook";
+    case LoraMode::Invalid:
+      break;
+  }
+  return "invalid";
+}
+
+LoraMode parseLoraMode(const std::string& text) noexcept {
+  for (LoraMode m : {LoraMode::Auto, LoraMode::Merge, LoraMode::Hook})
+    if (text == loraModeName(m)) return m;
+  return LoraMode::Invalid;
+}
+
+double LoraSpec::unetStrengthAt(double progress) const {
+  double s = unet_strength;
+  for (const auto& k : keyframes)
+    if (progress + 1e-9 >= k.at) s = k.strength;
+  return s;
+}
+
 LoraSpec parseLoraSpec(const std::string& text) {
-  // Strengths are the trailing fields that parse as numbers, so paths may hold colons.
-  LoraSpec spec;
+  // Strengths are the trailing fields that read as strengths, so paths may hold colons.
   std::string path = text;
-  std::vector<std::string> numbers;
+  std::vector<std::string> fields;
   for (int i = 0; i < 2; ++i) {
     const std::size_t colon = path.rfind(':');
     if (colon == std::string::npos) break;
     const std::string tail = path.substr(colon + 1);
-    char* end = nullptr;
-    (void)std::strtod(tail.c_str(), &end);
-    if (tail.empty() || end != tail.c_str() + tail.size()) break;
-    numbers.insert(numbers.begin(), tail);
+    if (!isSchedule(tail)) break;
+    fields.insert(fields.begin(), tail);
     path = path.substr(0, colon);
   }
   if (path.empty()) throw Error(ErrorKind::InvalidArgument, "LoRA '" + text + "' names no file");
+  LoraSpec spec;
   spec.path = path;
-  if (!numbers.empty()) spec.unet_strength = spec.text_strength = parseStrength(numbers[0], text);
-  if (numbers.size() > 1) spec.text_strength = parseStrength(numbers[1], text);
+  if (fields.size() > 1 && fields[1].find(',') != std::string::npos)
+    throw Error(ErrorKind::InvalidArgument,
+                "LoRA '" + text + "': only the denoiser's strength can change over the steps");
+  if (!fields.empty()) {
+    std::size_t start = 0;
+    for (bool first = true;; first = false) {
+      const std::size_t comma = fields[0].find(',', start);
+      const std::string part = fields[0].substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (first) {
+        spec.unet_strength = spec.text_strength = finite(std::strtod(part.c_str(), nullptr), text);
+      } else {
+        const std::size_t eq = part.find('=');
+        LoraKeyframe k;
+        k.at = finite(std::strtod(part.substr(0, eq - 1).c_str(), nullptr), text) / 100.0;
+        k.strength = finite(std::strtod(part.substr(eq + 1).c_str(), nullptr), text);
+        if (k.at < 0 || k.at > 1 || (!spec.keyframes.empty() && k.at <= spec.keyframes.back().at))
+          throw Error(ErrorKind::InvalidArgument,
+                      "LoRA '" + text + "': keyframes must lie between 0% and 100%, in increasing order");
+        spec.keyframes.push_back(k);
+      }
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  if (fields.size() > 1) spec.text_strength = finite(std::strtod(fields[1].c_str(), nullptr), text);
   return spec;
 }
 

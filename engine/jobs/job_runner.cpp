@@ -216,6 +216,12 @@ std::string formatNumber(double v) {
 
 void validateJob(const Job& job) {
   const RenderParams& p = job.params;
+  if (p.lora_mode == LoraMode::Invalid) throw Error(ErrorKind::InvalidArgument, "no LoRA mode set");
+  if (p.lora_mode == LoraMode::Merge)
+    for (const auto& l : p.loras)
+      if (!l.keyframes.empty())
+        throw Error(ErrorKind::InvalidArgument, "LoRA '" + l.path +
+                                                    "' changes strength over the steps, which needs hook or auto mode");
   if (p.steps < 1 || p.steps > 1000)
     throw Error(ErrorKind::InvalidArgument, "steps must be between 1 and 1000, got " + std::to_string(p.steps));
   if (!std::isfinite(p.cfg_scale) || p.cfg_scale < 0 || p.cfg_scale > 100)
@@ -311,7 +317,7 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     }
     PipelineModel& model = uncached ? *uncached : static_cast<PipelineModel&>(lease.model());
     nodes::SdPipeline* pipeline = &model.pipeline();
-    model.applyLoras(p.loras);
+    model.applyLoras(p.loras, p.lora_mode, env.offload);
     for (const LoraReport& r : model.loraReports()) result.notices.push_back("LoRA: " + r.describe());
     if (device.isAccelerator()) {
       // Room on the device for the weights that are not there yet and for the work.
@@ -349,8 +355,10 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
       pi.seed = p.seed + i;
       const at::Tensor noise = nodes::seededNoise(pi.seed, {1, channels, p.height / f, p.width / f});
       tracker.start(denoise[static_cast<std::size_t>(i)]);
+      model.setLoraProgress(0.0);  // keyframed LoRA strengths follow the steps
       const at::Tensor latent = pipeline->sample(
           cond, noise, p.steps, p.cfg_scale, sizes, [&](const sampling::StepInfo& s) {
+            model.setLoraProgress(static_cast<double>(s.step + 1) / static_cast<double>(s.total));
             tracker.progress(denoise[static_cast<std::size_t>(i)], s.step + 1, s.total);
             if (job.previews) {
               Event e;

@@ -65,7 +65,7 @@ void PipelineModel::recount() {
       // On the CPU there is only host memory.
       (device_.isAccelerator() && device_.holds(*slot.tensor) ? on_device : host) += n;
     }
-  if (patcher_) host += patcher_->backupBytes();
+  if (patcher_) host += patcher_->backupBytes() + patcher_->hookBytes();
   host_bytes_ = host;
   device_bytes_ = on_device;
   std::vector<std::string> summary;
@@ -92,17 +92,33 @@ void PipelineModel::offload() {
   recount();
 }
 
-std::vector<LoraReport> PipelineModel::applyLoras(const std::vector<LoraSpec>& stack) {
-  if (stack == loras()) return {};
+LoraMode PipelineModel::resolveLoraMode(const std::vector<LoraSpec>& stack, LoraMode mode,
+                                        const memory::OffloadSettings& settings) const {
+  if (mode != LoraMode::Auto) return mode;
+  for (const LoraSpec& l : stack)
+    if (!l.keyframes.empty()) return LoraMode::Hook;
+  if (!device_.isAccelerator()) return LoraMode::Merge;
+  for (const auto& p : placements_) {
+    if (p->component().role == memory::ComponentRole::Vae) continue;  // LoRAs never touch it
+    if (memory::decidePlacement(p->component(), p->weightBytes(), settings).mode != memory::OffloadMode::None)
+      return LoraMode::Hook;
+  }
+  return LoraMode::Merge;
+}
+
+std::vector<LoraReport> PipelineModel::applyLoras(const std::vector<LoraSpec>& stack, LoraMode mode,
+                                                  const memory::OffloadSettings& settings) {
+  const LoraMode resolved = resolveLoraMode(stack, mode, settings);
+  if (stack == loras() && (stack.empty() || resolved == loraMode())) return {};
   if (!patcher_) patcher_ = std::make_unique<lora::LoraPatcher>(*pipeline_);
   // Merged writes must land on the tensors offload moves: the placements come down and
   // the next place() snapshots the merged weights.
-  offload();
+  if (resolved == LoraMode::Merge || patcher_->patchedWeights() > 0) offload();
   struct Recount {
     PipelineModel* self;
     ~Recount() { self->recount(); }
   } recount_on_exit{this};
-  std::vector<LoraReport> reports = patcher_->apply(stack);  // on error the old stack stays
+  std::vector<LoraReport> reports = patcher_->apply(stack, resolved);  // on error the old stack stays
   lora_reports_ = reports;
   return reports;
 }

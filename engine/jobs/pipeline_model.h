@@ -45,16 +45,27 @@ class PipelineModel final : public memory::CachedModel {
     return placements_;
   }
 
-  // Makes the weights the base model's plus this LoRA stack's (merged; see LoraPatcher).
-  // A stack equal to the current one does nothing; otherwise the placements come down
-  // first, so the next place() moves the merged weights. Errors leave the model as it
-  // was. Returns one report per file when the stack changed, nothing otherwise.
-  std::vector<LoraReport> applyLoras(const std::vector<LoraSpec>& stack);
+  // Applies a LoRA stack (see LoraPatcher): merged into the weights or hooked into the
+  // layers. Auto merges when every LoRA-patched component stays resident under
+  // `settings` and no strength changes over the steps, and hooks otherwise. A stack and
+  // mode equal to the current ones do nothing; a change takes the placements down first,
+  // so the next place() moves the merged weights. Errors leave the model as it was.
+  // Returns one report per file when something changed, nothing otherwise.
+  std::vector<LoraReport> applyLoras(const std::vector<LoraSpec>& stack, LoraMode mode = LoraMode::Auto,
+                                     const memory::OffloadSettings& settings = {});
+  // The mode auto stands for with these settings and this stack.
+  LoraMode resolveLoraMode(const std::vector<LoraSpec>& stack, LoraMode mode,
+                           const memory::OffloadSettings& settings) const;
+  // Sampling progress (step / steps) for keyframed strengths.
+  void setLoraProgress(double progress) noexcept {
+    if (patcher_) patcher_->setProgress(progress);
+  }
+  LoraMode loraMode() const noexcept { return patcher_ ? patcher_->mode() : LoraMode::Merge; }
   const std::vector<LoraSpec>& loras() const noexcept;
   // The reports of the stack now merged (empty without LoRAs).
   const std::vector<LoraReport>& loraReports() const noexcept { return lora_reports_; }
-  // Bytes of original weights kept aside while LoRAs are merged.
-  int64_t loraBackupBytes() const { return patcher_ ? patcher_->backupBytes() : 0; }
+  // Bytes LoRAs hold: original weights kept aside while merged, hook tensors.
+  int64_t loraBackupBytes() const { return patcher_ ? patcher_->backupBytes() + patcher_->hookBytes() : 0; }
 
   nodes::SdPipeline& pipeline() const noexcept { return *pipeline_; }
 

@@ -150,9 +150,21 @@ const LoraTarget* TargetMap::find(const std::string& normalised_name) const {
 // ------------------------------------------------------------------------- patcher
 
 LoraPatcher::LoraPatcher(const nodes::SdPipeline& pipeline)
-    : targets_(pipeline), family_(pipeline.spec().family) {}
+    : pipeline_(pipeline), targets_(pipeline), family_(pipeline.spec().family) {}
 
-LoraPatcher::~LoraPatcher() = default;
+LoraPatcher::~LoraPatcher() { setAdapters(nullptr); }
+
+std::vector<const models::ParamList*> LoraPatcher::hookedLists() const {
+  std::vector<const models::ParamList*> lists{&pipeline_.unet().params()};
+  for (std::size_t i = 0; i < pipeline_.spec().text_encoders.size(); ++i)
+    lists.push_back(&pipeline_.textEncoder(i).params());
+  return lists;
+}
+
+void LoraPatcher::setAdapters(std::unique_ptr<LoraAdapters> adapters) {
+  for (const auto* list : hookedLists()) list->setAdapters(adapters && !adapters->empty() ? adapters.get() : nullptr);
+  adapters_ = std::move(adapters);
+}
 
 std::shared_ptr<const LoraFile> LoraPatcher::load(const std::string& path) {
   const std::string stamp = stampOf(path);
@@ -162,7 +174,9 @@ std::shared_ptr<const LoraFile> LoraPatcher::load(const std::string& path) {
   return file;
 }
 
-std::vector<LoraReport> LoraPatcher::apply(const std::vector<LoraSpec>& stack) {
+std::vector<LoraReport> LoraPatcher::apply(const std::vector<LoraSpec>& stack, LoraMode mode) {
+  if (mode != LoraMode::Merge && mode != LoraMode::Hook)
+    throw Error(ErrorKind::InvalidArgument, std::string("LoRA mode must be merge or hook here, got ") + loraModeName(mode));
   last_rebuilt_ = 0;
   std::vector<LoraReport> reports;
   std::map<at::Tensor*, std::vector<Contribution>> plan;
@@ -175,6 +189,9 @@ std::vector<LoraReport> LoraPatcher::apply(const std::vector<LoraSpec>& stack) {
     for (double s : {spec.unet_strength, spec.text_strength})
       if (!std::isfinite(s))
         throw Error(ErrorKind::InvalidArgument, "LoRA strength for '" + spec.path + "' is not a finite number");
+    if (!spec.keyframes.empty() && mode == LoraMode::Merge)
+      throw Error(ErrorKind::InvalidArgument, "LoRA '" + spec.path +
+                                                  "' changes strength over the steps, which needs hook mode, not merge");
     const std::shared_ptr<const LoraFile> file = load(spec.path);
     used[spec.path] = file;
     const std::string stamp = files_.at(spec.path).first;
@@ -230,6 +247,38 @@ std::vector<LoraReport> LoraPatcher::apply(const std::vector<LoraSpec>& stack) {
     throw Error(ErrorKind::ShapeMismatch, text);
   }
 
+  if (mode == LoraMode::Hook) {
+    // Originals back in place, then a hook per patched layer.
+    auto adapters = std::make_unique<LoraAdapters>();
+    for (const LoraSpec& spec : stack) {
+      const auto& file = used.at(spec.path);
+      const bool keyed = std::any_of(spec.keyframes.begin(), spec.keyframes.end(),
+                                     [](const LoraKeyframe& k) { return k.strength != 0; });
+      for (const LoraModule& m : file->modules) {
+        const LoraTarget* t = targets_.find(m.name);
+        if (!t) continue;
+        if ((t->text ? spec.text_strength : spec.unet_strength) == 0 && (t->text || !keyed)) continue;
+        Adapter a = makeAdapter(m, targetShape(*t->weight, t->rows));
+        a.row_offset = t->row_offset;
+        a.rows = t->rows;
+        a.text = t->text;
+        a.text_strength = spec.text_strength;
+        a.spec = spec;
+        adapters->add(t->weight, std::move(a));
+      }
+    }
+    for (auto& [target, p] : patched_) *target = p.original;
+    last_rebuilt_ = static_cast<int64_t>(patched_.size());
+    patched_.clear();
+    setAdapters(std::move(adapters));
+    current_ = stack;
+    mode_ = mode;
+    for (auto it = files_.begin(); it != files_.end();) it = used.count(it->first) ? std::next(it) : files_.erase(it);
+    return reports;
+  }
+  setAdapters(nullptr);
+  mode_ = LoraMode::Merge;
+
   // Rebuild what changed; on any failure put every original back.
   try {
     for (auto it = patched_.begin(); it != patched_.end();) {
@@ -269,6 +318,7 @@ std::vector<LoraReport> LoraPatcher::apply(const std::vector<LoraSpec>& stack) {
 }
 
 void LoraPatcher::restore() {
+  setAdapters(nullptr);
   for (auto& [target, p] : patched_) *target = p.original;
   last_rebuilt_ = static_cast<int64_t>(patched_.size());
   patched_.clear();

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kiln/lora.h"
+#include "lora/lora_adapters.h"
 #include "lora/lora_file.h"
 #include "nodes/sd_pipeline.h"
 
@@ -51,14 +52,24 @@ class LoraPatcher {
   LoraPatcher(const LoraPatcher&) = delete;
   LoraPatcher& operator=(const LoraPatcher&) = delete;
 
-  // Makes the weights base + the stack's differences. Every file is read and checked
-  // before any weight changes, so an error (unreadable file, shape mismatch, no key that
-  // fits this model) leaves the model as it was. Returns one report per file.
-  std::vector<LoraReport> apply(const std::vector<LoraSpec>& stack);
-  // Puts every original weight back.
+  // Merge: makes the weights base + the stack's differences. Hook: puts the original
+  // weights back and has the patched layers add the stack's terms in their forward.
+  // Every file is read and checked before anything changes, so an error (unreadable
+  // file, shape mismatch, no key that fits this model) leaves the model as it was.
+  // Returns one report per file.
+  std::vector<LoraReport> apply(const std::vector<LoraSpec>& stack, LoraMode mode = LoraMode::Merge);
+  // Puts every original weight back and removes the hooks.
   void restore();
 
   const std::vector<LoraSpec>& current() const noexcept { return current_; }
+  LoraMode mode() const noexcept { return mode_; }
+  // Sampling progress (step / steps) for keyframed strengths in hook mode.
+  void setProgress(double progress) noexcept {
+    if (adapters_) adapters_->setProgress(progress);
+  }
+  // Layers with hooks, and the bytes their LoRA tensors hold.
+  std::size_t hookedLayers() const noexcept { return adapters_ ? adapters_->layers() : 0; }
+  int64_t hookBytes() const { return adapters_ ? adapters_->bytes() : 0; }
   std::size_t patchedWeights() const noexcept { return patched_.size(); }
   // Bytes of the originals kept aside for patched weights.
   int64_t backupBytes() const;
@@ -71,11 +82,16 @@ class LoraPatcher {
     std::string signature;  // which files at which strengths made the current tensor
   };
   std::shared_ptr<const LoraFile> load(const std::string& path);
+  void setAdapters(std::unique_ptr<LoraAdapters> adapters);
+  std::vector<const models::ParamList*> hookedLists() const;
 
+  const nodes::SdPipeline& pipeline_;
   TargetMap targets_;
   models::ModelFamily family_;
   std::map<at::Tensor*, Patched> patched_;
   std::vector<LoraSpec> current_;
+  LoraMode mode_ = LoraMode::Merge;
+  std::unique_ptr<LoraAdapters> adapters_;
   std::map<std::string, std::pair<std::string, std::shared_ptr<const LoraFile>>> files_;  // path -> (stamp, file)
   int64_t last_rebuilt_ = 0;
 };

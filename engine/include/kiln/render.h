@@ -32,8 +32,9 @@ struct RenderParams {
   int crop_left = 0;
   ComputeDType dtype = ComputeDType::Float32;
   int threads = 0;  // 0: all cores
-  // Merged into the model's weights for this render, in order.
+  // LoRAs for this render, in order, and how they reach the weights.
   std::vector<LoraSpec> loras;
+  LoraMode lora_mode = LoraMode::Auto;
 };
 
 struct RenderProgress {

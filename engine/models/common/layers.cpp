@@ -13,7 +13,7 @@ void Linear::declare(ParamList& p, const std::string& prefix) {
 
 at::Tensor Linear::operator()(const at::Tensor& x) const {
   LeafScope leaf(&weight, bias_mode == Bias::With ? &bias : nullptr);
-  return at::linear(x, weight, bias);
+  return adaptOutput(&weight, x, at::linear(x, weight, bias));
 }
 
 void Conv2d::declare(ParamList& p, const std::string& prefix) {
@@ -23,7 +23,8 @@ void Conv2d::declare(ParamList& p, const std::string& prefix) {
 
 at::Tensor Conv2d::operator()(const at::Tensor& x) const {
   LeafScope leaf(&weight, &bias);
-  return at::conv2d(x, weight, bias, {stride, stride}, {padding, padding});
+  return adaptOutput(&weight, x, at::conv2d(x, weight, bias, {stride, stride}, {padding, padding}),
+                     {true, stride, padding});
 }
 
 void GroupNorm::declare(ParamList& p, const std::string& prefix) {

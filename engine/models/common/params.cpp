@@ -8,16 +8,24 @@ namespace kiln::models {
 
 namespace {
 thread_local ExecutionHooks* t_call_hooks = nullptr;
+thread_local const LayerAdapters* t_call_adapters = nullptr;
 }  // namespace
 
-CallScope::CallScope(const ParamList& params) : hooks_(params.hooks()), previous_(t_call_hooks) {
+CallScope::CallScope(const ParamList& params)
+    : hooks_(params.hooks()), previous_(t_call_hooks), previous_adapters_(t_call_adapters) {
   t_call_hooks = hooks_;
+  t_call_adapters = params.adapters();
   if (hooks_) hooks_->enterCall();
 }
 
 CallScope::~CallScope() {
   if (hooks_) hooks_->leaveCall();
   t_call_hooks = previous_;
+  t_call_adapters = previous_adapters_;
+}
+
+at::Tensor adaptOutput(const at::Tensor* weight, const at::Tensor& x, const at::Tensor& y, const LayerCall& call) {
+  return t_call_adapters ? t_call_adapters->adapt(weight, x, y, call) : y;
 }
 
 LeafScope::LeafScope(const at::Tensor* weight, const at::Tensor* bias)

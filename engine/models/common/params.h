@@ -45,6 +45,22 @@ class ExecutionHooks {
   virtual void leaveLeaf(const at::Tensor* weight, const at::Tensor* bias) = 0;
 };
 
+// How a layer applies its weight, for adapters that add a term of their own.
+struct LayerCall {
+  bool conv = false;
+  int64_t stride = 1, padding = 0;
+};
+
+// Terms that layers add to their output, looked up by the layer's weight (LoRA in hook
+// mode). Weights stay untouched; `adapt` returns y plus whatever belongs to `weight`
+// (y itself when nothing does).
+class LayerAdapters {
+ public:
+  virtual ~LayerAdapters() = default;
+  virtual at::Tensor adapt(const at::Tensor* weight, const at::Tensor& x, const at::Tensor& y,
+                           const LayerCall& call) const = 0;
+};
+
 class ParamList {
  public:
   enum class Kind { Invalid = 0, Plain, Leaf };
@@ -68,12 +84,16 @@ class ParamList {
   // Hooks are placement state, not model state: set on a const model by its placement.
   void setHooks(ExecutionHooks* hooks) const noexcept { hooks_ = hooks; }
   ExecutionHooks* hooks() const noexcept { return hooks_; }
+  // Adapters are likewise not model state: set by whoever owns them, cleared before they go.
+  void setAdapters(const LayerAdapters* adapters) const noexcept { adapters_ = adapters; }
+  const LayerAdapters* adapters() const noexcept { return adapters_; }
 
  private:
   std::vector<ParamSlot> slots_;
   std::vector<ParamGroup> groups_;
   bool group_open_ = false;
   mutable ExecutionHooks* hooks_ = nullptr;
+  mutable const LayerAdapters* adapters_ = nullptr;
 };
 
 // Around a public entry point of a model (forward, encode, decode): tells the hooks, and
@@ -88,7 +108,11 @@ class CallScope {
  private:
   ExecutionHooks* hooks_;
   ExecutionHooks* previous_;
+  const LayerAdapters* previous_adapters_;
 };
+
+// What the adapters of the thread's current call add to a layer's output y.
+at::Tensor adaptOutput(const at::Tensor* weight, const at::Tensor& x, const at::Tensor& y, const LayerCall& call = {});
 
 // Around the forward code of one group.
 class GroupScope {

@@ -138,7 +138,7 @@ ClipTextOutput ClipTextModel::forward(const at::Tensor& ids) const {
     at::Tensor h = l.ln1(x);
     at::Tensor q, k, v;
     if (c.layout == ClipLayout::OpenClip) {
-      auto qkv = at::linear(h, l.in_proj_weight, l.in_proj_bias).chunk(3, -1);
+      auto qkv = adaptOutput(&l.in_proj_weight, h, at::linear(h, l.in_proj_weight, l.in_proj_bias)).chunk(3, -1);
       q = qkv[0], k = qkv[1], v = qkv[2];
     } else {
       q = l.q(h), k = l.k(h), v = l.v(h);

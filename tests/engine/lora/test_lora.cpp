@@ -13,6 +13,7 @@
 #include "lora/lora_patcher.h"
 #include "lora_files.h"
 #include "memory/device.h"
+#include "sampling/euler.h"
 #include "nodes/sd_pipeline.h"
 #include "ref_tensors.h"
 
@@ -360,7 +361,7 @@ class LoraTest : public QObject {
     const std::vector<memory::OffloadMode> modes{memory::OffloadMode::None, memory::OffloadMode::Model,
                                                  memory::OffloadMode::GroupBlock, memory::OffloadMode::GroupLeaf,
                                                  memory::OffloadMode::Balanced};
-    {
+    for (const LoraMode lora_mode : {LoraMode::Merge, LoraMode::Hook}) {
       jobs::PipelineModel model(load("sd1"), dev);
       for (std::size_t i = 0; i < modes.size(); ++i) {
         memory::OffloadSettings s;
@@ -371,22 +372,135 @@ class LoraTest : public QObject {
         // Placed first, then patched: the patch takes the placement down and the next
         // place() moves the merged weights.
         model.place(s, 2 * kMiB);
-        const std::string name = memory::offloadModeName(modes[i]);
+        const std::string name = std::string(memory::offloadModeName(modes[i])) + " " + loraModeName(lora_mode);
         QVERIFY2(maxDiff(output(model.pipeline(), &dev), plain) < 1e-5, name.c_str());
-        QVERIFY(!model.applyLoras({{path, 0.8, 0.8}}).empty());
-        QVERIFY(model.applyLoras({{path, 0.8, 0.8}}).empty());  // unchanged: no work
+        QVERIFY(!model.applyLoras({{path, 0.8, 0.8}}, lora_mode, s).empty());
+        QVERIFY(model.applyLoras({{path, 0.8, 0.8}}, lora_mode, s).empty());  // unchanged: no work
+        QCOMPARE(model.loraMode(), lora_mode);
         model.place(s, 2 * kMiB);
         const double d = maxDiff(output(model.pipeline(), &dev), want);
         QVERIFY2(d < 1e-4, (name + ": " + std::to_string(d)).c_str());
         QVERIFY(std::isfinite(output(model.pipeline(), &dev).sum().item<double>()));
         QVERIFY(model.loraBackupBytes() > 0);
-        model.applyLoras({});
+        model.applyLoras({}, lora_mode, s);
         QCOMPARE(model.loraBackupBytes(), int64_t{0});
+        QVERIFY(model.pipeline().unet().params().adapters() == nullptr);
       }
       model.offload();
       QCOMPARE(dev.memory().allocated_bytes, int64_t{0});
     }
     QCOMPARE(dev.memory().allocated_bytes, int64_t{0});
+  }
+
+  // Hook mode leaves the weights alone and computes what merging computes, for every
+  // file layout.
+  void hookModeComputesWhatMergeComputes_data() {
+    QTest::addColumn<QString>("family");
+    QTest::addColumn<QString>("layout");
+    for (const char* layout : {"kohya", "peft", "loha", "lokr", "full"}) QTest::newRow(layout) << "sd1" << layout;
+    QTest::newRow("sdxl kohya") << "sdxl" << "kohya";
+  }
+  void hookModeComputesWhatMergeComputes() {
+    QFETCH(QString, family);
+    QFETCH(QString, layout);
+    const auto pipe = load(family.toStdString());
+    const auto before = snapshot(*pipe);
+    const std::string path = file(("hook_" + layout.toStdString() + ".safetensors").c_str());
+    const std::string q = "lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q";
+    const std::string te = "lora_te_text_model_encoder_layers_0_self_attn_q_proj";
+    const std::string conv = "lora_unet_input_blocks_1_0_in_layers_2";
+    at::manual_seed(5);
+    if (layout == "kohya") {
+      writeKohya(path, *pipe, modulesFor(family.toStdString()), 1.0);
+    } else if (layout == "peft") {
+      kiln::testing::writeTensors(
+          path, {{"unet.down_blocks.0.attentions.0.transformer_blocks.0.attn1.to_q.lora_A.weight", at::randn({4, 32})},
+                 {"unet.down_blocks.0.attentions.0.transformer_blocks.0.attn1.to_q.lora_B.weight", at::randn({32, 4})},
+                 {"text_encoder.text_model.encoder.layers.0.self_attn.q_proj.lora_A.weight", at::randn({4, 32})},
+                 {"text_encoder.text_model.encoder.layers.0.self_attn.q_proj.lora_B.weight", at::randn({32, 4})}});
+    } else if (layout == "loha") {
+      kiln::testing::writeTensors(path, {{conv + ".hada_w1_a", at::randn({32, 2})},
+                                         {conv + ".hada_w1_b", at::randn({2, 32 * 9})},
+                                         {conv + ".hada_w2_a", at::randn({32, 2})},
+                                         {conv + ".hada_w2_b", at::randn({2, 32 * 9})},
+                                         {conv + ".alpha", at::full({}, 1.0)},
+                                         {q + ".hada_w1_a", at::randn({32, 2})},
+                                         {q + ".hada_w1_b", at::randn({2, 32})},
+                                         {q + ".hada_w2_a", at::randn({32, 2})},
+                                         {q + ".hada_w2_b", at::randn({2, 32})}});
+    } else if (layout == "lokr") {
+      kiln::testing::writeTensors(path, {{q + ".lokr_w1", at::randn({4, 4})},
+                                         {q + ".lokr_w2_a", at::randn({8, 2})},
+                                         {q + ".lokr_w2_b", at::randn({2, 8})},
+                                         {q + ".alpha", at::full({}, 1.0)}});
+    } else {
+      kiln::testing::writeTensors(path, {{te + ".diff", at::randn({32, 32}) * 0.1}, {te + ".diff_b", at::randn({32}) * 0.1},
+                                         {conv + ".diff", at::randn({32, 32, 3, 3}) * 0.01}});
+    }
+    lora::LoraPatcher patcher(*pipe);
+    patcher.apply({{path, 0.8, 0.6}}, LoraMode::Merge);
+    const at::Tensor merged = output(*pipe);
+    patcher.apply({{path, 0.8, 0.6}}, LoraMode::Hook);
+    QCOMPARE(patcher.mode(), LoraMode::Hook);
+    QVERIFY(sameWeights(*pipe, before));
+    QVERIFY(patcher.hookedLayers() > 0);
+    const at::Tensor hooked = output(*pipe);
+    const double d = maxDiff(hooked, merged);
+    QVERIFY2(d < 1e-4, std::to_string(d).c_str());
+    QVERIFY(maxDiff(hooked, output(*load(family.toStdString()))) > 1e-3);
+    patcher.apply({{path, 0.0, 0.0}}, LoraMode::Hook);
+    QCOMPARE(patcher.hookedLayers(), std::size_t{0});  // strength 0 costs nothing
+    patcher.restore();
+    QVERIFY(pipe->unet().params().adapters() == nullptr);
+    QVERIFY(pipe->textEncoder(0).params().adapters() == nullptr);
+  }
+
+  // A keyframed strength changes the denoiser's output exactly at its step.
+  void keyframesChangeStrengthAtTheirStep() {
+    const std::string path = file("keyframes.safetensors");
+    {
+      const auto scratch = load("sd1");
+      writeKohya(path, *scratch, modulesFor("sd1"), 1.0);
+    }
+    const memory::CpuDevice cpu;
+    jobs::PipelineModel model(load("sd1"), cpu);
+    const nodes::SdPipeline& pipe = model.pipeline();
+    const auto cond = pipe.encodePrompts("a red circle", "");
+    const at::Tensor noise = nodes::seededNoise(3, {1, 4, 8, 8});
+    const auto run = [&](const LoraSpec& spec, LoraMode mode) {
+      if (model.applyLoras({spec}, mode).empty()) throw std::runtime_error("the stack did not change");
+      std::vector<at::Tensor> steps;
+      model.setLoraProgress(0);
+      pipe.sample(cond, noise, 10, 5.0, nodes::SizeConditioning::forImage(64, 64), [&](const sampling::StepInfo& s) {
+        steps.push_back(s.denoised->clone());
+        model.setLoraProgress(static_cast<double>(s.step + 1) / static_cast<double>(s.total));
+      });
+      return steps;
+    };
+    LoraSpec constant{path, 1.0, 1.0, {}};
+    LoraSpec keyed = parseLoraSpec(path + ":1,40%=0.3");
+    QCOMPARE(keyed.keyframes.size(), std::size_t{1});
+    std::vector<at::Tensor> a, b;
+    (void)run(constant, LoraMode::Auto);
+    QCOMPARE(model.loraMode(), LoraMode::Merge);  // auto, no keyframes, on the CPU
+    a = run(constant, LoraMode::Hook);
+    b = run(keyed, LoraMode::Auto);
+    QCOMPARE(model.loraMode(), LoraMode::Hook);  // auto picks hook for keyframes
+    QCOMPARE(a.size(), std::size_t{10});
+    for (std::size_t i = 0; i < 4; ++i) QVERIFY2(a[i].equal(b[i]), std::to_string(i).c_str());
+    QVERIFY(maxDiff(a[4], b[4]) > 1e-3);
+  }
+
+  void autoHooksWhenWeightsAreOffloaded() {
+    memory::SimulatedDevice dev(256 * kMiB);
+    jobs::PipelineModel model(load("sd1"), dev);
+    const std::vector<LoraSpec> none;
+    memory::OffloadSettings resident, streamed;
+    streamed.per_component["unet"] = memory::OffloadMode::GroupBlock;
+    QCOMPARE(model.resolveLoraMode(none, LoraMode::Auto, resident), LoraMode::Merge);
+    QCOMPARE(model.resolveLoraMode(none, LoraMode::Auto, streamed), LoraMode::Hook);
+    QCOMPARE(model.resolveLoraMode(none, LoraMode::Merge, streamed), LoraMode::Merge);
+    QCOMPARE(model.resolveLoraMode({parseLoraSpec("x:1,50%=0")}, LoraMode::Auto, resident), LoraMode::Hook);
   }
 
   void badFilesChangeNothing() {
