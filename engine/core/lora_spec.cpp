@@ -116,7 +116,7 @@ LoraSpec parseLoraSpec(const std::string& text) {
 
 std::string LoraReport::describe() const {
   std::string s = "applied " + std::to_string(applied) + " of " + std::to_string(modules) + " modules of " + path;
-  if (!format.empty()) s += " (" + format + ")";
+  s += " (" + (format.empty() ? std::string() : format + ", ") + (mode == LoraMode::Hook ? "hooked" : "merged") + ")";
   if (!unmatched.empty()) {
     s += "; " + std::to_string(unmatched.size()) + " matched nothing:";
     for (std::size_t i = 0; i < unmatched.size() && i < 5; ++i) s += (i ? ", " : " ") + unmatched[i];

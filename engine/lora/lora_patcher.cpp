@@ -198,6 +198,7 @@ std::vector<LoraReport> LoraPatcher::apply(const std::vector<LoraSpec>& stack, L
     LoraReport report;
     report.path = spec.path;
     report.format = file->format;
+    report.mode = mode;
     report.modules = static_cast<int>(file->modules.size());
     report.unrecognised = file->unrecognised;
     for (const LoraModule& m : file->modules) {

@@ -317,10 +317,23 @@ class TestCli : public QObject {
     QVERIFY(runCli(base + QStringList{"--out", plain}).exit_code == 0);
     const CliRun r = runCli(base + QStringList{"--out", styled, "--lora", QString::fromStdString(lora) + ":0.8"});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
-    QVERIFY2(r.err.contains("applied 1 of 2 modules of") && r.err.contains("(kohya); 1 matched nothing: " +
+    QVERIFY2(r.err.contains("applied 1 of 2 modules of") && r.err.contains("(kohya, merged); 1 matched nothing: " +
                                                                           QString::fromStdString(extra)),
              qPrintable(r.err));
     QVERIFY(kiln::readImage(styled.toStdString()).pixels != kiln::readImage(plain.toStdString()).pixels);
+
+    // Streamed block by block on the simulated device, auto hooks the LoRA in: the same
+    // picture up to rounding.
+    const QString streamed = dir_.filePath("styled_streamed.png");
+    const CliRun h = runCli(base + QStringList{"--out", streamed, "--lora", QString::fromStdString(lora) + ":0.8",
+                                               "--device", "sim:512M", "--offload-unet", "group-block"});
+    QVERIFY2(h.exit_code == 0, qPrintable(h.err));
+    QVERIFY2(h.err.contains("(kohya, hooked)"), qPrintable(h.err));
+    const auto a = kiln::readImage(styled.toStdString()).pixels, b = kiln::readImage(streamed.toStdString()).pixels;
+    QCOMPARE(a.size(), b.size());
+    double worst = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(double(a[i]) - double(b[i])));
+    QVERIFY2(worst <= 2.0 / 255.0, qPrintable(QString::number(worst)));
 
     const std::string flux = dir_.filePath("flux.safetensors").toStdString();
     kiln::testing::writeTensors(flux, {{"lora_unet_double_blocks_0_img_attn_qkv.lora_down.weight", at::randn({4, 32})},

@@ -43,12 +43,13 @@ LoraSpec parseLoraSpec(const std::string& text);
 struct LoraReport {
   std::string path;
   std::string format;                  // "kohya", "peft", "lycoris", ...
+  LoraMode mode = LoraMode::Merge;     // how it was applied: merge or hook
   int applied = 0;                     // modules that patched a weight
   int modules = 0;                     // modules in the file
   std::vector<std::string> unmatched;  // module names that fit no weight of this model
   std::vector<std::string> unrecognised;  // tensor names in no LoRA layout
 
-  // "applied 12 of 14 modules of style.safetensors (kohya); 2 matched nothing: ..."
+  // "applied 12 of 14 modules of style.safetensors (kohya, merged); 2 matched nothing: ..."
   std::string describe() const;
 };
 

@@ -345,24 +345,31 @@ class LoraTest : public QObject {
   // Through the cached pipeline on the simulated device: merged weights are what every
   // offload mode moves, whether the LoRA comes before or after the first placement, and
   // unloading returns every byte.
+  void mergedLorasHoldInEveryOffloadMode_data() {
+    QTest::addColumn<QString>("family");
+    QTest::newRow("sd1") << "sd1";
+    QTest::newRow("sdxl") << "sdxl";
+  }
   void mergedLorasHoldInEveryOffloadMode() {
-    const std::string path = file("offload.safetensors");
+    QFETCH(QString, family);
+    const std::string fam = family.toStdString();
+    const std::string path = file(("offload_" + fam + ".safetensors").c_str());
     std::map<std::string, at::Tensor> expected;
     {
-      const auto scratch = load("sd1");
-      expected = writeKohya(path, *scratch, modulesFor("sd1"), 0.8);
+      const auto scratch = load(fam);
+      expected = writeKohya(path, *scratch, modulesFor(fam), 0.8);
     }
-    const auto reference = load("sd1");
+    const auto reference = load(fam);
     for (const auto& [key, w] : expected) weight(*reference, key) = w;
     const at::Tensor want = output(*reference);
-    const at::Tensor plain = output(*load("sd1"));
+    const at::Tensor plain = output(*load(fam));
 
     memory::SimulatedDevice dev(256 * kMiB);
     const std::vector<memory::OffloadMode> modes{memory::OffloadMode::None, memory::OffloadMode::Model,
                                                  memory::OffloadMode::GroupBlock, memory::OffloadMode::GroupLeaf,
                                                  memory::OffloadMode::Balanced};
     for (const LoraMode lora_mode : {LoraMode::Merge, LoraMode::Hook}) {
-      jobs::PipelineModel model(load("sd1"), dev);
+      jobs::PipelineModel model(load(fam), dev);
       for (std::size_t i = 0; i < modes.size(); ++i) {
         memory::OffloadSettings s;
         s.mode = modes[i];
