@@ -13,6 +13,7 @@
 #include "lora/lora_patcher.h"
 #include "lora_files.h"
 #include "memory/device.h"
+#include "memory/model_cache.h"
 #include "sampling/euler.h"
 #include "nodes/sd_pipeline.h"
 #include "ref_tensors.h"
@@ -359,8 +360,31 @@ class LoraTest : public QObject {
       const auto scratch = load(fam);
       expected = writeKohya(path, *scratch, modulesFor(fam), 0.8);
     }
+    // Stacked with a file of every other layout (sd1): PEFT, LoHa, LoKr, full difference.
+    std::vector<LoraSpec> stack{{path, 0.8, 0.8, {}}};
+    if (fam == "sd1") {
+      const std::string mixed = file("offload_mixed.safetensors");
+      const std::string q = "lora_unet_output_blocks_3_1_transformer_blocks_0_attn1_to_q";
+      const std::string conv = "lora_unet_input_blocks_1_0_out_layers_3";
+      const std::string ff = "lora_unet_input_blocks_2_1_transformer_blocks_0_attn2_to_v";
+      at::manual_seed(77);
+      kiln::testing::writeTensors(
+          mixed, {{"unet.down_blocks.0.attentions.1.transformer_blocks.0.attn1.to_k.lora_A.weight", at::randn({4, 32})},
+                  {"unet.down_blocks.0.attentions.1.transformer_blocks.0.attn1.to_k.lora_B.weight", at::randn({32, 4})},
+                  {q + ".hada_w1_a", at::randn({32, 2})},
+                  {q + ".hada_w1_b", at::randn({2, 32})},
+                  {q + ".hada_w2_a", at::randn({32, 2})},
+                  {q + ".hada_w2_b", at::randn({2, 32})},
+                  {conv + ".lokr_w1", at::randn({4, 4})},
+                  {conv + ".lokr_w2", at::randn({8, 8, 3, 3}) * 0.1},
+                  {ff + ".diff", at::randn({32, 32}) * 0.1}});
+      stack.push_back({mixed, 0.5, 0.5, {}});
+    }
     const auto reference = load(fam);
-    for (const auto& [key, w] : expected) weight(*reference, key) = w;
+    lora::LoraPatcher by_hand_checked(*reference);  // kohya checked against the formula above
+    by_hand_checked.apply(stack, LoraMode::Merge);
+    for (const auto& [key, w] : expected)
+      if (fam != "sd1") QVERIFY(maxDiff(weight(*reference, key), w) < 1e-5);
     const at::Tensor want = output(*reference);
     const at::Tensor plain = output(*load(fam));
 
@@ -381,8 +405,8 @@ class LoraTest : public QObject {
         model.place(s, 2 * kMiB);
         const std::string name = std::string(memory::offloadModeName(modes[i])) + " " + loraModeName(lora_mode);
         QVERIFY2(maxDiff(output(model.pipeline(), &dev), plain) < 1e-5, name.c_str());
-        QVERIFY(!model.applyLoras({{path, 0.8, 0.8}}, lora_mode, s).empty());
-        QVERIFY(model.applyLoras({{path, 0.8, 0.8}}, lora_mode, s).empty());  // unchanged: no work
+        QCOMPARE(model.applyLoras(stack, lora_mode, s).size(), stack.size());
+        QVERIFY(model.applyLoras(stack, lora_mode, s).empty());  // unchanged: no work
         QCOMPARE(model.loraMode(), lora_mode);
         model.place(s, 2 * kMiB);
         const double d = maxDiff(output(model.pipeline(), &dev), want);
@@ -508,6 +532,34 @@ class LoraTest : public QObject {
     QCOMPARE(model.resolveLoraMode(none, LoraMode::Auto, streamed), LoraMode::Hook);
     QCOMPARE(model.resolveLoraMode(none, LoraMode::Merge, streamed), LoraMode::Merge);
     QCOMPARE(model.resolveLoraMode({parseLoraSpec("x:1,50%=0")}, LoraMode::Auto, resident), LoraMode::Hook);
+  }
+
+  // Each cached model owns its LoRA state: unloading one leaves another's LoRA in place.
+  void unloadingOneModelLeavesAnotherAlone() {
+    const std::string path = file("two_models.safetensors"), xl = file("two_models_xl.safetensors");
+    {
+      writeKohya(path, *load("sd1"), modulesFor("sd1"), 1.0);
+      writeKohya(xl, *load("sdxl"), modulesFor("sdxl"), 1.0);
+    }
+    memory::SimulatedDevice dev(256 * kMiB);
+    memory::ModelCache cache(dev, memory::CacheBudget{});
+    const auto leaseOf = [&](const std::string& family) {
+      return cache.acquire(family, [&] { return std::make_shared<jobs::PipelineModel>(load(family), dev); });
+    };
+    at::Tensor want;
+    {
+      auto sd1 = leaseOf("sd1");
+      auto& model = static_cast<jobs::PipelineModel&>(sd1.model());
+      model.applyLoras({{path, 1.0, 1.0, {}}}, LoraMode::Hook);
+      want = output(model.pipeline());
+      auto sdxl = leaseOf("sdxl");
+      static_cast<jobs::PipelineModel&>(sdxl.model()).applyLoras({{xl, 1.0, 1.0, {}}}, LoraMode::Merge);
+    }
+    QVERIFY(cache.unload("sdxl"));
+    auto sd1 = leaseOf("sd1");
+    QCOMPARE(cache.entries().size(), std::size_t{1});
+    QCOMPARE(cache.counters().loads, int64_t{2});
+    QVERIFY(output(static_cast<jobs::PipelineModel&>(sd1.model()).pipeline()).equal(want));
   }
 
   void badFilesChangeNothing() {
