@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kiln {
@@ -23,6 +24,10 @@ struct LoraKeyframe {
 };
 
 struct LoraSpec {
+  LoraSpec() = default;
+  LoraSpec(std::string file, double unet = 1.0, double text = 1.0, std::vector<LoraKeyframe> frames = {})
+      : path(std::move(file)), unet_strength(unet), text_strength(text), keyframes(std::move(frames)) {}
+
   std::string path;           // a .safetensors LoRA (kohya, PEFT, diffusers, LoHa, LoKr, full)
   double unet_strength = 1.0;  // the denoiser's, before the first keyframe
   double text_strength = 1.0;  // the text encoders'
