@@ -27,7 +27,7 @@ double msSince(Clock::time_point t0) { return std::chrono::duration<double, std:
 bool patchable(const std::string& name) {
   for (const char* part : {".to_q.", ".to_k.", ".to_v.", ".to_out.0.", ".ff.net.0.proj.", ".ff.net.2.", ".q_proj.",
                            ".k_proj.", ".v_proj.", ".out_proj."})
-    if (name.find(part) != std::string::npos) return name.size() > 7 && name.compare(name.size() - 7, 7, ".weight") == 0;
+    if (name.find(part) != std::string::npos) return name.ends_with(".weight");
   return false;
 }
 
@@ -45,7 +45,7 @@ void writeStyleLora(const std::string& path, const kiln::nodes::SdPipeline& pipe
   const auto& spec = pipe.spec();
   const auto visit = [&](const kiln::models::ParamList& params, const std::string& prefix, const std::string& tag) {
     for (const auto& slot : params.slots()) {
-      if (!patchable(slot.name) || slot.tensor->dim() != 2 || slot.name.rfind(prefix, 0) != 0) continue;
+      if (!patchable(slot.name) || slot.tensor->dim() != 2 || !slot.name.starts_with(prefix)) continue;
       std::string module = slot.name.substr(prefix.size(), slot.name.size() - prefix.size() - 7);
       std::replace(module.begin(), module.end(), '.', '_');
       const int64_t rank = std::min<int64_t>(8, std::min(slot.tensor->size(0), slot.tensor->size(1)));

@@ -114,10 +114,7 @@ std::vector<LoraReport> PipelineModel::applyLoras(const std::vector<LoraSpec>& s
   // Merged writes must land on the tensors offload moves: the placements come down and
   // the next place() snapshots the merged weights.
   if (resolved == LoraMode::Merge || patcher_->patchedWeights() > 0) offload();
-  struct Recount {
-    PipelineModel* self;
-    ~Recount() { self->recount(); }
-  } recount_on_exit{this};
+  const RecountOnExit recount_on_exit{this};
   std::vector<LoraReport> reports = patcher_->apply(stack, resolved);  // on error the old stack stays
   lora_reports_ = reports;
   return reports;
@@ -142,10 +139,7 @@ int64_t PipelineModel::deviceBytesNeeded(const memory::OffloadSettings& settings
 std::vector<std::string> PipelineModel::place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes) {
   std::vector<std::string> lines;
   if (!device_.isAccelerator()) return lines;
-  struct Recount {
-    PipelineModel* self;
-    ~Recount() { self->recount(); }
-  } recount_on_exit{this};
+  const RecountOnExit recount_on_exit{this};
   // Pinned memory may take what the host has free now, less the reserve.
   if (device_.hasPinnedMemory())
     device_.setPinnedLimit(std::max<int64_t>(memory::availableHostBytes().value_or(0) - settings.pin_reserve_bytes, 0));

@@ -71,6 +71,11 @@ class PipelineModel final : public memory::CachedModel {
 
  private:
   void recount();
+  // Byte counts and the summary brought up to date however the scope is left.
+  struct RecountOnExit {
+    PipelineModel* self;
+    ~RecountOnExit() { self->recount(); }
+  };
   std::unique_ptr<nodes::SdPipeline> pipeline_;
   const memory::Device& device_;
   std::vector<std::unique_ptr<memory::ComponentPlacement>> placements_;

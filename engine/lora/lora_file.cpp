@@ -45,32 +45,26 @@ constexpr std::pair<const char*, const char*> kSuffixes[] = {
     {".dora_scale", "dora_scale"},
 };
 
-bool endsWith(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
-bool startsWith(const std::string& s, const std::string& head) { return s.compare(0, head.size(), head) == 0; }
-
 std::string normalise(std::string module) {
   std::replace(module.begin(), module.end(), '.', '_');
   std::replace(module.begin(), module.end(), '-', '_');
-  if (startsWith(module, "base_model_model_")) module = module.substr(17);
+  if (module.starts_with("base_model_model_")) module = module.substr(17);
   static const std::pair<const char*, const char*> kPrefixes[] = {
       {"lora_unet_", "unet_"},          {"lora_te1_", "te1_"},    {"lora_te2_", "te2_"},
       {"lora_te_", "te_"},              {"text_encoder_2_", "te2_"}, {"text_encoder_", "te_"},
       {"lycoris_", "unet_"}};
   for (const auto& [from, to] : kPrefixes)
-    if (startsWith(module, from)) return std::string(to) + module.substr(std::string(from).size());
+    if (module.starts_with(from)) return std::string(to) + module.substr(std::string(from).size());
   return module;
 }
 
 std::string formatOf(const std::string& suffix, const std::string& module) {
-  if (startsWith(suffix, ".hada_") || startsWith(suffix, ".lokr_")) return "lycoris";
-  if (startsWith(suffix, ".diff")) return "full";
-  if (startsWith(suffix, ".lora_A") || startsWith(suffix, ".lora_B")) return "peft";
-  if (startsWith(suffix, ".lora.") || startsWith(suffix, ".lora_linear_layer")) return "diffusers";
-  if (startsWith(suffix, ".alpha")) return "";
-  return startsWith(module, "lora_") ? "kohya" : "diffusers";
+  if (suffix.starts_with(".hada_") || suffix.starts_with(".lokr_")) return "lycoris";
+  if (suffix.starts_with(".diff")) return "full";
+  if (suffix.starts_with(".lora_A") || suffix.starts_with(".lora_B")) return "peft";
+  if (suffix.starts_with(".lora.") || suffix.starts_with(".lora_linear_layer")) return "diffusers";
+  if (suffix.starts_with(".alpha")) return "";
+  return module.starts_with("lora_") ? "kohya" : "diffusers";
 }
 
 std::string shapeText(const at::Tensor& t) { return tensor_io::shapeToString(t.sizes().vec()); }
@@ -113,15 +107,12 @@ at::Tensor lokr(const LoraModule& m) {
     w2 = m.at("lokr_w2");
   else if (m.has("lokr_t2"))
     w2 = tucker(m.at("lokr_t2"), m.at("lokr_w2_a"), m.at("lokr_w2_b"));
-  else
-    w2 = at::matmul(matrix(m.at("lokr_w2_a")), m.at("lokr_w2_b").flatten(1)).view(
-        [&] {
-          std::vector<int64_t> s{m.at("lokr_w2_a").size(0)};
-          const auto b = m.at("lokr_w2_b").sizes();
-          s.push_back(b[1]);
-          for (std::size_t i = 2; i < b.size(); ++i) s.push_back(b[i]);
-          return s;
-        }());
+  else {
+    // w2_a [c, r] @ w2_b [r, d, ...] -> [c, d, ...]
+    std::vector<int64_t> shape = m.at("lokr_w2_b").sizes().vec();
+    shape[0] = m.at("lokr_w2_a").size(0);
+    w2 = at::matmul(m.at("lokr_w2_a"), m.at("lokr_w2_b").flatten(1)).view(shape);
+  }
   at::Tensor a = w1;
   while (a.dim() < w2.dim()) a = a.unsqueeze(-1);
   return at::kron(a, w2);
@@ -200,7 +191,7 @@ LoraFile readLoraFile(const std::string& path) {
     const char* role = nullptr;
     std::string module;
     for (const auto& [suffix, r] : kSuffixes) {
-      if (!endsWith(info.name, suffix)) continue;
+      if (!info.name.ends_with(suffix)) continue;
       role = r;
       module = info.name.substr(0, info.name.size() - std::string(suffix).size());
       if (const std::string f = formatOf(suffix, module); !f.empty()) formats.insert(f);

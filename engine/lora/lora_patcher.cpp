@@ -12,10 +12,6 @@
 namespace kiln::lora {
 namespace {
 
-bool endsWith(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 std::string underscored(std::string s) {
   std::replace(s.begin(), s.end(), '.', '_');
   return s;
@@ -78,7 +74,7 @@ TargetMap::TargetMap(const nodes::SdPipeline& pipeline) {
   const models::SdModelSpec& spec = pipeline.spec();
   const auto unet = slotsByName(pipeline.unet().params());
   for (const auto& slot : pipeline.unet().params().slots()) {
-    if (!endsWith(slot.name, ".weight") || slot.name.compare(0, spec.unet_prefix.size(), spec.unet_prefix) != 0)
+    if (!slot.name.ends_with(".weight") || !slot.name.starts_with(spec.unet_prefix))
       continue;
     const std::string path = slot.name.substr(spec.unet_prefix.size(), slot.name.size() - spec.unet_prefix.size() - 7);
     LoraTarget t;
@@ -128,7 +124,7 @@ TargetMap::TargetMap(const nodes::SdPipeline& pipeline) {
       continue;
     }
     for (const auto& slot : params.slots()) {
-      if (!endsWith(slot.name, ".weight") || slot.name.compare(0, te.prefix.size(), te.prefix) != 0) continue;
+      if (!slot.name.ends_with(".weight") || !slot.name.starts_with(te.prefix)) continue;
       const std::string path = slot.name.substr(te.prefix.size(), slot.name.size() - te.prefix.size() - 7);
       LoraTarget t;
       t.weight = slot.tensor;
@@ -172,6 +168,11 @@ std::shared_ptr<const LoraFile> LoraPatcher::load(const std::string& path) {
   auto file = std::make_shared<const LoraFile>(readLoraFile(path));
   files_[path] = {stamp, file};
   return file;
+}
+
+void LoraPatcher::forgetFilesOutside(const std::map<std::string, std::shared_ptr<const LoraFile>>& stack) {
+  // Parsed files stay cached only while they are in the stack.
+  for (auto it = files_.begin(); it != files_.end();) it = stack.count(it->first) ? std::next(it) : files_.erase(it);
 }
 
 std::vector<LoraReport> LoraPatcher::apply(const std::vector<LoraSpec>& stack, LoraMode mode) {
@@ -274,7 +275,7 @@ std::vector<LoraReport> LoraPatcher::apply(const std::vector<LoraSpec>& stack, L
     setAdapters(std::move(adapters));
     current_ = stack;
     mode_ = mode;
-    for (auto it = files_.begin(); it != files_.end();) it = used.count(it->first) ? std::next(it) : files_.erase(it);
+    forgetFilesOutside(used);
     return reports;
   }
   setAdapters(nullptr);
@@ -313,8 +314,7 @@ std::vector<LoraReport> LoraPatcher::apply(const std::vector<LoraSpec>& stack, L
     throw;
   }
   current_ = stack;
-  // Parsed files stay cached only while they are in the stack.
-  for (auto it = files_.begin(); it != files_.end();) it = used.count(it->first) ? std::next(it) : files_.erase(it);
+  forgetFilesOutside(used);
   return reports;
 }
 

@@ -82,6 +82,7 @@ class LoraPatcher {
     std::string signature;  // which files at which strengths made the current tensor
   };
   std::shared_ptr<const LoraFile> load(const std::string& path);
+  void forgetFilesOutside(const std::map<std::string, std::shared_ptr<const LoraFile>>& stack);
   void setAdapters(std::unique_ptr<LoraAdapters> adapters);
   std::vector<const models::ParamList*> hookedLists() const;
 

@@ -235,7 +235,7 @@ std::string originalToDiffusersUNet(const std::string& name, int64_t num_res_blo
     for (const auto& [diffusers, original] : kUNetResnet) {
       const std::string o = original;
       if (rest == o) return std::string(diffusers);
-      if (rest.compare(0, o.size() + 1, o + ".") == 0) return std::string(diffusers) + rest.substr(o.size());
+      if (rest.starts_with(o + ".")) return std::string(diffusers) + rest.substr(o.size());
     }
     return rest;
   };
@@ -249,7 +249,7 @@ std::string originalToDiffusersUNet(const std::string& name, int64_t num_res_blo
       const std::string level = "down_blocks." + std::to_string((k - 1) / stride) + ".";
       const int64_t j = (k - 1) % stride;
       if (j == num_res_blocks) {
-        if (m != 0 || (rest != "op" && rest.compare(0, 3, "op.") != 0)) return "";
+        if (m != 0 || (rest != "op" && !rest.starts_with("op."))) return "";
         return with(level + "downsamplers.0.conv", rest.substr(std::min<std::size_t>(rest.size(), 3)));
       }
       if (m == 0) return with(level + "resnets." + std::to_string(j), inverseResnet(rest));
@@ -258,7 +258,7 @@ std::string originalToDiffusersUNet(const std::string& name, int64_t num_res_blo
     }
     const std::string level = "up_blocks." + std::to_string(k / stride) + ".";
     const int64_t j = k % stride;
-    const bool upsampler = rest == "conv" || rest.compare(0, 5, "conv.") == 0;
+    const bool upsampler = rest == "conv" || rest.starts_with("conv.");
     if (m == 0) return with(level + "resnets." + std::to_string(j), inverseResnet(rest));
     if ((m == 1 || m == 2) && upsampler) return with(level + "upsamplers.0", rest);
     if (m == 1) return with(level + "attentions." + std::to_string(j), rest);
@@ -278,7 +278,7 @@ std::string originalToDiffusersUNet(const std::string& name, int64_t num_res_blo
   for (const auto& [original, diffusers] : kOthers) {
     const std::string o = original;
     if (name == o) return diffusers;
-    if (name.compare(0, o.size() + 1, o + ".") == 0) return std::string(diffusers) + name.substr(o.size());
+    if (name.starts_with(o + ".")) return std::string(diffusers) + name.substr(o.size());
   }
   return "";
 }
