@@ -67,6 +67,10 @@ void EngineBridge::onEvent(const kiln::Event& e) {
     case kiln::EventType::StagePlanned:
       stages_ = e.stages;
       break;
+    case kiln::EventType::StageUpdated:
+      if (e.stage >= 0 && e.stage < static_cast<int>(stages_.size()) && !e.stages.empty())
+        stages_[static_cast<std::size_t>(e.stage)] = e.stages.front();
+      break;
     case kiln::EventType::StageStarted:
     case kiln::EventType::Progress:
       Q_EMIT progress(stageName(e.stage), e.type == kiln::EventType::StageStarted ? 0 : e.done, e.total,

@@ -48,6 +48,12 @@ QByteArray eventToJson(const Event& e) {
       o["fraction"] = e.fraction;
       o["eta_seconds"] = e.eta_seconds;
       break;
+    case EventType::StageUpdated:
+      o["stage"] = e.stage;
+      if (!e.stages.empty()) o["update"] = stageToJson(e.stages.front());
+      o["fraction"] = e.fraction;
+      o["eta_seconds"] = e.eta_seconds;
+      break;
     case EventType::Preview:
       o["stage"] = e.stage;
       o["step"] = qint64(e.done);
@@ -90,13 +96,16 @@ void ProgressDisplay::handle(const Event& e) {
   if (mode_ == Mode::Silent) return;
   if (e.type == EventType::StagePlanned) stages_ = e.stages;
   const bool staged = e.stage >= 0 && e.stage < static_cast<int>(stages_.size());
+  if (e.type == EventType::StageUpdated && staged && !e.stages.empty())
+    stages_[static_cast<std::size_t>(e.stage)] = e.stages.front();
   if (mode_ == Mode::Live) {
     if (staged && (e.type == EventType::StageStarted || e.type == EventType::Progress)) drawLive(e);
     return;
   }
   if (!staged) return;
   const Stage& s = stages_[static_cast<std::size_t>(e.stage)];
-  if (e.type == EventType::StageStarted) std::fprintf(out_, "%s...\n", s.name.c_str());
+  if (e.type == EventType::StageStarted || e.type == EventType::StageUpdated)
+    std::fprintf(out_, "%s...\n", s.name.c_str());
   if (e.type == EventType::Progress && e.unit == "steps")
     std::fprintf(out_, "%s %lld/%lld\n", s.name.c_str(), static_cast<long long>(e.done),
                  static_cast<long long>(e.total));

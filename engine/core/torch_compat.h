@@ -5,6 +5,9 @@
 #include <ATen/ATen.h>
 #include <torch/version.h>
 
+#include <algorithm>
+#include <vector>
+
 #if TORCH_VERSION_MAJOR >= 2
 #define KILN_HAS_FUSED_ATTENTION 1
 #else
@@ -12,6 +15,9 @@
 #endif
 
 namespace kiln::core {
+
+// The most bytes one piece of unfused attention's score matrix takes.
+inline constexpr int64_t kAttentionChunkBytes = int64_t{64} << 20;
 
 // softmax(q k^T * scale + mask) v over [B, H, N, D] tensors; uses the fused kernel when
 // libtorch provides one. `mask` is additive and may be undefined.
@@ -22,9 +28,27 @@ inline at::Tensor scaledDotProductAttention(const at::Tensor& q, const at::Tenso
   return at::scaled_dot_product_attention(
       q, k, v, mask.defined() ? c10::optional<at::Tensor>(mask) : c10::nullopt, 0.0, false, scale);
 #else
-  at::Tensor scores = at::matmul(q * scale, k.transpose(-2, -1));
-  if (mask.defined()) scores = scores + mask;
-  return at::matmul(at::softmax(scores, -1), v);
+  // Rows of queries at a time, so the score matrix stays under kAttentionChunkBytes (a
+  // VAE's mid-block attention over a 2048x2048 image would need 16 GiB at once). Rows are
+  // independent, so the result is the same as in one piece.
+  const int64_t rows = q.size(-2), cols = k.size(-2);
+  const int64_t row_bytes = q.numel() / std::max<int64_t>(q.size(-1), 1) / std::max<int64_t>(rows, 1) *
+                            cols * static_cast<int64_t>(q.element_size());
+  const int64_t chunk = std::max<int64_t>(1, kAttentionChunkBytes / std::max<int64_t>(row_bytes, 1));
+  const at::Tensor kt = k.transpose(-2, -1);
+  const auto attend = [&](const at::Tensor& qs, const at::Tensor& m) {
+    at::Tensor scores = at::matmul(qs * scale, kt);
+    if (m.defined()) scores = scores + m;
+    return at::matmul(at::softmax(scores, -1), v);
+  };
+  if (chunk >= rows) return attend(q, mask);
+  std::vector<at::Tensor> parts;
+  for (int64_t r = 0; r < rows; r += chunk) {
+    const int64_t n = std::min(chunk, rows - r);
+    const bool row_mask = mask.defined() && mask.dim() >= 2 && mask.size(-2) == rows;
+    parts.push_back(attend(q.narrow(-2, r, n), row_mask ? mask.narrow(-2, r, n) : mask));
+  }
+  return at::cat(parts, -2);
 #endif
 }
 

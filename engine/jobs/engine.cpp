@@ -25,6 +25,7 @@ const char* stageKindName(StageKind kind) noexcept {
     case StageKind::LoadModel: return "load";
     case StageKind::ApplyLora: return "lora";
     case StageKind::EncodePrompt: return "encode";
+    case StageKind::EncodeImage: return "encode_image";
     case StageKind::Denoise: return "denoise";
     case StageKind::Decode: return "decode";
     case StageKind::EncodeVideo: return "video";
@@ -42,6 +43,7 @@ const char* eventTypeName(EventType type) noexcept {
     case EventType::StageStarted: return "stage_started";
     case EventType::Progress: return "progress";
     case EventType::StageFinished: return "stage_finished";
+    case EventType::StageUpdated: return "stage_updated";
     case EventType::Preview: return "preview";
     case EventType::JobFinished: return "job_finished";
     case EventType::JobFailed: return "job_failed";

@@ -12,6 +12,9 @@
 #include "core/atomic_file.h"
 #include "core/interrupt.h"
 #include "jobs/pipeline_model.h"
+#include "jobs/progress_tracker.h"
+#include "jobs/vae_stage.h"
+#include "nodes/image_prep.h"
 #include "memory/device.h"
 #include "memory/model_cache.h"
 #include "jobs/stage_timings.h"
@@ -19,8 +22,6 @@
 
 namespace kiln::jobs {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // The bytes a job holds in tensors and images, counted into the engine's accounting and
 // given back when the job ends, however it ends.
@@ -40,129 +41,6 @@ class JobBytes {
  private:
   std::atomic<int64_t>* counter_ = nullptr;
   int64_t held_ = 0;
-};
-
-// Turns stage progress into events with the overall fraction and ETA, and records how
-// long each finished stage took.
-class ProgressTracker {
- public:
-  ProgressTracker(RunEnvironment& env, TimingKey base) : env_(env), base_(std::move(base)) {}
-
-  int add(StageKind kind, std::string name, std::string unit, int64_t total, int image,
-          int64_t expected_units) {
-    Stage s;
-    s.kind = kind;
-    s.name = std::move(name);
-    s.unit = std::move(unit);
-    s.total = total;
-    s.image = image;
-    TimingKey key = base_;
-    key.kind = kind;
-    s.expected_seconds = env_.timings ? env_.timings->secondsPerUnit(key) * static_cast<double>(expected_units) : 1.0;
-    stages_.push_back(std::move(s));
-    fraction_done_.push_back(0);
-    return static_cast<int>(stages_.size()) - 1;
-  }
-
-  void plan() {
-    Event e;
-    e.type = EventType::StagePlanned;
-    e.stages = stages_;
-    e.eta_seconds = remainingExpected();
-    env_.emit(std::move(e));
-    job_start_ = Clock::now();
-  }
-
-  void start(int i) {
-    current_ = i;
-    stage_start_ = Clock::now();
-    Event e;
-    e.type = EventType::StageStarted;
-    e.stage = i;
-    e.total = stages_[static_cast<std::size_t>(i)].total;
-    e.unit = stages_[static_cast<std::size_t>(i)].unit;
-    fill(e);
-    env_.emit(std::move(e));
-  }
-
-  // Progress events at most every 10 ms, and always for the first and the last unit.
-  void progress(int i, int64_t done, int64_t total) {
-    Stage& s = stages_[static_cast<std::size_t>(i)];
-    s.total = total;
-    fraction_done_[static_cast<std::size_t>(i)] =
-        total > 0 ? std::clamp(static_cast<double>(done) / static_cast<double>(total), 0.0, 1.0) : 0.0;
-    const auto now = Clock::now();
-    if (done != total && done != 1 && now - last_progress_ < std::chrono::milliseconds(10)) return;
-    last_progress_ = now;
-    Event e;
-    e.type = EventType::Progress;
-    e.stage = i;
-    e.done = done;
-    e.total = total;
-    e.unit = s.unit;
-    fill(e);
-    env_.emit(std::move(e));
-  }
-
-  void finish(int i) {
-    Stage& s = stages_[static_cast<std::size_t>(i)];
-    fraction_done_[static_cast<std::size_t>(i)] = 1.0;
-    const double seconds = std::chrono::duration<double>(Clock::now() - stage_start_).count();
-    if (env_.timings) {
-      TimingKey key = base_;
-      key.kind = s.kind;
-      env_.timings->record(key, s.total, seconds);
-    }
-    Event e;
-    e.type = EventType::StageFinished;
-    e.stage = i;
-    e.done = s.total;
-    e.total = s.total;
-    e.unit = s.unit;
-    fill(e);
-    env_.emit(std::move(e));
-    current_ = -1;
-  }
-
-  // Stages that will not run (a skipped batch) stop counting towards the whole.
-  void drop(int from) {
-    for (std::size_t k = static_cast<std::size_t>(from); k < stages_.size(); ++k)
-      stages_[k].expected_seconds = 0;
-  }
-
-  int current() const noexcept { return current_; }
-  const Stage& stage(int i) const { return stages_[static_cast<std::size_t>(i)]; }
-  int size() const noexcept { return static_cast<int>(stages_.size()); }
-
- private:
-  double expectedTotal() const {
-    double t = 0;
-    for (const auto& s : stages_) t += s.expected_seconds;
-    return t;
-  }
-  double expectedDone() const {
-    double t = 0;
-    for (std::size_t k = 0; k < stages_.size(); ++k) t += stages_[k].expected_seconds * fraction_done_[k];
-    return t;
-  }
-  double remainingExpected() const { return std::max(0.0, expectedTotal() - expectedDone()); }
-
-  void fill(Event& e) const {
-    const double total = expectedTotal();
-    const double done = expectedDone();
-    e.fraction = total > 0 ? std::clamp(done / total, 0.0, 1.0) : 0.0;
-    // Scale the remaining expectation by how this run compares with it so far.
-    const double elapsed = std::chrono::duration<double>(Clock::now() - job_start_).count();
-    const double speed = done > 0.05 * total && done > 0 ? std::clamp(elapsed / done, 0.2, 5.0) : 1.0;
-    e.eta_seconds = std::max(0.0, total - done) * speed;
-  }
-
-  RunEnvironment& env_;
-  TimingKey base_;
-  std::vector<Stage> stages_;
-  std::vector<double> fraction_done_;
-  int current_ = -1;
-  Clock::time_point job_start_ = Clock::now(), stage_start_ = Clock::now(), last_progress_{};
 };
 
 Event logEvent(std::string message) {
@@ -208,6 +86,10 @@ void saveImage(const std::string& path, const Image& image, const RunEnvironment
 
 }  // namespace
 
+bool hasImage(const Image& image) {
+  return image.width != 0 || image.height != 0 || image.channels != 0 || !image.pixels.empty();
+}
+
 std::string formatNumber(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);
@@ -235,6 +117,25 @@ void validateJob(const Job& job) {
   if (p.original_width < 0 || p.original_height < 0 || p.crop_top < 0 || p.crop_left < 0)
     throw Error(ErrorKind::InvalidArgument, "original size and crop offsets cannot be negative");
   if (p.dtype == ComputeDType::Invalid) throw Error(ErrorKind::InvalidArgument, "no compute dtype set");
+  nodes::validateTiling(vaeTilingSettings(p));
+  if (!std::isfinite(p.denoise) || p.denoise <= 0 || p.denoise > 1)
+    throw Error(ErrorKind::InvalidArgument,
+                "denoise must be more than 0 and at most 1, got " + formatNumber(p.denoise));
+  const bool init = hasImage(p.init_image), mask = hasImage(p.mask);
+  if (init) nodes::checkImage(p.init_image, "the init image");
+  if (mask && !init)
+    throw Error(ErrorKind::InvalidArgument, "a mask needs an init image: inpainting repaints part of a picture");
+  if (mask) {
+    nodes::checkImage(p.mask, "the mask");
+    if (p.mask.width != p.init_image.width || p.mask.height != p.init_image.height)
+      throw Error(ErrorKind::InvalidArgument,
+                  "the mask is " + std::to_string(p.mask.width) + "x" + std::to_string(p.mask.height) +
+                      " pixels but the init image is " + std::to_string(p.init_image.width) + "x" +
+                      std::to_string(p.init_image.height) + "; they must be the same size");
+  }
+  if (p.mask_feather < 0 || p.mask_feather > 256)
+    throw Error(ErrorKind::InvalidArgument,
+                "the mask feather must be between 0 and 256 pixels, got " + std::to_string(p.mask_feather));
   if (job.batch < 1 || job.batch > 1000)
     throw Error(ErrorKind::InvalidArgument, "a batch has 1 to 1000 images, got " + std::to_string(job.batch));
 }
@@ -263,6 +164,11 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
 
   JobResult result;
   result.model_family = models::familyName(spec.family);
+  const bool has_init = hasImage(p.init_image), has_mask = hasImage(p.mask);
+  if (has_init && p.width == 0 && p.height == 0) {
+    p.width = p.init_image.width;
+    p.height = p.init_image.height;
+  }
   if (p.width == 0 && p.height == 0) {
     p.width = spec.native_width > 0 ? spec.native_width : 512;
     p.height = spec.native_height > 0 ? spec.native_height : 512;
@@ -278,6 +184,20 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     p.height = h;
   }
 
+  // Image-to-image runs the last floor(steps * denoise) steps of the schedule.
+  const int64_t steps_run =
+      has_init ? std::min<int64_t>(p.steps, static_cast<int64_t>(std::floor(p.steps * p.denoise + 1e-9))) : p.steps;
+  if (steps_run < 1)
+    throw Error(ErrorKind::InvalidArgument, "denoise " + formatNumber(p.denoise) + " of " + std::to_string(p.steps) +
+                                                " steps runs no step; raise the denoise strength or the steps");
+  if (!has_init && p.denoise != 1.0)
+    result.notices.push_back("denoise " + formatNumber(p.denoise) + " applies to image-to-image only; ignored");
+  const nodes::VaeTilingSettings tiling = vaeTilingSettings(p);
+  const auto vaePlan = [&](nodes::VaeWork work) {
+    return nodes::planVae(work, tiling, spec.vae, p.height, p.width, dtype, availableWorkBytes(device));
+  };
+  const auto tilePixels = [](const nodes::VaePlan& plan) { return plan.tiled ? plan.tile_pixels * plan.tile_pixels : 0; };
+
   // The plan: every stage with its unit and (where known) its size, before any runs.
   ProgressTracker tracker(env, {StageKind::Invalid, result.model_family,
                                 static_cast<int64_t>(p.width) * p.height,
@@ -288,11 +208,19 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
                                           static_cast<int64_t>(checkpoint->index.entries().size()));
   const auto encoders = static_cast<int64_t>(spec.text_encoders.size());
   const int encode = tracker.add(StageKind::EncodePrompt, "Encoding prompt", "encoders", encoders, -1, encoders);
+  int encode_image = -1;
+  if (has_init) {
+    const nodes::VaePlan plan = vaePlan(nodes::VaeWork::Encode);
+    encode_image = tracker.add(StageKind::EncodeImage, "Encoding image", "tiles", plan.tile_count, -1,
+                               plan.tile_count, tilePixels(plan));
+  }
+  const nodes::VaePlan decode_plan = vaePlan(nodes::VaeWork::Decode);
   std::vector<int> denoise, decode, store;
   for (int i = 0; i < job.batch; ++i) {
     const std::string of = job.batch > 1 ? " image " + std::to_string(i + 1) + " of " + std::to_string(job.batch) : "";
-    denoise.push_back(tracker.add(StageKind::Denoise, "Denoising" + of, "steps", p.steps, i, p.steps));
-    decode.push_back(tracker.add(StageKind::Decode, "Decoding" + of, "tiles", 1, i, 1));
+    denoise.push_back(tracker.add(StageKind::Denoise, "Denoising" + of, "steps", steps_run, i, steps_run));
+    decode.push_back(tracker.add(StageKind::Decode, "Decoding" + of, "tiles", decode_plan.tile_count, i,
+                                 decode_plan.tile_count, tilePixels(decode_plan)));
     if (save) store.push_back(tracker.add(StageKind::Save, "Saving" + of, "files", 1, i, 1));
   }
   tracker.plan();
@@ -321,7 +249,7 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     for (const LoraReport& r : model.loraReports()) result.notices.push_back("LoRA: " + r.describe());
     if (device.isAccelerator()) {
       // Room on the device for the weights that are not there yet and for the work.
-      const int64_t working = estimateWorkingBytes(spec, p.width, p.height, dtype);
+      const int64_t working = estimateWorkingBytes(spec, p.width, p.height, dtype, tiling, device.memory().total_bytes);
       int64_t available = 0;
       if (env.cache) {
         const memory::MakeRoomResult room = env.cache->makeRoom(model.deviceBytesNeeded(env.offload), working);
@@ -342,6 +270,31 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     bytes.add(static_cast<int64_t>(cond.context.nbytes()));
     tracker.progress(encode, encoders, encoders);
     tracker.finish(encode);
+
+    // Image-to-image: the picture fitted to the canvas, encoded; inpainting: its mask.
+    sampling::LatentInit init;
+    at::Tensor init_rgb, pixel_mask;
+    if (has_init) {
+      tracker.start(encode_image);
+      bool cropped = false;
+      const at::Tensor picture =
+          nodes::fitImage(nodes::rgbOf(nodes::imageTensor(p.init_image)), p.height, p.width, &cropped);
+      if (p.init_image.width != p.width || p.init_image.height != p.height)
+        result.notices.push_back("the init image (" + std::to_string(p.init_image.width) + "x" +
+                                 std::to_string(p.init_image.height) + ") was " +
+                                 (cropped ? "scaled and centre-cropped" : "scaled") + " to " +
+                                 std::to_string(p.width) + "x" + std::to_string(p.height));
+      init_rgb = picture * 2 - 1;
+      init.latent = runVaeStage(nodes::VaeWork::Encode, *pipeline, init_rgb,
+                                {tracker, encode_image, env, device, tiling});
+      init.start_step = p.steps - steps_run;
+      if (has_mask) {
+        pixel_mask = nodes::featherMask(nodes::fitImage(nodes::maskTensor(p.mask), p.height, p.width), p.mask_feather);
+        init.mask = nodes::latentMask(pixel_mask, f);
+      }
+      bytes.add(static_cast<int64_t>(init_rgb.nbytes() + init.latent.nbytes()));
+      tracker.finish(encode_image);
+    }
 
     const int64_t channels = spec.unet.in_channels;
     const nodes::SizeConditioning sizes{p.original_height > 0 ? p.original_height : p.height,
@@ -369,15 +322,19 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
               e.image = imageFromRgb(pipeline->previewRgb(*s.denoised));
               env.emit(std::move(e));
             }
-          });
+          },
+          has_init ? &init : nullptr);
       bytes.add(static_cast<int64_t>(latent.nbytes()));
       tracker.finish(denoise[static_cast<std::size_t>(i)]);
 
       tracker.start(decode[static_cast<std::size_t>(i)]);
-      Image image = toImage(pipeline->decode(latent));
+      at::Tensor decoded =
+          runVaeStage(nodes::VaeWork::Decode, *pipeline, latent, {tracker, decode[static_cast<std::size_t>(i)], env, device, tiling});
+      // Outside the mask the picture stays exactly as it was.
+      if (pixel_mask.defined()) decoded = init_rgb + (decoded - init_rgb) * pixel_mask;
+      Image image = toImage(decoded);
       bytes.add(static_cast<int64_t>(image.pixels.size() * sizeof(float)));
       image.text["parameters"] = formatA1111Parameters(pi, "Euler", model_name);
-      tracker.progress(decode[static_cast<std::size_t>(i)], 1, 1);
       tracker.finish(decode[static_cast<std::size_t>(i)]);
 
       if (save) {
@@ -402,6 +359,30 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   return result;
 }
 
+namespace {
+
+bool isAllocationMessage(const std::string& what) {
+  return what.find("alloc") != std::string::npos || what.find("out of memory") != std::string::npos;
+}
+
+}  // namespace
+
+bool isOutOfMemory(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const Error& e) {
+    return e.kind() == ErrorKind::OutOfMemory;
+  } catch (const std::bad_alloc&) {
+    return true;
+  } catch (const c10::OutOfMemoryError&) {
+    return true;
+  } catch (const c10::Error& e) {
+    return isAllocationMessage(e.what_without_backtrace());
+  } catch (...) {
+    return false;
+  }
+}
+
 [[noreturn]] void rethrowAsError() {
   try {
     throw;
@@ -412,7 +393,7 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   } catch (const c10::Error& e) {
     // libtorch reports allocation failures as c10::Error; everything else is a bug.
     const std::string what = e.what_without_backtrace();
-    if (what.find("alloc") != std::string::npos || what.find("out of memory") != std::string::npos)
+    if (isAllocationMessage(what))
       throw Error(ErrorKind::OutOfMemory, "out of memory while rendering: " + what);
     throw Error(ErrorKind::Internal, "internal error while rendering: " + what);
   } catch (const std::exception& e) {

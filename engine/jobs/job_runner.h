@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <string>
 #include <vector>
@@ -38,6 +39,9 @@ struct JobResult {
   std::string model_family;
 };
 
+// True when the caller gave an image (even an empty, malformed one, which validation refuses).
+bool hasImage(const Image& image);
+
 // "%g": how numbers appear in messages and in the A1111 parameters text.
 std::string formatNumber(double v);
 
@@ -48,6 +52,10 @@ void validateJob(const Job& job);
 // rethrowAsError). `failed_stage` receives the index of the stage that was running when
 // it threw (-1 outside any stage).
 JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage = nullptr);
+
+// True for the errors allocators throw when memory runs out (std::bad_alloc,
+// c10::OutOfMemoryError, libtorch's CPU allocation failures, kiln::Error(OutOfMemory)).
+bool isOutOfMemory(const std::exception_ptr& error);
 
 // Inside a catch block: rethrows the exception in flight as a kiln::Error (allocation
 // failures as OutOfMemory, anything else unexpected as Internal).

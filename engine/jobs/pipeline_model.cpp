@@ -159,12 +159,15 @@ std::vector<std::string> PipelineModel::place(const memory::OffloadSettings& set
 }
 
 int64_t estimateWorkingBytes(const models::SdModelSpec& spec, int64_t width, int64_t height,
-                             at::ScalarType dtype) {
-  // The decoder's last level runs at full resolution with base_channels channels; a
-  // residual block holds about four such tensors at once, plus a float32 upcast of one.
-  const int64_t element = at::elementSize(dtype);
-  const int64_t plane = width * height * spec.vae.base_channels;
-  return plane * (4 * element + 4);
+                             at::ScalarType dtype, const nodes::VaeTilingSettings& tiling,
+                             int64_t device_total_bytes) {
+  nodes::VaeTilingSettings s = tiling;
+  if (s.mode == VaeTiling::Auto) {
+    const int64_t f = spec.vae.downscale();
+    const bool fits = models::decodeWorkingBytes(spec.vae, height / f, width / f, dtype) <= device_total_bytes / 2;
+    s.mode = fits ? VaeTiling::Never : VaeTiling::Always;
+  }
+  return nodes::planVae(nodes::VaeWork::Decode, s, spec.vae, height, width, dtype, -1).estimated_bytes;
 }
 
 }  // namespace kiln::jobs

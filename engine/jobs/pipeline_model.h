@@ -14,6 +14,7 @@
 #include "memory/model_cache.h"
 #include "memory/offload.h"
 #include "nodes/sd_pipeline.h"
+#include "nodes/vae_plan.h"
 
 namespace kiln::jobs {
 
@@ -87,9 +88,11 @@ class PipelineModel final : public memory::CachedModel {
   std::vector<std::string> summary_;  // placements_' descriptions, for other threads
 };
 
-// Device memory a render of this size needs beyond the weights: a rough upper bound from
-// the VAE decoder's full-resolution activations, its largest working set.
+// Device memory a render of this size needs beyond the weights: the VAE's working memory
+// as `tiling` would plan it when the device has `device_total_bytes` (auto plans the full
+// pass when its estimate takes at most half the device, else 512-pixel tiles).
 int64_t estimateWorkingBytes(const models::SdModelSpec& spec, int64_t width, int64_t height,
-                             at::ScalarType dtype);
+                             at::ScalarType dtype, const nodes::VaeTilingSettings& tiling,
+                             int64_t device_total_bytes);
 
 }  // namespace kiln::jobs

@@ -15,6 +15,22 @@ RenderParams defaultRenderParams() {
   return p;
 }
 
+const char* vaeTilingName(VaeTiling mode) noexcept {
+  switch (mode) {
+    case VaeTiling::Auto: return "auto";
+    case VaeTiling::Always: return "always";
+    case VaeTiling::Never: return "never";
+    case VaeTiling::Invalid: break;
+  }
+  return "invalid";
+}
+
+VaeTiling parseVaeTiling(const std::string& text) noexcept {
+  for (VaeTiling m : {VaeTiling::Auto, VaeTiling::Always, VaeTiling::Never})
+    if (text == vaeTilingName(m)) return m;
+  return VaeTiling::Invalid;
+}
+
 std::string starterModelPath() { return core::findDataFile("models/kiln-starter.safetensors"); }
 
 std::string formatA1111Parameters(const RenderParams& p, const std::string& sampler,
@@ -23,7 +39,9 @@ std::string formatA1111Parameters(const RenderParams& p, const std::string& samp
          "\nSteps: " + std::to_string(p.steps) + ", Sampler: " + sampler +
          ", CFG scale: " + jobs::formatNumber(p.cfg_scale) + ", Seed: " + std::to_string(p.seed) +
          ", Size: " + std::to_string(p.width) + "x" + std::to_string(p.height) +
-         ", Model: " + model_name;
+         ", Model: " + model_name +
+         (jobs::hasImage(p.init_image) ? ", Denoising strength: " + jobs::formatNumber(p.denoise) : std::string()) +
+         (jobs::hasImage(p.mask) && p.mask_feather > 0 ? ", Mask blur: " + std::to_string(p.mask_feather) : std::string());
 }
 
 // One job run on the caller's thread, with no cache and no interruption.

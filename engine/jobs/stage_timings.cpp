@@ -18,6 +18,7 @@ double builtInGuess(StageKind kind) {
     case StageKind::LoadModel: return 0.005;    // per tensor
     case StageKind::ApplyLora: return 0.002;    // per key
     case StageKind::EncodePrompt: return 0.2;   // per text encoder
+    case StageKind::EncodeImage: return 3.0;    // per tile
     case StageKind::Denoise: return 2.0;        // per step
     case StageKind::Decode: return 5.0;         // per tile
     case StageKind::EncodeVideo: return 0.05;   // per frame
@@ -28,11 +29,12 @@ double builtInGuess(StageKind kind) {
 }
 
 bool growsWithPixels(StageKind kind) {
-  return kind == StageKind::Denoise || kind == StageKind::Decode || kind == StageKind::Save;
+  return kind == StageKind::Denoise || kind == StageKind::Decode || kind == StageKind::EncodeImage ||
+         kind == StageKind::Save;
 }
 
 StageKind kindFromName(const std::string& name) {
-  for (StageKind k : {StageKind::LoadModel, StageKind::ApplyLora, StageKind::EncodePrompt,
+  for (StageKind k : {StageKind::LoadModel, StageKind::ApplyLora, StageKind::EncodePrompt, StageKind::EncodeImage,
                       StageKind::Denoise, StageKind::Decode, StageKind::EncodeVideo, StageKind::Save})
     if (name == stageKindName(k)) return k;
   return StageKind::Invalid;

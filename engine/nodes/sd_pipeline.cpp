@@ -136,7 +136,8 @@ at::Tensor SdPipeline::timeIds(const SizeConditioning& s) {
 
 at::Tensor SdPipeline::sample(const Conditioning& cond, const at::Tensor& noise, int64_t steps,
                               double cfg_scale, const SizeConditioning& sizes,
-                              const std::function<void(const sampling::StepInfo&)>& on_step) const {
+                              const std::function<void(const sampling::StepInfo&)>& on_step,
+                              const sampling::LatentInit* init) const {
   at::Tensor y;
   if (unet_->config().adm_in_channels > 0) {
     if (!cond.pooled.defined())
@@ -153,15 +154,28 @@ at::Tensor SdPipeline::sample(const Conditioning& cond, const at::Tensor& noise,
                       std::to_string(info.step + 1) + "/" + std::to_string(info.total) +
                       "; try float32 compute or a lower CFG scale");
     if (on_step) on_step(info);
-  });
+  }, init);
 }
 
-at::Tensor SdPipeline::decode(const at::Tensor& latent) const {
-  at::Tensor image = vae_->decode(latent / checkpoint_.spec.vae.scaling_factor).to(at::kFloat);
+at::Tensor SdPipeline::decode(const at::Tensor& latent, const models::LatentTiles* tiles,
+                              const models::TileProgress& progress) const {
+  const at::Tensor z = latent / checkpoint_.spec.vae.scaling_factor;
+  at::Tensor image = tiles ? models::decodeTiled(*vae_, z, *tiles, progress) : vae_->decode(z).to(at::kFloat);
   if (!at::isfinite(image).all().item<bool>())
     throw Error(ErrorKind::NonFinite,
                 "NaN or infinity appeared in the VAE decode; try float32 compute");
   return image;
+}
+
+at::Tensor SdPipeline::encode(const at::Tensor& image, const models::LatentTiles* tiles,
+                              const models::TileProgress& progress) const {
+  const at::Tensor moments =
+      tiles ? models::encodeMomentsTiled(*vae_, image, *tiles, progress) : vae_->encodeMoments(image).to(at::kFloat);
+  const at::Tensor latent = moments.chunk(2, 1)[0] * checkpoint_.spec.vae.scaling_factor;
+  if (!at::isfinite(latent).all().item<bool>())
+    throw Error(ErrorKind::NonFinite,
+                "NaN or infinity appeared in the VAE encode; try float32 compute");
+  return latent;
 }
 
 }  // namespace kiln::nodes

@@ -11,6 +11,7 @@
 
 #include "models/sd/sd_checkpoint.h"
 #include "models/text/clip_tokenizer.h"
+#include "models/vae/vae_tiling.h"
 #include "sampling/euler.h"
 
 namespace kiln::nodes {
@@ -60,12 +61,20 @@ class SdPipeline {
   Conditioning encodePrompts(const std::string& prompt, const std::string& negative) const;
   static at::Tensor timeIds(const SizeConditioning& sizes);  // [2, 6] (SDXL)
 
-  // CFG Euler sampling from the given initial noise [1, 4, h, w].
+  // CFG Euler sampling from the given initial noise [1, 4, h, w]; with `init`, from a
+  // picture's latent (image-to-image, inpainting).
   at::Tensor sample(const Conditioning& cond, const at::Tensor& noise, int64_t steps,
                     double cfg_scale, const SizeConditioning& sizes,
-                    const std::function<void(const sampling::StepInfo&)>& on_step = {}) const;
-  // Scaled latent -> image [B, 3, H, W] in ~[-1, 1] (raw VAE output).
-  at::Tensor decode(const at::Tensor& latent) const;
+                    const std::function<void(const sampling::StepInfo&)>& on_step = {},
+                    const sampling::LatentInit* init = nullptr) const;
+  // Scaled latent -> image [B, 3, H, W] in ~[-1, 1] (raw VAE output, float32); in tiles
+  // when `tiles` is given, calling `progress` after each.
+  at::Tensor decode(const at::Tensor& latent, const models::LatentTiles* tiles = nullptr,
+                    const models::TileProgress& progress = {}) const;
+  // Image [B, 3, H, W] in [-1, 1] (sides multiples of the VAE's downscale) -> scaled
+  // latent: the mean of the VAE's latent distribution, as image-to-image uses it.
+  at::Tensor encode(const at::Tensor& image, const models::LatentTiles* tiles = nullptr,
+                    const models::TileProgress& progress = {}) const;
   // A cheap picture of a scaled latent [1, C, h, w]: RGB [h, w, 3] in [0, 1] at latent
   // resolution, through a linear map fitted once to this model's VAE decoder.
   at::Tensor previewRgb(const at::Tensor& latent) const;

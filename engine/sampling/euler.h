@@ -20,9 +20,21 @@ struct StepInfo {
   const at::Tensor* denoised = nullptr;  // the step's estimate of the clean latent
 };
 
-// Runs every step starting from noise * init_noise_sigma; calls on_step after each
-// (which may throw to interrupt). Returns the final latent.
+// Image-to-image and inpainting: where sampling starts from a picture's latent.
+struct LatentInit {
+  at::Tensor latent;       // the clean latent of the picture, [1, C, h, w]
+  int64_t start_step = 0;  // the schedule's step sampling begins at (steps - steps run)
+  // [1, 1, h, w] in [0, 1], or undefined: after every step, where the mask is below 1 the
+  // latent is blended towards `latent` noised to the next step's level, so the kept area
+  // follows the picture and ends exactly on it.
+  at::Tensor mask;
+};
+
+// Runs every step starting from noise * init_noise_sigma, or with `init` from
+// init->latent + noise * sigma at init->start_step; calls on_step after each (which may
+// throw to interrupt; StepInfo counts the steps that run). Returns the final latent.
 at::Tensor sampleEuler(Denoiser& denoiser, const at::Tensor& noise, const EulerSchedule& schedule,
-                       const std::function<void(const StepInfo&)>& on_step = {});
+                       const std::function<void(const StepInfo&)>& on_step = {},
+                       const LatentInit* init = nullptr);
 
 }  // namespace kiln::sampling

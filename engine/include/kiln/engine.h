@@ -28,7 +28,7 @@ struct Job {
   bool previews = false;  // send a Preview event after each denoising step
 };
 
-enum class StageKind { Invalid = 0, LoadModel, ApplyLora, EncodePrompt, Denoise, Decode, EncodeVideo, Save };
+enum class StageKind { Invalid = 0, LoadModel, ApplyLora, EncodePrompt, EncodeImage, Denoise, Decode, EncodeVideo, Save };
 const char* stageKindName(StageKind kind) noexcept;  // "load", "lora", "encode", ...
 
 struct Stage {
@@ -68,6 +68,8 @@ enum class EventType {
   StageStarted,   // `stage`
   Progress,       // `stage`, `done` of `total` `unit`, `fraction`, `eta_seconds`
   StageFinished,  // `stage`
+  StageUpdated,   // `stage`, `stages`: that stage's new plan (name, total), e.g. a decode
+                  // that turned tiled after running out of memory
   Preview,        // `stage`, `image`: a cheap picture of the current latent
   JobFinished,    // `outputs`, `output_paths`, `notices`, `model_family`
   JobFailed,      // `error`, `message`

@@ -14,6 +14,12 @@ namespace kiln {
 
 enum class ComputeDType { Invalid = 0, Float32, BFloat16 };
 
+// How the VAE decodes and encodes: in one piece, in overlapping tiles, or (auto) tiled
+// only when the memory estimate says one piece would not fit.
+enum class VaeTiling { Invalid = 0, Auto, Always, Never };
+const char* vaeTilingName(VaeTiling mode) noexcept;       // "auto", "always", "never"
+VaeTiling parseVaeTiling(const std::string& text) noexcept;  // Invalid when unknown
+
 struct RenderParams {
   // A .safetensors single file or a diffusers folder; empty: the starter model.
   std::string model_path;
@@ -35,6 +41,21 @@ struct RenderParams {
   // LoRAs for this render, in order, and how they reach the weights.
   std::vector<LoraSpec> loras;
   LoraMode lora_mode = LoraMode::Auto;
+  // VAE tiling. tile_size 0: the largest tile that fits (auto) or 512 (always).
+  VaeTiling vae_tiling = VaeTiling::Auto;
+  int tile_size = 0;      // pixels, 64 to 4096, snapped down to the VAE's grid
+  int tile_overlap = 64;  // pixels, at most half a tile
+  // Image-to-image: the picture to start from (any size; resized to cover the output
+  // size and centre-cropped, or its own size snapped to the grid when width and height
+  // are 0), noised to `denoise` (0 < denoise <= 1: the fraction of the steps that run).
+  Image init_image;
+  double denoise = 1.0;
+  // Inpainting (needs init_image): a mask of the init image's size; white (1) repaints,
+  // black (0) keeps, grey blends; an alpha channel multiplies. `mask_feather` blurs the
+  // mask edge over that many pixels. Outside the mask the result keeps the init image's
+  // pixels exactly.
+  Image mask;
+  int mask_feather = 0;
 };
 
 struct RenderProgress {
@@ -63,6 +84,10 @@ RenderParams defaultRenderParams();
 // UnsupportedModel / ShapeMismatch for bad checkpoints, NonFinite naming the stage where
 // NaN or infinity first appeared.
 RenderResult render(const RenderParams& params, const ProgressFn& progress = {});
+
+// An inpainting mask from an image's alpha channel: transparent pixels (alpha 0) become
+// white (repaint). Throws kiln::Error(InvalidArgument) for an image without alpha.
+Image maskFromAlpha(const Image& image);
 
 // The A1111 "parameters" text: prompt, "Negative prompt: ...", then the settings line.
 std::string formatA1111Parameters(const RenderParams& params, const std::string& sampler,

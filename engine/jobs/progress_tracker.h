@@ -1,0 +1,55 @@
+// Turns a job's stage progress into events with the overall fraction and ETA, and
+// records how long each finished stage took (see StageTimings).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "jobs/job_runner.h"
+#include "jobs/stage_timings.h"
+
+namespace kiln::jobs {
+
+class ProgressTracker {
+ public:
+  ProgressTracker(RunEnvironment& env, TimingKey base) : env_(env), base_(std::move(base)) {}
+
+  // Adds a stage to the plan; `pixels` (when not 0) is the size its timing is keyed by
+  // instead of the picture's (a tile's, for tiled VAE work). Returns its index.
+  int add(StageKind kind, std::string name, std::string unit, int64_t total, int image, int64_t expected_units,
+          int64_t pixels = 0);
+  void plan();  // sends StagePlanned
+  void start(int i);
+  // Progress events at most every 10 ms, and always for the first and the last unit.
+  void progress(int i, int64_t done, int64_t total);
+  void finish(int i);
+  // A stage's plan changed (its name, its unit count, the size its timing is keyed by):
+  // sends StageUpdated with the new stage.
+  void update(int i, std::string name, int64_t total, int64_t pixels = 0);
+  // Stages that will not run (a skipped batch) stop counting towards the whole.
+  void drop(int from);
+
+  int current() const noexcept { return current_; }
+  const Stage& stage(int i) const { return stages_[static_cast<std::size_t>(i)]; }
+  int size() const noexcept { return static_cast<int>(stages_.size()); }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  TimingKey keyOf(int i) const;
+  double expectedTotal() const;
+  double expectedDone() const;
+  double remainingExpected() const { return std::max(0.0, expectedTotal() - expectedDone()); }
+  void fill(Event& e) const;
+
+  RunEnvironment& env_;
+  TimingKey base_;
+  std::vector<Stage> stages_;
+  std::vector<int64_t> pixels_;  // per stage, 0: the picture's
+  std::vector<double> fraction_done_;
+  int current_ = -1;
+  Clock::time_point job_start_ = Clock::now(), stage_start_ = Clock::now(), last_progress_{};
+};
+
+}  // namespace kiln::jobs

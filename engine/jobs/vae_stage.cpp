@@ -1,0 +1,85 @@
+#include "jobs/vae_stage.h"
+
+#include "kiln/units.h"
+#include "memory/device.h"
+
+namespace kiln::jobs {
+namespace {
+
+constexpr int64_t kSmallestTile = 128;
+
+Event logEvent(std::string message) {
+  Event e;
+  e.type = EventType::Log;
+  e.message = std::move(message);
+  return e;
+}
+
+}  // namespace
+
+int64_t availableWorkBytes(const memory::Device& device) {
+  if (device.isAccelerator()) return device.memory().free_bytes;
+  return memory::availableHostBytes().value_or(-1);
+}
+
+nodes::VaeTilingSettings vaeTilingSettings(const RenderParams& p) {
+  return {p.vae_tiling, p.tile_size, p.tile_overlap};
+}
+
+nodes::VaePlan planVaeStage(nodes::VaeWork work, const nodes::SdPipeline& pipeline, const RenderParams& params,
+                            int64_t height, int64_t width, const memory::Device& device) {
+  return nodes::planVae(work, vaeTilingSettings(params), pipeline.spec().vae, height, width, pipeline.dtype(),
+                        availableWorkBytes(device));
+}
+
+at::Tensor runVaeStage(nodes::VaeWork work, const nodes::SdPipeline& pipeline, const at::Tensor& input,
+                       const VaeStageRun& run) {
+  const bool decode = work == nodes::VaeWork::Decode;
+  const int64_t f = pipeline.spec().vae.downscale();
+  const int64_t height = decode ? input.size(2) * f : input.size(2);
+  const int64_t width = decode ? input.size(3) * f : input.size(3);
+  const std::string base_name = run.tracker.stage(run.stage).name;
+  const nodes::VaeTilingSettings& settings = run.settings;
+
+  nodes::VaePlan plan = nodes::planVae(work, settings, pipeline.spec().vae, height, width, pipeline.dtype(),
+                                       availableWorkBytes(run.device));
+  run.env.emit(logEvent(plan.describe()));
+  if (plan.tile_count != run.tracker.stage(run.stage).total)
+    run.tracker.update(run.stage, base_name, plan.tile_count, plan.tiled ? plan.tile_pixels * plan.tile_pixels : 0);
+
+  for (;;) {
+    try {
+      const models::TileProgress progress = [&](int64_t done, int64_t total) {
+        run.tracker.progress(run.stage, done, total);
+      };
+      const models::LatentTiles* tiles = plan.tiled ? &plan.tiles : nullptr;
+      at::Tensor out = decode ? pipeline.decode(input, tiles, progress) : pipeline.encode(input, tiles, progress);
+      if (!plan.tiled) run.tracker.progress(run.stage, 1, 1);
+      return out;
+    } catch (...) {
+      if (!isOutOfMemory(std::current_exception())) throw;
+      const bool smaller_possible = !plan.tiled || plan.tile_pixels > kSmallestTile;
+      if (settings.mode == VaeTiling::Never || !smaller_possible) throw;
+      // What the failed attempt held is gone with its tensors; give the cached blocks back.
+      const int64_t released = run.device.emptyCache();
+      nodes::VaeTilingSettings retry = settings;
+      retry.mode = VaeTiling::Always;
+      if (plan.tiled) {
+        retry.tile_pixels = std::max(kSmallestTile, plan.tile_pixels / 2 / f * f);
+      } else if (retry.tile_pixels == 0) {
+        // A tile smaller than the picture, at most the default.
+        retry.tile_pixels = std::clamp(std::max(height, width) / 2 / f * f, kSmallestTile, int64_t{512});
+      }
+      retry.overlap_pixels = std::min(retry.overlap_pixels, retry.tile_pixels / 2);
+      const std::string what = std::string(plan.tiled ? "the tiled " : "the full ") + (decode ? "decode" : "encode");
+      plan = nodes::planVae(work, retry, pipeline.spec().vae, height, width, pipeline.dtype(),
+                            availableWorkBytes(run.device));
+      run.env.emit(logEvent(what + " ran out of memory on " + run.device.name() + "; freed " + formatBytes(released) +
+                            " of cached memory and retrying: " + plan.describe()));
+      run.tracker.update(run.stage, base_name + " (in tiles after running out of memory)", plan.tile_count,
+                         plan.tile_pixels * plan.tile_pixels);
+    }
+  }
+}
+
+}  // namespace kiln::jobs

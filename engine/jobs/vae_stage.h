@@ -1,0 +1,46 @@
+// A VAE decode or encode as one stage of a job: planned (full or tiled, which tile size)
+// from the memory estimate just before it starts, each tile a progress unit and a
+// cancellation point, and a pass that runs out of memory anyway retried in (smaller)
+// tiles after everything it held is freed, saying so in the log and the stage's label.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <string>
+
+#include "jobs/progress_tracker.h"
+#include "nodes/sd_pipeline.h"
+#include "nodes/vae_plan.h"
+
+namespace kiln::memory {
+class Device;
+}
+
+namespace kiln::jobs {
+
+// Bytes the device can give for work now: its free memory, or for the CPU what the
+// operating system has available (-1 where unknown).
+int64_t availableWorkBytes(const memory::Device& device);
+
+// The VAE's settings from a job's parameters.
+nodes::VaeTilingSettings vaeTilingSettings(const RenderParams& params);
+
+// Plans with the memory available now.
+nodes::VaePlan planVaeStage(nodes::VaeWork work, const nodes::SdPipeline& pipeline, const RenderParams& params,
+                            int64_t height, int64_t width, const memory::Device& device);
+
+struct VaeStageRun {
+  ProgressTracker& tracker;
+  int stage = -1;
+  RunEnvironment& env;
+  memory::Device& device;
+  nodes::VaeTilingSettings settings;
+};
+
+// Decode: `input` is a scaled latent, the result an image in [-1, 1]. Encode: `input` an
+// image in [-1, 1], the result a scaled latent. The stage must have been started.
+at::Tensor runVaeStage(nodes::VaeWork work, const nodes::SdPipeline& pipeline, const at::Tensor& input,
+                       const VaeStageRun& run);
+
+}  // namespace kiln::jobs

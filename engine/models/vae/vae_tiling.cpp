@@ -1,0 +1,214 @@
+#include "models/vae/vae_tiling.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/interrupt.h"
+#include "core/torch_compat.h"
+#include "kiln/error.h"
+
+namespace kiln::models {
+namespace {
+
+// Per-tile weights along one axis: a linear ramp over each overlap with a neighbour,
+// then normalised so the weights of all tiles sum to one at every position. The 2-D
+// weight of a tile is the outer product of its two axes' weights, which sums to one too.
+std::vector<at::Tensor> axisWeights(int64_t length, const std::vector<int64_t>& starts, int64_t tile) {
+  const auto n = static_cast<int64_t>(starts.size());
+  const int64_t t = std::min(tile, length);
+  std::vector<at::Tensor> weights;
+  at::Tensor sum = at::zeros({length}, at::kFloat);
+  const at::Tensor local = at::arange(t, at::TensorOptions().dtype(at::kFloat)) + 0.5f;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t s = starts[static_cast<std::size_t>(i)];
+    at::Tensor w = at::ones({t}, at::kFloat);
+    if (i > 0) {
+      const int64_t ov = starts[static_cast<std::size_t>(i - 1)] + t - s;
+      if (ov > 0) w = w * (local / static_cast<float>(ov)).clamp_max(1.0);
+    }
+    if (i + 1 < n) {
+      const int64_t ov = s + t - starts[static_cast<std::size_t>(i + 1)];
+      if (ov > 0) w = w * ((static_cast<float>(t) - local) / static_cast<float>(ov)).clamp_max(1.0);
+    }
+    sum.narrow(0, s, t).add_(w);
+    weights.push_back(w);
+  }
+  for (int64_t i = 0; i < n; ++i)
+    weights[static_cast<std::size_t>(i)] =
+        weights[static_cast<std::size_t>(i)] / sum.narrow(0, starts[static_cast<std::size_t>(i)], t);
+  return weights;
+}
+
+std::vector<int64_t> scaled(std::vector<int64_t> v, int64_t f) {
+  for (auto& x : v) x *= f;
+  return v;
+}
+
+void checkTiles(const LatentTiles& tiles) {
+  if (tiles.tile < 1 || tiles.overlap < 0 || tiles.overlap * 2 > tiles.tile)
+    throw Error(ErrorKind::InvalidArgument, "VAE tiles of " + std::to_string(tiles.tile) +
+                                                " latent cells with an overlap of " + std::to_string(tiles.overlap) +
+                                                " are not possible (the overlap is at most half a tile)");
+}
+
+// Runs `fn` on every tile of the [B, C, h, w] grid (in latent cells) and blends the
+// results, which are `scale` times larger per axis, into one float32 tensor.
+template <typename Fn>
+at::Tensor blendTiles(int64_t latent_h, int64_t latent_w, int64_t scale, const LatentTiles& tiles,
+                      const TileProgress& progress, Fn&& fn) {
+  checkTiles(tiles);
+  const std::vector<int64_t> ys = tileStarts(latent_h, tiles.tile, tiles.overlap);
+  const std::vector<int64_t> xs = tileStarts(latent_w, tiles.tile, tiles.overlap);
+  const int64_t th = std::min(tiles.tile, latent_h), tw = std::min(tiles.tile, latent_w);
+  const std::vector<at::Tensor> wy = axisWeights(latent_h * scale, scaled(ys, scale), th * scale);
+  const std::vector<at::Tensor> wx = axisWeights(latent_w * scale, scaled(xs, scale), tw * scale);
+  const auto total = static_cast<int64_t>(ys.size() * xs.size());
+  at::Tensor out;
+  int64_t done = 0;
+  for (std::size_t i = 0; i < ys.size(); ++i)
+    for (std::size_t j = 0; j < xs.size(); ++j) {
+      core::checkInterrupt();
+      const at::Tensor piece = fn(ys[i], xs[j], th, tw).to(at::kFloat);
+      if (!out.defined())
+        out = at::zeros({piece.size(0), piece.size(1), latent_h * scale, latent_w * scale}, piece.options());
+      const at::Tensor weight = (wy[i].unsqueeze(1) * wx[j].unsqueeze(0)).to(piece.device());
+      out.narrow(2, ys[i] * scale, th * scale).narrow(3, xs[j] * scale, tw * scale).add_(piece * weight);
+      ++done;
+      if (progress) progress(done, total);
+    }
+  return out;
+}
+
+}  // namespace
+
+std::vector<int64_t> tileStarts(int64_t length, int64_t tile, int64_t overlap) {
+  if (tile < 1 || overlap < 0 || overlap * 2 > tile) throw Error(ErrorKind::InvalidArgument, "invalid tile layout");
+  if (tile >= length) return {0};
+  const int64_t n = (length - overlap + (tile - overlap) - 1) / (tile - overlap);
+  std::vector<int64_t> starts;
+  for (int64_t i = 0; i < n; ++i)
+    starts.push_back(static_cast<int64_t>(std::llround(static_cast<double>(i) * static_cast<double>(length - tile) /
+                                                       static_cast<double>(n - 1))));
+  return starts;
+}
+
+int64_t tileCount(int64_t latent_h, int64_t latent_w, const LatentTiles& tiles) {
+  checkTiles(tiles);
+  return static_cast<int64_t>(tileStarts(latent_h, tiles.tile, tiles.overlap).size() *
+                              tileStarts(latent_w, tiles.tile, tiles.overlap).size());
+}
+
+at::Tensor decodeTiled(const AutoencoderKL& vae, const at::Tensor& z, const LatentTiles& tiles,
+                       const TileProgress& progress) {
+  return blendTiles(z.size(2), z.size(3), vae.config().downscale(), tiles, progress,
+                    [&](int64_t y, int64_t x, int64_t h, int64_t w) {
+                      return vae.decode(z.narrow(2, y, h).narrow(3, x, w));
+                    });
+}
+
+at::Tensor encodeMomentsTiled(const AutoencoderKL& vae, const at::Tensor& image, const LatentTiles& tiles,
+                              const TileProgress& progress) {
+  const int64_t f = vae.config().downscale();
+  if (image.size(2) % f != 0 || image.size(3) % f != 0)
+    throw Error(ErrorKind::InvalidArgument, "tiled encode needs an image whose sides are multiples of " +
+                                                std::to_string(f) + " pixels");
+  return blendTiles(image.size(2) / f, image.size(3) / f, 1, tiles, progress,
+                    [&](int64_t y, int64_t x, int64_t h, int64_t w) {
+                      return vae.encodeMoments(image.narrow(2, y * f, h * f).narrow(3, x * f, w * f));
+                    });
+}
+
+// The estimates follow the tensors that are alive together in AutoencoderKL's code. A
+// residual block (in -> out channels, P pixels) holds at most x, norm1(x), silu(...) and
+// conv1's output (3 in + out), or x with four tensors of `out` channels around conv2,
+// and one more the kernels use;
+// an upsampling step holds its input and two tensors of four times the pixels.
+namespace {
+
+int64_t resnetPeak(int64_t in, int64_t out, int64_t pixels) {
+  // Plus one tensor the kernels use as workspace (measured with the counting allocator).
+  return pixels * (std::max(3 * in + out, in + 4 * out) + std::max(in, out));
+}
+
+// Self-attention over `pixels` tokens of `ch` channels: x, the norm, q, k, v, the scaled
+// q, the result and its re-laid-out copy, plus the score matrix and its softmax (in
+// pieces of at most kAttentionChunkBytes where the attention is computed unfused).
+int64_t attentionPeakBytes(int64_t ch, int64_t pixels, int64_t element) {
+  const int64_t scores = pixels * pixels * element;
+#if KILN_HAS_FUSED_ATTENTION
+  const int64_t score_bytes = std::min(scores, pixels * 128 * element);
+#else
+  const int64_t score_bytes = std::min(scores, std::max(core::kAttentionChunkBytes, pixels * element));
+#endif
+  return 8 * ch * pixels * element + 2 * score_bytes;
+}
+
+}  // namespace
+
+int64_t decodeWorkingBytes(const VaeConfig& c, int64_t latent_h, int64_t latent_w, at::ScalarType dtype) {
+  const int64_t e = at::elementSize(dtype);
+  const auto levels = static_cast<int64_t>(c.channel_mult.size());
+  const auto chAt = [&](int64_t i) { return c.base_channels * c.channel_mult[static_cast<std::size_t>(i)]; };
+  int64_t pixels = latent_h * latent_w;
+  int64_t ch = chAt(levels - 1);
+  int64_t peak = std::max(resnetPeak(ch, ch, pixels) * e, attentionPeakBytes(ch, pixels, e));
+  for (int64_t i = levels - 1; i >= 0; --i) {
+    for (int64_t j = 0; j <= c.num_res_blocks; ++j) {
+      peak = std::max(peak, resnetPeak(ch, chAt(i), pixels) * e);
+      ch = chAt(i);
+    }
+    if (i > 0) {
+      peak = std::max(peak, 9 * ch * pixels * e);
+      pixels *= 4;
+    }
+  }
+  // norm_out, silu, conv_out beside the last activations; then the float32 copy of the
+  // result and the finiteness check's mask.
+  peak = std::max(peak, (3 * ch + c.out_channels) * pixels * e);
+  peak = std::max(peak, c.out_channels * pixels * (e + 4 + 1));
+  return peak;
+}
+
+int64_t encodeWorkingBytes(const VaeConfig& c, int64_t height, int64_t width, at::ScalarType dtype) {
+  const int64_t e = at::elementSize(dtype);
+  const auto levels = static_cast<int64_t>(c.channel_mult.size());
+  const auto chAt = [&](int64_t i) { return c.base_channels * c.channel_mult[static_cast<std::size_t>(i)]; };
+  int64_t pixels = height * width;
+  // The float32 image beside its copy in the compute dtype and conv_in's output.
+  int64_t peak = c.in_channels * pixels * (4 + e) + c.base_channels * pixels * e;
+  int64_t ch = c.base_channels;
+  for (int64_t i = 0; i < levels; ++i) {
+    for (int64_t j = 0; j < c.num_res_blocks; ++j) {
+      peak = std::max(peak, resnetPeak(ch, chAt(i), pixels) * e);
+      ch = chAt(i);
+    }
+    if (i + 1 < levels) {
+      // The padded copy and the strided conv's output beside the input.
+      peak = std::max(peak, ch * pixels * e * 2 + ch * (pixels / 4) * e);
+      pixels /= 4;
+    }
+  }
+  peak = std::max(peak, std::max(resnetPeak(ch, ch, pixels) * e, attentionPeakBytes(ch, pixels, e)));
+  peak = std::max(peak, (3 * ch + 4 * c.z_channels + 2 * c.embed_dim) * pixels * e);
+  return peak;
+}
+
+int64_t tiledDecodeWorkingBytes(const VaeConfig& c, int64_t latent_h, int64_t latent_w, const LatentTiles& tiles,
+                                at::ScalarType dtype) {
+  const int64_t f = c.downscale();
+  const int64_t th = std::min(tiles.tile, latent_h), tw = std::min(tiles.tile, latent_w);
+  // The float32 result and, around each tile, its float copy and the weighted copy.
+  const int64_t result = c.out_channels * latent_h * latent_w * f * f * 4;
+  const int64_t tile_extra = 2 * c.out_channels * th * tw * f * f * 4;
+  return result + decodeWorkingBytes(c, th, tw, dtype) + tile_extra;
+}
+
+int64_t tiledEncodeWorkingBytes(const VaeConfig& c, int64_t height, int64_t width, const LatentTiles& tiles,
+                                at::ScalarType dtype) {
+  const int64_t f = c.downscale();
+  const int64_t th = std::min(tiles.tile * f, height), tw = std::min(tiles.tile * f, width);
+  const int64_t result = 2 * c.embed_dim * (height / f) * (width / f) * 4;
+  return result + encodeWorkingBytes(c, th, tw, dtype);
+}
+
+}  // namespace kiln::models
