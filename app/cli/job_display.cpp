@@ -98,6 +98,11 @@ void ProgressDisplay::handle(const Event& e) {
   const bool staged = e.stage >= 0 && e.stage < static_cast<int>(stages_.size());
   if (e.type == EventType::StageUpdated && staged && !e.stages.empty())
     stages_[static_cast<std::size_t>(e.stage)] = e.stages.front();
+  if (e.type == EventType::Log) {
+    endLine();
+    std::fprintf(out_, "%s\n", e.message.c_str());
+    return;
+  }
   if (mode_ == Mode::Live) {
     if (staged && (e.type == EventType::StageStarted || e.type == EventType::Progress)) drawLive(e);
     return;

@@ -106,7 +106,46 @@ RenderParams parseParams(const QCommandLineParser& p) {
     if (r.lora_mode == LoraMode::Invalid)
       throw UsageError{"--lora-mode must be auto, merge or hook, got '" + p.value("lora-mode") + "'"};
   }
+  if (p.isSet("vae-tiling")) {
+    r.vae_tiling = parseVaeTiling(p.value("vae-tiling").toStdString());
+    if (r.vae_tiling == VaeTiling::Invalid)
+      throw UsageError{"--vae-tiling must be auto, always or never, got '" + p.value("vae-tiling") + "'"};
+  }
+  r.tile_size = toInt(p, "tile-size", r.tile_size);
+  r.tile_overlap = toInt(p, "tile-overlap", r.tile_overlap);
+  if (p.isSet("denoise")) {
+    bool ok = false;
+    r.denoise = p.value("denoise").toDouble(&ok);
+    if (!ok) throw UsageError{"--denoise needs a number between 0 and 1, got '" + p.value("denoise") + "'"};
+    if (!p.isSet("init-image")) throw UsageError{"--denoise needs --init-image (it is image-to-image's strength)"};
+  }
+  r.mask_feather = toInt(p, "mask-feather", r.mask_feather);
+  if ((p.isSet("mask") || p.isSet("mask-from-alpha")) && !p.isSet("init-image"))
+    throw UsageError{"--mask and --mask-from-alpha need --init-image"};
+  if (p.isSet("mask") && p.isSet("mask-from-alpha")) throw UsageError{"give --mask or --mask-from-alpha, not both"};
   return r;
+}
+
+// Reads --init-image and --mask (image files are read here, not by the engine). Throws
+// kiln::Error (FileNotFound, CorruptFile, InvalidArgument) with the file in the message.
+void readImages(const QCommandLineParser& p, RenderParams& r) {
+  const auto read = [](const QString& option, const QString& path) {
+    try {
+      return readImage(path.toStdString());
+    } catch (const Error& e) {
+      throw Error(e.kind(), "--" + option.toStdString() + ": " + e.what());
+    }
+  };
+  if (p.isSet("init-image")) r.init_image = read("init-image", p.value("init-image"));
+  if (p.isSet("mask")) r.mask = read("mask", p.value("mask"));
+  if (p.isSet("mask-from-alpha")) {
+    try {
+      r.mask = maskFromAlpha(r.init_image);
+    } catch (const Error& e) {
+      throw Error(e.kind(), "--mask-from-alpha: " + std::string(e.what()) + " ('" +
+                                p.value("init-image").toStdString() + "')");
+    }
+  }
 }
 
 // A new file in the user's pictures folder (XDG_PICTURES_DIR, else ~/Pictures), which is
@@ -339,6 +378,23 @@ int runRender(const QStringList& arguments) {
        "time).",
        "mode"},
       {"pin-reserve", "Host memory pinning leaves free (default 2G).", "bytes"},
+      {"vae-tiling",
+       "VAE decode and encode in tiles: auto (default: tiled only when the memory estimate says one "
+       "piece would not fit), always, or never.",
+       "mode"},
+      {"tile-size", "VAE tile size in pixels (default: the largest that fits, or 512 with --vae-tiling always).",
+       "pixels"},
+      {"tile-overlap", "Overlap of neighbouring VAE tiles in pixels (default 64).", "pixels"},
+      {"init-image",
+       "Image-to-image: start from this picture (PNG, JPEG, EXR, TIFF, WebP ...), scaled and centre-"
+       "cropped to --width/--height (default: its own size).",
+       "file"},
+      {"denoise", "Image-to-image strength: 0 keeps the picture, 1 repaints it all (default 1).", "x"},
+      {"mask",
+       "Inpainting: repaint where this image (the init image's size) is white, keep where it is black.",
+       "file"},
+      {"mask-from-alpha", "Inpainting: repaint where the init image is transparent."},
+      {"mask-feather", "Blur the mask's edge over this many pixels (default 0).", "pixels"},
       {"memory-report", "Print the device's peak memory and where the weights are when done."},
       {"out",
        "Output image (.png keeps the generation parameters). Default: a new kiln-DATE-TIME.png "
@@ -397,6 +453,7 @@ int runRender(const QStringList& arguments) {
                     : (::isatty(::fileno(stderr)) ? ProgressDisplay::Mode::Live : ProgressDisplay::Mode::Lines);
   Event end;
   try {
+    readImages(p, job.params);
     end = runJob(job, memory, mode, json, p.isSet("memory-report"));
   } catch (const Error& e) {  // parameters the engine refuses outright
     std::fprintf(stderr, "kiln-cli render: %s: %s\n", errorKindName(e.kind()), e.what());

@@ -211,16 +211,16 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   int encode_image = -1;
   if (has_init) {
     const nodes::VaePlan plan = vaePlan(nodes::VaeWork::Encode);
-    encode_image = tracker.add(StageKind::EncodeImage, "Encoding image", "tiles", plan.tile_count, -1,
-                               plan.tile_count, tilePixels(plan));
+    encode_image = tracker.add(StageKind::EncodeImage, "Encoding image", "tile passes", plan.units(), -1,
+                               plan.units(), tilePixels(plan));
   }
   const nodes::VaePlan decode_plan = vaePlan(nodes::VaeWork::Decode);
   std::vector<int> denoise, decode, store;
   for (int i = 0; i < job.batch; ++i) {
     const std::string of = job.batch > 1 ? " image " + std::to_string(i + 1) + " of " + std::to_string(job.batch) : "";
     denoise.push_back(tracker.add(StageKind::Denoise, "Denoising" + of, "steps", steps_run, i, steps_run));
-    decode.push_back(tracker.add(StageKind::Decode, "Decoding" + of, "tiles", decode_plan.tile_count, i,
-                                 decode_plan.tile_count, tilePixels(decode_plan)));
+    decode.push_back(tracker.add(StageKind::Decode, "Decoding" + of, "tile passes", decode_plan.units(), i,
+                                 decode_plan.units(), tilePixels(decode_plan)));
     if (save) store.push_back(tracker.add(StageKind::Save, "Saving" + of, "files", 1, i, 1));
   }
   tracker.plan();
@@ -286,7 +286,7 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
                                  std::to_string(p.width) + "x" + std::to_string(p.height));
       init_rgb = picture * 2 - 1;
       init.latent = runVaeStage(nodes::VaeWork::Encode, *pipeline, init_rgb,
-                                {tracker, encode_image, env, device, tiling});
+                                {tracker, encode_image, env, device, tiling, {}});
       init.start_step = p.steps - steps_run;
       if (has_mask) {
         pixel_mask = nodes::featherMask(nodes::fitImage(nodes::maskTensor(p.mask), p.height, p.width), p.mask_feather);
@@ -329,7 +329,7 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
 
       tracker.start(decode[static_cast<std::size_t>(i)]);
       at::Tensor decoded =
-          runVaeStage(nodes::VaeWork::Decode, *pipeline, latent, {tracker, decode[static_cast<std::size_t>(i)], env, device, tiling});
+          runVaeStage(nodes::VaeWork::Decode, *pipeline, latent, {tracker, decode[static_cast<std::size_t>(i)], env, device, tiling, {}});
       // Outside the mask the picture stays exactly as it was.
       if (pixel_mask.defined()) decoded = init_rgb + (decoded - init_rgb) * pixel_mask;
       Image image = toImage(decoded);

@@ -40,12 +40,13 @@ at::Tensor runVaeStage(nodes::VaeWork work, const nodes::SdPipeline& pipeline, c
   const int64_t width = decode ? input.size(3) * f : input.size(3);
   const std::string base_name = run.tracker.stage(run.stage).name;
   const nodes::VaeTilingSettings& settings = run.settings;
+  const auto available = [&] { return run.available ? run.available() : availableWorkBytes(run.device); };
 
-  nodes::VaePlan plan = nodes::planVae(work, settings, pipeline.spec().vae, height, width, pipeline.dtype(),
-                                       availableWorkBytes(run.device));
+  nodes::VaePlan plan =
+      nodes::planVae(work, settings, pipeline.spec().vae, height, width, pipeline.dtype(), available());
   run.env.emit(logEvent(plan.describe()));
-  if (plan.tile_count != run.tracker.stage(run.stage).total)
-    run.tracker.update(run.stage, base_name, plan.tile_count, plan.tiled ? plan.tile_pixels * plan.tile_pixels : 0);
+  if (plan.units() != run.tracker.stage(run.stage).total)
+    run.tracker.update(run.stage, base_name, plan.units(), plan.tiled ? plan.tile_pixels * plan.tile_pixels : 0);
 
   for (;;) {
     try {
@@ -72,11 +73,10 @@ at::Tensor runVaeStage(nodes::VaeWork work, const nodes::SdPipeline& pipeline, c
       }
       retry.overlap_pixels = std::min(retry.overlap_pixels, retry.tile_pixels / 2);
       const std::string what = std::string(plan.tiled ? "the tiled " : "the full ") + (decode ? "decode" : "encode");
-      plan = nodes::planVae(work, retry, pipeline.spec().vae, height, width, pipeline.dtype(),
-                            availableWorkBytes(run.device));
+      plan = nodes::planVae(work, retry, pipeline.spec().vae, height, width, pipeline.dtype(), available());
       run.env.emit(logEvent(what + " ran out of memory on " + run.device.name() + "; freed " + formatBytes(released) +
                             " of cached memory and retrying: " + plan.describe()));
-      run.tracker.update(run.stage, base_name + " (in tiles after running out of memory)", plan.tile_count,
+      run.tracker.update(run.stage, base_name + " (in tiles after running out of memory)", plan.units(),
                          plan.tile_pixels * plan.tile_pixels);
     }
   }

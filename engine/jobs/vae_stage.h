@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "jobs/progress_tracker.h"
@@ -36,6 +37,8 @@ struct VaeStageRun {
   RunEnvironment& env;
   memory::Device& device;
   nodes::VaeTilingSettings settings;
+  // What the plan takes as available (empty: availableWorkBytes(device)).
+  std::function<int64_t()> available;
 };
 
 // Decode: `input` is a scaled latent, the result an image in [-1, 1]. Encode: `input` an

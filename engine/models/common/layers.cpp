@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/torch_compat.h"
+#include "kiln/error.h"
 
 namespace kiln::models {
 
@@ -32,9 +33,53 @@ void GroupNorm::declare(ParamList& p, const std::string& prefix) {
   p.add(prefix + "bias", {channels}, &bias, ParamList::Kind::Leaf);
 }
 
+namespace {
+thread_local GroupNormStats* t_group_norm_stats = nullptr;
+}  // namespace
+
+void GroupNormStats::finish() {
+  for (std::size_t i = 0; i < mean.size(); ++i) {
+    mean[i] = mean[i] / count[i];  // sums -> moments
+    var[i] = (var[i] / count[i] - mean[i] * mean[i]).clamp_min(0.0);
+  }
+  mode = Mode::Replay;
+}
+
+GroupNormStatsScope::GroupNormStatsScope(GroupNormStats& stats) : previous_(t_group_norm_stats) {
+  t_group_norm_stats = &stats;
+}
+GroupNormStatsScope::~GroupNormStatsScope() { t_group_norm_stats = previous_; }
+
 at::Tensor GroupNorm::operator()(const at::Tensor& x) const {
   LeafScope leaf(&weight, &bias);
-  return at::group_norm(x, groups, weight, bias, eps);
+  GroupNormStats* stats = t_group_norm_stats;
+  if (!stats) return at::group_norm(x, groups, weight, bias, eps);
+  const int64_t b = x.size(0);
+  if (stats->mode == GroupNormStats::Mode::Accumulate) {
+    const std::size_t i = stats->next++;
+    const at::Tensor grouped = x.reshape({b, groups, -1}).to(at::kFloat);
+    const auto n = static_cast<double>(grouped.size(2));
+    const at::Tensor sum = grouped.sum(-1, true), sum_sq = grouped.pow(2).sum(-1, true);
+    if (i == stats->mean.size()) {
+      stats->mean.push_back(sum);
+      stats->var.push_back(sum_sq);
+      stats->count.push_back(n);
+    } else {
+      stats->mean[i].add_(sum);
+      stats->var[i].add_(sum_sq);
+      stats->count[i] += n;
+    }
+    return at::group_norm(x, groups, weight, bias, eps);
+  }
+  const std::size_t i = stats->next++;
+  if (i >= stats->mean.size() || stats->mean[i].size(0) != b || stats->mean[i].size(1) != groups)
+    throw Error(ErrorKind::Internal, "GroupNorm statistics replayed out of step with the pass that recorded them");
+  at::Tensor y = x.reshape({b, groups, -1}).to(at::kFloat, false, true);
+  y.sub_(stats->mean[i].to(y.device())).mul_(at::rsqrt(stats->var[i] + eps).to(y.device()));
+  y = y.reshape(x.sizes()).to(x.scalar_type());
+  std::vector<int64_t> shape(static_cast<std::size_t>(x.dim()), 1);
+  shape[1] = x.size(1);
+  return y.mul_(weight.view(shape)).add_(bias.view(shape));
 }
 
 void LayerNorm::declare(ParamList& p, const std::string& prefix) {

@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 
 #include <string>
+#include <vector>
 
 #include "models/common/params.h"
 
@@ -55,6 +56,33 @@ struct LayerNorm {
   LayerNorm(int64_t d, double e) : dim(d), eps(e) {}
   void declare(ParamList& p, const std::string& prefix);
   at::Tensor operator()(const at::Tensor& x) const;
+};
+
+// GroupNorm statistics shared between passes over different parts of one picture (tiled
+// VAE work). Accumulate: each GroupNorm call normalises as usual and adds its input's
+// per-group moments, weighted by element count, to the totals of its call index; finish()
+// turns the totals into the whole picture's mean and variance. Replay: each call
+// normalises with the stored statistics of its index instead of its own input's, so every
+// part is normalised alike.
+struct GroupNormStats {
+  enum class Mode { Invalid = 0, Accumulate, Replay };
+  Mode mode = Mode::Accumulate;
+  std::vector<at::Tensor> mean, var;  // [B, groups, 1] float32, one per call index
+  std::vector<double> count;          // elements behind each index's totals
+  std::size_t next = 0;               // the next call's index (reset before each pass)
+  void finish();                      // totals -> statistics; switches to Replay
+};
+
+// While alive, the thread's GroupNorm layers accumulate into or replay from `stats`.
+class GroupNormStatsScope {
+ public:
+  explicit GroupNormStatsScope(GroupNormStats& stats);
+  ~GroupNormStatsScope();
+  GroupNormStatsScope(const GroupNormStatsScope&) = delete;
+  GroupNormStatsScope& operator=(const GroupNormStatsScope&) = delete;
+
+ private:
+  GroupNormStats* previous_;
 };
 
 // Splits [B, N, H*D] into heads, attends and merges back: [B, N, H*D].

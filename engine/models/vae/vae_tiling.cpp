@@ -62,20 +62,40 @@ at::Tensor blendTiles(int64_t latent_h, int64_t latent_w, int64_t scale, const L
   const int64_t th = std::min(tiles.tile, latent_h), tw = std::min(tiles.tile, latent_w);
   const std::vector<at::Tensor> wy = axisWeights(latent_h * scale, scaled(ys, scale), th * scale);
   const std::vector<at::Tensor> wx = axisWeights(latent_w * scale, scaled(xs, scale), tw * scale);
-  const auto total = static_cast<int64_t>(ys.size() * xs.size());
+  // Every tile is normalised with the GroupNorm statistics of the whole picture: without
+  // them each tile would be normalised by its own content, and a tile of plain background
+  // would come out in another tone than its neighbours. A first pass over the tiles
+  // gathers the statistics; the second normalises with them and keeps the results.
+  const auto count = static_cast<int64_t>(ys.size() * xs.size());
+  const int64_t total = tilePasses(count);
+  GroupNormStats stats;
   at::Tensor out;
   int64_t done = 0;
-  for (std::size_t i = 0; i < ys.size(); ++i)
-    for (std::size_t j = 0; j < xs.size(); ++j) {
-      core::checkInterrupt();
-      const at::Tensor piece = fn(ys[i], xs[j], th, tw).to(at::kFloat);
-      if (!out.defined())
-        out = at::zeros({piece.size(0), piece.size(1), latent_h * scale, latent_w * scale}, piece.options());
-      const at::Tensor weight = (wy[i].unsqueeze(1) * wx[j].unsqueeze(0)).to(piece.device());
-      out.narrow(2, ys[i] * scale, th * scale).narrow(3, xs[j] * scale, tw * scale).add_(piece * weight);
-      ++done;
-      if (progress) progress(done, total);
-    }
+  for (int pass = count > 1 ? 0 : 1; pass < 2; ++pass) {
+    if (pass == 1 && count > 1) stats.finish();
+    for (std::size_t i = 0; i < ys.size(); ++i)
+      for (std::size_t j = 0; j < xs.size(); ++j) {
+        core::checkInterrupt();
+        at::Tensor piece;
+        if (count > 1) {
+          stats.next = 0;
+          const GroupNormStatsScope scope(stats);
+          piece = fn(ys[i], xs[j], th, tw);
+        } else {
+          piece = fn(ys[i], xs[j], th, tw);
+        }
+        ++done;
+        if (pass == 1) {
+          piece = piece.to(at::kFloat);
+          if (!out.defined())
+            out = at::zeros({piece.size(0), piece.size(1), latent_h * scale, latent_w * scale}, piece.options());
+          const at::Tensor weight = (wy[i].unsqueeze(1) * wx[j].unsqueeze(0)).to(piece.device());
+          out.narrow(2, ys[i] * scale, th * scale).narrow(3, xs[j] * scale, tw * scale).add_(piece * weight);
+        }
+        piece = at::Tensor();
+        if (progress) progress(done, total);
+      }
+  }
   return out;
 }
 
@@ -91,6 +111,8 @@ std::vector<int64_t> tileStarts(int64_t length, int64_t tile, int64_t overlap) {
                                                        static_cast<double>(n - 1))));
   return starts;
 }
+
+int64_t tilePasses(int64_t tiles) { return tiles > 1 ? 2 * tiles : 1; }
 
 int64_t tileCount(int64_t latent_h, int64_t latent_w, const LatentTiles& tiles) {
   checkTiles(tiles);
@@ -143,6 +165,10 @@ int64_t attentionPeakBytes(int64_t ch, int64_t pixels, int64_t element) {
   return 8 * ch * pixels * element + 2 * score_bytes;
 }
 
+// The large tensors' peak plus 5% and 1 MiB for the small ones alive beside them
+// (statistics, views' metadata, the allocator's rounding).
+int64_t withSmallTensors(int64_t peak) { return peak + peak / 20 + (int64_t{1} << 20); }
+
 }  // namespace
 
 int64_t decodeWorkingBytes(const VaeConfig& c, int64_t latent_h, int64_t latent_w, at::ScalarType dtype) {
@@ -166,7 +192,7 @@ int64_t decodeWorkingBytes(const VaeConfig& c, int64_t latent_h, int64_t latent_
   // result and the finiteness check's mask.
   peak = std::max(peak, (3 * ch + c.out_channels) * pixels * e);
   peak = std::max(peak, c.out_channels * pixels * (e + 4 + 1));
-  return peak;
+  return withSmallTensors(peak);
 }
 
 int64_t encodeWorkingBytes(const VaeConfig& c, int64_t height, int64_t width, at::ScalarType dtype) {
@@ -190,7 +216,7 @@ int64_t encodeWorkingBytes(const VaeConfig& c, int64_t height, int64_t width, at
   }
   peak = std::max(peak, std::max(resnetPeak(ch, ch, pixels) * e, attentionPeakBytes(ch, pixels, e)));
   peak = std::max(peak, (3 * ch + 4 * c.z_channels + 2 * c.embed_dim) * pixels * e);
-  return peak;
+  return withSmallTensors(peak);
 }
 
 int64_t tiledDecodeWorkingBytes(const VaeConfig& c, int64_t latent_h, int64_t latent_w, const LatentTiles& tiles,

@@ -28,10 +28,16 @@ struct LatentTiles {
 // Tiles a [B, C, h, w] latent of that size needs.
 int64_t tileCount(int64_t latent_h, int64_t latent_w, const LatentTiles& tiles);
 
+// Tiled work makes two passes over the tiles (the first gathers the whole picture's
+// GroupNorm statistics, the second normalises every tile with them), so it reports
+// 2 * tiles progress units; one tile is a single pass.
+int64_t tilePasses(int64_t tiles);
+
 using TileProgress = std::function<void(int64_t done, int64_t total)>;
 
 // Raw decode of an unscaled latent z [B, embed, h, w] tile by tile; float32 image
-// [B, out, h*f, w*f]. Calls `progress` after each tile; checks for interruption before each.
+// [B, out, h*f, w*f]. Calls `progress` after each tile pass; checks for interruption
+// before each.
 at::Tensor decodeTiled(const AutoencoderKL& vae, const at::Tensor& z, const LatentTiles& tiles,
                        const TileProgress& progress = {});
 // encodeMoments of an image [B, in, H, W] (H, W multiples of the VAE's downscale) tile by
