@@ -3,6 +3,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 
@@ -145,6 +147,97 @@ class TestRender : public QObject {
     // Random tiny weights amplify rounding; bf16 must still track fp32 on average.
     QVERIFY2(mean_err < 0.05, qPrintable(QString::number(mean_err)));
     QVERIFY(a.image.pixels != b.image.pixels);  // it really ran in another precision
+  }
+  // Image-to-image runs the last floor(steps * denoise) steps and stays nearer the
+  // picture than a full render; inpainting keeps every unmasked pixel exactly.
+  void imageToImageAndInpainting() {
+    auto p = params(QString::fromStdString(kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors")));
+    p.steps = 4;
+    const kiln::Image picture = kiln::render(p).image;
+    p.seed = 5;
+    const kiln::Image fresh = kiln::render(p).image;
+    p.init_image = picture;
+    p.denoise = 0.5;
+    int64_t steps_total = 0;
+    std::vector<std::string> stages;
+    const kiln::RenderResult i2i = kiln::render(p, [&](const kiln::RenderProgress& r) {
+      if (stages.empty() || stages.back() != r.stage) stages.push_back(r.stage);
+      if (r.stage == "Denoising") steps_total = r.total;
+    });
+    QCOMPARE(steps_total, int64_t{2});
+    QVERIFY(std::find(stages.begin(), stages.end(), "Encoding image") != stages.end());
+    const auto distance = [](const kiln::Image& a, const kiln::Image& b) {
+      double d = 0;
+      for (std::size_t i = 0; i < a.pixels.size(); ++i) d += std::abs(a.pixels[i] - b.pixels[i]);
+      return d / static_cast<double>(a.pixels.size());
+    };
+    QVERIFY2(distance(i2i.image, picture) < distance(fresh, picture),
+             qPrintable(QString("%1 vs %2").arg(distance(i2i.image, picture)).arg(distance(fresh, picture))));
+    QVERIFY(i2i.image.text.at("parameters").find("Denoising strength: 0.5") != std::string::npos);
+
+    // Inpaint the left half.
+    kiln::Image mask;
+    mask.width = picture.width;
+    mask.height = picture.height;
+    mask.channels = 1;
+    mask.pixels.assign(static_cast<std::size_t>(mask.width * mask.height), 0.0f);
+    for (int y = 0; y < mask.height; ++y)
+      for (int x = 0; x < mask.width / 2; ++x) mask.pixels[static_cast<std::size_t>(y * mask.width + x)] = 1.0f;
+    p.mask = mask;
+    p.denoise = 1.0;
+    const kiln::Image inpainted = kiln::render(p).image;
+    double kept = 0, changed = 0;
+    for (int y = 0; y < mask.height; ++y)
+      for (int x = 0; x < mask.width; ++x)
+        for (int c = 0; c < 3; ++c) {
+          const auto i = static_cast<std::size_t>((y * mask.width + x) * 3 + c);
+          const double d = std::abs(inpainted.pixels[i] - picture.pixels[i]);
+          double& worst = x < mask.width / 2 ? changed : kept;
+          worst = std::max(worst, d);
+        }
+    QVERIFY2(kept < 1e-6, qPrintable(QString::number(kept)));
+    QVERIFY2(changed > 0.05, qPrintable(QString::number(changed)));
+  }
+
+  void badImagesAreRefused() {
+    auto p = params(QString::fromStdString(kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors")));
+    const auto refused = [&](const kiln::RenderParams& q, const char* needle) {
+      try {
+        kiln::render(q);
+      } catch (const kiln::Error& e) {
+        return e.kind() == kiln::ErrorKind::InvalidArgument && std::string(e.what()).find(needle) != std::string::npos;
+      }
+      return false;
+    };
+    kiln::Image empty;
+    empty.channels = 3;
+    p.init_image = empty;
+    QVERIFY(refused(p, "the init image is empty"));
+    kiln::Image picture;
+    picture.width = 32;
+    picture.height = 16;
+    picture.channels = 3;
+    picture.pixels.assign(32 * 16 * 3, 0.5f);
+    kiln::Image mask = picture;
+    mask.width = 16;
+    mask.height = 32;
+    p.init_image = picture;
+    p.mask = mask;
+    QVERIFY(refused(p, "the mask is 16x32 pixels but the init image is 32x16"));
+    p.mask = kiln::Image();
+    p.denoise = 0;
+    QVERIFY(refused(p, "denoise"));
+    p.denoise = 0.1;  // 2 steps x 0.1 runs none
+    QVERIFY(refused(p, "runs no step"));
+    p.init_image = kiln::Image();
+    p.mask = picture;
+    p.denoise = 1;
+    QVERIFY(refused(p, "a mask needs an init image"));
+    p.mask = kiln::Image();
+    p.vae_tiling = kiln::VaeTiling::Always;
+    p.tile_size = 128;
+    p.tile_overlap = 100;
+    QVERIFY(refused(p, "overlap"));
   }
 };
 
