@@ -43,13 +43,6 @@ class JobBytes {
   int64_t held_ = 0;
 };
 
-Event logEvent(std::string message) {
-  Event e;
-  e.type = EventType::Log;
-  e.message = std::move(message);
-  return e;
-}
-
 // [H, W, 3] float in [0, 1] -> Image.
 Image imageFromRgb(const at::Tensor& rgb) {
   const at::Tensor hwc = rgb.to(at::kFloat).contiguous();
@@ -85,6 +78,13 @@ void saveImage(const std::string& path, const Image& image, const RunEnvironment
 }
 
 }  // namespace
+
+Event logEvent(std::string message) {
+  Event e;
+  e.type = EventType::Log;
+  e.message = std::move(message);
+  return e;
+}
 
 bool hasImage(const Image& image) {
   return image.width != 0 || image.height != 0 || image.channels != 0 || !image.pixels.empty();

@@ -39,6 +39,9 @@ struct JobResult {
   std::string model_family;
 };
 
+// A Log event carrying `message` (shown to the user as it is).
+Event logEvent(std::string message);
+
 // True when the caller gave an image (even an empty, malformed one, which validation refuses).
 bool hasImage(const Image& image);
 

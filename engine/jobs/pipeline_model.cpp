@@ -161,13 +161,10 @@ std::vector<std::string> PipelineModel::place(const memory::OffloadSettings& set
 int64_t estimateWorkingBytes(const models::SdModelSpec& spec, int64_t width, int64_t height,
                              at::ScalarType dtype, const nodes::VaeTilingSettings& tiling,
                              int64_t device_total_bytes) {
-  nodes::VaeTilingSettings s = tiling;
-  if (s.mode == VaeTiling::Auto) {
-    const int64_t f = spec.vae.downscale();
-    const bool fits = models::decodeWorkingBytes(spec.vae, height / f, width / f, dtype) <= device_total_bytes / 2;
-    s.mode = fits ? VaeTiling::Never : VaeTiling::Always;
-  }
-  return nodes::planVae(nodes::VaeWork::Decode, s, spec.vae, height, width, dtype, -1).estimated_bytes;
+  // Auto plans against half the device, so the work leaves room for the weights and the
+  // sampler: the full pass where it fits, else the largest tile that does.
+  const int64_t available = tiling.mode == VaeTiling::Auto ? device_total_bytes / 2 : -1;
+  return nodes::planVae(nodes::VaeWork::Decode, tiling, spec.vae, height, width, dtype, available).estimated_bytes;
 }
 
 }  // namespace kiln::jobs

@@ -18,9 +18,9 @@ double builtInGuess(StageKind kind) {
     case StageKind::LoadModel: return 0.005;    // per tensor
     case StageKind::ApplyLora: return 0.002;    // per key
     case StageKind::EncodePrompt: return 0.2;   // per text encoder
-    case StageKind::EncodeImage: return 3.0;    // per tile
+    case StageKind::EncodeImage: return 3.0;    // per tile pass
     case StageKind::Denoise: return 2.0;        // per step
-    case StageKind::Decode: return 5.0;         // per tile
+    case StageKind::Decode: return 5.0;         // per tile pass
     case StageKind::EncodeVideo: return 0.05;   // per frame
     case StageKind::Save: return 0.05;          // per file
     case StageKind::Invalid: break;

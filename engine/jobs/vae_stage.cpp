@@ -8,13 +8,6 @@ namespace {
 
 constexpr int64_t kSmallestTile = 128;
 
-Event logEvent(std::string message) {
-  Event e;
-  e.type = EventType::Log;
-  e.message = std::move(message);
-  return e;
-}
-
 }  // namespace
 
 int64_t availableWorkBytes(const memory::Device& device) {

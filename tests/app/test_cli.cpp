@@ -156,6 +156,33 @@ class TestCli : public QObject {
         << "record-stream needs streams";
     QTest::newRow("bad extension")
         << (base + QStringList{"--model", sd1, "--out", "o.notanimage"}) << 1 << "no image format";
+    QTest::newRow("bad vae tiling")
+        << (base + QStringList{"--model", sd1, "--vae-tiling", "sometimes", "--out", "o.png"}) << 2
+        << "--vae-tiling must be auto, always or never";
+    QTest::newRow("tile too small")
+        << (base + QStringList{"--model", sd1, "--vae-tiling", "always", "--tile-size", "16", "--out", "o.png"})
+        << 1 << "tile";
+    QTest::newRow("missing init image")
+        << (base + QStringList{"--model", sd1, "--init-image", "/nonexistent.png", "--out", "o.png"}) << 1
+        << "--init-image:";
+    QTest::newRow("unreadable init image")
+        << (base + QStringList{"--model", sd1, "--init-image", "GARBAGE.png", "--out", "o.png"}) << 1
+        << "--init-image:";
+    QTest::newRow("denoise without image")
+        << (base + QStringList{"--model", sd1, "--denoise", "0.5", "--out", "o.png"}) << 2
+        << "--denoise needs --init-image";
+    QTest::newRow("bad denoise")
+        << (base + QStringList{"--model", sd1, "--init-image", "INIT.png", "--denoise", "lots", "--out", "o.png"})
+        << 2 << "--denoise needs a number";
+    QTest::newRow("denoise out of range")
+        << (base + QStringList{"--model", sd1, "--init-image", "INIT.png", "--denoise", "1.5", "--out", "o.png"})
+        << 1 << "denoise";
+    QTest::newRow("mask without image")
+        << (base + QStringList{"--model", sd1, "--mask", "INIT.png", "--out", "o.png"}) << 2
+        << "--mask and --mask-from-alpha need --init-image";
+    QTest::newRow("alpha of an opaque image")
+        << (base + QStringList{"--model", sd1, "--init-image", "INIT.png", "--mask-from-alpha", "--out", "o.png"})
+        << 1 << "--mask-from-alpha:";
   }
   void rejectsBadInput() {
     QFETCH(QStringList, args);
@@ -179,7 +206,20 @@ class TestCli : public QObject {
     for (int i = 0; i < 8; ++i) len[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
     other.write(len + header + QByteArray(8, 0));
     other.close();
+    QFile garbage(dir_.filePath("garbage.png"));
+    QVERIFY(garbage.open(QIODevice::WriteOnly));
+    garbage.write("\x89PNG\r\n\x1a\n not really");
+    garbage.close();
+    const QString init = dir_.filePath("init.png");
+    kiln::Image opaque;
+    opaque.width = 64;
+    opaque.height = 64;
+    opaque.channels = 3;
+    opaque.pixels.assign(64 * 64 * 3, 0.5f);
+    kiln::writeImage(init.toStdString(), opaque);
     for (QString& a : args) {
+      if (a == "GARBAGE.png") a = garbage.fileName();
+      if (a == "INIT.png") a = init;
       if (a == "MODEL.ckpt") a = ckpt.fileName();
       if (a == "CORRUPT") a = corrupt.fileName();
       if (a == "OTHER") a = other.fileName();
@@ -346,6 +386,61 @@ class TestCli : public QObject {
     const CliRun bad = runCli(base + QStringList{"--out", none, "--lora", ":2"});
     QVERIFY(bad.exit_code != 0);
     QVERIFY2(bad.err.contains("--lora"), qPrintable(bad.err));
+  }
+
+  // --init-image with --denoise runs that share of the steps and records the strength;
+  // --vae-tiling always decodes and encodes in tiles and says how; --mask-from-alpha
+  // repaints only where the picture is transparent.
+  void imageToImageAndInpainting() {
+    const QStringList base{"render", "--model", conf("sd1/sd1_tiny_ldm.safetensors"), "--prompt", "x",
+                           "--steps", "4", "--width", "64", "--height", "64"};
+    const QString start = dir_.filePath("start.png");
+    QVERIFY(runCli(base + QStringList{"--out", start, "--seed", "5"}).exit_code == 0);
+
+    const QString varied = dir_.filePath("varied.png");
+    const CliRun r = runCli(base + QStringList{"--out", varied, "--init-image", start, "--denoise", "0.5",
+                                               "--vae-tiling", "always", "--tile-size", "64", "--tile-overlap",
+                                               "16"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QVERIFY2(r.err.contains("Encoding image..."), qPrintable(r.err));
+    QVERIFY2(r.err.contains("tiled encode:"), qPrintable(r.err));
+    QVERIFY2(r.err.contains("tiled decode:"), qPrintable(r.err));
+    QVERIFY2(r.err.contains("2/2") && !r.err.contains("3/"), qPrintable(r.err));
+    const kiln::Image v = kiln::readImage(varied.toStdString());
+    QVERIFY2(QString::fromStdString(v.text.at("parameters")).contains("Denoising strength: 0.5"),
+             qPrintable(QString::fromStdString(v.text.at("parameters"))));
+
+    // Transparent left half: the right half comes back as it was, the left is repainted.
+    kiln::Image rgba = kiln::readImage(start.toStdString());
+    QCOMPARE(rgba.channels, 3);
+    kiln::Image holed = rgba;
+    holed.channels = 4;
+    holed.pixels.clear();
+    for (int y = 0; y < 64; ++y)
+      for (int x = 0; x < 64; ++x) {
+        for (int c = 0; c < 3; ++c) holed.pixels.push_back(rgba.pixels[static_cast<std::size_t>((y * 64 + x) * 3 + c)]);
+        holed.pixels.push_back(x < 32 ? 0.0f : 1.0f);
+      }
+    const QString holed_path = dir_.filePath("holed.png"), filled = dir_.filePath("filled.png");
+    kiln::writeImage(holed_path.toStdString(), holed);
+    const CliRun m = runCli(base + QStringList{"--out", filled, "--seed", "9", "--init-image", holed_path,
+                                               "--mask-from-alpha"});
+    QVERIFY2(m.exit_code == 0, qPrintable(m.err));
+    const kiln::Image f = kiln::readImage(filled.toStdString());
+    QCOMPARE(f.channels, 3);
+    double kept = 0, repainted = 0;
+    for (int y = 0; y < 64; ++y)
+      for (int x = 0; x < 64; ++x)
+        for (int c = 0; c < 3; ++c) {
+          const std::size_t i = static_cast<std::size_t>((y * 64 + x) * 3 + c);
+          const double d = std::abs(double(f.pixels[i]) - double(rgba.pixels[i]));
+          if (x < 32)
+            repainted += d;
+          else
+            kept = std::max(kept, d);
+        }
+    QVERIFY2(kept < 0.5 / 255.0, qPrintable(QString("unmasked pixels moved by %1").arg(kept)));
+    QVERIFY2(repainted / (32 * 64 * 3) > 2.0 / 255.0, qPrintable(QString::number(repainted)));
   }
 
   void snapsSizeWithNotice() {
