@@ -24,6 +24,8 @@ const char* errorKindName(ErrorKind kind) noexcept {
       return "cancelled";
     case ErrorKind::Io:
       return "i/o error";
+    case ErrorKind::InvalidWorkflow:
+      return "invalid workflow";
     case ErrorKind::Internal:
       return "internal error";
   }

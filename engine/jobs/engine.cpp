@@ -17,6 +17,7 @@
 #include "memory/device.h"
 #include "memory/model_cache.h"
 #include "jobs/stage_timings.h"
+#include "jobs/workflow_runner.h"
 
 namespace kiln {
 
@@ -50,7 +51,20 @@ const char* eventTypeName(EventType type) noexcept {
     case EventType::JobCancelled: return "job_cancelled";
     case EventType::Log: return "log";
     case EventType::MemoryStats: return "memory_stats";
+    case EventType::NodeState: return "node_state";
     case EventType::Invalid: break;
+  }
+  return "invalid";
+}
+
+const char* nodeStateName(NodeState state) noexcept {
+  switch (state) {
+    case NodeState::Queued: return "queued";
+    case NodeState::Running: return "running";
+    case NodeState::Cached: return "cached";
+    case NodeState::Done: return "done";
+    case NodeState::Failed: return "failed";
+    case NodeState::Invalid: break;
   }
   return "invalid";
 }
@@ -104,6 +118,8 @@ struct Engine::Impl {
   jobs::StageTimings timings;
   std::atomic<int64_t> job_bytes{0};
   InterruptStats interrupt_stats;  // guarded by mutex
+  const jobs::NodeLibrary nodes = jobs::builtinNodes();
+  graph::ResultCache node_cache;
 
   std::thread thread;
 
@@ -112,7 +128,8 @@ struct Engine::Impl {
   explicit Impl(EngineOptions o)
       : options(std::move(o)),
         device(memory::makeDevice(options.device)),
-        cache(*device, {options.device_budget_bytes, options.host_budget_bytes, options.cached_models}) {
+        cache(*device, {options.device_budget_bytes, options.host_budget_bytes, options.cached_models}),
+        node_cache(options.node_cache_bytes) {
     options.offload.validate();
     offload = options.offload;
   }
@@ -139,6 +156,8 @@ struct Engine::Impl {
     m.device_peak_bytes = d.peak_allocated_bytes;
     m.pinned_bytes = d.pinned_bytes;
     m.pinned_peak_bytes = d.pinned_peak_bytes;
+    m.node_cache_bytes = node_cache.bytes();
+    m.node_cache_entries = static_cast<int>(node_cache.size());
     return m;
   }
 
@@ -191,6 +210,7 @@ struct Engine::Impl {
       emit(std::move(e));
     };
     env.write_image = options.write_image;
+    env.read_image = options.read_image;
     env.skip = &rec.skip;
     env.job_bytes = &job_bytes;
 
@@ -201,7 +221,9 @@ struct Engine::Impl {
       core::InterruptScope scope(rec.token);
       try {
         try {
-          jobs::JobResult result = jobs::runJob(rec.job, env, &failed_stage);
+          jobs::JobResult result = rec.job.workflow
+                                       ? jobs::runWorkflow(rec.job, env, nodes, node_cache, &failed_stage)
+                                       : jobs::runJob(rec.job, env, &failed_stage);
           end.type = EventType::JobFinished;
           end.fraction = 1.0;
           end.outputs = std::move(result.images);
@@ -268,7 +290,10 @@ Engine::~Engine() {
 }
 
 JobId Engine::submit(Job job) {
-  jobs::validateJob(job);
+  if (job.workflow)
+    jobs::validateWorkflowJob(job, impl_->nodes);
+  else
+    jobs::validateJob(job);
   if (!job.output_path.empty() && !impl_->options.write_image)
     throw Error(ErrorKind::InvalidArgument, "this engine was set up without an image writer, so it cannot save '" +
                                                 job.output_path + "'");
@@ -373,9 +398,14 @@ OffloadSettings Engine::offloadSettings() const {
 }
 
 void Engine::unloadModels() {
+  impl_->node_cache.clear();  // its model handles name models by key; they are loaded again on use
   impl_->cache.clear();
   impl_->device->emptyCache();
 }
+
+const std::vector<NodeSchema>& Engine::nodeSchemas() const { return impl_->nodes.schemas(); }
+
+void Engine::clearNodeCache() { impl_->node_cache.clear(); }
 
 InterruptStats Engine::interruptStats() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);

@@ -21,29 +21,7 @@
 #include "nodes/sd_pipeline.h"
 
 namespace kiln::jobs {
-namespace {
 
-// The bytes a job holds in tensors and images, counted into the engine's accounting and
-// given back when the job ends, however it ends.
-class JobBytes {
- public:
-  explicit JobBytes(std::atomic<int64_t>* counter) : counter_(counter) {}
-  ~JobBytes() {
-    if (counter_) counter_->fetch_sub(held_);
-  }
-  JobBytes(const JobBytes&) = delete;
-  JobBytes& operator=(const JobBytes&) = delete;
-  void add(int64_t bytes) {
-    held_ += bytes;
-    if (counter_) counter_->fetch_add(bytes);
-  }
-
- private:
-  std::atomic<int64_t>* counter_ = nullptr;
-  int64_t held_ = 0;
-};
-
-// [H, W, 3] float in [0, 1] -> Image.
 Image imageFromRgb(const at::Tensor& rgb) {
   const at::Tensor hwc = rgb.to(at::kFloat).contiguous();
   Image image;
@@ -54,6 +32,8 @@ Image imageFromRgb(const at::Tensor& rgb) {
   image.pixels.assign(src, src + hwc.numel());
   return image;
 }
+
+namespace {
 
 // [1, 3, H, W] in [-1, 1] -> interleaved RGB in [0, 1].
 Image toImage(const at::Tensor& decoded) {
@@ -67,8 +47,8 @@ std::string outputPathFor(const std::string& path, int image) {
   return (p.parent_path() / (p.stem().string() + "-" + std::to_string(image + 1) + p.extension().string())).string();
 }
 
-// Written under a temporary name and renamed into place only if the job was not
-// cancelled meanwhile: an interrupted or failed save leaves no file behind.
+}  // namespace
+
 void saveImage(const std::string& path, const Image& image, const RunEnvironment& env) {
   core::checkInterrupt();
   core::AtomicFile file(path);
@@ -77,7 +57,21 @@ void saveImage(const std::string& path, const Image& image, const RunEnvironment
   file.commit();
 }
 
-}  // namespace
+void placeModel(PipelineModel& model, RunEnvironment& env, memory::Device& device, int64_t working_bytes) {
+  if (!device.isAccelerator()) return;
+  int64_t available = 0;
+  if (env.cache) {
+    const memory::MakeRoomResult room = env.cache->makeRoom(model.deviceBytesNeeded(env.offload), working_bytes);
+    for (const auto& w : room.warnings) env.emit(logEvent(w));
+    for (const auto& m : room.offloaded) env.emit(logEvent("moved " + m + " off " + device.name() + " to make room"));
+    available = room.available_bytes;
+  } else {
+    available = device.memory().free_bytes;
+  }
+  // Balanced mode keeps resident what fits beside the work.
+  for (const auto& line : model.place(env.offload, std::max<int64_t>(available - working_bytes, 0)))
+    env.emit(logEvent(line));
+}
 
 Event logEvent(std::string message) {
   Event e;
@@ -247,22 +241,9 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     nodes::SdPipeline* pipeline = &model.pipeline();
     model.applyLoras(p.loras, p.lora_mode, env.offload);
     for (const LoraReport& r : model.loraReports()) result.notices.push_back("LoRA: " + r.describe());
-    if (device.isAccelerator()) {
-      // Room on the device for the weights that are not there yet and for the work.
-      const int64_t working = estimateWorkingBytes(spec, p.width, p.height, dtype, tiling, device.memory().total_bytes);
-      int64_t available = 0;
-      if (env.cache) {
-        const memory::MakeRoomResult room = env.cache->makeRoom(model.deviceBytesNeeded(env.offload), working);
-        for (const auto& w : room.warnings) env.emit(logEvent(w));
-        for (const auto& m : room.offloaded) env.emit(logEvent("moved " + m + " off " + device.name() + " to make room"));
-        available = room.available_bytes;
-      } else {
-        available = device.memory().free_bytes;
-      }
-      // Balanced mode keeps resident what fits beside the work.
-      for (const auto& line : model.place(env.offload, std::max<int64_t>(available - working, 0)))
-        env.emit(logEvent(line));
-    }
+    if (device.isAccelerator())
+      placeModel(model, env, device,
+                 estimateWorkingBytes(spec, p.width, p.height, dtype, tiling, device.memory().total_bytes));
     memory::DeviceScope on_device(device);
 
     tracker.start(encode);

@@ -12,6 +12,10 @@
 
 #include "kiln/engine.h"
 
+namespace at {
+class Tensor;
+}  // namespace at
+
 namespace kiln::memory {
 class Device;
 class ModelCache;
@@ -20,6 +24,7 @@ class ModelCache;
 namespace kiln::jobs {
 
 class StageTimings;
+class PipelineModel;
 
 struct RunEnvironment {
   memory::ModelCache* cache = nullptr;  // null: load for this job only
@@ -30,6 +35,7 @@ struct RunEnvironment {
   std::function<void(const std::string& path, const Image& image)> write_image;
   const std::atomic<bool>* skip = nullptr;  // finish the current image, drop the rest
   std::atomic<int64_t>* job_bytes = nullptr;
+  std::function<Image(const std::string& path)> read_image;
 };
 
 struct JobResult {
@@ -38,6 +44,37 @@ struct JobResult {
   std::vector<std::string> notices;
   std::string model_family;
 };
+
+// The bytes a job holds in tensors and images, counted into the engine's accounting and
+// given back when the job ends, however it ends.
+class JobBytes {
+ public:
+  explicit JobBytes(std::atomic<int64_t>* counter) : counter_(counter) {}
+  ~JobBytes() {
+    if (counter_) counter_->fetch_sub(held_);
+  }
+  JobBytes(const JobBytes&) = delete;
+  JobBytes& operator=(const JobBytes&) = delete;
+  void add(int64_t bytes) {
+    held_ += bytes;
+    if (counter_) counter_->fetch_add(bytes);
+  }
+
+ private:
+  std::atomic<int64_t>* counter_ = nullptr;
+  int64_t held_ = 0;
+};
+
+// [H, W, 3] float in [0, 1] -> Image.
+Image imageFromRgb(const at::Tensor& rgb);
+
+// Written under a temporary name and renamed into place only if the job was not
+// cancelled meanwhile: an interrupted or failed save leaves no file behind.
+void saveImage(const std::string& path, const Image& image, const RunEnvironment& env);
+
+// Makes room on an accelerator for the model's weights that are not there yet and for
+// `working_bytes` of work, then places the model (nothing on the CPU).
+void placeModel(PipelineModel& model, RunEnvironment& env, memory::Device& device, int64_t working_bytes);
 
 // A Log event carrying `message` (shown to the user as it is).
 Event logEvent(std::string message);

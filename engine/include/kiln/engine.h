@@ -13,13 +13,19 @@
 #include "kiln/image.h"
 #include "kiln/offload.h"
 #include "kiln/render.h"
+#include "kiln/workflow.h"
 
 namespace kiln {
 
 using JobId = uint64_t;  // 0 is never a job
 
-// One text-to-image job: `batch` images, image i rendered with seed params.seed + i.
+// One job: a workflow, or (without one) a text-to-image render of `batch` images, image i
+// rendered with seed params.seed + i.
 struct Job {
+  // When set, the job runs this workflow (validated at submit) and `params`, `batch` and
+  // `output_path` are not used; SaveImage nodes write into `output_dir`.
+  std::shared_ptr<const Workflow> workflow;
+  std::string output_dir;
   RenderParams params;
   int batch = 1;
   // Where to save the images (by extension; needs EngineOptions::write_image). Image i of
@@ -58,7 +64,13 @@ struct MemoryStats {
   // Where each cached model's components live: "unet (UNetModel, 1.64 GiB, BFloat16):
   // group-block, 1 block per group, streams".
   std::vector<std::string> placements;
+  int64_t node_cache_bytes = 0;  // workflow node results kept for the next run
+  int node_cache_entries = 0;
 };
+
+// A workflow node's state during a job (EventType::NodeState).
+enum class NodeState { Invalid = 0, Queued, Running, Cached, Done, Failed };
+const char* nodeStateName(NodeState state) noexcept;  // "queued", "running", ...
 
 enum class EventType {
   Invalid = 0,
@@ -76,6 +88,7 @@ enum class EventType {
   JobCancelled,   // `message` says when
   Log,            // `message`
   MemoryStats,    // `memory`
+  NodeState,      // `node`, `node_state`; `message` when failed (workflow jobs)
 };
 const char* eventTypeName(EventType type) noexcept;
 
@@ -97,6 +110,8 @@ struct Event {
   ErrorKind error = ErrorKind::Invalid;
   std::string message;
   kiln::MemoryStats memory;
+  std::string node;  // a workflow node's id
+  kiln::NodeState node_state = kiln::NodeState::Invalid;
 };
 
 // Receives every event. Called on the engine thread, and on the caller's thread for
@@ -110,6 +125,11 @@ struct EngineOptions {
   // The save stage: writes `image` to exactly `path` (the engine picks a temporary name
   // and renames it into place, so a cancelled or failed save leaves nothing behind).
   std::function<void(const std::string& path, const Image& image)> write_image;
+  // Reads an image file for LoadImage and LoadMask nodes (kiln::readImage where the media
+  // library is linked). Unset: workflows that load images fail with a clear message.
+  std::function<Image(const std::string& path)> read_image;
+  // Most bytes of workflow node results kept between jobs (images, latents, conditioning).
+  int64_t node_cache_bytes = int64_t{1} << 30;
   // JSON file where measured stage durations persist between runs; empty: not persisted.
   std::string timings_path;
   int cached_models = 1;  // models kept loaded between jobs (0: load for every job)
@@ -156,8 +176,13 @@ class Engine {
   std::size_t queuedJobs() const;
   kiln::MemoryStats memoryStats() const;
   InterruptStats interruptStats() const;
-  // Drops every cached model no job is using, returning its host and device memory.
+  // Drops every cached model no job is using, returning its host and device memory, and
+  // the cached workflow node results.
   void unloadModels();
+  // The node types workflows can use.
+  const std::vector<NodeSchema>& nodeSchemas() const;
+  // Forgets the workflow node results kept between jobs.
+  void clearNodeCache();
   // New offload settings, applied to loaded models (without reloading them) when the next
   // job starts. Throws kiln::Error(InvalidArgument) for settings that cannot work.
   void setOffloadSettings(const OffloadSettings& settings);

@@ -18,6 +18,7 @@ enum class ErrorKind {
   NonFinite,         // NaN or infinity appeared in a result
   Cancelled,         // the job was interrupted
   Io,                // reading or writing failed for an operating-system reason
+  InvalidWorkflow,   // a workflow file or graph cannot run (every problem is listed)
   Internal,          // a bug in Kiln
 };
 

@@ -1,0 +1,576 @@
+#include "jobs/workflow_nodes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "core/data_paths.h"
+#include "core/interrupt.h"
+#include "jobs/vae_stage.h"
+#include "memory/device.h"
+#include "models/sd/sd_checkpoint.h"
+#include "nodes/image_prep.h"
+
+namespace kiln::jobs {
+namespace {
+
+// Schema builders.
+ParamSpec number(std::string name, ValueType type, ParamValue def, double min, double max, double step,
+                 std::string display, std::string description) {
+  ParamSpec p;
+  p.name = std::move(name);
+  p.type = type;
+  p.default_value = std::move(def);
+  p.min = min;
+  p.max = max;
+  p.step = step;
+  p.display_name = std::move(display);
+  p.description = std::move(description);
+  return p;
+}
+ParamSpec text(std::string name, ValueType type, ParamValue def, std::string display, std::string description,
+               bool multiline = false) {
+  ParamSpec p = number(std::move(name), type, std::move(def), 0, 0, 0, std::move(display), std::move(description));
+  p.multiline = multiline;
+  return p;
+}
+ParamSpec choice(std::string name, std::vector<std::string> choices, std::string def, std::string display,
+                 std::string description) {
+  ParamSpec p = text(std::move(name), ValueType::Enum, std::move(def), std::move(display), std::move(description));
+  p.choices = std::move(choices);
+  return p;
+}
+InputSpec in(std::string name, ValueType type, std::string display, bool optional = false) {
+  return {std::move(name), type, optional, std::move(display)};
+}
+OutputSpec out(ValueType type, std::string display) { return {valueTypeName(type), type, std::move(display)}; }
+
+std::vector<ParamSpec> tilingParams() {
+  return {choice("tiling", {"auto", "always", "never"}, "auto", "Tiling",
+                 "Work in tiles: auto when the whole picture would not fit in memory"),
+          number("tile_size", ValueType::Int, int64_t{0}, 0, 4096, 64, "Tile size",
+                 "Tile size in pixels; 0 chooses the largest that fits"),
+          number("tile_overlap", ValueType::Int, int64_t{64}, 0, 2048, 8, "Tile overlap", "Overlap of tiles in pixels")};
+}
+
+nodes::VaeTilingSettings tilingOf(const NodeCall& c) {
+  return {parseVaeTiling(c.stringParam("tiling")), c.intParam("tile_size"), c.intParam("tile_overlap")};
+}
+
+std::string resolveModelPath(const std::string& path) {
+  if (path.empty()) return starterModelPath();
+  return path;
+}
+
+std::unique_ptr<nodes::SdPipeline> loadPipeline(const std::string& path, at::ScalarType dtype,
+                                                const nodes::SdPipeline::LoadProgress& progress) {
+  core::checkInterrupt();
+  models::Checkpoint checkpoint = models::openCheckpoint(path);
+  core::checkInterrupt();
+  return std::make_unique<nodes::SdPipeline>(std::move(checkpoint), dtype, progress);
+}
+
+int64_t tensorBytes(const at::Tensor& t) { return t.defined() ? static_cast<int64_t>(t.nbytes()) : 0; }
+
+at::Tensor toHost(const memory::Device& device, const at::Tensor& t) { return t.defined() ? device.download(t) : t; }
+
+// The images of a file as [1, 3, H, W] in [0, 1] and its alpha as a mask (1 where
+// transparent; zeros without alpha).
+std::pair<at::Tensor, at::Tensor> readPicture(const NodeCall& c, const std::string& path) {
+  if (!c.run.env.read_image)
+    throw Error(ErrorKind::InvalidArgument, "this engine was set up without an image reader, so it cannot load '" +
+                                                path + "'");
+  const Image image = c.run.env.read_image(path);
+  nodes::checkImage(image, "'" + path + "'");
+  const at::Tensor t = nodes::imageTensor(image);
+  at::Tensor alpha = t.size(1) == 4 || t.size(1) == 2 ? 1 - t.narrow(1, t.size(1) - 1, 1)
+                                                     : at::zeros({1, 1, t.size(2), t.size(3)});
+  return {nodes::rgbOf(t), alpha};
+}
+
+NodeDefinition loadCheckpoint() {
+  NodeDefinition d;
+  d.schema = {"LoadCheckpoint", "Load checkpoint", "loaders",
+              "Loads an SD 1.x or SDXL checkpoint (a .safetensors file or a diffusers folder)", {},
+              {text("ckpt_name", ValueType::File, std::string(), "Checkpoint", "The model file; empty: the starter model"),
+               choice("dtype", {"fp32", "bf16"}, "fp32", "Compute precision", "bf16 is faster on recent CPUs")},
+              {out(ValueType::Model, "Model"), out(ValueType::Clip, "Text encoder"), out(ValueType::Vae, "VAE")}};
+  d.stage = StageKind::LoadModel;
+  d.stage_name = "Loading model";
+  d.unit = "tensors";
+  d.run = [](NodeCall& c) {
+    ModelRef ref;
+    ref.path = resolveModelPath(c.stringParam("ckpt_name"));
+    ref.dtype = c.stringParam("dtype") == "bf16" ? at::kBFloat16 : at::kFloat;
+    ref.key = modelKey(ref.path, ref.dtype);
+    WorkflowRun& run = c.run;
+    const auto progress = [&c](std::size_t done, std::size_t total) {
+      c.run.tracker.progress(c.stage, static_cast<int64_t>(done), static_cast<int64_t>(total));
+    };
+    const auto load = [&] {
+      return std::make_shared<PipelineModel>(loadPipeline(ref.path, ref.dtype, progress), run.device);
+    };
+    if (run.env.cache) {
+      run.leases[ref.key] = run.env.cache->acquire(ref.key, load);
+    } else if (!run.uncached.count(ref.key)) {
+      run.uncached[ref.key] = load();
+    }
+    const nodes::SdPipeline& pipe = run.model(ref).pipeline();
+    ref.name = pipe.checkpoint().display_name;
+    ref.family = models::familyName(pipe.spec().family);
+    run.result.model_family = ref.family;
+    return graph::NodeOutputs{makeValue(ValueType::Model, ref), makeValue(ValueType::Clip, ref),
+                              makeValue(ValueType::Vae, ref)};
+  };
+  // A model handle stands while the model cache still holds the model.
+  d.still_valid = [](const graph::NodeOutputs& outputs, const RunEnvironment& env) {
+    const auto* ref = static_cast<const ModelRef*>(outputs.at(0).data.get());
+    return env.cache != nullptr && env.cache->contains(ref->key);
+  };
+  return d;
+}
+
+NodeDefinition loadLora() {
+  NodeDefinition d;
+  d.schema = {"LoadLoRA", "Load LoRA", "loaders",
+              "Adds a LoRA to the model and the text encoder (kohya, diffusers, PEFT, LyCORIS)",
+              {in("model", ValueType::Model, "Model"), in("clip", ValueType::Clip, "Text encoder")},
+              {text("lora_name", ValueType::File, ParamValue(), "LoRA", "The LoRA file (.safetensors)"),
+               number("strength_model", ValueType::Float, 1.0, -10, 10, 0.05, "Model strength", ""),
+               number("strength_clip", ValueType::Float, 1.0, -10, 10, 0.05, "Text encoder strength", ""),
+               choice("mode", {"auto", "merge", "hook"}, "auto", "Mode",
+                      "merge rebuilds the weights; hook adds the LoRA's term in each layer")},
+              {out(ValueType::Model, "Model"), out(ValueType::Clip, "Text encoder")}};
+  d.run = [](NodeCall& c) {
+    const std::string path = c.stringParam("lora_name");
+    if (!std::filesystem::exists(path)) throw Error(ErrorKind::FileNotFound, "the LoRA file '" + path + "' does not exist");
+    ModelRef model = c.input<ModelRef>("model"), clip = c.input<ModelRef>("clip");
+    const LoraMode mode = parseLoraMode(c.stringParam("mode"));
+    model.loras.emplace_back(path, c.floatParam("strength_model"), 0.0);
+    model.lora_mode = mode;
+    clip.loras.emplace_back(path, 0.0, c.floatParam("strength_clip"));
+    clip.lora_mode = mode;
+    return graph::NodeOutputs{makeValue(ValueType::Model, model), makeValue(ValueType::Clip, clip)};
+  };
+  return d;
+}
+
+NodeDefinition textEncode() {
+  NodeDefinition d;
+  d.schema = {"TextEncode", "Text encode", "conditioning", "Encodes a prompt with the model's text encoders",
+              {in("clip", ValueType::Clip, "Text encoder")},
+              {text("text", ValueType::String, std::string(), "Text", "The prompt", true)},
+              {out(ValueType::Conditioning, "Conditioning")}};
+  d.stage = StageKind::EncodePrompt;
+  d.stage_name = "Encoding prompt";
+  d.unit = "prompts";
+  d.units = [](const graph::PlannedNode&) { return int64_t{1}; };
+  d.run = [](NodeCall& c) {
+    const ModelRef& ref = c.input<ModelRef>("clip");
+    PipelineModel& model = c.run.prepare(ref, WorkflowRun::Part::Text, 0);
+    ConditioningValue v;
+    v.text = c.stringParam("text");
+    {
+      memory::DeviceScope on_device(c.run.device);
+      const nodes::TextEncoding enc = model.pipeline().encodeText({v.text});
+      if (!at::isfinite(enc.context).all().item<bool>())
+        throw Error(ErrorKind::NonFinite, "the text encoder produced NaN or infinity; the checkpoint's text encoder "
+                                          "weights are probably damaged");
+      v.context = toHost(c.run.device, enc.context);
+      v.pooled = toHost(c.run.device, enc.pooled);
+    }
+    c.run.tracker.progress(c.stage, 1, 1);
+    const int64_t bytes = tensorBytes(v.context) + tensorBytes(v.pooled);
+    return graph::NodeOutputs{makeValue(ValueType::Conditioning, std::move(v), bytes)};
+  };
+  return d;
+}
+
+NodeDefinition emptyLatent() {
+  NodeDefinition d;
+  d.schema = {"EmptyLatent", "Empty latent", "latent", "A blank latent of a size: what text-to-image starts from", {},
+              {number("width", ValueType::Int, int64_t{512}, 64, 8192, 8, "Width", "Pixels; a multiple of 8"),
+               number("height", ValueType::Int, int64_t{512}, 64, 8192, 8, "Height", "Pixels; a multiple of 8"),
+               number("batch_size", ValueType::Int, int64_t{1}, 1, 64, 1, "Batch size", "Pictures at once")},
+              {out(ValueType::Latent, "Latent")}};
+  d.run = [](NodeCall& c) {
+    const int64_t w = c.intParam("width") / 8 * 8, h = c.intParam("height") / 8 * 8;
+    if (w != c.intParam("width") || h != c.intParam("height"))
+      c.run.env.emit(logEvent("size " + std::to_string(c.intParam("width")) + "x" + std::to_string(c.intParam("height")) +
+                              " is not a multiple of 8; using " + std::to_string(w) + "x" + std::to_string(h)));
+    LatentValue v;
+    v.samples = at::zeros({c.intParam("batch_size"), 4, h / 8, w / 8});
+    const int64_t bytes = tensorBytes(v.samples);
+    return graph::NodeOutputs{makeValue(ValueType::Latent, std::move(v), bytes)};
+  };
+  return d;
+}
+
+NodeDefinition sampler() {
+  NodeDefinition d;
+  d.schema = {"Sampler", "Sampler", "sampling", "Denoises a latent guided by the prompts (classifier-free guidance)",
+              {in("model", ValueType::Model, "Model"), in("positive", ValueType::Conditioning, "Positive"),
+               in("negative", ValueType::Conditioning, "Negative"), in("latent_image", ValueType::Latent, "Latent")},
+              {number("seed", ValueType::Seed, int64_t{0}, 0, 9007199254740991.0, 1, "Seed",
+                      "The noise; image i of a batch uses seed + i"),
+               number("steps", ValueType::Int, int64_t{20}, 1, 1000, 1, "Steps", ""),
+               number("cfg", ValueType::Float, 7.0, 0, 100, 0.5, "CFG scale", "How strongly the prompt steers"),
+               choice("sampler_name", {"euler"}, "euler", "Sampler", ""),
+               choice("scheduler", {"normal"}, "normal", "Schedule", "normal: the model's own timestep spacing"),
+               number("denoise", ValueType::Float, 1.0, 0, 1, 0.01, "Denoise",
+                      "For a picture's latent: how much of it is repainted")},
+              {out(ValueType::Latent, "Latent")}};
+  d.stage = StageKind::Denoise;
+  d.stage_name = "Denoising";
+  d.unit = "steps";
+  d.units = [](const graph::PlannedNode& n) {
+    const ParamValue& v = n.params.at("steps");
+    return std::holds_alternative<double>(v) ? static_cast<int64_t>(std::get<double>(v)) : std::get<int64_t>(v);
+  };
+  d.run = [](NodeCall& c) {
+    const ModelRef& ref = c.input<ModelRef>("model");
+    const auto& pos = c.input<ConditioningValue>("positive");
+    const auto& neg = c.input<ConditioningValue>("negative");
+    const LatentValue& latent = c.input<LatentValue>("latent_image");
+    const int64_t steps = c.intParam("steps"), seed = c.intParam("seed");
+    const double cfg = c.floatParam("cfg"), denoise = c.floatParam("denoise");
+    const int64_t steps_run =
+        latent.from_image ? std::min<int64_t>(steps, static_cast<int64_t>(std::floor(steps * denoise + 1e-9))) : steps;
+    if (steps_run < 1)
+      throw Error(ErrorKind::InvalidArgument, "denoise " + formatNumber(denoise) + " of " + std::to_string(steps) +
+                                                  " steps runs no step; raise the denoise strength or the steps");
+    if (!latent.from_image && denoise != 1.0)
+      c.run.env.emit(logEvent("denoise applies to a picture's latent (VAEEncode); ignored for an empty latent"));
+    if (pos.context.sizes() != neg.context.sizes())
+      throw Error(ErrorKind::InvalidArgument, "the positive and negative conditioning come from different text "
+                                              "encoders; link both to the same model's TextEncode nodes");
+    PipelineModel& model = c.run.prepare(ref, WorkflowRun::Part::Unet, 0);
+    const nodes::SdPipeline& pipe = model.pipeline();
+    if (pos.context.size(-1) != pipe.unet().config().context_dim)
+      throw Error(ErrorKind::InvalidArgument, "the conditioning was encoded for another model (context width " +
+                                                  std::to_string(pos.context.size(-1)) + ", the model needs " +
+                                                  std::to_string(pipe.unet().config().context_dim) + ")");
+    const int64_t batch = latent.samples.size(0), h = latent.samples.size(2), w = latent.samples.size(3);
+    const int64_t f = pipe.spec().vae.downscale(), channels = pipe.spec().unet.in_channels;
+    const int64_t total = batch * steps_run;
+    if (c.run.tracker.stage(c.stage).total != total) c.run.tracker.update(c.stage, c.run.tracker.stage(c.stage).name, total);
+
+    LatentValue result = latent;
+    result.from_image = false;
+    std::vector<at::Tensor> outs;
+    {
+      memory::DeviceScope on_device(c.run.device);
+      nodes::Conditioning cond{at::cat({neg.context, pos.context}, 0), {}};
+      if (pos.pooled.defined() && neg.pooled.defined()) cond.pooled = at::cat({neg.pooled, pos.pooled}, 0);
+      const nodes::SizeConditioning sizes = nodes::SizeConditioning::forImage(h * f, w * f);
+      for (int64_t b = 0; b < batch; ++b) {
+        const at::Tensor noise = nodes::seededNoise(seed + b, {1, channels, h, w});
+        sampling::LatentInit init;
+        if (latent.from_image) {
+          init.latent = latent.samples.narrow(0, b, 1);
+          init.start_step = steps - steps_run;
+          if (latent.mask.defined()) init.mask = latent.mask.size(0) > 1 ? latent.mask.narrow(0, b, 1) : latent.mask;
+        }
+        model.setLoraProgress(0.0);
+        const at::Tensor out = pipe.sample(
+            cond, noise, steps, cfg, sizes,
+            [&](const sampling::StepInfo& s) {
+              model.setLoraProgress(static_cast<double>(s.step + 1) / static_cast<double>(s.total));
+              c.run.tracker.progress(c.stage, b * steps_run + s.step + 1, total);
+            },
+            latent.from_image ? &init : nullptr);
+        outs.push_back(toHost(c.run.device, out));
+        RenderParams p;
+        p.prompt = pos.text;
+        p.negative_prompt = neg.text;
+        p.seed = seed + b;
+        p.steps = static_cast<int>(steps);
+        p.cfg_scale = cfg;
+        p.width = static_cast<int>(w * f);
+        p.height = static_cast<int>(h * f);
+        if (latent.from_image) p.denoise = denoise;
+        result.parameters.push_back(formatA1111Parameters(p, "Euler", ref.name));
+      }
+    }
+    result.samples = at::cat(outs, 0);
+    const int64_t bytes = tensorBytes(result.samples) + tensorBytes(result.source_rgb);
+    return graph::NodeOutputs{makeValue(ValueType::Latent, std::move(result), bytes)};
+  };
+  return d;
+}
+
+NodeDefinition vaeDecode() {
+  NodeDefinition d;
+  d.schema = {"VAEDecode", "VAE decode", "latent", "Turns a latent into a picture",
+              {in("samples", ValueType::Latent, "Latent"), in("vae", ValueType::Vae, "VAE")},
+              tilingParams(),
+              {out(ValueType::Image, "Image")}};
+  d.stage = StageKind::Decode;
+  d.stage_name = "Decoding";
+  d.unit = "tile passes";
+  d.run = [](NodeCall& c) {
+    const LatentValue& latent = c.input<LatentValue>("samples");
+    PipelineModel& model = c.run.prepare(c.input<ModelRef>("vae"), WorkflowRun::Part::Vae, 0);
+    const nodes::VaeTilingSettings tiling = tilingOf(c);
+    nodes::validateTiling(tiling);
+    ImageValue image;
+    std::vector<at::Tensor> outs;
+    {
+      memory::DeviceScope on_device(c.run.device);
+      for (int64_t b = 0; b < latent.samples.size(0); ++b) {
+        at::Tensor decoded = runVaeStage(nodes::VaeWork::Decode, model.pipeline(), latent.samples.narrow(0, b, 1),
+                                         {c.run.tracker, c.stage, c.run.env, c.run.device, tiling, {}});
+        // Outside an inpainting mask the picture stays exactly as it was.
+        if (latent.pixel_mask.defined() && latent.source_rgb.defined()) {
+          const at::Tensor src = latent.source_rgb.narrow(0, std::min(b, latent.source_rgb.size(0) - 1), 1);
+          decoded = src + (decoded - src) * latent.pixel_mask;
+        }
+        outs.push_back(toHost(c.run.device, (decoded / 2 + 0.5).clamp(0, 1)));
+      }
+    }
+    image.rgb = at::cat(outs, 0);
+    image.parameters = latent.parameters;
+    const int64_t bytes = tensorBytes(image.rgb);
+    return graph::NodeOutputs{makeValue(ValueType::Image, std::move(image), bytes)};
+  };
+  return d;
+}
+
+NodeDefinition vaeEncode() {
+  NodeDefinition d;
+  std::vector<ParamSpec> params = tilingParams();
+  params.push_back(number("mask_feather", ValueType::Int, int64_t{0}, 0, 256, 1, "Mask feather",
+                          "Blurs the mask's edge over this many pixels"));
+  d.schema = {"VAEEncode", "VAE encode", "latent",
+              "Turns a picture into a latent for image-to-image; with a mask, only the masked part is repainted",
+              {in("pixels", ValueType::Image, "Image"), in("vae", ValueType::Vae, "VAE"),
+               in("mask", ValueType::Mask, "Mask", true)},
+              params,
+              {out(ValueType::Latent, "Latent")}};
+  d.stage = StageKind::EncodeImage;
+  d.stage_name = "Encoding image";
+  d.unit = "tile passes";
+  d.run = [](NodeCall& c) {
+    const ImageValue& image = c.input<ImageValue>("pixels");
+    PipelineModel& model = c.run.prepare(c.input<ModelRef>("vae"), WorkflowRun::Part::Vae, 0);
+    const int64_t f = model.pipeline().spec().vae.downscale();
+    const int64_t h = image.rgb.size(2), w = image.rgb.size(3);
+    const int64_t fh = std::max(f, h / f * f), fw = std::max(f, w / f * f);
+    if (fh != h || fw != w)
+      c.run.env.emit(logEvent("the picture (" + std::to_string(w) + "x" + std::to_string(h) + ") was scaled to " +
+                              std::to_string(fw) + "x" + std::to_string(fh) + ", a multiple of " + std::to_string(f)));
+    const nodes::VaeTilingSettings tiling = tilingOf(c);
+    nodes::validateTiling(tiling);
+    LatentValue latent;
+    latent.from_image = true;
+    latent.source_rgb = (fh != h || fw != w ? nodes::fitImage(image.rgb, fh, fw) : image.rgb) * 2 - 1;
+    std::vector<at::Tensor> outs;
+    {
+      memory::DeviceScope on_device(c.run.device);
+      for (int64_t b = 0; b < latent.source_rgb.size(0); ++b)
+        outs.push_back(toHost(c.run.device, runVaeStage(nodes::VaeWork::Encode, model.pipeline(),
+                                                        latent.source_rgb.narrow(0, b, 1),
+                                                        {c.run.tracker, c.stage, c.run.env, c.run.device, tiling, {}})));
+    }
+    latent.samples = at::cat(outs, 0);
+    if (c.hasInput("mask")) {
+      const at::Tensor mask = c.input<MaskValue>("mask").mask;
+      latent.pixel_mask = nodes::featherMask(nodes::fitImage(mask, fh, fw), c.intParam("mask_feather"));
+      latent.mask = nodes::latentMask(latent.pixel_mask, f);
+    }
+    const int64_t bytes = tensorBytes(latent.samples) + tensorBytes(latent.source_rgb) + tensorBytes(latent.pixel_mask);
+    return graph::NodeOutputs{makeValue(ValueType::Latent, std::move(latent), bytes)};
+  };
+  return d;
+}
+
+NodeDefinition loadImage() {
+  NodeDefinition d;
+  d.schema = {"LoadImage", "Load image", "image", "Reads a picture (PNG, JPEG, EXR, TIFF, WebP); its transparency is a mask",
+              {},
+              {text("image", ValueType::File, ParamValue(), "Image", "The picture file")},
+              {out(ValueType::Image, "Image"), out(ValueType::Mask, "Mask")}};
+  d.run = [](NodeCall& c) {
+    auto [rgb, alpha] = readPicture(c, c.stringParam("image"));
+    ImageValue image;
+    image.rgb = rgb;
+    const int64_t bytes = tensorBytes(rgb);
+    return graph::NodeOutputs{makeValue(ValueType::Image, std::move(image), bytes),
+                              makeValue(ValueType::Mask, MaskValue{alpha}, tensorBytes(alpha))};
+  };
+  return d;
+}
+
+NodeDefinition loadMask() {
+  NodeDefinition d;
+  d.schema = {"LoadMask", "Load mask", "image", "Reads a mask picture: white repaints, black keeps", {},
+              {text("image", ValueType::File, ParamValue(), "Mask", "The mask file")},
+              {out(ValueType::Mask, "Mask")}};
+  d.run = [](NodeCall& c) {
+    const std::string path = c.stringParam("image");
+    if (!c.run.env.read_image)
+      throw Error(ErrorKind::InvalidArgument, "this engine was set up without an image reader, so it cannot load '" +
+                                                  path + "'");
+    const Image image = c.run.env.read_image(path);
+    nodes::checkImage(image, "'" + path + "'");
+    const at::Tensor mask = nodes::maskTensor(image);
+    return graph::NodeOutputs{makeValue(ValueType::Mask, MaskValue{mask}, tensorBytes(mask))};
+  };
+  return d;
+}
+
+// The images of an IMAGE value, with their A1111 parameters where known.
+std::vector<Image> imagesOf(const ImageValue& v) {
+  std::vector<Image> images;
+  for (int64_t b = 0; b < v.rgb.size(0); ++b) {
+    Image image = imageFromRgb(v.rgb[b].permute({1, 2, 0}));
+    if (static_cast<std::size_t>(b) < v.parameters.size()) image.text["parameters"] = v.parameters[static_cast<std::size_t>(b)];
+    images.push_back(std::move(image));
+  }
+  return images;
+}
+
+NodeDefinition saveImage() {
+  NodeDefinition d;
+  d.schema = {"SaveImage", "Save image", "image",
+              "Saves PNG files with the workflow and the A1111 parameters inside",
+              {in("images", ValueType::Image, "Images")},
+              {text("filename_prefix", ValueType::String, std::string("kiln"), "File name prefix", "")},
+              {}};
+  d.schema.output_node = true;
+  d.stage = StageKind::Save;
+  d.stage_name = "Saving";
+  d.unit = "files";
+  d.run = [](NodeCall& c) {
+    WorkflowRun& run = c.run;
+    if (run.job.output_dir.empty() || !run.env.write_image)
+      throw Error(ErrorKind::InvalidArgument, "SaveImage needs an output folder and an image writer");
+    std::string prefix = c.stringParam("filename_prefix");
+    if (prefix.empty() || prefix.find('/') != std::string::npos || prefix.find('\\') != std::string::npos ||
+        prefix == "." || prefix == "..")
+      throw Error(ErrorKind::InvalidArgument, "the file name prefix '" + prefix + "' must be a plain name");
+    std::vector<Image> images = imagesOf(c.input<ImageValue>("images"));
+    const std::string workflow = workflowToJson(*run.job.workflow);
+    std::error_code ec;
+    std::filesystem::create_directories(run.job.output_dir, ec);
+    int number = 1;
+    for (std::size_t i = 0; i < images.size(); ++i) {
+      std::string path;
+      do {
+        char name[32];
+        std::snprintf(name, sizeof name, "-%05d.png", number++);
+        path = (std::filesystem::path(run.job.output_dir) / (prefix + name)).string();
+      } while (std::filesystem::exists(path));
+      images[i].text["kiln_workflow"] = workflow;
+      saveImage(path, images[i], run.env);
+      run.tracker.progress(c.stage, static_cast<int64_t>(i + 1), static_cast<int64_t>(images.size()));
+      run.result.paths.push_back(path);
+      run.result.images.push_back(std::move(images[i]));
+    }
+    return graph::NodeOutputs{};
+  };
+  return d;
+}
+
+NodeDefinition previewImage() {
+  NodeDefinition d;
+  d.schema = {"PreviewImage", "Preview image", "image", "Shows pictures without saving them",
+              {in("images", ValueType::Image, "Images")}, {}, {}};
+  d.schema.output_node = true;
+  d.run = [](NodeCall& c) {
+    for (Image& image : imagesOf(c.input<ImageValue>("images"))) c.run.result.images.push_back(std::move(image));
+    return graph::NodeOutputs{};
+  };
+  return d;
+}
+
+// `stack` with one component's strengths replaced by `branch`'s (UNet or text), the
+// other component's kept; files left at zero strength for both are dropped.
+std::vector<LoraSpec> combineLoras(const std::vector<LoraSpec>& current, const std::vector<LoraSpec>& branch,
+                                   bool unet) {
+  std::vector<LoraSpec> out;
+  for (LoraSpec s : current) {
+    if (unet) {
+      s.unet_strength = 0;
+      s.keyframes.clear();
+    } else {
+      s.text_strength = 0;
+    }
+    out.push_back(std::move(s));
+  }
+  for (const LoraSpec& b : branch) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const LoraSpec& s) { return s.path == b.path; });
+    if (it == out.end()) it = out.insert(out.end(), LoraSpec(b.path, 0.0, 0.0));
+    if (unet) {
+      it->unet_strength += b.unet_strength;
+      it->keyframes = b.keyframes;
+    } else {
+      it->text_strength += b.text_strength;
+    }
+  }
+  std::erase_if(out, [](const LoraSpec& s) { return s.unet_strength == 0 && s.text_strength == 0 && s.keyframes.empty(); });
+  return out;
+}
+
+}  // namespace
+
+PipelineModel& WorkflowRun::model(const ModelRef& ref) {
+  if (const auto it = uncached.find(ref.key); it != uncached.end()) return *it->second;
+  if (const auto it = leases.find(ref.key); it != leases.end()) return static_cast<PipelineModel&>(it->second.model());
+  // Its LoadCheckpoint's result came from the node cache and the model cache holds it.
+  const auto load = [&] { return std::make_shared<PipelineModel>(loadPipeline(ref.path, ref.dtype, {}), device); };
+  if (env.cache) {
+    leases[ref.key] = env.cache->acquire(ref.key, load);
+    return static_cast<PipelineModel&>(leases[ref.key].model());
+  }
+  return *(uncached[ref.key] = load());
+}
+
+PipelineModel& WorkflowRun::prepare(const ModelRef& ref, Part part, int64_t working_bytes) {
+  PipelineModel& m = model(ref);
+  if (part != Part::Vae) {
+    const std::vector<LoraSpec> stack = combineLoras(m.loras(), ref.loras, part == Part::Unet);
+    if (stack != m.loras() || (!stack.empty() && ref.lora_mode != LoraMode::Auto && m.loraMode() != ref.lora_mode)) {
+      for (const LoraReport& r : m.applyLoras(stack, ref.lora_mode, env.offload)) {
+        result.notices.push_back("LoRA: " + r.describe());
+        env.emit(logEvent("LoRA: " + r.describe()));
+      }
+    }
+  }
+  placeModel(m, env, device, working_bytes);
+  return m;
+}
+
+int64_t NodeCall::intParam(const std::string& name) const {
+  const ParamValue& v = node.params.at(name);
+  if (const auto* d = std::get_if<double>(&v)) return static_cast<int64_t>(*d);
+  return std::get<int64_t>(v);
+}
+double NodeCall::floatParam(const std::string& name) const {
+  const ParamValue& v = node.params.at(name);
+  if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+  return std::get<double>(v);
+}
+std::string NodeCall::stringParam(const std::string& name) const { return std::get<std::string>(node.params.at(name)); }
+bool NodeCall::boolParam(const std::string& name) const { return std::get<bool>(node.params.at(name)); }
+
+void NodeLibrary::add(NodeDefinition definition) {
+  schemas_.push_back(definition.schema);
+  definitions_.push_back(std::move(definition));
+}
+
+const NodeDefinition* NodeLibrary::find(const std::string& type) const {
+  for (const NodeDefinition& d : definitions_)
+    if (d.schema.type == type) return &d;
+  return nullptr;
+}
+
+NodeLibrary builtinNodes() {
+  NodeLibrary lib;
+  for (NodeDefinition (*make)() : {loadCheckpoint, loadLora, textEncode, emptyLatent, sampler, vaeDecode, vaeEncode,
+                                   loadImage, loadMask, saveImage, previewImage})
+    lib.add(make());
+  return lib;
+}
+
+}  // namespace kiln::jobs

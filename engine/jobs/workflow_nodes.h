@@ -1,0 +1,131 @@
+// The built-in workflow nodes: their schemas, the stage each runs as, and what each does.
+// They live beside the job machinery because they use it (the model cache's leases, the
+// progress tracker, the VAE stage with its out-of-memory retry); the model-level work
+// they call is in nodes/.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/plan.h"
+#include "graph/result_cache.h"
+#include "jobs/job_runner.h"
+#include "jobs/pipeline_model.h"
+#include "jobs/progress_tracker.h"
+#include "kiln/engine.h"
+
+namespace kiln::jobs {
+
+// What travels on MODEL, CLIP and VAE links: which loaded checkpoint, and the LoRAs this
+// branch of the graph applies to it (MODEL: UNet strengths; CLIP: text strengths).
+struct ModelRef {
+  std::string key;   // the model cache's key (modelKey)
+  std::string path;  // the checkpoint file
+  at::ScalarType dtype = at::kFloat;
+  std::string name;    // display name, for the A1111 parameters
+  std::string family;  // "sd1", "sdxl"
+  std::vector<LoraSpec> loras;
+  LoraMode lora_mode = LoraMode::Auto;
+};
+
+struct ConditioningValue {
+  at::Tensor context;  // [1, 77, C]
+  at::Tensor pooled;   // [1, P] (SDXL)
+  std::string text;
+};
+
+struct LatentValue {
+  at::Tensor samples;  // [B, C, h, w], scaled
+  bool from_image = false;  // encoded from a picture: sampling starts part-way (denoise)
+  at::Tensor mask;          // [B or 1, 1, h, w]: 1 repaints (inpainting); undefined: all
+  at::Tensor source_rgb;    // [B, 3, H, W] in [-1, 1]: the encoded picture, for exact composites
+  at::Tensor pixel_mask;    // [1, 1, H, W], the mask at pixel resolution
+  std::vector<std::string> parameters;  // A1111 text per image, once sampled
+};
+
+struct ImageValue {
+  at::Tensor rgb;          // [B, 3, H, W] in [0, 1]
+  std::vector<std::string> parameters;  // A1111 text per image (none when loaded)
+};
+
+struct MaskValue {
+  at::Tensor mask;  // [1, 1, H, W] in [0, 1]
+};
+
+// What one workflow run shares between its nodes.
+struct WorkflowRun {
+  RunEnvironment& env;
+  memory::Device& device;
+  ProgressTracker& tracker;
+  const Job& job;
+  JobResult& result;
+  // Models this run holds: leases on the cache's, or loaded for this job only.
+  std::map<std::string, memory::ModelCache::Lease> leases;
+  std::map<std::string, std::shared_ptr<PipelineModel>> uncached;
+
+  // The loaded model behind `ref`, taken from the cache (which loads it when needed).
+  PipelineModel& model(const ModelRef& ref);
+  // Applies the LoRAs of `ref` to its component (UNet or text encoders), keeping the
+  // other component's (the VAE has none), then places the model on the device for
+  // `working_bytes` of work.
+  enum class Part { Unet, Text, Vae };
+  PipelineModel& prepare(const ModelRef& ref, Part part, int64_t working_bytes);
+};
+
+// One node's run: its plan entry, inputs, stage (-1: none) and the run it belongs to.
+struct NodeCall {
+  WorkflowRun& run;
+  const graph::PlannedNode& node;
+  std::map<std::string, graph::Value> inputs;
+  int stage = -1;
+
+  int64_t intParam(const std::string& name) const;
+  double floatParam(const std::string& name) const;
+  std::string stringParam(const std::string& name) const;
+  bool boolParam(const std::string& name) const;
+  bool hasInput(const std::string& name) const { return inputs.count(name) != 0; }
+  template <typename T>
+  const T& input(const std::string& name) const {
+    return *static_cast<const T*>(inputs.at(name).data.get());
+  }
+};
+
+template <typename T>
+graph::Value makeValue(ValueType type, T payload, int64_t bytes = 0) {
+  return {type, std::make_shared<const T>(std::move(payload)), bytes};
+}
+
+struct NodeDefinition {
+  NodeSchema schema;
+  StageKind stage = StageKind::Invalid;  // Invalid: runs without a stage of its own
+  std::string stage_name, unit;
+  // Units of work the node's stage will report, from its parameters (0: not known yet).
+  std::function<int64_t(const graph::PlannedNode&)> units;
+  std::function<graph::NodeOutputs(NodeCall&)> run;
+  // For cached results: whether they still stand (a model handle whose model was unloaded
+  // does not). Unset: always.
+  std::function<bool(const graph::NodeOutputs&, const RunEnvironment&)> still_valid;
+};
+
+class NodeLibrary {
+ public:
+  void add(NodeDefinition definition);
+  const NodeDefinition* find(const std::string& type) const;
+  const std::vector<NodeSchema>& schemas() const noexcept { return schemas_; }
+
+ private:
+  std::vector<NodeDefinition> definitions_;
+  std::vector<NodeSchema> schemas_;
+};
+
+// LoadCheckpoint, LoadLoRA, TextEncode, EmptyLatent, Sampler, VAEDecode, VAEEncode,
+// LoadImage, LoadMask, SaveImage, PreviewImage.
+NodeLibrary builtinNodes();
+
+}  // namespace kiln::jobs
