@@ -1,0 +1,317 @@
+// Workflow jobs on the engine with the sd1 conformance model: a text-to-image graph draws
+// what kiln::render draws, results are cached by input signature across jobs (counted per
+// node), image-to-image and inpainting run through VAEEncode with a mask, LoRA nodes
+// change the picture and leave the model as it was, and failures name their node.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <condition_variable>
+#include <fstream>
+#include <mutex>
+#include <set>
+
+#include "kiln/engine.h"
+#include "kiln/render.h"
+#include "lora_files.h"
+#include "ref_tensors.h"
+
+namespace {
+
+using kiln::EventType;
+using kiln::NodeState;
+
+class Recorder {
+ public:
+  void operator()(const kiln::Event& e) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    events_.push_back(e);
+    changed_.notify_all();
+  }
+  kiln::Event waitEnd(kiln::JobId id) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const kiln::Event* end = nullptr;
+    changed_.wait_for(lock, std::chrono::seconds(300), [&] {
+      for (const auto& e : events_)
+        if (e.job == id && (e.type == EventType::JobFinished || e.type == EventType::JobFailed ||
+                            e.type == EventType::JobCancelled))
+          end = &e;
+      return end != nullptr;
+    });
+    return end ? *end : kiln::Event{};
+  }
+  // Node id -> its last state in job `id`.
+  std::map<std::string, NodeState> states(kiln::JobId id) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::map<std::string, NodeState> out;
+    for (const auto& e : events_)
+      if (e.job == id && e.type == EventType::NodeState) out[e.node] = e.node_state;
+    return out;
+  }
+  std::vector<kiln::Event> of(kiln::JobId id, EventType type) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<kiln::Event> out;
+    for (const auto& e : events_)
+      if (e.job == id && e.type == type) out.push_back(e);
+    return out;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<kiln::Event> events_;
+};
+
+std::string tinyModel() { return kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"); }
+
+kiln::Workflow textToImage(int64_t seed) {
+  kiln::Workflow w;
+  w.nodes = {{"ckpt", "LoadCheckpoint", {{"ckpt_name", tinyModel()}}, 0, 0, ""},
+             {"pos", "TextEncode", {{"text", std::string("a red circle")}}, 0, 0, "Prompt"},
+             {"neg", "TextEncode", {{"text", std::string("blurry")}}, 0, 0, ""},
+             {"latent", "EmptyLatent", {{"width", int64_t{64}}, {"height", int64_t{64}}}, 0, 0, ""},
+             {"sampler", "Sampler", {{"seed", seed}, {"steps", int64_t{3}}, {"cfg", 5.0}}, 0, 0, ""},
+             {"decode", "VAEDecode", {}, 0, 0, ""},
+             {"save", "SaveImage", {{"filename_prefix", std::string("t")}}, 0, 0, ""}};
+  w.links = {{"ckpt", "CLIP", "pos", "clip"},         {"ckpt", "CLIP", "neg", "clip"},
+             {"ckpt", "MODEL", "sampler", "model"},   {"pos", "CONDITIONING", "sampler", "positive"},
+             {"neg", "CONDITIONING", "sampler", "negative"}, {"latent", "LATENT", "sampler", "latent_image"},
+             {"sampler", "LATENT", "decode", "samples"},     {"ckpt", "VAE", "decode", "vae"},
+             {"decode", "IMAGE", "save", "images"}};
+  return w;
+}
+
+kiln::RenderParams sameAsRender(int64_t seed) {
+  kiln::RenderParams p;
+  p.model_path = tinyModel();
+  p.prompt = "a red circle";
+  p.negative_prompt = "blurry";
+  p.seed = seed;
+  p.steps = 3;
+  p.cfg_scale = 5;
+  p.width = 64;
+  p.height = 64;
+  return p;
+}
+
+double maxDiff(const kiln::Image& a, const kiln::Image& b) {
+  if (a.pixels.size() != b.pixels.size()) return 1e9;
+  double worst = 0;
+  for (std::size_t i = 0; i < a.pixels.size(); ++i) worst = std::max(worst, double(std::abs(a.pixels[i] - b.pixels[i])));
+  return worst;
+}
+
+}  // namespace
+
+class TestWorkflowRun : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+  Recorder rec_;
+  std::map<std::string, kiln::Image> files_;  // what the engine "reads" and "writes"
+  std::mutex files_mutex_;
+  std::unique_ptr<kiln::Engine> engine_;
+
+  kiln::JobId submit(const kiln::Workflow& w) {
+    kiln::Job job;
+    job.workflow = std::make_shared<const kiln::Workflow>(w);
+    job.output_dir = dir_.path().toStdString();
+    return engine_->submit(std::move(job));
+  }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    kiln::EngineOptions o;
+    o.sink = [this](const kiln::Event& e) { rec_(e); };
+    // Files as bytes the tests can see: a path that exists is enough for the atomic rename.
+    o.write_image = [this](const std::string& path, const kiln::Image& image) {
+      std::ofstream(path) << "image";
+      std::lock_guard<std::mutex> lock(files_mutex_);
+      files_[path] = image;
+    };
+    o.read_image = [this](const std::string& path) {
+      std::lock_guard<std::mutex> lock(files_mutex_);
+      const auto it = files_.find(path);
+      if (it == files_.end()) throw kiln::Error(kiln::ErrorKind::FileNotFound, "no file '" + path + "'");
+      return it->second;
+    };
+    engine_ = std::make_unique<kiln::Engine>(o);
+  }
+  void cleanupTestCase() { engine_.reset(); }
+
+  // The graph draws what the fixed pipeline draws, saves it with the workflow inside and
+  // plans one stage per running node.
+  void drawsWhatRenderDraws() {
+    const kiln::JobId id = submit(textToImage(1));
+    const kiln::Event end = rec_.waitEnd(id);
+    QVERIFY2(end.type == EventType::JobFinished, end.message.c_str());
+    QCOMPARE(end.outputs.size(), std::size_t{1});
+    QCOMPARE(end.output_paths.size(), std::size_t{1});
+    QVERIFY(QString::fromStdString(end.output_paths[0]).endsWith("/t-00001.png"));
+    const kiln::Image reference = kiln::render(sameAsRender(1)).image;
+    const double diff = maxDiff(end.outputs[0], reference);
+    QVERIFY2(diff < 1e-4, qPrintable(QString::number(diff)));
+    QVERIFY(QFileInfo::exists(QString::fromStdString(end.output_paths[0])));
+    const kiln::Image& saved = end.outputs[0];  // as written, with its text chunks
+    QCOMPARE(kiln::parseWorkflow(saved.text.at("kiln_workflow")).nodes.size(), std::size_t{7});
+    QVERIFY2(saved.text.at("parameters").find("Steps: 3, Sampler: Euler, CFG scale: 5, Seed: 1, Size: 64x64") !=
+                 std::string::npos,
+             saved.text.at("parameters").c_str());
+    const auto planned = rec_.of(id, EventType::StagePlanned);
+    QCOMPARE(planned.size(), std::size_t{1});
+    std::vector<std::string> names;
+    for (const auto& s : planned[0].stages) names.push_back(s.name);
+    QCOMPARE(names, (std::vector<std::string>{"Loading model", "Encoding prompt (Prompt)",
+                                              "Encoding prompt (TextEncode neg)", "Denoising", "Decoding", "Saving"}));
+    for (const auto& [node, state] : rec_.states(id)) QVERIFY2(state == NodeState::Done, node.c_str());
+  }
+
+  // Changing only the seed re-runs the sampler, the decode and the save; the same
+  // workflow again re-runs only the save; clearing the cache re-runs everything.
+  void cachesByInputSignature() {
+    const auto runs = [&](kiln::JobId id) {
+      std::set<std::string> ran;
+      for (const auto& e : rec_.of(id, EventType::NodeState))
+        if (e.node_state == NodeState::Running) ran.insert(e.node);
+      return ran;
+    };
+    const kiln::JobId first = submit(textToImage(7));
+    QCOMPARE(rec_.waitEnd(first).type, EventType::JobFinished);
+    const kiln::JobId second = submit(textToImage(8));
+    const kiln::Event end = rec_.waitEnd(second);
+    QCOMPARE(end.type, EventType::JobFinished);
+    QCOMPARE(runs(second), (std::set<std::string>{"sampler", "decode", "save"}));
+    const auto states = rec_.states(second);
+    for (const char* node : {"ckpt", "pos", "neg", "latent"}) QCOMPARE(states.at(node), NodeState::Cached);
+    QVERIFY(maxDiff(end.outputs[0], kiln::render(sameAsRender(8)).image) < 1e-4);
+    QCOMPARE(rec_.of(second, EventType::StagePlanned).at(0).stages.size(), std::size_t{3});
+
+    const kiln::JobId again = submit(textToImage(8));
+    QCOMPARE(rec_.waitEnd(again).type, EventType::JobFinished);
+    QCOMPARE(runs(again), (std::set<std::string>{"save"}));
+    const kiln::MemoryStats m = engine_->memoryStats();
+    QVERIFY(m.node_cache_bytes > 0);
+    QVERIFY(m.node_cache_entries >= 6);
+
+    engine_->clearNodeCache();
+    QCOMPARE(engine_->memoryStats().node_cache_bytes, int64_t{0});
+    const kiln::JobId cleared = submit(textToImage(8));
+    QCOMPARE(rec_.waitEnd(cleared).type, EventType::JobFinished);
+    QCOMPARE(runs(cleared).size(), std::size_t{7});
+
+    // A model handle stands only while the model is loaded.
+    engine_->unloadModels();
+    const kiln::JobId unloaded = submit(textToImage(8));
+    QCOMPARE(rec_.waitEnd(unloaded).type, EventType::JobFinished);
+    QVERIFY(runs(unloaded).count("ckpt"));
+  }
+
+  // Image-to-image with a mask from the picture's transparency: the opaque half comes
+  // back exactly, the transparent half is repainted.
+  void inpaintsThroughVaeEncode() {
+    const kiln::Image base = kiln::render(sameAsRender(3)).image;
+    kiln::Image rgba = base;
+    rgba.channels = 4;
+    rgba.pixels.clear();
+    for (int y = 0; y < 64; ++y)
+      for (int x = 0; x < 64; ++x) {
+        for (int ch = 0; ch < 3; ++ch) rgba.pixels.push_back(base.pixels[static_cast<std::size_t>((y * 64 + x) * 3 + ch)]);
+        rgba.pixels.push_back(x < 32 ? 0.0f : 1.0f);
+      }
+    {
+      std::lock_guard<std::mutex> lock(files_mutex_);
+      files_["/pictures/holed.png"] = rgba;
+    }
+    kiln::Workflow w = textToImage(11);
+    w.nodes.push_back({"load", "LoadImage", {{"image", std::string("/pictures/holed.png")}}, 0, 0, ""});
+    w.nodes.push_back({"encode", "VAEEncode", {}, 0, 0, ""});
+    w.nodes.push_back({"show", "PreviewImage", {}, 0, 0, ""});
+    w.links[5] = {"encode", "LATENT", "sampler", "latent_image"};
+    w.links.push_back({"load", "IMAGE", "encode", "pixels"});
+    w.links.push_back({"load", "MASK", "encode", "mask"});
+    w.links.push_back({"ckpt", "VAE", "encode", "vae"});
+    w.links.push_back({"decode", "IMAGE", "show", "images"});
+    w.nodes.erase(w.nodes.begin() + 6);  // no SaveImage: the preview is the output
+    w.links.erase(w.links.begin() + 8);
+    const kiln::JobId id = submit(w);
+    const kiln::Event end = rec_.waitEnd(id);
+    QVERIFY2(end.type == EventType::JobFinished, end.message.c_str());
+    QCOMPARE(end.outputs.size(), std::size_t{1});
+    QVERIFY(end.output_paths.empty());
+    QVERIFY(!rec_.states(id).count("latent"));  // not planned: nothing reads it
+    const kiln::Image& out = end.outputs[0];
+    double kept = 0, repainted = 0;
+    for (int y = 0; y < 64; ++y)
+      for (int x = 0; x < 64; ++x)
+        for (int ch = 0; ch < 3; ++ch) {
+          const auto i = static_cast<std::size_t>((y * 64 + x) * 3 + ch);
+          const double d = std::abs(out.pixels[i] - base.pixels[i]);
+          if (x < 32) repainted = std::max(repainted, d);
+          else kept = std::max(kept, d);
+        }
+    QVERIFY2(kept < 1e-6, qPrintable(QString::number(kept)));
+    QVERIFY2(repainted > 0.05, qPrintable(QString::number(repainted)));
+  }
+
+  // A LoRA node changes the picture; the same graph without it draws the original again.
+  void loraNodeAppliesAndComesOff() {
+    const std::string lora = dir_.filePath("style.safetensors").toStdString();
+    at::manual_seed(5);
+    const std::string m = "lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q";
+    kiln::testing::writeTensors(lora, {{m + ".lora_down.weight", at::randn({4, 32})},
+                                       {m + ".lora_up.weight", at::randn({32, 4})},
+                                       {m + ".alpha", at::full({}, 4.0)}});
+    kiln::Workflow w = textToImage(4);
+    w.nodes.push_back({"lora", "LoadLoRA", {{"lora_name", lora}, {"strength_model", 1.0}}, 0, 0, ""});
+    w.links[2] = {"lora", "MODEL", "sampler", "model"};
+    w.links.push_back({"ckpt", "MODEL", "lora", "model"});
+    w.links.push_back({"ckpt", "CLIP", "lora", "clip"});
+    const kiln::JobId styled = submit(w);
+    const kiln::Event a = rec_.waitEnd(styled);
+    QVERIFY2(a.type == EventType::JobFinished, a.message.c_str());
+    bool reported = false;
+    for (const auto& n : a.notices) reported = reported || n.find("applied 1 of 1 modules") != std::string::npos;
+    QVERIFY(reported);
+    const kiln::Image plain = kiln::render(sameAsRender(4)).image;
+    QVERIFY(maxDiff(a.outputs[0], plain) > 1e-3);
+    const kiln::JobId back = submit(textToImage(4));
+    const kiln::Event b = rec_.waitEnd(back);
+    QCOMPARE(b.type, EventType::JobFinished);
+    QVERIFY2(maxDiff(b.outputs[0], plain) < 1e-4, qPrintable(QString::number(maxDiff(b.outputs[0], plain))));
+  }
+
+  // A node that fails says so with its id; an invalid graph is refused at submit with
+  // every problem.
+  void failuresNameTheirNode() {
+    kiln::Workflow w = textToImage(1);
+    w.nodes.push_back({"lora", "LoadLoRA", {{"lora_name", std::string("/no/such/lora.safetensors")}}, 0, 0, ""});
+    w.links[2] = {"lora", "MODEL", "sampler", "model"};
+    w.links.push_back({"ckpt", "MODEL", "lora", "model"});
+    w.links.push_back({"ckpt", "CLIP", "lora", "clip"});
+    const kiln::JobId id = submit(w);
+    const kiln::Event end = rec_.waitEnd(id);
+    QCOMPARE(end.type, EventType::JobFailed);
+    QCOMPARE(end.error, kiln::ErrorKind::FileNotFound);
+    QCOMPARE(rec_.states(id).at("lora"), NodeState::Failed);
+    bool named = false;
+    for (const auto& e : rec_.of(id, EventType::NodeState))
+      named = named || (e.node == "lora" && e.message.find("/no/such/lora.safetensors") != std::string::npos);
+    QVERIFY(named);
+
+    kiln::Workflow bad = textToImage(1);
+    bad.node("sampler")->params["steps"] = int64_t{0};
+    bad.links.pop_back();
+    bad.nodes.push_back({"x", "Upscale", {}, 0, 0, ""});
+    try {
+      submit(bad);
+      QFAIL("submitted");
+    } catch (const kiln::Error& e) {
+      QCOMPARE(e.kind(), kiln::ErrorKind::InvalidWorkflow);
+      const std::string what = e.what();
+      QVERIFY2(what.find("node sampler: Sampler: 'steps' is 0") != std::string::npos, e.what());
+      QVERIFY2(what.find("node x: unknown node type 'Upscale'") != std::string::npos, e.what());
+      QVERIFY2(what.find("node save: SaveImage: input 'images' (IMAGE) is not linked") != std::string::npos, e.what());
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestWorkflowRun)
+#include "test_workflow_run.moc"
