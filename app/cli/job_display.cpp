@@ -78,6 +78,11 @@ QByteArray eventToJson(const Event& e) {
     case EventType::Log:
       o["message"] = q(e.message);
       break;
+    case EventType::NodeState:
+      o["node"] = q(e.node);
+      o["state"] = nodeStateName(e.node_state);
+      if (!e.message.empty()) o["message"] = q(e.message);
+      break;
     case EventType::MemoryStats:
       o["cached_model_bytes"] = qint64(e.memory.cached_model_bytes);
       o["cached_models"] = e.memory.cached_models;
@@ -96,8 +101,11 @@ void ProgressDisplay::handle(const Event& e) {
   if (mode_ == Mode::Silent) return;
   if (e.type == EventType::StagePlanned) stages_ = e.stages;
   const bool staged = e.stage >= 0 && e.stage < static_cast<int>(stages_.size());
-  if (e.type == EventType::StageUpdated && staged && !e.stages.empty())
+  bool renamed = false;
+  if (e.type == EventType::StageUpdated && staged && !e.stages.empty()) {
+    renamed = stages_[static_cast<std::size_t>(e.stage)].name != e.stages.front().name;
     stages_[static_cast<std::size_t>(e.stage)] = e.stages.front();
+  }
   if (e.type == EventType::Log) {
     endLine();
     std::fprintf(out_, "%s\n", e.message.c_str());
@@ -109,7 +117,7 @@ void ProgressDisplay::handle(const Event& e) {
   }
   if (!staged) return;
   const Stage& s = stages_[static_cast<std::size_t>(e.stage)];
-  if (e.type == EventType::StageStarted || e.type == EventType::StageUpdated)
+  if (e.type == EventType::StageStarted || (e.type == EventType::StageUpdated && renamed))
     std::fprintf(out_, "%s...\n", s.name.c_str());
   if (e.type == EventType::Progress && e.unit == "steps")
     std::fprintf(out_, "%s %lld/%lld\n", s.name.c_str(), static_cast<long long>(e.done),

@@ -6,6 +6,7 @@
 
 #include "../process_env.h"
 #include "render_command.h"
+#include "workflow_command.h"
 
 namespace {
 
@@ -15,6 +16,8 @@ void printUsage(FILE* out) {
       "\n"
       "Commands:\n"
       "  render     render one image from a prompt (kiln-cli render --help)\n"
+      "  run        run a workflow file or a picture's workflow (kiln-cli run --help)\n"
+      "  validate   check a workflow and print every problem\n"
       "  --version  print the version\n"
       "  --help     print this help\n",
       out);
@@ -42,6 +45,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "render") return kiln::cli::runRender(args.mid(1));
+  if (command == "run") return kiln::cli::runWorkflowCommand(args.mid(1));
+  if (command == "validate") return kiln::cli::runValidateCommand(args.mid(1));
   std::fprintf(stderr, "kiln-cli: unknown command '%s' (try kiln-cli --help)\n",
                qPrintable(command));
   return 2;

@@ -574,3 +574,9 @@ NodeLibrary builtinNodes() {
 }
 
 }  // namespace kiln::jobs
+
+namespace kiln {
+
+std::vector<NodeSchema> builtinNodeSchemas() { return jobs::builtinNodes().schemas(); }
+
+}  // namespace kiln

@@ -443,6 +443,87 @@ class TestCli : public QObject {
     QVERIFY2(repainted / (32 * 64 * 3) > 2.0 / 255.0, qPrintable(QString::number(repainted)));
   }
 
+  // kiln-cli validate and run: a workflow file runs with --set, its PNG carries the
+  // workflow and runs again to the same picture; every problem of a broken workflow is
+  // listed; bad --set and files without a workflow are refused.
+  void workflowRunAndValidate() {
+    const QString model = conf("sd1/sd1_tiny_ldm.safetensors");
+    const QString workflow = QString(R"({"kiln_workflow": 1,
+ "nodes": [
+  {"id": "ckpt", "type": "LoadCheckpoint", "params": {"ckpt_name": "CHECKPOINT_PATH"}},
+  {"id": "pos", "type": "TextEncode", "title": "Prompt", "params": {"text": "a red circle"}},
+  {"id": "neg", "type": "TextEncode", "params": {"text": ""}},
+  {"id": "latent", "type": "EmptyLatent", "params": {"width": 64, "height": 64}},
+  {"id": "sampler", "type": "Sampler", "params": {"seed": 3, "steps": 2}},
+  {"id": "decode", "type": "VAEDecode"},
+  {"id": "save", "type": "SaveImage", "params": {"filename_prefix": "wf"}}],
+ "links": [
+  {"from": "ckpt", "output": "CLIP", "to": "pos", "input": "clip"},
+  {"from": "ckpt", "output": "CLIP", "to": "neg", "input": "clip"},
+  {"from": "ckpt", "output": "MODEL", "to": "sampler", "input": "model"},
+  {"from": "pos", "output": "CONDITIONING", "to": "sampler", "input": "positive"},
+  {"from": "neg", "output": "CONDITIONING", "to": "sampler", "input": "negative"},
+  {"from": "latent", "output": "LATENT", "to": "sampler", "input": "latent_image"},
+  {"from": "sampler", "output": "LATENT", "to": "decode", "input": "samples"},
+  {"from": "ckpt", "output": "VAE", "to": "decode", "input": "vae"},
+  {"from": "decode", "output": "IMAGE", "to": "save", "input": "images"}]})").replace("CHECKPOINT_PATH", model);
+    const QString path = dir_.filePath("t2i.json");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(workflow.toUtf8());
+    f.close();
+    const CliRun v = runCli({"validate", path});
+    QVERIFY2(v.exit_code == 0, qPrintable(v.err));
+    QVERIFY2(v.err.contains("7 nodes, 9 links, no problems"), qPrintable(v.err));
+
+    const QString out = dir_.filePath("wf-out");
+    const CliRun r = runCli({"run", path, "--out", out, "--set", "sampler.seed=5", "--set", "Prompt.text=a blue square"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QVERIFY2(r.err.contains("Encoding prompt (Prompt)...") && r.err.contains("Denoising 2/2"), qPrintable(r.err));
+    const QString png = out + "/wf-00001.png";
+    QCOMPARE(r.out.trimmed(), png);
+    const kiln::Image first = kiln::readImage(png.toStdString());
+    QVERIFY(first.text.count("kiln_workflow"));
+    QVERIFY2(QString::fromStdString(first.text.at("parameters")).startsWith("a blue square\n"),
+             qPrintable(QString::fromStdString(first.text.at("parameters"))));
+    QVERIFY(QString::fromStdString(first.text.at("parameters")).contains("Seed: 5"));
+
+    // The PNG's workflow draws the same picture again, into the next free name.
+    const CliRun again = runCli({"run", png, "--out", out});
+    QVERIFY2(again.exit_code == 0, qPrintable(again.err));
+    QCOMPARE(again.out.trimmed(), out + "/wf-00002.png");
+    QCOMPARE(kiln::readImage((out + "/wf-00002.png").toStdString()).pixels, first.pixels);
+    const CliRun pv = runCli({"validate", png});
+    QCOMPARE(pv.exit_code, 0);
+
+    // Broken: two problems, both listed, nothing written.
+    QFile b(dir_.filePath("broken.json"));
+    QVERIFY(b.open(QIODevice::WriteOnly));
+    b.write(workflow.toUtf8().replace("\"steps\": 2", "\"steps\": 0").replace("\"type\": \"VAEDecode\"", "\"type\": \"Decode\""));
+    b.close();
+    const CliRun bv = runCli({"validate", b.fileName()});
+    QCOMPARE(bv.exit_code, 1);
+    QVERIFY2(bv.out.contains("node sampler: Sampler: 'steps' is 0, outside 1 to 1000"), qPrintable(bv.out));
+    QVERIFY2(bv.out.contains("node decode: unknown node type 'Decode'"), qPrintable(bv.out));
+    const CliRun br = runCli({"run", b.fileName(), "--out", out});
+    QCOMPARE(br.exit_code, 1);
+    QVERIFY2(br.err.contains("invalid workflow") && br.err.contains("unknown node type 'Decode'"), qPrintable(br.err));
+    QCOMPARE(QDir(out).entryList(QDir::Files).size(), 2);
+
+    const CliRun bs = runCli({"run", path, "--out", out, "--set", "sampler.steps=lots"});
+    QCOMPARE(bs.exit_code, 2);
+    QVERIFY2(bs.err.contains("--set: sampler.steps needs a whole number, got 'lots'"), qPrintable(bs.err));
+    const QString plain = dir_.filePath("plain-for-run.png");
+    QVERIFY(runCli({"render", "--model", model, "--prompt", "x", "--steps", "1", "--width", "64", "--height", "64",
+                    "--out", plain}).exit_code == 0);
+    const CliRun np = runCli({"run", plain, "--out", out});
+    QCOMPARE(np.exit_code, 1);
+    QVERIFY2(np.err.contains("holds no Kiln workflow"), qPrintable(np.err));
+    const CliRun nj = runCli({"validate", dir_.filePath("missing.json")});
+    QCOMPARE(nj.exit_code, 1);
+    QVERIFY2(nj.err.contains("does not exist"), qPrintable(nj.err));
+  }
+
   void snapsSizeWithNotice() {
     const QString out = dir_.filePath("snap.png");
     const CliRun r = runCli({"render", "--model", conf("sd1/sd1_tiny_ldm.safetensors"), "--prompt",

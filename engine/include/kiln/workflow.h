@@ -113,6 +113,10 @@ struct Workflow {
   WorkflowNode* node(std::string_view id) noexcept;
 };
 
+// The schemas of Kiln's built-in nodes (what Engine::nodeSchemas() lists), for tools that
+// check workflows without an engine.
+std::vector<NodeSchema> builtinNodeSchemas();
+
 // Parses a workflow file's text. Throws kiln::Error(InvalidWorkflow) for text that is not
 // a workflow (bad JSON, wrong field types, a newer version), naming what is wrong; checks
 // against the node schemas are validateWorkflow's.

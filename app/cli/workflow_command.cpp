@@ -1,0 +1,154 @@
+#include "workflow_command.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QStandardPaths>
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "cli_session.h"
+#include "kiln/error.h"
+#include "kiln/image_io.h"
+#include "kiln/workflow.h"
+
+namespace kiln::cli {
+namespace {
+
+// A workflow file, or a picture Kiln saved (its workflow rides in the file's metadata).
+Workflow loadWorkflow(const QString& path) {
+  if (path.endsWith(".json", Qt::CaseInsensitive)) {
+    QFile f(path);
+    if (!f.exists()) throw Error(ErrorKind::FileNotFound, "'" + path.toStdString() + "' does not exist");
+    if (!f.open(QIODevice::ReadOnly)) throw Error(ErrorKind::Io, "cannot read '" + path.toStdString() + "'");
+    const QByteArray text = f.readAll();
+    return parseWorkflow(std::string_view(text.constData(), static_cast<std::size_t>(text.size())));
+  }
+  const Image image = readImage(path.toStdString());
+  const auto it = image.text.find("kiln_workflow");
+  if (it == image.text.end())
+    throw Error(ErrorKind::InvalidWorkflow, "'" + path.toStdString() + "' holds no Kiln workflow");
+  return parseWorkflow(it->second);
+}
+
+int usage(const char* command, const QString& message) {
+  std::fprintf(stderr, "kiln-cli %s: %s\n", command, qPrintable(message));
+  return 2;
+}
+
+QString defaultOutputDir() {
+  QString dir = QStandardPaths::writableLocation(QStandardPaths::PicturesLocation);
+  if (dir.isEmpty()) dir = QDir::homePath() + "/Pictures";
+  return dir;
+}
+
+}  // namespace
+
+int runValidateCommand(const QStringList& arguments) {
+  QCommandLineParser p;
+  p.setApplicationDescription("Check a workflow against Kiln's nodes and print every problem.");
+  p.addHelpOption();
+  p.addPositionalArgument("workflow", "A workflow .json file or a picture Kiln saved.");
+  if (!p.parse(arguments)) return usage("validate", p.errorText());
+  if (p.isSet("help")) {
+    std::fputs(qPrintable(p.helpText()), stdout);
+    return 0;
+  }
+  if (p.positionalArguments().size() != 1) return usage("validate", "give one workflow file");
+  try {
+    const Workflow w = loadWorkflow(p.positionalArguments().first());
+    const std::vector<WorkflowProblem> problems = validateWorkflow(w, builtinNodeSchemas());
+    for (const WorkflowProblem& problem : problems)
+      std::printf("%s\n", describeProblems({problem}).c_str());
+    if (!problems.empty()) {
+      std::fprintf(stderr, "kiln-cli validate: %zu problem(s)\n", problems.size());
+      return 1;
+    }
+    std::fprintf(stderr, "kiln-cli validate: %zu nodes, %zu links, no problems\n", w.nodes.size(), w.links.size());
+    return 0;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "kiln-cli validate: %s: %s\n", errorKindName(e.kind()), e.what());
+    return 1;
+  }
+}
+
+int runWorkflowCommand(const QStringList& arguments) {
+  QCommandLineParser p;
+  p.setApplicationDescription("Run a workflow headless: its SaveImage nodes write into --out.");
+  p.addHelpOption();
+  p.addPositionalArgument("workflow", "A workflow .json file or a picture Kiln saved.");
+  p.addOptions({
+      {"set", "Set a node's parameter before running: NODE.PARAM=VALUE (NODE: the node's id or title). Repeatable.",
+       "assignment"},
+      {"out", "Folder SaveImage writes into (default: your pictures folder).", "dir"},
+  });
+  addSessionOptions(p);
+  if (!p.parse(arguments)) return usage("run", p.errorText());
+  if (p.isSet("help")) {
+    std::fputs(qPrintable(p.helpText()), stdout);
+    return 0;
+  }
+  if (p.positionalArguments().size() != 1) return usage("run", "give one workflow file");
+  MemorySettings memory;
+  try {
+    memory = parseMemory(p);
+  } catch (const UsageError& e) {
+    return usage("run", e.message);
+  }
+  const QString out = p.isSet("out") ? p.value("out") : defaultOutputDir();
+  if (out.isEmpty()) return usage("run", "--out needs a folder");
+  if (!QDir().mkpath(out)) {
+    std::fprintf(stderr, "kiln-cli run: cannot create the output folder '%s'\n", qPrintable(out));
+    return 1;
+  }
+  Workflow workflow;
+  try {
+    workflow = loadWorkflow(p.positionalArguments().first());
+  } catch (const Error& e) {
+    std::fprintf(stderr, "kiln-cli run: %s: %s\n", errorKindName(e.kind()), e.what());
+    return 1;
+  }
+  const std::vector<NodeSchema> schemas = builtinNodeSchemas();
+  for (const QString& assignment : p.values("set")) {
+    try {
+      setWorkflowParameter(workflow, schemas, assignment.toStdString());
+    } catch (const Error& e) {
+      return usage("run", QString("--set: ") + e.what());
+    }
+  }
+  const bool quiet = p.isSet("quiet"), json = p.isSet("json-events");
+  Job job;
+  job.workflow = std::make_shared<const Workflow>(std::move(workflow));
+  job.output_dir = QFileInfo(out).absoluteFilePath().toStdString();
+  const ProgressDisplay::Mode mode =
+      quiet || json ? ProgressDisplay::Mode::Silent
+                    : (::isatty(::fileno(stderr)) ? ProgressDisplay::Mode::Live : ProgressDisplay::Mode::Lines);
+  Event end;
+  try {
+    end = runJob(job, memory, mode, json, p.isSet("memory-report"));
+  } catch (const Error& e) {  // an invalid workflow is refused at submit with every problem
+    std::fprintf(stderr, "kiln-cli run: %s: %s\n", errorKindName(e.kind()), e.what());
+    return 1;
+  }
+  if (end.type == EventType::JobFinished) {
+    if (!quiet && !json) {
+      for (const auto& notice : end.notices) std::fprintf(stderr, "note: %s\n", notice.c_str());
+      for (const auto& path : end.output_paths) std::fprintf(stderr, "wrote %s\n", path.c_str());
+      if (end.output_paths.empty())
+        std::fprintf(stderr, "finished: %zu picture(s) shown, none saved\n", end.outputs.size());
+    }
+    if (!json)
+      for (const auto& path : end.output_paths) std::printf("%s\n", path.c_str());
+    return 0;
+  }
+  if (end.type == EventType::JobCancelled) {
+    if (!json) std::fprintf(stderr, "kiln-cli run: interrupted; nothing more was saved\n");
+    return 130;
+  }
+  if (!json) std::fprintf(stderr, "kiln-cli run: %s: %s\n", errorKindName(end.error), end.message.c_str());
+  return 1;
+}
+
+}  // namespace kiln::cli
