@@ -2,6 +2,9 @@
 // in a stable order.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "kiln/error.h"
 #include "kiln/workflow.h"
 
@@ -32,6 +35,8 @@ std::string stringField(const json& object, const char* key, const std::string& 
 
 ParamValue paramFromJson(const json& v, const std::string& where) {
   if (v.is_boolean()) return v.get<bool>();
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+    bad(where + " is too large");
   if (v.is_number_integer()) return v.get<int64_t>();
   if (v.is_number_float()) return v.get<double>();
   if (v.is_string()) return v.get<std::string>();
@@ -62,14 +67,16 @@ Workflow parseWorkflow(std::string_view text) {
   json doc;
   try {
     doc = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // syntax errors, and numbers too large for a double
     bad(std::string("the JSON does not parse (") + e.what() + ")");
   }
   if (!doc.is_object()) bad("the document is not a JSON object");
   const auto version = doc.find("kiln_workflow");
   if (version == doc.end() || !version->is_number_integer())
     bad("it has no \"kiln_workflow\" version number (a ComfyUI workflow is imported, not opened)");
-  migrate(doc, version->get<int>());
+  const int64_t number = version->is_number_unsigned() && version->get<uint64_t>() > 1000000 ? 1000000
+                                                                                             : version->get<int64_t>();
+  migrate(doc, static_cast<int>(std::clamp<int64_t>(number, -1, 1000000)));
 
   Workflow w;
   const json& nodes = field(doc, "nodes", "the workflow");
@@ -141,7 +148,8 @@ std::string workflowToJson(const Workflow& w) {
   json exposed = json::array();
   for (const ExposedParam& e : w.exposed) exposed.push_back({{"node", e.node}, {"param", e.param}, {"label", e.label}});
   doc["exposed"] = std::move(exposed);
-  return doc.dump(2) + "\n";
+  // Text that is not UTF-8 (from a command line, say) is written with replacement characters.
+  return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace kiln
