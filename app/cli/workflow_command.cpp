@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "cli_session.h"
+#include "kiln/comfy_import.h"
 #include "kiln/error.h"
 #include "kiln/image_io.h"
 #include "kiln/workflow.h"
@@ -17,20 +18,34 @@
 namespace kiln::cli {
 namespace {
 
-// A workflow file, or a picture Kiln saved (its workflow rides in the file's metadata).
-Workflow loadWorkflow(const QString& path) {
+// A workflow file, a ComfyUI workflow (either format), or a picture Kiln or ComfyUI saved
+// (the workflow rides in the file's metadata). What a ComfyUI import could not map is
+// printed as notes.
+Workflow loadWorkflow(const QString& path, const QStringList& model_dirs, const char* command) {
+  ModelFolders folders;
+  for (const QString& d : model_dirs) folders.roots.push_back(d.toStdString());
+  for (std::string& d : defaultModelFolders().roots) folders.roots.push_back(std::move(d));
+  const auto import = [&](const std::string& text) {
+    ComfyImport imported = importComfyWorkflow(text, folders);
+    std::fprintf(stderr, "kiln-cli %s: imported a ComfyUI workflow (%s format) of %zu nodes\n", command,
+                 imported.format.c_str(), imported.workflow.nodes.size());
+    for (const std::string& line : imported.unmapped) std::fprintf(stderr, "note: %s\n", line.c_str());
+    return imported.workflow;
+  };
   if (path.endsWith(".json", Qt::CaseInsensitive)) {
     QFile f(path);
     if (!f.exists()) throw Error(ErrorKind::FileNotFound, "'" + path.toStdString() + "' does not exist");
     if (!f.open(QIODevice::ReadOnly)) throw Error(ErrorKind::Io, "cannot read '" + path.toStdString() + "'");
-    const QByteArray text = f.readAll();
-    return parseWorkflow(std::string_view(text.constData(), static_cast<std::size_t>(text.size())));
+    const QByteArray bytes = f.readAll();
+    const std::string text(bytes.constData(), static_cast<std::size_t>(bytes.size()));
+    return looksLikeComfyWorkflow(text) ? import(text) : parseWorkflow(text);
   }
   const Image image = readImage(path.toStdString());
-  const auto it = image.text.find("kiln_workflow");
-  if (it == image.text.end())
-    throw Error(ErrorKind::InvalidWorkflow, "'" + path.toStdString() + "' holds no Kiln workflow");
-  return parseWorkflow(it->second);
+  if (const auto it = image.text.find("kiln_workflow"); it != image.text.end()) return parseWorkflow(it->second);
+  for (const char* chunk : {"prompt", "workflow"})  // ComfyUI's API form is the more exact
+    if (const auto it = image.text.find(chunk); it != image.text.end() && looksLikeComfyWorkflow(it->second))
+      return import(it->second);
+  throw Error(ErrorKind::InvalidWorkflow, "'" + path.toStdString() + "' holds no Kiln or ComfyUI workflow");
 }
 
 int usage(const char* command, const QString& message) {
@@ -50,7 +65,8 @@ int runValidateCommand(const QStringList& arguments) {
   QCommandLineParser p;
   p.setApplicationDescription("Check a workflow against Kiln's nodes and print every problem.");
   p.addHelpOption();
-  p.addPositionalArgument("workflow", "A workflow .json file or a picture Kiln saved.");
+  p.addPositionalArgument("workflow", "A workflow .json file (Kiln's or ComfyUI's) or a picture either saved.");
+  p.addOption({"models", "Also look for ComfyUI model names in this folder (repeatable).", "dir"});
   if (!p.parse(arguments)) return usage("validate", p.errorText());
   if (p.isSet("help")) {
     std::fputs(qPrintable(p.helpText()), stdout);
@@ -58,7 +74,7 @@ int runValidateCommand(const QStringList& arguments) {
   }
   if (p.positionalArguments().size() != 1) return usage("validate", "give one workflow file");
   try {
-    const Workflow w = loadWorkflow(p.positionalArguments().first());
+    const Workflow w = loadWorkflow(p.positionalArguments().first(), p.values("models"), "validate");
     const std::vector<WorkflowProblem> problems = validateWorkflow(w, builtinNodeSchemas());
     for (const WorkflowProblem& problem : problems)
       std::printf("%s\n", describeProblems({problem}).c_str());
@@ -78,8 +94,9 @@ int runWorkflowCommand(const QStringList& arguments) {
   QCommandLineParser p;
   p.setApplicationDescription("Run a workflow headless: its SaveImage nodes write into --out.");
   p.addHelpOption();
-  p.addPositionalArgument("workflow", "A workflow .json file or a picture Kiln saved.");
+  p.addPositionalArgument("workflow", "A workflow .json file (Kiln's or ComfyUI's) or a picture either saved.");
   p.addOptions({
+      {"models", "Also look for ComfyUI model names in this folder (repeatable; also $KILN_MODEL_DIRS).", "dir"},
       {"set", "Set a node's parameter before running: NODE.PARAM=VALUE (NODE: the node's id or title). Repeatable.",
        "assignment"},
       {"out", "Folder SaveImage writes into (default: your pictures folder).", "dir"},
@@ -105,7 +122,7 @@ int runWorkflowCommand(const QStringList& arguments) {
   }
   Workflow workflow;
   try {
-    workflow = loadWorkflow(p.positionalArguments().first());
+    workflow = loadWorkflow(p.positionalArguments().first(), p.values("models"), "run");
   } catch (const Error& e) {
     std::fprintf(stderr, "kiln-cli run: %s: %s\n", errorKindName(e.kind()), e.what());
     return 1;

@@ -130,6 +130,17 @@ NodeDefinition loadCheckpoint() {
   return d;
 }
 
+ParamSpec loraModeParam() {
+  return choice("mode", {"auto", "merge", "hook"}, "auto", "Mode",
+                "merge rebuilds the weights; hook adds the LoRA's term in each layer");
+}
+
+std::string existingLora(const NodeCall& c) {
+  const std::string path = c.stringParam("lora_name");
+  if (!std::filesystem::exists(path)) throw Error(ErrorKind::FileNotFound, "the LoRA file '" + path + "' does not exist");
+  return path;
+}
+
 NodeDefinition loadLora() {
   NodeDefinition d;
   d.schema = {"LoadLoRA", "Load LoRA", "loaders",
@@ -138,12 +149,10 @@ NodeDefinition loadLora() {
               {text("lora_name", ValueType::File, ParamValue(), "LoRA", "The LoRA file (.safetensors)"),
                number("strength_model", ValueType::Float, 1.0, -10, 10, 0.05, "Model strength", ""),
                number("strength_clip", ValueType::Float, 1.0, -10, 10, 0.05, "Text encoder strength", ""),
-               choice("mode", {"auto", "merge", "hook"}, "auto", "Mode",
-                      "merge rebuilds the weights; hook adds the LoRA's term in each layer")},
+               loraModeParam()},
               {out(ValueType::Model, "Model"), out(ValueType::Clip, "Text encoder")}};
   d.run = [](NodeCall& c) {
-    const std::string path = c.stringParam("lora_name");
-    if (!std::filesystem::exists(path)) throw Error(ErrorKind::FileNotFound, "the LoRA file '" + path + "' does not exist");
+    const std::string path = existingLora(c);
     ModelRef model = c.input<ModelRef>("model"), clip = c.input<ModelRef>("clip");
     const LoraMode mode = parseLoraMode(c.stringParam("mode"));
     model.loras.emplace_back(path, c.floatParam("strength_model"), 0.0);
@@ -151,6 +160,22 @@ NodeDefinition loadLora() {
     clip.loras.emplace_back(path, 0.0, c.floatParam("strength_clip"));
     clip.lora_mode = mode;
     return graph::NodeOutputs{makeValue(ValueType::Model, model), makeValue(ValueType::Clip, clip)};
+  };
+  return d;
+}
+
+NodeDefinition loadLoraModelOnly() {
+  NodeDefinition d;
+  d.schema = {"LoadLoRAModelOnly", "Load LoRA (model only)", "loaders", "Adds a LoRA to the model's denoiser only",
+              {in("model", ValueType::Model, "Model")},
+              {text("lora_name", ValueType::File, ParamValue(), "LoRA", "The LoRA file (.safetensors)"),
+               number("strength_model", ValueType::Float, 1.0, -10, 10, 0.05, "Model strength", ""), loraModeParam()},
+              {out(ValueType::Model, "Model")}};
+  d.run = [](NodeCall& c) {
+    ModelRef model = c.input<ModelRef>("model");
+    model.loras.emplace_back(existingLora(c), c.floatParam("strength_model"), 0.0);
+    model.lora_mode = parseLoraMode(c.stringParam("mode"));
+    return graph::NodeOutputs{makeValue(ValueType::Model, model)};
   };
   return d;
 }
@@ -211,7 +236,7 @@ NodeDefinition sampler() {
   d.schema = {"Sampler", "Sampler", "sampling", "Denoises a latent guided by the prompts (classifier-free guidance)",
               {in("model", ValueType::Model, "Model"), in("positive", ValueType::Conditioning, "Positive"),
                in("negative", ValueType::Conditioning, "Negative"), in("latent_image", ValueType::Latent, "Latent")},
-              {number("seed", ValueType::Seed, int64_t{0}, 0, 9007199254740991.0, 1, "Seed",
+              {number("seed", ValueType::Seed, int64_t{0}, 0, 9223372036854775807.0, 1, "Seed",
                       "The noise; image i of a batch uses seed + i"),
                number("steps", ValueType::Int, int64_t{20}, 1, 1000, 1, "Steps", ""),
                number("cfg", ValueType::Float, 7.0, 0, 100, 0.5, "CFG scale", "How strongly the prompt steers"),
@@ -567,7 +592,7 @@ const NodeDefinition* NodeLibrary::find(const std::string& type) const {
 
 NodeLibrary builtinNodes() {
   NodeLibrary lib;
-  for (NodeDefinition (*make)() : {loadCheckpoint, loadLora, textEncode, emptyLatent, sampler, vaeDecode, vaeEncode,
+  for (NodeDefinition (*make)() : {loadCheckpoint, loadLora, loadLoraModelOnly, textEncode, emptyLatent, sampler, vaeDecode, vaeEncode,
                                    loadImage, loadMask, saveImage, previewImage})
     lib.add(make());
   return lib;

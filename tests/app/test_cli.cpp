@@ -518,10 +518,51 @@ class TestCli : public QObject {
                     "--out", plain}).exit_code == 0);
     const CliRun np = runCli({"run", plain, "--out", out});
     QCOMPARE(np.exit_code, 1);
-    QVERIFY2(np.err.contains("holds no Kiln workflow"), qPrintable(np.err));
+    QVERIFY2(np.err.contains("holds no Kiln or ComfyUI workflow"), qPrintable(np.err));
     const CliRun nj = runCli({"validate", dir_.filePath("missing.json")});
     QCOMPARE(nj.exit_code, 1);
     QVERIFY2(nj.err.contains("does not exist"), qPrintable(nj.err));
+  }
+
+  // A picture ComfyUI saved (its graph in the "prompt" chunk) runs as it is; a sampler
+  // Kiln lacks is reported by name and the workflow does not validate.
+  void comfyPicturesRun() {
+    const QString model = conf("sd1/sd1_tiny_ldm.safetensors");
+    const QString api = QString(R"({
+  "3": {"inputs": {"seed": 2, "steps": 2, "cfg": 5, "sampler_name": "SAMPLER", "scheduler": "normal", "denoise": 1,
+        "model": ["4", 0], "positive": ["6", 0], "negative": ["7", 0], "latent_image": ["5", 0]}, "class_type": "KSampler"},
+  "4": {"inputs": {"ckpt_name": "CHECKPOINT_PATH"}, "class_type": "CheckpointLoaderSimple"},
+  "5": {"inputs": {"width": 64, "height": 64, "batch_size": 1}, "class_type": "EmptyLatentImage"},
+  "6": {"inputs": {"text": "a red circle", "clip": ["4", 1]}, "class_type": "CLIPTextEncode"},
+  "7": {"inputs": {"text": "", "clip": ["4", 1]}, "class_type": "CLIPTextEncode"},
+  "8": {"inputs": {"samples": ["3", 0], "vae": ["4", 2]}, "class_type": "VAEDecode"},
+  "9": {"inputs": {"filename_prefix": "ComfyUI", "images": ["8", 0]}, "class_type": "SaveImage"}})")
+                            .replace("CHECKPOINT_PATH", model);
+    kiln::Image picture;
+    picture.width = 8;
+    picture.height = 8;
+    picture.channels = 3;
+    picture.pixels.assign(8 * 8 * 3, 0.25f);
+    picture.text["prompt"] = QString(api).replace("SAMPLER", "euler").toStdString();
+    const QString png = dir_.filePath("comfy.png");
+    kiln::writeImage(png.toStdString(), picture);
+    const QString out = dir_.filePath("comfy-out");
+    const CliRun r = runCli({"run", png, "--out", out});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QVERIFY2(r.err.contains("imported a ComfyUI workflow (api format) of 7 nodes"), qPrintable(r.err));
+    QCOMPARE(r.out.trimmed(), out + "/ComfyUI-00001.png");
+    const kiln::Image made = kiln::readImage((out + "/ComfyUI-00001.png").toStdString());
+    QVERIFY(made.text.count("kiln_workflow"));  // from now on a Kiln picture
+
+    QFile f(dir_.filePath("comfy-dpm.json"));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(QString(api).replace("SAMPLER", "dpmpp_2m").toUtf8());
+    f.close();
+    const CliRun v = runCli({"validate", f.fileName()});
+    QCOMPARE(v.exit_code, 1);
+    QVERIFY2(v.err.contains("note: node 3 (KSampler): sampler 'dpmpp_2m' is not one of Kiln's samplers"),
+             qPrintable(v.err));
+    QVERIFY2(v.out.contains("node 3: Sampler: 'sampler_name' is 'dpmpp_2m'"), qPrintable(v.out));
   }
 
   void snapsSizeWithNotice() {
