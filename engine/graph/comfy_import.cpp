@@ -265,7 +265,8 @@ ComfyImport convert(std::vector<ComfyNode> nodes, const ModelFolders& folders, s
   ComfyImport result;
   result.format = std::move(format);
   std::map<std::string, const ComfyNode*> by_id;
-  for (const ComfyNode& n : nodes) by_id[n.id] = &n;
+  for (const ComfyNode& n : nodes)
+    if (!by_id.emplace(n.id, &n).second) bad("the node id " + n.id + " is used by more than one node");
   // Reroutes pass a link through: follow them to the real source.
   const auto source = [&](ComfyLink link) {
     for (int hops = 0; hops < 64; ++hops) {
@@ -294,7 +295,9 @@ ComfyImport convert(std::vector<ComfyNode> nodes, const ModelFolders& folders, s
     if (!n.title.empty() && n.title != n.type) node.title = n.title;
     std::map<std::string, json> values = n.values;
     // Widgets fed by a link (a primitive node's value, or a node Kiln lacks).
-    for (const auto& [input, link] : n.links) {
+    for (const auto& entry : n.links) {
+      const std::string& input = entry.first;
+      const ComfyLink& link = entry.second;
       const bool is_widget = std::any_of(m->params.begin(), m->params.end(),
                                          [&](const auto& p) { return input == p.first; });
       if (!is_widget) continue;
@@ -355,7 +358,9 @@ ComfyImport convert(std::vector<ComfyNode> nodes, const ModelFolders& folders, s
   for (const ComfyNode& n : nodes) {
     if (!kept.count(n.id)) continue;
     const Mapping* m = mappingFor(n.type);
-    for (const auto& [input, link] : n.links) {
+    for (const auto& entry : n.links) {
+      const std::string& input = entry.first;
+      const ComfyLink& link = entry.second;
       const auto in = std::find_if(m->links.begin(), m->links.end(), [&](const auto& l) { return input == l.first; });
       if (in == m->links.end()) continue;  // a widget fed by a link, handled above
       const ComfyLink from = source(link);

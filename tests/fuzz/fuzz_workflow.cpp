@@ -1,5 +1,5 @@
 // libFuzzer target for workflow files: parsing, validation against a small schema set,
-// planning and writing. kiln::Error is the only accepted way to reject an input; any
+// planning and writing, and the ComfyUI import of the same text. kiln::Error is the only accepted way to reject an input; any
 // other exception, a sanitizer report, or a broken invariant below is a finding.
 #include <cstddef>
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "graph/plan.h"
+#include "kiln/comfy_import.h"
 #include "kiln/error.h"
 #include "kiln/workflow.h"
 
@@ -42,6 +43,14 @@ std::vector<kiln::NodeSchema> schemas() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::vector<kiln::NodeSchema> kSchemas = schemas();
   const std::string_view text(reinterpret_cast<const char*>(data), size);
+  // The same text as a ComfyUI workflow: imported, or refused with kiln::Error.
+  try {
+    const kiln::ComfyImport imported = kiln::importComfyWorkflow(text, {});
+    (void)kiln::validateWorkflow(imported.workflow, kSchemas);
+    require(kiln::parseWorkflow(kiln::workflowToJson(imported.workflow)).nodes.size() == imported.workflow.nodes.size());
+  } catch (const kiln::Error& e) {
+    require(e.kind() == kiln::ErrorKind::InvalidWorkflow);
+  }
   kiln::Workflow w;
   try {
     w = kiln::parseWorkflow(text);
