@@ -221,6 +221,10 @@ struct Engine::Impl {
       core::InterruptScope scope(rec.token);
       try {
         try {
+          // Node results share the host budget with the cached models' weights.
+          if (options.host_budget_bytes > 0)
+            node_cache.setLimit(std::clamp<int64_t>(options.host_budget_bytes - cache.hostBytes(), 0,
+                                                    std::max<int64_t>(options.node_cache_bytes, 0)));
           jobs::JobResult result = rec.job.workflow
                                        ? jobs::runWorkflow(rec.job, env, nodes, node_cache, &failed_stage)
                                        : jobs::runJob(rec.job, env, &failed_stage);

@@ -128,7 +128,8 @@ struct EngineOptions {
   // Reads an image file for LoadImage and LoadMask nodes (kiln::readImage where the media
   // library is linked). Unset: workflows that load images fail with a clear message.
   std::function<Image(const std::string& path)> read_image;
-  // Most bytes of workflow node results kept between jobs (images, latents, conditioning).
+  // Most bytes of workflow node results kept between jobs (images, latents, conditioning);
+  // with a host budget, at most what the cached models' weights leave of it.
   int64_t node_cache_bytes = int64_t{1} << 30;
   // JSON file where measured stage durations persist between runs; empty: not persisted.
   std::string timings_path;

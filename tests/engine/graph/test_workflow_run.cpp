@@ -9,6 +9,7 @@
 #include <fstream>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "kiln/engine.h"
 #include "kiln/render.h"
@@ -276,6 +277,53 @@ class TestWorkflowRun : public QObject {
     const kiln::Event b = rec_.waitEnd(back);
     QCOMPARE(b.type, EventType::JobFinished);
     QVERIFY2(maxDiff(b.outputs[0], plain) < 1e-4, qPrintable(QString::number(maxDiff(b.outputs[0], plain))));
+  }
+
+  // Cancelling mid-sampling ends the job at once; the interrupted sampler left no result
+  // behind, so the next run samples again.
+  void cancelInsideANode() {
+    kiln::Workflow w = textToImage(21);
+    w.node("sampler")->params["steps"] = int64_t{400};
+    const kiln::JobId id = submit(w);
+    for (int i = 0; i < 3000 && rec_.of(id, EventType::Progress).size() < 2; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    QVERIFY(engine_->cancel(id));
+    const kiln::Event end = rec_.waitEnd(id);
+    QCOMPARE(end.type, EventType::JobCancelled);
+    QCOMPARE(rec_.states(id).at("sampler"), NodeState::Failed);
+    QVERIFY(!rec_.states(id).count("save") || rec_.states(id).at("save") == NodeState::Queued);
+    w.node("sampler")->params["steps"] = int64_t{2};
+    const kiln::JobId next = submit(w);
+    QCOMPARE(rec_.waitEnd(next).type, EventType::JobFinished);
+    QCOMPARE(rec_.states(next).at("sampler"), NodeState::Done);
+    QCOMPARE(rec_.states(next).at("pos"), NodeState::Cached);
+  }
+
+  // The node cache keeps to its byte limit: with room for less than one conditioning,
+  // the prompts are encoded again while the small latent is still kept.
+  void nodeCacheKeepsToItsLimit() {
+    Recorder rec;
+    kiln::EngineOptions o;
+    o.sink = [&rec](const kiln::Event& e) { rec(e); };
+    o.write_image = [](const std::string& path, const kiln::Image&) { std::ofstream(path) << "image"; };
+    // The tiny model's conditioning is 77 x 32 floats (9.6 KiB), its 64x64 latent 1 KiB.
+    o.node_cache_bytes = 4 * 1024;
+    kiln::Engine engine(o);
+    const auto run = [&](int64_t seed) {
+      kiln::Job job;
+      job.workflow = std::make_shared<const kiln::Workflow>(textToImage(seed));
+      job.output_dir = dir_.filePath("limited").toStdString();
+      const kiln::JobId id = engine.submit(std::move(job));
+      const kiln::Event end = rec.waitEnd(id);  // first: the states are complete once it came
+      return std::make_pair(end, rec.states(id));
+    };
+    QCOMPARE(run(1).first.type, EventType::JobFinished);
+    const auto [end, states] = run(2);
+    QVERIFY2(end.type == EventType::JobFinished, end.message.c_str());
+    QCOMPARE(states.at("pos"), NodeState::Done);
+    QCOMPARE(states.at("latent"), NodeState::Cached);
+    QVERIFY(engine.memoryStats().node_cache_bytes <= 4 * 1024);
+    QVERIFY(engine.memoryStats().node_cache_bytes > 0);
   }
 
   // A node that fails says so with its id; an invalid graph is refused at submit with
