@@ -20,7 +20,7 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-enum class FileKind { None = 0, Checkpoint, Lora, Image };
+enum class FileKind { None = 0, Checkpoint, Lora, Vae, Image };
 
 struct Mapping {
   const char* comfy;
@@ -36,6 +36,7 @@ const std::vector<Mapping>& mappings() {
   static const std::vector<Mapping> table{
       {"CheckpointLoaderSimple", "LoadCheckpoint", {}, {{"ckpt_name", "ckpt_name"}}, {"MODEL", "CLIP", "VAE"},
        {"ckpt_name"}, FileKind::Checkpoint},
+      {"VAELoader", "LoadVAE", {}, {{"vae_name", "vae_name"}}, {"VAE"}, {"vae_name"}, FileKind::Vae},
       {"CLIPTextEncode", "TextEncode", {{"clip", "clip"}}, {{"text", "text"}}, {"CONDITIONING"}, {"text"}},
       {"KSampler", "Sampler",
        {{"model", "model"}, {"positive", "positive"}, {"negative", "negative"}, {"latent_image", "latent_image"}},
@@ -206,8 +207,14 @@ const std::vector<std::string>& subfolders(FileKind kind) {
                                                     "models/Stable-diffusion"};
   static const std::vector<std::string> loras{"", "loras", "models/loras", "Lora", "models/Lora", "LyCORIS",
                                               "models/LyCORIS"};
+  static const std::vector<std::string> vaes{"", "vae", "models/vae", "VAE", "models/VAE"};
   static const std::vector<std::string> images{"", "input"};
-  return kind == FileKind::Lora ? loras : kind == FileKind::Image ? images : checkpoints;
+  switch (kind) {
+    case FileKind::Lora: return loras;
+    case FileKind::Vae: return vaes;
+    case FileKind::Image: return images;
+    default: return checkpoints;
+  }
 }
 
 std::string resolveFile(std::string name, FileKind kind, const ModelFolders& folders, const std::string& where,

@@ -27,8 +27,13 @@ nodes::VaePlan planVaeStage(nodes::VaeWork work, const nodes::SdPipeline& pipeli
 
 at::Tensor runVaeStage(nodes::VaeWork work, const nodes::SdPipeline& pipeline, const at::Tensor& input,
                        const VaeStageRun& run) {
+  return runVaeStage(work, pipeline.codec(), input, run);
+}
+
+at::Tensor runVaeStage(nodes::VaeWork work, const nodes::VaeCodec& codec, const at::Tensor& input,
+                       const VaeStageRun& run) {
   const bool decode = work == nodes::VaeWork::Decode;
-  const int64_t f = pipeline.spec().vae.downscale();
+  const int64_t f = codec.config().downscale();
   const int64_t height = decode ? input.size(2) * f : input.size(2);
   const int64_t width = decode ? input.size(3) * f : input.size(3);
   const std::string base_name = run.tracker.stage(run.stage).name;
@@ -36,7 +41,7 @@ at::Tensor runVaeStage(nodes::VaeWork work, const nodes::SdPipeline& pipeline, c
   const auto available = [&] { return run.available ? run.available() : availableWorkBytes(run.device); };
 
   nodes::VaePlan plan =
-      nodes::planVae(work, settings, pipeline.spec().vae, height, width, pipeline.dtype(), available());
+      nodes::planVae(work, settings, codec.config(), height, width, codec.dtype, available());
   run.env.emit(logEvent(plan.describe()));
   if (plan.units() != run.tracker.stage(run.stage).total)
     run.tracker.update(run.stage, base_name, plan.units(), plan.tiled ? plan.tile_pixels * plan.tile_pixels : 0);
@@ -47,7 +52,7 @@ at::Tensor runVaeStage(nodes::VaeWork work, const nodes::SdPipeline& pipeline, c
         run.tracker.progress(run.stage, done, total);
       };
       const models::LatentTiles* tiles = plan.tiled ? &plan.tiles : nullptr;
-      at::Tensor out = decode ? pipeline.decode(input, tiles, progress) : pipeline.encode(input, tiles, progress);
+      at::Tensor out = decode ? codec.decode(input, tiles, progress) : codec.encode(input, tiles, progress);
       if (!plan.tiled) run.tracker.progress(run.stage, 1, 1);
       return out;
     } catch (...) {
@@ -66,7 +71,7 @@ at::Tensor runVaeStage(nodes::VaeWork work, const nodes::SdPipeline& pipeline, c
       }
       retry.overlap_pixels = std::min(retry.overlap_pixels, retry.tile_pixels / 2);
       const std::string what = std::string(plan.tiled ? "the tiled " : "the full ") + (decode ? "decode" : "encode");
-      plan = nodes::planVae(work, retry, pipeline.spec().vae, height, width, pipeline.dtype(), available());
+      plan = nodes::planVae(work, retry, codec.config(), height, width, codec.dtype, available());
       run.env.emit(logEvent(what + " ran out of memory on " + run.device.name() + "; freed " + formatBytes(released) +
                             " of cached memory and retrying: " + plan.describe()));
       run.tracker.update(run.stage, base_name + " (in tiles after running out of memory)", plan.units(),

@@ -43,6 +43,9 @@ struct VaeStageRun {
 
 // Decode: `input` is a scaled latent, the result an image in [-1, 1]. Encode: `input` an
 // image in [-1, 1], the result a scaled latent. The stage must have been started.
+at::Tensor runVaeStage(nodes::VaeWork work, const nodes::VaeCodec& codec, const at::Tensor& input,
+                       const VaeStageRun& run);
+// The same with the pipeline's VAE and latent scaling.
 at::Tensor runVaeStage(nodes::VaeWork work, const nodes::SdPipeline& pipeline, const at::Tensor& input,
                        const VaeStageRun& run);
 

@@ -141,6 +141,35 @@ std::string existingLora(const NodeCall& c) {
   return path;
 }
 
+NodeDefinition loadVae() {
+  NodeDefinition d;
+  d.schema = {"LoadVAE", "Load VAE", "loaders",
+              "Loads a VAE from a file of its own, to decode and encode in place of the checkpoint's", {},
+              {text("vae_name", ValueType::File, ParamValue(), "VAE", "The VAE file (.safetensors)"),
+               choice("dtype", {"fp32", "bf16"}, "fp32", "Compute precision", "")},
+              {out(ValueType::Vae, "VAE")}};
+  d.stage = StageKind::LoadModel;
+  d.stage_name = "Loading VAE";
+  d.unit = "files";
+  d.units = [](const graph::PlannedNode&) { return int64_t{1}; };
+  d.run = [](NodeCall& c) {
+    ModelRef ref;
+    ref.vae_file = true;
+    ref.path = c.stringParam("vae_name");
+    ref.dtype = c.stringParam("dtype") == "bf16" ? at::kBFloat16 : at::kFloat;
+    ref.key = "vae|" + modelKey(ref.path, ref.dtype);
+    ref.name = std::filesystem::path(ref.path).stem().string();
+    (void)c.run.vae(ref, 0);  // loads it (into the model cache) now, as this node's stage
+    c.run.tracker.progress(c.stage, 1, 1);
+    return graph::NodeOutputs{makeValue(ValueType::Vae, ref)};
+  };
+  d.still_valid = [](const graph::NodeOutputs& outputs, const RunEnvironment& env) {
+    const auto* ref = static_cast<const ModelRef*>(outputs.at(0).data.get());
+    return env.cache != nullptr && env.cache->contains(ref->key);
+  };
+  return d;
+}
+
 NodeDefinition loadLora() {
   NodeDefinition d;
   d.schema = {"LoadLoRA", "Load LoRA", "loaders",
@@ -280,8 +309,14 @@ NodeDefinition sampler() {
     const int64_t total = batch * steps_run;
     if (c.run.tracker.stage(c.stage).total != total) c.run.tracker.update(c.stage, c.run.tracker.stage(c.stage).name, total);
 
+    // A latent made with another scaling (a VAE of its own) is brought to the model's.
+    const double scale = pipe.spec().vae.scaling_factor;
+    const at::Tensor start = latent.scaling_factor > 0 && latent.scaling_factor != scale
+                                 ? latent.samples * (scale / latent.scaling_factor)
+                                 : latent.samples;
     LatentValue result = latent;
     result.from_image = false;
+    result.scaling_factor = scale;
     std::vector<at::Tensor> outs;
     {
       memory::DeviceScope on_device(c.run.device);
@@ -292,7 +327,7 @@ NodeDefinition sampler() {
         const at::Tensor noise = nodes::seededNoise(seed + b, {1, channels, h, w});
         sampling::LatentInit init;
         if (latent.from_image) {
-          init.latent = latent.samples.narrow(0, b, 1);
+          init.latent = start.narrow(0, b, 1);
           init.start_step = steps - steps_run;
           if (latent.mask.defined()) init.mask = latent.mask.size(0) > 1 ? latent.mask.narrow(0, b, 1) : latent.mask;
         }
@@ -335,7 +370,7 @@ NodeDefinition vaeDecode() {
   d.unit = "tile passes";
   d.run = [](NodeCall& c) {
     const LatentValue& latent = c.input<LatentValue>("samples");
-    PipelineModel& model = c.run.prepare(c.input<ModelRef>("vae"), WorkflowRun::Part::Vae, 0);
+    const nodes::VaeCodec codec = c.run.vae(c.input<ModelRef>("vae"), latent.scaling_factor);
     const nodes::VaeTilingSettings tiling = tilingOf(c);
     nodes::validateTiling(tiling);
     ImageValue image;
@@ -343,7 +378,7 @@ NodeDefinition vaeDecode() {
     {
       memory::DeviceScope on_device(c.run.device);
       for (int64_t b = 0; b < latent.samples.size(0); ++b) {
-        at::Tensor decoded = runVaeStage(nodes::VaeWork::Decode, model.pipeline(), latent.samples.narrow(0, b, 1),
+        at::Tensor decoded = runVaeStage(nodes::VaeWork::Decode, codec, latent.samples.narrow(0, b, 1),
                                          {c.run.tracker, c.stage, c.run.env, c.run.device, tiling, {}});
         // Outside an inpainting mask the picture stays exactly as it was.
         if (latent.pixel_mask.defined() && latent.source_rgb.defined()) {
@@ -377,8 +412,8 @@ NodeDefinition vaeEncode() {
   d.unit = "tile passes";
   d.run = [](NodeCall& c) {
     const ImageValue& image = c.input<ImageValue>("pixels");
-    PipelineModel& model = c.run.prepare(c.input<ModelRef>("vae"), WorkflowRun::Part::Vae, 0);
-    const int64_t f = model.pipeline().spec().vae.downscale();
+    const nodes::VaeCodec codec = c.run.vae(c.input<ModelRef>("vae"), 0);
+    const int64_t f = codec.config().downscale();
     const int64_t h = image.rgb.size(2), w = image.rgb.size(3);
     const int64_t fh = std::max(f, h / f * f), fw = std::max(f, w / f * f);
     if (fh != h || fw != w)
@@ -388,13 +423,13 @@ NodeDefinition vaeEncode() {
     nodes::validateTiling(tiling);
     LatentValue latent;
     latent.from_image = true;
+    latent.scaling_factor = codec.scaling_factor;
     latent.source_rgb = (fh != h || fw != w ? nodes::fitImage(image.rgb, fh, fw) : image.rgb) * 2 - 1;
     std::vector<at::Tensor> outs;
     {
       memory::DeviceScope on_device(c.run.device);
       for (int64_t b = 0; b < latent.source_rgb.size(0); ++b)
-        outs.push_back(toHost(c.run.device, runVaeStage(nodes::VaeWork::Encode, model.pipeline(),
-                                                        latent.source_rgb.narrow(0, b, 1),
+        outs.push_back(toHost(c.run.device, runVaeStage(nodes::VaeWork::Encode, codec, latent.source_rgb.narrow(0, b, 1),
                                                         {c.run.tracker, c.stage, c.run.env, c.run.device, tiling, {}})));
     }
     latent.samples = at::cat(outs, 0);
@@ -566,6 +601,31 @@ PipelineModel& WorkflowRun::prepare(const ModelRef& ref, Part part, int64_t work
   return m;
 }
 
+nodes::VaeCodec WorkflowRun::vae(const ModelRef& ref, double scaling_factor) {
+  if (!ref.vae_file) {
+    nodes::VaeCodec codec = prepare(ref, Part::Vae, 0).pipeline().codec();
+    if (scaling_factor > 0) codec.scaling_factor = scaling_factor;
+    return codec;
+  }
+  VaeFileModel* m = nullptr;
+  if (const auto it = uncached_vaes.find(ref.key); it != uncached_vaes.end()) m = it->second.get();
+  if (const auto it = leases.find(ref.key); !m && it != leases.end()) m = &static_cast<VaeFileModel&>(it->second.model());
+  if (!m) {
+    const auto load = [&] {
+      core::checkInterrupt();
+      return std::make_shared<VaeFileModel>(std::make_unique<nodes::VaeFile>(ref.path, ref.dtype), device);
+    };
+    if (env.cache) {
+      leases[ref.key] = env.cache->acquire(ref.key, load);
+      m = &static_cast<VaeFileModel&>(leases[ref.key].model());
+    } else {
+      m = (uncached_vaes[ref.key] = load()).get();
+    }
+  }
+  for (const std::string& line : m->place(env.offload)) env.emit(logEvent(line));
+  return m->vae().codec(scaling_factor);
+}
+
 int64_t NodeCall::intParam(const std::string& name) const {
   const ParamValue& v = node.params.at(name);
   if (const auto* d = std::get_if<double>(&v)) return static_cast<int64_t>(*d);
@@ -592,7 +652,7 @@ const NodeDefinition* NodeLibrary::find(const std::string& type) const {
 
 NodeLibrary builtinNodes() {
   NodeLibrary lib;
-  for (NodeDefinition (*make)() : {loadCheckpoint, loadLora, loadLoraModelOnly, textEncode, emptyLatent, sampler, vaeDecode, vaeEncode,
+  for (NodeDefinition (*make)() : {loadCheckpoint, loadVae, loadLora, loadLoraModelOnly, textEncode, emptyLatent, sampler, vaeDecode, vaeEncode,
                                    loadImage, loadMask, saveImage, previewImage})
     lib.add(make());
   return lib;

@@ -18,6 +18,7 @@
 #include "jobs/job_runner.h"
 #include "jobs/pipeline_model.h"
 #include "jobs/progress_tracker.h"
+#include "jobs/vae_file_model.h"
 #include "kiln/engine.h"
 
 namespace kiln::jobs {
@@ -32,6 +33,7 @@ struct ModelRef {
   std::string family;  // "sd1", "sdxl"
   std::vector<LoraSpec> loras;
   LoraMode lora_mode = LoraMode::Auto;
+  bool vae_file = false;  // a VAE of its own (LoadVAE), not a checkpoint
 };
 
 struct ConditioningValue {
@@ -41,7 +43,8 @@ struct ConditioningValue {
 };
 
 struct LatentValue {
-  at::Tensor samples;  // [B, C, h, w], scaled
+  at::Tensor samples;  // [B, C, h, w], scaled by scaling_factor
+  double scaling_factor = 0;  // of the model or VAE that made it; 0: any (an empty latent)
   bool from_image = false;  // encoded from a picture: sampling starts part-way (denoise)
   at::Tensor mask;          // [B or 1, 1, h, w]: 1 repaints (inpainting); undefined: all
   at::Tensor source_rgb;    // [B, 3, H, W] in [-1, 1]: the encoded picture, for exact composites
@@ -68,6 +71,7 @@ struct WorkflowRun {
   // Models this run holds: leases on the cache's, or loaded for this job only.
   std::map<std::string, memory::ModelCache::Lease> leases;
   std::map<std::string, std::shared_ptr<PipelineModel>> uncached;
+  std::map<std::string, std::shared_ptr<VaeFileModel>> uncached_vaes;
 
   // The loaded model behind `ref`, taken from the cache (which loads it when needed).
   PipelineModel& model(const ModelRef& ref);
@@ -76,6 +80,9 @@ struct WorkflowRun {
   // `working_bytes` of work.
   enum class Part { Unet, Text, Vae };
   PipelineModel& prepare(const ModelRef& ref, Part part, int64_t working_bytes);
+  // The VAE behind a VAE link (a checkpoint's, or a file's from LoadVAE), placed, for
+  // latents of `scaling_factor` (0: the VAE's model's own).
+  nodes::VaeCodec vae(const ModelRef& ref, double scaling_factor);
 };
 
 // One node's run: its plan entry, inputs, stage (-1: none) and the run it belongs to.

@@ -159,23 +159,12 @@ at::Tensor SdPipeline::sample(const Conditioning& cond, const at::Tensor& noise,
 
 at::Tensor SdPipeline::decode(const at::Tensor& latent, const models::LatentTiles* tiles,
                               const models::TileProgress& progress) const {
-  const at::Tensor z = latent / checkpoint_.spec.vae.scaling_factor;
-  at::Tensor image = tiles ? models::decodeTiled(*vae_, z, *tiles, progress) : vae_->decode(z).to(at::kFloat);
-  if (!at::isfinite(image).all().item<bool>())
-    throw Error(ErrorKind::NonFinite,
-                "NaN or infinity appeared in the VAE decode; try float32 compute");
-  return image;
+  return codec().decode(latent, tiles, progress);
 }
 
 at::Tensor SdPipeline::encode(const at::Tensor& image, const models::LatentTiles* tiles,
                               const models::TileProgress& progress) const {
-  const at::Tensor moments =
-      tiles ? models::encodeMomentsTiled(*vae_, image, *tiles, progress) : vae_->encodeMoments(image).to(at::kFloat);
-  const at::Tensor latent = moments.chunk(2, 1)[0] * checkpoint_.spec.vae.scaling_factor;
-  if (!at::isfinite(latent).all().item<bool>())
-    throw Error(ErrorKind::NonFinite,
-                "NaN or infinity appeared in the VAE encode; try float32 compute");
-  return latent;
+  return codec().encode(image, tiles, progress);
 }
 
 }  // namespace kiln::nodes

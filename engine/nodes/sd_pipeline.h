@@ -12,6 +12,7 @@
 #include "models/sd/sd_checkpoint.h"
 #include "models/text/clip_tokenizer.h"
 #include "models/vae/vae_tiling.h"
+#include "nodes/vae_codec.h"
 #include "sampling/euler.h"
 
 namespace kiln::nodes {
@@ -67,6 +68,8 @@ class SdPipeline {
                     double cfg_scale, const SizeConditioning& sizes,
                     const std::function<void(const sampling::StepInfo&)>& on_step = {},
                     const sampling::LatentInit* init = nullptr) const;
+  // The VAE with this model's latent scaling.
+  VaeCodec codec() const { return {vae_.get(), dtype_, checkpoint_.spec.vae.scaling_factor}; }
   // Scaled latent -> image [B, 3, H, W] in ~[-1, 1] (raw VAE output, float32); in tiles
   // when `tiles` is given, calling `progress` after each.
   at::Tensor decode(const at::Tensor& latent, const models::LatentTiles* tiles = nullptr,

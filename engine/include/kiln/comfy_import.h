@@ -19,7 +19,7 @@ struct ComfyImport {
 
 // Folders model names are looked up in: each root is tried as it is and with the
 // sub-folders ComfyUI and A1111 use for that kind of file (models/checkpoints,
-// models/Stable-diffusion, models/loras, models/Lora, input ...).
+// models/Stable-diffusion, models/loras, models/Lora, models/vae, input ...).
 struct ModelFolders {
   std::vector<std::string> roots;
 };

@@ -203,6 +203,25 @@ class TestComfyImport : public QObject {
              problems.c_str());
   }
 
+  // VAELoader becomes LoadVAE, its file found under models/vae.
+  void mapsVaeLoader() {
+    namespace fs = std::filesystem;
+    const fs::path vae = fs::path(folders_.roots.at(0)) / "models/vae/ft-mse.safetensors";
+    fs::create_directories(vae.parent_path());
+    std::ofstream(vae) << "x";
+    std::string api = apiWorkflow("sd1/tiny.safetensors");
+    api.replace(api.find("\"vae\": [\"4\", 2]"), 15, "\"vae\": [\"10\", 0]");
+    api.insert(api.rfind('}'), R"(, "10": {"inputs": {"vae_name": "ft-mse.safetensors"}, "class_type": "VAELoader"})");
+    const kiln::ComfyImport im = kiln::importComfyWorkflow(api, folders_);
+    QVERIFY2(im.unmapped.empty(), joined(im.unmapped).c_str());
+    QCOMPARE(im.workflow.node("10")->type, std::string("LoadVAE"));
+    QCOMPARE(std::get<std::string>(im.workflow.node("10")->params.at("vae_name")), vae.string());
+    bool linked = false;
+    for (const auto& l : im.workflow.links) linked = linked || (l.from_node == "10" && l.to_node == "8" && l.to_input == "vae");
+    QVERIFY(linked);
+    QVERIFY(kiln::validateWorkflow(im.workflow, kiln::builtinNodeSchemas()).empty());
+  }
+
   void refusesOtherText() {
     QVERIFY(!kiln::looksLikeComfyWorkflow(R"({"kiln_workflow": 1, "nodes": [], "links": []})"));
     QVERIFY(!kiln::looksLikeComfyWorkflow("not json"));

@@ -14,6 +14,8 @@
 #include "kiln/engine.h"
 #include "kiln/render.h"
 #include "lora_files.h"
+#include "tensor_io/materialize.h"
+#include "tensor_io/safetensors.h"
 #include "ref_tensors.h"
 
 namespace {
@@ -324,6 +326,98 @@ class TestWorkflowRun : public QObject {
     QCOMPARE(states.at("latent"), NodeState::Cached);
     QVERIFY(engine.memoryStats().node_cache_bytes <= 4 * 1024);
     QVERIFY(engine.memoryStats().node_cache_bytes > 0);
+  }
+
+  // LoadVAE: the checkpoint's VAE saved as a file of its own (original keys without the
+  // prefix) and the diffusers VAE beside the conformance checkpoint decode what the
+  // checkpoint's VAE decodes; image-to-image through the file's VAE matches too; a file
+  // with no VAE is refused by the node.
+  void loadVaeDecodesLikeTheCheckpointsVae() {
+    const std::string vae_path = dir_.filePath("vae.safetensors").toStdString();
+    {
+      const auto file = kiln::tensor_io::SafetensorsFile::open(tinyModel());
+      kiln::testing::NamedTensors tensors;
+      const std::string prefix = "first_stage_model.";
+      for (const auto& info : file->tensors())
+        if (info.name.rfind(prefix, 0) == 0)
+          tensors.push_back({info.name.substr(prefix.size()), kiln::tensor_io::viewStored({file, &info}).to(at::kFloat)});
+      QVERIFY(tensors.size() > 50);
+      kiln::testing::writeTensors(vae_path, tensors);
+      // The same VAE with its output shifted: proof that the file's weights do the decode.
+      for (auto& [name, t] : tensors)
+        if (name == "decoder.conv_out.bias") t = t + 0.2;
+      kiln::testing::writeTensors(dir_.filePath("shifted-vae.safetensors").toStdString(), tensors);
+    }
+    const kiln::Image reference = [&] {
+      const kiln::JobId id = submit(textToImage(13));
+      const kiln::Event end = rec_.waitEnd(id);
+      return end.outputs.at(0);
+    }();
+    const std::string diffusers =
+        kiln::testing::conformancePath("sd-tiny-1234/sd1/vae/diffusion_pytorch_model.safetensors");
+    for (const std::string& file : {vae_path, diffusers}) {
+      kiln::Workflow w = textToImage(13);
+      w.nodes.push_back({"vae", "LoadVAE", {{"vae_name", file}}, 0, 0, ""});
+      w.links[7] = {"vae", "VAE", "decode", "vae"};
+      const kiln::JobId id = submit(w);
+      const kiln::Event end = rec_.waitEnd(id);
+      QVERIFY2(end.type == EventType::JobFinished, (file + ": " + end.message).c_str());
+      QCOMPARE(rec_.states(id).at("sampler"), NodeState::Cached);  // only the decode differs
+      const double diff = maxDiff(end.outputs.at(0), reference);
+      QVERIFY2(diff < 1e-5, qPrintable(QString("%1: %2").arg(QString::fromStdString(file)).arg(diff)));
+    }
+
+    {
+      kiln::Workflow w = textToImage(13);
+      w.nodes.push_back({"vae", "LoadVAE", {{"vae_name", dir_.filePath("shifted-vae.safetensors").toStdString()}}, 0, 0, ""});
+      w.links[7] = {"vae", "VAE", "decode", "vae"};
+      const kiln::Event end = rec_.waitEnd(submit(w));
+      QVERIFY2(end.type == EventType::JobFinished, end.message.c_str());
+      double mean = 0;
+      for (std::size_t i = 0; i < reference.pixels.size(); ++i)
+        mean += end.outputs.at(0).pixels[i] - reference.pixels[i];
+      mean /= static_cast<double>(reference.pixels.size());
+      QVERIFY2(mean > 0.05, qPrintable(QString::number(mean)));  // +0.2 on [-1, 1] is +0.1, less clipping
+    }
+
+    // Image-to-image, encoded and decoded with the file's VAE, against the checkpoint's.
+    {
+      std::lock_guard<std::mutex> lock(files_mutex_);
+      files_["/pictures/start.png"] = reference;
+    }
+    const auto imageToImage = [&](bool own_vae) {
+      kiln::Workflow w = textToImage(14);
+      w.nodes.push_back({"load", "LoadImage", {{"image", std::string("/pictures/start.png")}}, 0, 0, ""});
+      w.nodes.push_back({"encode", "VAEEncode", {}, 0, 0, ""});
+      w.node("sampler")->params["denoise"] = 0.5;
+      w.node("sampler")->params["steps"] = int64_t{4};
+      w.links[5] = {"encode", "LATENT", "sampler", "latent_image"};
+      w.links.push_back({"load", "IMAGE", "encode", "pixels"});
+      if (own_vae) {
+        w.nodes.push_back({"vae", "LoadVAE", {{"vae_name", vae_path}}, 0, 0, ""});
+        w.links.push_back({"vae", "VAE", "encode", "vae"});
+        w.links[7] = {"vae", "VAE", "decode", "vae"};
+      } else {
+        w.links.push_back({"ckpt", "VAE", "encode", "vae"});
+      }
+      const kiln::JobId id = submit(w);
+      const kiln::Event end = rec_.waitEnd(id);
+      return end.type == EventType::JobFinished ? end.outputs.at(0) : kiln::Image{};
+    };
+    const kiln::Image a = imageToImage(false), b = imageToImage(true);
+    QVERIFY(!a.pixels.empty());
+    QVERIFY2(maxDiff(a, b) < 1e-4, qPrintable(QString::number(maxDiff(a, b))));
+
+    kiln::Workflow bad = textToImage(13);
+    const std::string not_a_vae = dir_.filePath("not-a-vae.safetensors").toStdString();
+    kiln::testing::writeTensors(not_a_vae, {{"lora_unet_x.lora_down.weight", at::zeros({2, 2})}});
+    bad.nodes.push_back({"vae", "LoadVAE", {{"vae_name", not_a_vae}}, 0, 0, ""});
+    bad.links[7] = {"vae", "VAE", "decode", "vae"};
+    const kiln::JobId id = submit(bad);
+    const kiln::Event end = rec_.waitEnd(id);
+    QCOMPARE(end.type, EventType::JobFailed);
+    QCOMPARE(end.error, kiln::ErrorKind::UnsupportedModel);
+    QCOMPARE(rec_.states(id).at("vae"), NodeState::Failed);
   }
 
   // A node that fails says so with its id; an invalid graph is refused at submit with

@@ -1,0 +1,27 @@
+// A VAE together with the latent scaling it is used with: what turns scaled latents into
+// pictures and back, whether the VAE came with the checkpoint or from a file of its own.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include "models/vae/autoencoder_kl.h"
+#include "models/vae/vae_tiling.h"
+
+namespace kiln::nodes {
+
+struct VaeCodec {
+  const models::AutoencoderKL* vae = nullptr;
+  at::ScalarType dtype = at::kFloat;  // the VAE's compute dtype
+  double scaling_factor = 0.18215;    // of the latent space the latents live in
+
+  const models::VaeConfig& config() const { return vae->config(); }
+  // Scaled latent -> image [B, 3, H, W] in ~[-1, 1] (float32); in tiles when `tiles` is
+  // given, calling `progress` after each. Throws kiln::Error(NonFinite) for NaN or inf.
+  at::Tensor decode(const at::Tensor& latent, const models::LatentTiles* tiles = nullptr,
+                    const models::TileProgress& progress = {}) const;
+  // Image [B, 3, H, W] in [-1, 1] -> scaled latent (the mean of the latent distribution).
+  at::Tensor encode(const at::Tensor& image, const models::LatentTiles* tiles = nullptr,
+                    const models::TileProgress& progress = {}) const;
+};
+
+}  // namespace kiln::nodes

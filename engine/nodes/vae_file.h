@@ -1,0 +1,38 @@
+// A VAE from a file of its own (what ComfyUI's VAELoader loads): the original layout with
+// or without the checkpoint's "first_stage_model." prefix, or a diffusers AutoencoderKL.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "models/vae/autoencoder_kl.h"
+#include "nodes/vae_codec.h"
+#include "tensor_io/tensor_index.h"
+
+namespace kiln::nodes {
+
+class VaeFile {
+ public:
+  // Throws kiln::Error: FileNotFound, CorruptFile (a malformed file), UnsupportedModel (no
+  // VAE in it), ShapeMismatch (a VAE Kiln cannot build, every tensor named).
+  VaeFile(const std::string& path, at::ScalarType dtype);
+  ~VaeFile();
+
+  const models::AutoencoderKL& vae() const noexcept { return *vae_; }
+  at::ScalarType dtype() const noexcept { return dtype_; }
+  const std::string& name() const noexcept { return name_; }  // the file's stem
+  int64_t weightBytes() const;
+  // The VAE with latents of `scaling_factor` (0: the VAE's own default).
+  VaeCodec codec(double scaling_factor) const;
+
+ private:
+  tensor_io::TensorIndex index_;  // keeps the file mapped while the weights view it
+  std::unique_ptr<models::AutoencoderKL> vae_;
+  at::ScalarType dtype_;
+  std::string name_;
+};
+
+}  // namespace kiln::nodes
