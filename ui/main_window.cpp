@@ -1,5 +1,7 @@
 #include "main_window.h"
 
+#include "stage_progress_bar.h"
+
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFormLayout>
@@ -86,9 +88,7 @@ MainWindow::MainWindow(QWidget* parent)
   auto* view = new QWidget;
   auto* view_layout = new QVBoxLayout(view);
   stage_ = new QLabel(tr("Idle"));
-  progress_ = new QProgressBar;
-  progress_->setRange(0, 1000);  // the whole job, from the engine's calibrated stage weights
-  progress_->setValue(0);
+  progress_ = new StageProgressBar;  // one segment per planned stage, sized by expected time
   image_ = new QLabel;
   image_->setAlignment(Qt::AlignCenter);
   image_->setMinimumSize(256, 256);
@@ -121,6 +121,9 @@ MainWindow::MainWindow(QWidget* parent)
   auto* shortcut = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), this);
   connect(shortcut, &QShortcut::activated, this, &MainWindow::startGenerate);
   connect(bridge_, &app::EngineBridge::progress, this, &MainWindow::onProgress);
+  connect(bridge_, &app::EngineBridge::planned, progress_, &StageProgressBar::setPlan);
+  connect(bridge_, &app::EngineBridge::stageUpdated, progress_, &StageProgressBar::updateStage);
+  connect(bridge_, &app::EngineBridge::stageProgress, progress_, &StageProgressBar::setStageProgress);
   connect(bridge_, &app::EngineBridge::finished, this, &MainWindow::onFinished);
   connect(bridge_, &app::EngineBridge::failed, this, &MainWindow::onFailed);
   connect(bridge_, &app::EngineBridge::cancelled, this, &MainWindow::onCancelled);
@@ -173,7 +176,7 @@ void MainWindow::startGenerate() {
   }
   generate_->setEnabled(false);
   stop_->setEnabled(true);
-  progress_->setValue(0);
+  progress_->clear();
   stage_->setText(tr("Starting…"));
   bridge_->generate(p);
 }
@@ -188,8 +191,8 @@ void MainWindow::saveResult() {
 
 void MainWindow::onProgress(const QString& stage, qint64 done, qint64 total, const QString& unit,
                             double fraction, double eta_seconds) {
-  progress_->setValue(static_cast<int>(std::lround(fraction * 1000)));
   QString text = total > 1 ? tr("%1 %2/%3 %4").arg(stage).arg(done).arg(total).arg(unit) : stage;
+  text += tr(" · %1%").arg(std::lround(fraction * 100));
   if (eta_seconds >= 0.5) text += tr(" · about %1 s left").arg(std::lround(eta_seconds));
   stage_->setText(text);
 }
@@ -202,20 +205,20 @@ void MainWindow::onFinished(const QImage& image, const QString& parameters,
   generate_->setEnabled(true);
   stop_->setEnabled(false);
   save_->setEnabled(true);
-  progress_->setValue(1000);
+  progress_->finish();
   has_result_ = true;
 }
 
 void MainWindow::onFailed(const QString& message) {
   stage_->setText(tr("Failed: %1").arg(message));
-  progress_->setValue(0);
+  progress_->clear();
   generate_->setEnabled(true);
   stop_->setEnabled(false);
 }
 
 void MainWindow::onCancelled() {
   stage_->setText(tr("Stopped"));
-  progress_->setValue(0);
+  progress_->clear();
   generate_->setEnabled(true);
   stop_->setEnabled(false);
 }

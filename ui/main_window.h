@@ -8,7 +8,6 @@ class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
-class QProgressBar;
 class QPushButton;
 class QSpinBox;
 
@@ -17,6 +16,8 @@ class EngineBridge;
 }
 
 namespace kiln::ui {
+
+class StageProgressBar;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -32,6 +33,7 @@ class MainWindow : public QMainWindow {
   QSpinBox* heightSpin() const { return height_; }
   QPushButton* generateButton() const { return generate_; }
   QPushButton* stopButton() const { return stop_; }
+  StageProgressBar* progressBar() const { return progress_; }
   bool hasResult() const { return has_result_; }
   QString statusText() const;
 
@@ -58,7 +60,7 @@ class MainWindow : public QMainWindow {
   QPushButton* generate_ = nullptr;
   QPushButton* save_ = nullptr;
   QPushButton* stop_ = nullptr;
-  QProgressBar* progress_ = nullptr;
+  StageProgressBar* progress_ = nullptr;
   QLabel* stage_ = nullptr;
   QLabel* image_ = nullptr;
   QLabel* parameters_ = nullptr;

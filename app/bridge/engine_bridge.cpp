@@ -64,15 +64,23 @@ void EngineBridge::onEvent(const kiln::Event& e) {
                                                          : QString();
   };
   switch (e.type) {
-    case kiln::EventType::StagePlanned:
+    case kiln::EventType::StagePlanned: {
       stages_ = e.stages;
+      QList<PlannedStage> plan;
+      for (const auto& s : stages_)
+        plan.push_back({QString::fromStdString(s.name), QString::fromStdString(s.unit), s.total, s.expected_seconds});
+      Q_EMIT planned(plan);
       break;
+    }
     case kiln::EventType::StageUpdated:
-      if (e.stage >= 0 && e.stage < static_cast<int>(stages_.size()) && !e.stages.empty())
+      if (e.stage >= 0 && e.stage < static_cast<int>(stages_.size()) && !e.stages.empty()) {
         stages_[static_cast<std::size_t>(e.stage)] = e.stages.front();
+        Q_EMIT stageUpdated(e.stage, QString::fromStdString(e.stages.front().name), e.stages.front().total);
+      }
       break;
     case kiln::EventType::StageStarted:
     case kiln::EventType::Progress:
+      Q_EMIT stageProgress(e.stage, e.type == kiln::EventType::StageStarted ? 0 : e.done, e.total);
       Q_EMIT progress(stageName(e.stage), e.type == kiln::EventType::StageStarted ? 0 : e.done, e.total,
                       QString::fromStdString(e.unit), e.fraction, e.eta_seconds);
       break;

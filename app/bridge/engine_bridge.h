@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QImage>
+#include <QList>
 #include <QObject>
 #include <QStringList>
 
@@ -14,6 +15,14 @@
 #include "kiln/engine.h"
 
 namespace kiln::app {
+
+// One planned stage of a job, as the progress bar draws it.
+struct PlannedStage {
+  QString name;   // "Denoising"
+  QString unit;   // "steps"
+  qint64 total = 0;
+  double expected_seconds = 0;
+};
 
 class EngineBridge : public QObject {
   Q_OBJECT
@@ -34,6 +43,10 @@ class EngineBridge : public QObject {
   // `stage` names what runs now; `fraction` is the whole job's, `eta_seconds` < 0 unknown.
   void progress(const QString& stage, qint64 done, qint64 total, const QString& unit,
                 double fraction, double eta_seconds);
+  // The job's stages, before any runs; a stage's new name and size; a stage's own units.
+  void planned(const QList<kiln::app::PlannedStage>& stages);
+  void stageUpdated(int index, const QString& name, qint64 total);
+  void stageProgress(int index, qint64 done, qint64 total);
   void finished(const QImage& image, const QString& parameters, const QStringList& notices);
   void failed(const QString& message);
   void cancelled();

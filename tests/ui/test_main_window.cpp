@@ -8,6 +8,7 @@
 #include <QtTest>
 
 #include "main_window.h"
+#include "stage_progress_bar.h"
 
 class TestMainWindow : public QObject {
   Q_OBJECT
@@ -26,6 +27,9 @@ class TestMainWindow : public QObject {
     QVERIFY(!window.generateButton()->isEnabled());  // one render at a time
     QTRY_VERIFY_WITH_TIMEOUT(window.hasResult(), 120000);
     QCOMPARE(window.statusText(), QString("Done"));
+    // The bar drew the job's planned stages and ended full.
+    QCOMPARE(window.progressBar()->stageCount(), 4);
+    for (int i = 0; i < 4; ++i) QCOMPARE(window.progressBar()->stageFraction(i), 1.0);
     QVERIFY(window.generateButton()->isEnabled());
     const auto labels = window.findChildren<QLabel*>();
     bool found = false;
