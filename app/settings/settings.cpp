@@ -1,0 +1,184 @@
+#include "settings.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QStandardPaths>
+
+#include "kiln/error.h"
+#include "kiln/units.h"
+
+#include <QRegularExpression>
+
+namespace kiln::app {
+namespace {
+
+QString tr(const char* text) { return QCoreApplication::translate("kiln::app::Settings", text); }
+
+SettingSpec spec(QString key, SettingType type, QVariant def, QString description, qint64 min = 0, qint64 max = 0,
+                 QStringList choices = {}) {
+  return {std::move(key), type, std::move(def), min, max, std::move(choices), std::move(description)};
+}
+
+const QStringList kOffloadModes{"none", "model", "group-block", "group-leaf", "balanced"};
+
+QString defaultOutputFolder() {
+  const QString pictures = QStandardPaths::writableLocation(QStandardPaths::PicturesLocation);
+  return pictures.isEmpty() ? QDir::homePath() + "/Pictures" : pictures;
+}
+
+}  // namespace
+
+const QList<SettingSpec>& settingSpecs() {
+  static const QList<SettingSpec> specs{
+      spec("general/model_folders", SettingType::StringList, QStringList{},
+           tr("Folders searched for checkpoints, LoRAs and VAEs, including ComfyUI and A1111 model trees")),
+      spec("general/output_folder", SettingType::String, defaultOutputFolder(), tr("Where results are saved")),
+      spec("general/file_name_template", SettingType::String, QString("kiln-{date}-{time}"),
+           tr("Names of saved files: {date}, {time}, {seed}, {model} are filled in")),
+      spec("memory/device", SettingType::Device, QString("cpu"), tr("Where to compute: cpu, cuda:N")),
+      spec("memory/offload", SettingType::Enum, QString("none"), tr("How weights move between host and device memory"),
+           0, 0, kOffloadModes),
+      spec("memory/offload_text_encoder", SettingType::Enum, QString("none"), tr("Offload mode of the text encoders"), 0,
+           0, kOffloadModes),
+      spec("memory/offload_unet", SettingType::Enum, QString("none"), tr("Offload mode of the UNet"), 0, 0, kOffloadModes),
+      spec("memory/offload_vae", SettingType::Enum, QString("none"), tr("Offload mode of the VAE"), 0, 0, kOffloadModes),
+      spec("memory/blocks_per_group", SettingType::Int, 1, tr("Blocks moved together in group-block mode"), 1, 64),
+      spec("memory/streams", SettingType::Bool, false, tr("Prefetch the next group while the current one runs")),
+      spec("memory/record_stream", SettingType::Bool, false, tr("Record tensors on the side stream (needs streams)")),
+      spec("memory/pin", SettingType::Enum, QString("on"), tr("Offloaded weights in pinned host memory"), 0, 0,
+           {"on", "off", "per-group"}),
+      spec("memory/pin_reserve", SettingType::Bytes, qint64{2} << 30, tr("Host memory pinning leaves free"), 0,
+           qint64{1} << 40),
+      spec("memory/never", SettingType::StringList, QStringList{}, tr("Components never offloaded")),
+      spec("memory/always", SettingType::StringList, QStringList{}, tr("Components always offloaded")),
+      spec("memory/vae_tiling", SettingType::Enum, QString("auto"), tr("VAE decode and encode in tiles"), 0, 0,
+           {"auto", "always", "never"}),
+      spec("memory/tile_size", SettingType::Int, 0, tr("VAE tile size in pixels (0: the largest that fits)"), 0, 4096),
+      spec("memory/tile_overlap", SettingType::Int, 64, tr("Overlap of VAE tiles in pixels"), 0, 2048),
+      spec("memory/working_reserve", SettingType::Bytes, qint64{512} << 20,
+           tr("Device memory kept free for work beside the weights"), 0, qint64{1} << 40),
+      spec("lora/mode", SettingType::Enum, QString("auto"), tr("How LoRAs reach the weights"), 0, 0,
+           {"auto", "merge", "hook"}),
+      spec("appearance/language", SettingType::Enum, QString("system"), tr("Language of the interface"), 0, 0,
+           {"system", "en", "de", "ja"}),
+      spec("appearance/theme", SettingType::Enum, QString("system"), tr("Colour theme"), 0, 0,
+           {"system", "light", "dark"}),
+  };
+  return specs;
+}
+
+const SettingSpec* findSetting(const QString& key) {
+  for (const SettingSpec& s : settingSpecs())
+    if (s.key == key) return &s;
+  return nullptr;
+}
+
+Settings::Settings() : store_(std::make_unique<QSettings>()) {}
+Settings::Settings(std::unique_ptr<QSettings> store) : store_(std::move(store)) {}
+
+QString Settings::check(const SettingSpec& spec, const QVariant& value) {
+  switch (spec.type) {
+    case SettingType::Bool:
+      if (value.typeId() == QMetaType::Bool) return {};
+      if (const QString s = value.toString(); s == "true" || s == "false") return {};
+      return tr("%1 must be true or false").arg(spec.key);
+    case SettingType::Int: {
+      bool ok = false;
+      const qint64 v = value.toLongLong(&ok);
+      if (!ok) return tr("%1 must be a whole number, not '%2'").arg(spec.key, value.toString());
+      if (spec.min < spec.max && (v < spec.min || v > spec.max))
+        return tr("%1 must be between %2 and %3, not %4").arg(spec.key).arg(spec.min).arg(spec.max).arg(v);
+      return {};
+    }
+    case SettingType::Bytes: {
+      bool ok = false;
+      qint64 v = value.toLongLong(&ok);
+      if (!ok) {
+        const auto parsed = parseBytes(value.toString().toStdString());
+        if (!parsed) return tr("%1 must be a size like 2G or 512MiB, not '%2'").arg(spec.key, value.toString());
+        v = *parsed;
+      }
+      if (spec.min < spec.max && (v < spec.min || v > spec.max))
+        return tr("%1 must be between %2 and %3").arg(spec.key,
+                                                      QString::fromStdString(formatBytes(spec.min)),
+                                                      QString::fromStdString(formatBytes(spec.max)));
+      return {};
+    }
+    case SettingType::Enum:
+      if (spec.choices.contains(value.toString())) return {};
+      return tr("%1 must be one of %2, not '%3'").arg(spec.key, spec.choices.join(", "), value.toString());
+    case SettingType::Device: {
+      const QString s = value.toString();
+      static const QRegularExpression device("^(cpu|cuda:[0-9]+|sim:[0-9]+(\\.[0-9]+)?[KMGT]?(i?B)?)$");
+      if (device.match(s).hasMatch()) return {};
+      return tr("%1 must be cpu, cuda:N or sim:SIZE, not '%2'").arg(spec.key, s);
+    }
+    case SettingType::StringList:
+      if (value.canConvert<QStringList>()) return {};
+      return tr("%1 must be a list of names").arg(spec.key);
+    case SettingType::String:
+      return {};
+  }
+  return tr("%1 has an unknown type").arg(spec.key);
+}
+
+QVariant Settings::value(const QString& key) const {
+  const SettingSpec* s = findSetting(key);
+  if (!s) return {};
+  if (!store_->contains(key)) return s->default_value;
+  const QVariant v = store_->value(key);
+  if (!check(*s, v).isEmpty()) return s->default_value;  // edited by hand into something invalid
+  switch (s->type) {
+    case SettingType::Bool: return v.typeId() == QMetaType::Bool ? v.toBool() : v.toString() == "true";
+    case SettingType::Int: return v.toLongLong();
+    case SettingType::Bytes: {
+      bool ok = false;
+      const qint64 n = v.toLongLong(&ok);
+      return ok ? n : static_cast<qint64>(*parseBytes(v.toString().toStdString()));
+    }
+    case SettingType::StringList: return v.toStringList();
+    default: return v.toString();
+  }
+}
+
+QString Settings::set(const QString& key, const QVariant& v) {
+  const SettingSpec* s = findSetting(key);
+  if (!s) return tr("Kiln has no setting %1").arg(key);
+  const QString problem = check(*s, v);
+  if (!problem.isEmpty()) return problem;
+  store_->setValue(key, v);
+  store_->sync();
+  return {};
+}
+
+void Settings::reset(const QString& key) { store_->remove(key); }
+
+QStringList Settings::modelFolders() const { return value("general/model_folders").toStringList(); }
+QString Settings::outputFolder() const { return value("general/output_folder").toString(); }
+QString Settings::device() const { return value("memory/device").toString(); }
+
+OffloadSettings Settings::offload() const {
+  OffloadSettings o;
+  o.mode = parseOffloadMode(value("memory/offload").toString().toStdString());
+  for (const char* component : {"text_encoder", "unet", "vae"}) {
+    const QString mode = value(QString("memory/offload_") + component).toString();
+    if (mode != value("memory/offload").toString())
+      o.per_component[component] = parseOffloadMode(mode.toStdString());
+  }
+  o.blocks_per_group = value("memory/blocks_per_group").toInt();
+  o.streams = value("memory/streams").toBool();
+  o.record_stream = value("memory/record_stream").toBool();
+  o.pin = parsePinMode(value("memory/pin").toString().toStdString());
+  o.pin_reserve_bytes = value("memory/pin_reserve").toLongLong();
+  for (const QString& n : value("memory/never").toStringList()) o.never.push_back(n.toStdString());
+  for (const QString& n : value("memory/always").toStringList()) o.always.push_back(n.toStdString());
+  o.validate();
+  return o;
+}
+
+VaeTiling Settings::vaeTiling() const { return parseVaeTiling(value("memory/vae_tiling").toString().toStdString()); }
+int Settings::tileSize() const { return value("memory/tile_size").toInt(); }
+int Settings::tileOverlap() const { return value("memory/tile_overlap").toInt(); }
+LoraMode Settings::loraMode() const { return parseLoraMode(value("lora/mode").toString().toStdString()); }
+
+}  // namespace kiln::app
