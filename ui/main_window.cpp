@@ -1,6 +1,12 @@
 #include "main_window.h"
 
+#include "preferences_dialog.h"
+#include "settings.h"
 #include "stage_progress_bar.h"
+
+#include <QAction>
+#include <QMenu>
+#include <QMenuBar>
 
 #include <QDoubleSpinBox>
 #include <QFileDialog>
@@ -108,6 +114,21 @@ MainWindow::MainWindow(QWidget* parent)
   split->addWidget(view);
   split->setStretchFactor(1, 1);
   setCentralWidget(split);
+
+  // Preferences: the stored memory settings reach the engine at start and on Apply.
+  settings_ = std::make_unique<app::Settings>();
+  try {
+    bridge_->setOffloadSettings(settings_->offload());
+  } catch (const kiln::Error& e) {
+    stage_->setText(tr("Memory settings ignored: %1").arg(e.what()));
+  }
+  QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+  QAction* preferences = edit->addAction(tr("&Preferences…"));
+  preferences->setShortcut(QKeySequence::Preferences);
+  connect(preferences, &QAction::triggered, this, [this] {
+    PreferencesDialog dialog(*settings_, bridge_, this);
+    dialog.exec();
+  });
   resize(1100, 700);
 
   applyDefaultWorkflow();
@@ -128,6 +149,8 @@ MainWindow::MainWindow(QWidget* parent)
   connect(bridge_, &app::EngineBridge::failed, this, &MainWindow::onFailed);
   connect(bridge_, &app::EngineBridge::cancelled, this, &MainWindow::onCancelled);
 }
+
+MainWindow::~MainWindow() = default;
 
 // The default workflow, with the starter model chosen when it is installed.
 void MainWindow::applyDefaultWorkflow() {

@@ -4,6 +4,8 @@
 
 #include <QMainWindow>
 
+#include <memory>
+
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
@@ -13,6 +15,7 @@ class QSpinBox;
 
 namespace kiln::app {
 class EngineBridge;
+class Settings;
 }
 
 namespace kiln::ui {
@@ -24,6 +27,7 @@ class MainWindow : public QMainWindow {
 
  public:
   explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
 
   // For tests and automation: the controls of the generate panel.
   QLineEdit* modelEdit() const { return model_; }
@@ -49,6 +53,7 @@ class MainWindow : public QMainWindow {
   void onFailed(const QString& message);
 
   app::EngineBridge* bridge_ = nullptr;
+  std::unique_ptr<app::Settings> settings_;
   QLineEdit* model_ = nullptr;
   QPlainTextEdit* prompt_ = nullptr;
   QPlainTextEdit* negative_ = nullptr;

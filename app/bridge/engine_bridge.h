@@ -36,6 +36,10 @@ class EngineBridge : public QObject {
   bool generate(const kiln::RenderParams& params);
   // Interrupts the running render; its end arrives as cancelled().
   void cancel();
+  // New offload settings for the engine: loaded models are placed again when the next
+  // job starts, without reloading. Throws kiln::Error for settings that cannot work.
+  void setOffloadSettings(const kiln::OffloadSettings& settings) { engine_->setOffloadSettings(settings); }
+  kiln::OffloadSettings offloadSettings() const { return engine_->offloadSettings(); }
   // Writes the last result (with its metadata) atomically. Returns an error message or "".
   QString saveLast(const QString& path) const;
 

@@ -1,0 +1,142 @@
+#include "preferences_dialog.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QFormLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+#include "engine_bridge.h"
+#include "kiln/error.h"
+#include "kiln/units.h"
+#include "settings.h"
+
+namespace kiln::ui {
+namespace {
+
+// "memory/blocks_per_group" -> "Blocks per group"
+QString titleOf(const QString& key) {
+  QString name = key.section('/', 1).replace('_', ' ');
+  if (!name.isEmpty()) name[0] = name[0].toUpper();
+  return name;
+}
+
+QWidget* makeEditor(const app::SettingSpec& spec) {
+  switch (spec.type) {
+    case app::SettingType::Bool: return new QCheckBox;
+    case app::SettingType::Int: {
+      auto* spin = new QSpinBox;
+      spin->setRange(static_cast<int>(spec.min), static_cast<int>(spec.max));
+      return spin;
+    }
+    case app::SettingType::Enum: {
+      auto* combo = new QComboBox;
+      combo->addItems(spec.choices);
+      return combo;
+    }
+    case app::SettingType::StringList: {
+      auto* edit = new QPlainTextEdit;
+      edit->setPlaceholderText(QObject::tr("One per line"));
+      edit->setMaximumHeight(80);
+      return edit;
+    }
+    default: return new QLineEdit;
+  }
+}
+
+}  // namespace
+
+PreferencesDialog::PreferencesDialog(app::Settings& settings, app::EngineBridge* bridge, QWidget* parent)
+    : QDialog(parent), settings_(settings), bridge_(bridge) {
+  setWindowTitle(tr("Preferences"));
+  pages_ = new QTabWidget;
+  const QList<QPair<QString, QString>> groups{{"general", tr("General")},
+                                              {"memory", tr("Memory")},
+                                              {"lora", tr("LoRA")},
+                                              {"appearance", tr("Appearance")}};
+  for (const auto& [group, title] : groups) {
+    auto* page = new QWidget;
+    auto* form = new QFormLayout(page);
+    for (const app::SettingSpec& spec : app::settingSpecs()) {
+      if (spec.key.section('/', 0, 0) != group) continue;
+      QWidget* editor = makeEditor(spec);
+      editor->setToolTip(spec.description);
+      editor->setObjectName(spec.key);
+      form->addRow(titleOf(spec.key), editor);
+      editors_.insert(spec.key, editor);
+    }
+    pages_->addTab(page, title);
+  }
+  errors_ = new QLabel;
+  errors_->setWordWrap(true);
+  errors_->setStyleSheet("color: #b00020");
+  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Apply | QDialogButtonBox::Cancel);
+  connect(buttons->button(QDialogButtonBox::Apply), &QPushButton::clicked, this, [this] { apply(); });
+  connect(buttons, &QDialogButtonBox::accepted, this, [this] {
+    if (apply()) accept();
+  });
+  connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(pages_);
+  layout->addWidget(errors_);
+  layout->addWidget(buttons);
+  load();
+}
+
+void PreferencesDialog::load() {
+  for (const app::SettingSpec& spec : app::settingSpecs()) {
+    QWidget* w = editors_.value(spec.key);
+    const QVariant v = settings_.value(spec.key);
+    if (auto* c = qobject_cast<QCheckBox*>(w)) c->setChecked(v.toBool());
+    else if (auto* s = qobject_cast<QSpinBox*>(w)) s->setValue(v.toInt());
+    else if (auto* b = qobject_cast<QComboBox*>(w)) b->setCurrentText(v.toString());
+    else if (auto* p = qobject_cast<QPlainTextEdit*>(w)) p->setPlainText(v.toStringList().join('\n'));
+    else if (auto* l = qobject_cast<QLineEdit*>(w))
+      l->setText(spec.type == app::SettingType::Bytes ? QString::fromStdString(formatBytes(v.toLongLong())).remove(' ')
+                                                      : v.toString());
+  }
+}
+
+QString PreferencesDialog::errorText() const { return errors_->text(); }
+
+bool PreferencesDialog::apply() {
+  // Every value checked first: nothing is stored unless all are valid.
+  QMap<QString, QVariant> values;
+  QStringList problems;
+  for (const app::SettingSpec& spec : app::settingSpecs()) {
+    QWidget* w = editors_.value(spec.key);
+    QVariant v;
+    if (auto* c = qobject_cast<QCheckBox*>(w)) v = c->isChecked();
+    else if (auto* s = qobject_cast<QSpinBox*>(w)) v = s->value();
+    else if (auto* b = qobject_cast<QComboBox*>(w)) v = b->currentText();
+    else if (auto* p = qobject_cast<QPlainTextEdit*>(w)) v = p->toPlainText().split('\n', Qt::SkipEmptyParts);
+    else if (auto* l = qobject_cast<QLineEdit*>(w)) v = l->text().trimmed();
+    const QString problem = app::Settings::check(spec, v);
+    if (!problem.isEmpty()) problems << problem;
+    values.insert(spec.key, v);
+  }
+  if (problems.isEmpty() && values.value("memory/record_stream").toBool() && !values.value("memory/streams").toBool())
+    problems << tr("Record stream needs streams: turn on streams or turn off record stream");
+  if (!problems.isEmpty()) {
+    errors_->setText(problems.join('\n'));
+    return false;
+  }
+  for (auto it = values.begin(); it != values.end(); ++it) settings_.set(it.key(), it.value());
+  try {
+    const OffloadSettings offload = settings_.offload();
+    if (bridge_) bridge_->setOffloadSettings(offload);
+  } catch (const kiln::Error& e) {
+    errors_->setText(QString::fromUtf8(e.what()));
+    return false;
+  }
+  errors_->clear();
+  return true;
+}
+
+}  // namespace kiln::ui
