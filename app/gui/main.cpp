@@ -6,6 +6,7 @@
 
 #include "../process_env.h"
 #include "main_window.h"
+#include "settings.h"
 
 int main(int argc, char** argv) {
   kiln::app::ensureShortOpenMpSpin(argv);
@@ -13,9 +14,11 @@ int main(int argc, char** argv) {
   QApplication::setApplicationName("Kiln");
   QApplication::setOrganizationName("Kiln");
   QApplication::setApplicationVersion(KILN_VERSION);
+  // The language chosen in Preferences (taking effect at start), else the system's.
+  const QString language = kiln::app::Settings().value("appearance/language").toString();
+  const QLocale locale = language.isEmpty() || language == "system" ? QLocale() : QLocale(language);
   QTranslator translator;
-  if (translator.load(QLocale(), "kiln", "_", ":/i18n"))
-    QApplication::installTranslator(&translator);
+  if (translator.load(locale, "kiln", "_", ":/i18n")) QApplication::installTranslator(&translator);
   kiln::ui::MainWindow window;
   const QStringList args = QApplication::arguments();
   const int model_arg = static_cast<int>(args.indexOf("--model"));

@@ -59,7 +59,7 @@ const QList<SettingSpec>& settingSpecs() {
            tr("Device memory kept free for work beside the weights"), 0, qint64{1} << 40),
       spec("lora/mode", SettingType::Enum, QString("auto"), tr("How LoRAs reach the weights"), 0, 0,
            {"auto", "merge", "hook"}),
-      spec("appearance/language", SettingType::Enum, QString("system"), tr("Language of the interface"), 0, 0,
+      spec("appearance/language", SettingType::Enum, QString("system"), tr("Language of the interface (takes effect when Kiln starts)"), 0, 0,
            {"system", "en", "de", "ja"}),
       spec("appearance/theme", SettingType::Enum, QString("system"), tr("Colour theme"), 0, 0,
            {"system", "light", "dark"}),
