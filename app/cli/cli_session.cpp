@@ -1,5 +1,8 @@
 #include "cli_session.h"
 
+#include <QDir>
+#include <QStandardPaths>
+
 #include <signal.h>
 
 #include <chrono>
@@ -90,6 +93,11 @@ int toInt(const QCommandLineParser& p, const QString& name, int fallback) {
   const int v = p.value(name).toInt(&ok);
   if (!ok) throw UsageError{"--" + name + " needs a whole number, got '" + p.value(name) + "'"};
   return v;
+}
+
+QString picturesFolder() {
+  const QString dir = QStandardPaths::writableLocation(QStandardPaths::PicturesLocation);
+  return dir.isEmpty() ? QDir::homePath() + "/Pictures" : dir;
 }
 
 void addSessionOptions(QCommandLineParser& p) {

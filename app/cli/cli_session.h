@@ -21,6 +21,9 @@ struct UsageError {
 
 int toInt(const QCommandLineParser& p, const QString& name, int fallback);
 
+// The user's pictures folder (XDG_PICTURES_DIR, else ~/Pictures), where results go by default.
+QString picturesFolder();
+
 // Memory settings shared with Preferences.
 struct MemorySettings {
   std::string device = "cpu";

@@ -140,8 +140,7 @@ void readImages(const QCommandLineParser& p, RenderParams& r) {
 // A new file in the user's pictures folder (XDG_PICTURES_DIR, else ~/Pictures), which is
 // created when missing; never an existing file.
 QString defaultOutputPath() {
-  QString dir = QStandardPaths::writableLocation(QStandardPaths::PicturesLocation);
-  if (dir.isEmpty()) dir = QDir::homePath() + "/Pictures";
+  const QString dir = picturesFolder();
   if (!QDir().mkpath(dir))
     throw UsageError{"cannot create the pictures folder '" + dir + "'; pass --out FILE.png"};
   const QString stem =

@@ -3,7 +3,6 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QStandardPaths>
 
 #include <unistd.h>
 
@@ -51,12 +50,6 @@ Workflow loadWorkflow(const QString& path, const QStringList& model_dirs, const 
 int usage(const char* command, const QString& message) {
   std::fprintf(stderr, "kiln-cli %s: %s\n", command, qPrintable(message));
   return 2;
-}
-
-QString defaultOutputDir() {
-  QString dir = QStandardPaths::writableLocation(QStandardPaths::PicturesLocation);
-  if (dir.isEmpty()) dir = QDir::homePath() + "/Pictures";
-  return dir;
 }
 
 }  // namespace
@@ -114,7 +107,7 @@ int runWorkflowCommand(const QStringList& arguments) {
   } catch (const UsageError& e) {
     return usage("run", e.message);
   }
-  const QString out = p.isSet("out") ? p.value("out") : defaultOutputDir();
+  const QString out = p.isSet("out") ? p.value("out") : picturesFolder();
   if (out.isEmpty()) return usage("run", "--out needs a folder");
   if (!QDir().mkpath(out)) {
     std::fprintf(stderr, "kiln-cli run: cannot create the output folder '%s'\n", qPrintable(out));

@@ -74,14 +74,20 @@ int64_t tensorBytes(const at::Tensor& t) { return t.defined() ? static_cast<int6
 
 at::Tensor toHost(const memory::Device& device, const at::Tensor& t) { return t.defined() ? device.download(t) : t; }
 
-// The images of a file as [1, 3, H, W] in [0, 1] and its alpha as a mask (1 where
-// transparent; zeros without alpha).
-std::pair<at::Tensor, at::Tensor> readPicture(const NodeCall& c, const std::string& path) {
+// An image file through the engine's reader, checked.
+Image readImageFile(const NodeCall& c, const std::string& path) {
   if (!c.run.env.read_image)
     throw Error(ErrorKind::InvalidArgument, "this engine was set up without an image reader, so it cannot load '" +
                                                 path + "'");
-  const Image image = c.run.env.read_image(path);
+  Image image = c.run.env.read_image(path);
   nodes::checkImage(image, "'" + path + "'");
+  return image;
+}
+
+// The images of a file as [1, 3, H, W] in [0, 1] and its alpha as a mask (1 where
+// transparent; zeros without alpha).
+std::pair<at::Tensor, at::Tensor> readPicture(const NodeCall& c, const std::string& path) {
+  const Image image = readImageFile(c, path);
   const at::Tensor t = nodes::imageTensor(image);
   at::Tensor alpha = t.size(1) == 4 || t.size(1) == 2 ? 1 - t.narrow(1, t.size(1) - 1, 1)
                                                      : at::zeros({1, 1, t.size(2), t.size(3)});
@@ -467,13 +473,7 @@ NodeDefinition loadMask() {
               {text("image", ValueType::File, ParamValue(), "Mask", "The mask file")},
               {out(ValueType::Mask, "Mask")}};
   d.run = [](NodeCall& c) {
-    const std::string path = c.stringParam("image");
-    if (!c.run.env.read_image)
-      throw Error(ErrorKind::InvalidArgument, "this engine was set up without an image reader, so it cannot load '" +
-                                                  path + "'");
-    const Image image = c.run.env.read_image(path);
-    nodes::checkImage(image, "'" + path + "'");
-    const at::Tensor mask = nodes::maskTensor(image);
+    const at::Tensor mask = nodes::maskTensor(readImageFile(c, c.stringParam("image")));
     return graph::NodeOutputs{makeValue(ValueType::Mask, MaskValue{mask}, tensorBytes(mask))};
   };
   return d;

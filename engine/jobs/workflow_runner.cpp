@@ -71,6 +71,8 @@ JobResult runWorkflow(const Job& job, RunEnvironment& env, const NodeLibrary& li
   WorkflowRun run{env, device, tracker, job, result, {}, {}, {}};
   JobBytes bytes(env.job_bytes);
   std::map<std::string, graph::NodeOutputs> values;
+  std::map<std::string, const NodeSchema*> schema_of;
+  for (const graph::PlannedNode& p : plan) schema_of[p.node->id] = p.schema;
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const graph::PlannedNode& p = plan[i];
     core::checkInterrupt();
@@ -81,12 +83,8 @@ JobResult runWorkflow(const Job& job, RunEnvironment& env, const NodeLibrary& li
     }
     const NodeDefinition* def = library.find(p.node->type);
     NodeCall call{run, p, {}, stage_of[i]};
-    for (const auto& [input, source] : p.inputs) {
-      const graph::PlannedNode* from = nullptr;
-      for (const auto& q : plan)
-        if (q.node->id == source.first) from = &q;
-      call.inputs[input] = values.at(source.first).at(outputIndex(*from->schema, source.second));
-    }
+    for (const auto& [input, source] : p.inputs)
+      call.inputs[input] = values.at(source.first).at(outputIndex(*schema_of.at(source.first), source.second));
     env.emit(nodeEvent(p.node->id, NodeState::Running));
     try {
       if (call.stage >= 0) tracker.start(call.stage);
