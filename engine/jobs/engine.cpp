@@ -14,6 +14,8 @@
 
 #include "core/interrupt.h"
 #include "jobs/job_runner.h"
+#include "jobs/pipeline_model.h"
+#include "jobs/vae_file_model.h"
 #include "memory/device.h"
 #include "memory/model_cache.h"
 #include "jobs/stage_timings.h"
@@ -111,6 +113,8 @@ struct Engine::Impl {
   std::shared_ptr<JobRecord> running;
   JobId next_id = 1;
   bool stopping = false;
+  bool replace_pending = false;  // new offload settings wait to be applied to loaded models
+  bool replacing = false;        // the engine thread is applying them
 
   // Touched only by the engine thread, except for the atomics.
   std::unique_ptr<memory::Device> device;
@@ -174,8 +178,21 @@ struct Engine::Impl {
       std::shared_ptr<JobRecord> rec;
       {
         std::unique_lock<std::mutex> lock(mutex);
-        wake.wait(lock, [&] { return stopping || !queue.empty(); });
+        wake.wait(lock, [&] { return stopping || !queue.empty() || replace_pending; });
         if (stopping) return;
+        if (queue.empty()) {
+          replace_pending = false;
+          replacing = true;
+          const OffloadSettings settings = offload;
+          lock.unlock();
+          replaceLoaded(settings);
+          lock.lock();
+          replacing = false;
+          lock.unlock();
+          idle.notify_all();
+          continue;
+        }
+        replace_pending = false;  // the job places its models with the new settings
         rec = queue.front();
         queue.pop_front();
         running = rec;
@@ -187,6 +204,30 @@ struct Engine::Impl {
       }
       idle.notify_all();
     }
+  }
+
+  // Places the loaded models as `settings` say, without reloading them (engine thread,
+  // between jobs), then reports the new placement.
+  void replaceLoaded(const OffloadSettings& settings) {
+    jobs::RunEnvironment env;
+    env.cache = &cache;
+    env.device = device.get();
+    env.offload = settings;
+    env.emit = [&](Event e) { emit(std::move(e)); };
+    for (const memory::CacheEntryInfo& info : cache.entries()) {
+      memory::ModelCache::Lease lease = cache.find(info.key);
+      if (!lease) continue;
+      try {
+        if (auto* m = dynamic_cast<jobs::PipelineModel*>(&lease.model()))
+          jobs::placeModel(*m, env, *device, 0);
+        else if (auto* v = dynamic_cast<jobs::VaeFileModel*>(&lease.model()); v && device->isAccelerator())
+          for (const std::string& line : v->place(settings)) emit(jobs::logEvent(line));
+      } catch (const std::exception& e) {
+        emit(jobs::logEvent("could not place " + info.description + " with the new memory settings (the next job " +
+                            "tries again): " + e.what()));
+      }
+    }
+    emitMemory(0);
   }
 
   void run(JobRecord& rec) {
@@ -380,7 +421,9 @@ bool Engine::skip(JobId id) {
 bool Engine::waitIdle(double timeout_seconds) const {
   std::unique_lock<std::mutex> lock(impl_->mutex);
   return impl_->idle.wait_for(lock, std::chrono::duration<double>(std::max(0.0, timeout_seconds)),
-                              [&] { return impl_->queue.empty() && !impl_->running; });
+                              [&] {
+    return impl_->queue.empty() && !impl_->running && !impl_->replace_pending && !impl_->replacing;
+  });
 }
 
 std::size_t Engine::queuedJobs() const {
@@ -392,8 +435,12 @@ MemoryStats Engine::memoryStats() const { return impl_->memory(); }
 
 void Engine::setOffloadSettings(const OffloadSettings& settings) {
   settings.validate();
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  impl_->offload = settings;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    impl_->offload = settings;
+    impl_->replace_pending = true;
+  }
+  impl_->wake.notify_one();
 }
 
 OffloadSettings Engine::offloadSettings() const {

@@ -160,6 +160,14 @@ bool ModelCache::contains(const std::string& key) const {
   return std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.key == key; });
 }
 
+ModelCache::Lease ModelCache::find(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  const auto it = findLocked(key);
+  if (it == entries_.end()) return {};
+  ++it->locks;
+  return Lease(this, key, it->model);
+}
+
 int64_t ModelCache::availableDeviceBytes() const {
   std::lock_guard lock(mutex_);
   return availableLocked();

@@ -97,6 +97,9 @@ class ModelCache {
   MakeRoomResult makeRoom(int64_t bytes, int64_t working_bytes = 0);
 
   bool contains(const std::string& key) const;
+  // The cached model for `key`, locked like acquire()'s, without loading, counting a hit
+  // or changing the eviction order; an empty lease when it is not cached.
+  Lease find(const std::string& key);
 
   // Device bytes available to new work: the device's free memory, capped by the budget.
   int64_t availableDeviceBytes() const;

@@ -184,8 +184,9 @@ class Engine {
   const std::vector<NodeSchema>& nodeSchemas() const;
   // Forgets the workflow node results kept between jobs.
   void clearNodeCache();
-  // New offload settings, applied to loaded models (without reloading them) when the next
-  // job starts. Throws kiln::Error(InvalidArgument) for settings that cannot work.
+  // New offload settings, applied to loaded models without reloading them: at once on the
+  // engine thread when it is idle (a MemoryStats event with job 0 follows), else when the
+  // next job starts. Throws kiln::Error(InvalidArgument) for settings that cannot work.
   void setOffloadSettings(const OffloadSettings& settings);
   OffloadSettings offloadSettings() const;
 

@@ -358,33 +358,49 @@ class OffloadTest : public QObject {
     OffloadSettings s;
     s.per_component["unet"] = OffloadMode::GroupBlock;
     engine.setOffloadSettings(s);
-    const JobId second = engine.submit(job);
+    // Placed again at once, between jobs, without a job and without reloading.
     QVERIFY(engine.waitIdle(120));
     const MemoryStats streamed = engine.memoryStats();
-    bool loaded_again = false, replaced = false, finished = false;
-    for (const auto& e : events) {
-      if (e.job != second) continue;
-      if (e.type == EventType::StagePlanned)
-        for (const auto& st : e.stages) loaded_again = loaded_again || st.kind == StageKind::LoadModel;
-      if (e.type == EventType::Log && e.message.find("placed unet (UNetModel") != std::string::npos &&
-          e.message.find("fp32, not quantized): group-block") != std::string::npos)
-        replaced = true;
-      finished = finished || e.type == EventType::JobFinished;
+    bool replaced = false, reported_idle = false;
+    {
+      std::lock_guard lock(mutex);
+      for (const auto& e : events) {
+        if (e.job != 0) continue;
+        if (e.type == EventType::Log && e.message.find("placed unet (UNetModel") != std::string::npos &&
+            e.message.find("fp32, not quantized): group-block") != std::string::npos)
+          replaced = true;
+        if (e.type == EventType::MemoryStats)
+          for (const auto& line : e.memory.placements) reported_idle = reported_idle || line.find("group-block") != std::string::npos;
+      }
     }
-    QVERIFY(finished);
-    // The first job logged each component's placement once, resident included.
-    for (const char* component : {"placed unet (", "placed vae (", "placed text_encoder ("}) {
-      int logged = 0;
-      for (const auto& e : events)
-        if (e.job != second && e.type == EventType::Log && e.message.find(component) != std::string::npos) ++logged;
-      QVERIFY2(logged == 1, component);
-    }
-    QVERIFY(!loaded_again);
     QVERIFY(replaced);
+    QVERIFY(reported_idle);
     QVERIFY(streamed.device_allocated_bytes < resident.device_allocated_bytes);
     bool reported = false;
     for (const auto& line : streamed.placements) reported = reported || line.find("group-block") != std::string::npos;
     QVERIFY(reported);
+    // The next job uses the placement as it is: no load, no placement again.
+    const JobId second = engine.submit(job);
+    QVERIFY(engine.waitIdle(120));
+    bool loaded_again = false, placed_again = false, finished = false;
+    for (const auto& e : events) {
+      if (e.job != second) continue;
+      if (e.type == EventType::StagePlanned)
+        for (const auto& st : e.stages) loaded_again = loaded_again || st.kind == StageKind::LoadModel;
+      if (e.type == EventType::Log && e.message.find("placed ") != std::string::npos) placed_again = true;
+      finished = finished || e.type == EventType::JobFinished;
+    }
+    QVERIFY(finished);
+    QVERIFY(!loaded_again);
+    QVERIFY(!placed_again);
+    // The first job logged each component's placement once, resident included.
+    for (const char* component : {"placed unet (", "placed vae (", "placed text_encoder ("}) {
+      int logged = 0;
+      for (const auto& e : events)
+        if (e.job != second && e.job != 0 && e.type == EventType::Log && e.message.find(component) != std::string::npos)
+          ++logged;
+      QVERIFY2(logged == 1, component);
+    }
     // Streamed with pinned host copies, then unloaded: device and pinned bytes return to
     // nothing.
     s.streams = true;
