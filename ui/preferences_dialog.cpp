@@ -136,6 +136,7 @@ bool PreferencesDialog::apply() {
     return false;
   }
   errors_->clear();
+  Q_EMIT applied();
   return true;
 }
 

@@ -30,6 +30,10 @@ class PreferencesDialog : public QDialog {
   QString errorText() const;
   QTabWidget* pages() const { return pages_; }
 
+ Q_SIGNALS:
+  // The settings were stored (Apply or OK with valid values).
+  void applied();
+
  private:
   void load();
 

@@ -1,10 +1,14 @@
 #include "engine_bridge.h"
 
+#include <QDir>
+
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
 #include "kiln/error.h"
 #include "kiln/image_io.h"
+#include "output_names.h"
 
 namespace kiln::app {
 
@@ -20,7 +24,27 @@ QImage toQImage(const kiln::Image& image) {
   return out;
 }
 
-EngineBridge::EngineBridge(QObject* parent) : QObject(parent) {
+MemorySnapshot toSnapshot(const kiln::MemoryStats& m) {
+  MemorySnapshot s;
+  s.device = QString::fromStdString(m.device);
+  s.device_total = m.device_total_bytes;
+  s.device_allocated = m.device_allocated_bytes;
+  s.device_reserved = m.device_reserved_bytes;
+  s.device_peak = m.device_peak_bytes;
+  s.pinned = m.pinned_bytes;
+  s.pinned_peak = m.pinned_peak_bytes;
+  s.cached_model_bytes = m.cached_model_bytes;
+  s.cached_model_device_bytes = m.cached_model_device_bytes;
+  s.cached_models = m.cached_models;
+  s.job_bytes = m.job_bytes;
+  s.resident = m.resident_bytes;
+  s.node_cache_bytes = m.node_cache_bytes;
+  s.node_cache_entries = m.node_cache_entries;
+  for (const auto& line : m.placements) s.placements << QString::fromStdString(line);
+  return s;
+}
+
+EngineBridge::EngineBridge(const QString& device, QObject* parent) : QObject(parent) {
   kiln::EngineOptions options;
   options.sink = [this](const kiln::Event& e) {
     // Engine thread: thin out progress, then hand the event to the GUI thread.
@@ -29,41 +53,163 @@ EngineBridge::EngineBridge(QObject* parent) : QObject(parent) {
       if (now - last_progress_ns_.load() < 30'000'000) return;
       last_progress_ns_ = now;
     }
-    if (e.type == kiln::EventType::MemoryStats || e.type == kiln::EventType::Preview) return;
+    if (e.type == kiln::EventType::Preview) return;
     QMetaObject::invokeMethod(this, [this, e] { onEvent(e); }, Qt::QueuedConnection);
   };
   options.timings_path = kiln::defaultTimingsPath();
+  options.write_image = [](const std::string& path, const kiln::Image& image) { kiln::writeImage(path, image); };
+  options.device = device.toStdString();
+  memory_pool_.setMaxThreadCount(1);
   engine_ = std::make_unique<kiln::Engine>(std::move(options));
 }
 
 // Destroying the engine cancels its job and joins its thread before this object goes.
-EngineBridge::~EngineBridge() { engine_.reset(); }
+EngineBridge::~EngineBridge() {
+  memory_pool_.waitForDone();
+  engine_.reset();
+}
 
-bool EngineBridge::generate(const kiln::RenderParams& params) {
-  if (busy()) return false;
-  kiln::Job job;
-  job.params = params;
-  try {
-    job_ = engine_->submit(job);
-  } catch (const kiln::Error& e) {
-    const QString message = QString::fromUtf8(e.what());
-    QMetaObject::invokeMethod(this, [this, message] { Q_EMIT failed(message); }, Qt::QueuedConnection);
-    return true;
+void EngineBridge::requestMemory() {
+  if (memory_requested_.exchange(true)) return;
+  memory_pool_.start([this] {
+    const MemorySnapshot snapshot = toSnapshot(engine_->memoryStats());
+    QMetaObject::invokeMethod(
+        this,
+        [this, snapshot] {
+          memory_requested_ = false;
+          Q_EMIT memoryChanged(snapshot);
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+quint64 EngineBridge::enqueue(const GenerateRequest& request) {
+  const quint64 id = next_id_++;
+  pending_.push_back({id, request});
+  Q_EMIT queueChanged();
+  if (job_ == 0) startNext();
+  return id;
+}
+
+namespace {
+
+QString labelOf(const GenerateRequest& r) {
+  QString prompt = QString::fromStdString(r.params.prompt).simplified();
+  if (prompt.size() > 40) prompt = prompt.left(39) + QChar(0x2026);
+  if (prompt.isEmpty()) prompt = EngineBridge::tr("(no prompt)");
+  return r.batch > 1 ? EngineBridge::tr("%1 · %2 images · seed %3").arg(prompt).arg(r.batch).arg(r.params.seed)
+                     : EngineBridge::tr("%1 · seed %2").arg(prompt).arg(r.params.seed);
+}
+
+}  // namespace
+
+// Hands the engine the first pending request (GUI thread, when nothing runs).
+void EngineBridge::startNext() {
+  while (job_ == 0 && !pending_.isEmpty()) {
+    const Pending next = pending_.takeFirst();
+    kiln::Job job;
+    job.params = next.request.params;
+    job.batch = next.request.batch;
+    stages_.clear();
+    try {
+      if (!next.request.output_folder.isEmpty()) {
+        if (!QDir().mkpath(next.request.output_folder))
+          throw kiln::Error(kiln::ErrorKind::InvalidArgument,
+                            "cannot create the output folder '" + next.request.output_folder.toStdString() +
+                                "': choose another in Preferences");
+        job.output_path = uniqueOutputPath(next.request.output_folder, next.request.output_name, next.request.batch)
+                              .toStdString();
+      }
+      job_ = engine_->submit(job);
+      running_id_ = next.id;
+      running_label_ = labelOf(next.request);
+      log(tr("Started %1").arg(running_label_));
+      Q_EMIT started(next.id);
+    } catch (const kiln::Error& e) {
+      const QString message = QString::fromUtf8(e.what());
+      log(tr("Refused %1: %2").arg(labelOf(next.request), message));
+      Q_EMIT failed(message);
+    }
   }
-  return true;
+  Q_EMIT queueChanged();
 }
 
 void EngineBridge::cancel() {
-  if (busy()) engine_->cancel(job_);
+  if (job_ != 0) engine_->cancel(job_);
 }
 
+void EngineBridge::skip() {
+  if (job_ != 0) engine_->skip(job_);
+}
+
+bool EngineBridge::cancelItem(quint64 id) {
+  if (id != 0 && id == running_id_) {
+    cancel();
+    return true;
+  }
+  for (qsizetype i = 0; i < pending_.size(); ++i)
+    if (pending_[i].id == id) {
+      log(tr("Removed %1 from the queue").arg(labelOf(pending_[i].request)));
+      pending_.removeAt(i);
+      Q_EMIT queueChanged();
+      return true;
+    }
+  return false;
+}
+
+void EngineBridge::cancelAll() {
+  if (!pending_.isEmpty()) log(tr("Removed %1 waiting requests").arg(pending_.size()));
+  pending_.clear();
+  cancel();
+  Q_EMIT queueChanged();
+}
+
+bool EngineBridge::moveItem(quint64 id, int delta) {
+  for (qsizetype i = 0; i < pending_.size(); ++i) {
+    if (pending_[i].id != id) continue;
+    const qsizetype to = std::clamp<qsizetype>(i + delta, 0, pending_.size() - 1);
+    if (to == i) return false;
+    pending_.move(i, to);
+    Q_EMIT queueChanged();
+    return true;
+  }
+  return false;
+}
+
+QList<QueueItem> EngineBridge::queue() const {
+  QList<QueueItem> items;
+  if (job_ != 0) items.push_back({running_id_, running_label_, true});
+  for (const Pending& p : pending_) items.push_back({p.id, labelOf(p.request), false});
+  return items;
+}
+
+void EngineBridge::log(const QString& line) { Q_EMIT logMessage(line); }
+
 void EngineBridge::onEvent(const kiln::Event& e) {
-  if (e.job != job_) return;
+  // Not the running job's: the engine's own messages and memory reports still count.
+  if (e.job != job_ || job_ == 0) {
+    if (e.type == kiln::EventType::Log) log(QString::fromStdString(e.message));
+    if (e.type == kiln::EventType::MemoryStats) Q_EMIT memoryChanged(toSnapshot(e.memory));
+    return;
+  }
   const auto stageName = [&](int i) {
     return i >= 0 && i < static_cast<int>(stages_.size()) ? QString::fromStdString(stages_[static_cast<std::size_t>(i)].name)
                                                          : QString();
   };
+  const auto ended = [this] {
+    job_ = 0;
+    running_id_ = 0;
+    running_label_.clear();
+    // The next request starts once this signal's receivers have seen the end.
+    QMetaObject::invokeMethod(this, [this] { startNext(); }, Qt::QueuedConnection);
+  };
   switch (e.type) {
+    case kiln::EventType::Log:
+      log(QString::fromStdString(e.message));
+      break;
+    case kiln::EventType::MemoryStats:
+      Q_EMIT memoryChanged(toSnapshot(e.memory));
+      break;
     case kiln::EventType::StagePlanned: {
       stages_ = e.stages;
       QList<PlannedStage> plan;
@@ -85,19 +231,27 @@ void EngineBridge::onEvent(const kiln::Event& e) {
                       QString::fromStdString(e.unit), e.fraction, e.eta_seconds);
       break;
     case kiln::EventType::JobFinished: {
-      job_ = 0;
+      log(tr("Finished %1").arg(running_label_));
+      ended();
       last_ = e.outputs.at(0);
-      QStringList notices;
+      QStringList notices, paths;
       for (const auto& n : e.notices) notices << QString::fromStdString(n);
+      for (const auto& p : e.output_paths) {
+        paths << QString::fromStdString(p);
+        log(tr("Saved %1").arg(paths.back()));
+      }
+      if (!paths.isEmpty()) Q_EMIT saved(paths);
       Q_EMIT finished(toQImage(last_), QString::fromStdString(last_.text.at("parameters")), notices);
       break;
     }
     case kiln::EventType::JobFailed:
-      job_ = 0;
+      log(tr("Failed %1: %2").arg(running_label_, QString::fromStdString(e.message)));
+      ended();
       Q_EMIT failed(QString::fromStdString(e.message));
       break;
     case kiln::EventType::JobCancelled:
-      job_ = 0;
+      log(tr("Stopped %1 (%2)").arg(running_label_, QString::fromStdString(e.message)));
+      ended();
       Q_EMIT cancelled();
       break;
     default:

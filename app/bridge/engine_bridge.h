@@ -1,11 +1,15 @@
 // The Qt side of the engine: jobs run on the engine's own thread; its events come back
 // to the GUI thread as queued signals only (progress at most every 30 ms), so the GUI
 // never waits on the engine and a fast engine cannot flood the event loop.
+//
+// The bridge keeps its own queue of requests and hands the engine one job at a time, so
+// pending requests can be cancelled and reordered until they start.
 #pragma once
 
 #include <QImage>
 #include <QList>
 #include <QObject>
+#include <QThreadPool>
 #include <QStringList>
 
 #include <atomic>
@@ -24,22 +28,75 @@ struct PlannedStage {
   double expected_seconds = 0;
 };
 
+// What the engine holds, for the memory dock.
+struct MemorySnapshot {
+  QString device;  // "cpu", "sim:8.00 GiB", "cuda:0"
+  qint64 device_total = 0, device_allocated = 0, device_reserved = 0, device_peak = 0;
+  qint64 pinned = 0, pinned_peak = 0;
+  qint64 cached_model_bytes = 0, cached_model_device_bytes = 0;
+  int cached_models = 0;
+  qint64 job_bytes = 0, resident = 0;
+  qint64 node_cache_bytes = 0;
+  int node_cache_entries = 0;
+  // One line per loaded component: "unet (UNetModel, 1.64 GiB, BFloat16): group-block ..."
+  QStringList placements;
+};
+MemorySnapshot toSnapshot(const kiln::MemoryStats& stats);
+
+// One render request: `batch` images, image i with seed params.seed + i.
+struct GenerateRequest {
+  kiln::RenderParams params;
+  int batch = 1;
+  // Saved as "<output_folder>/<output_name>.png" (image i of a batch: "...-<i>.png"), with
+  // "_2", "_3" ... added to the name when that would overwrite a file; the name is chosen
+  // when the request starts. No folder: the images are not saved.
+  QString output_folder;
+  QString output_name;
+};
+
+struct QueueItem {
+  quint64 id = 0;
+  QString label;  // the prompt's start, the image count and the seed
+  bool running = false;
+};
+
 class EngineBridge : public QObject {
   Q_OBJECT
 
  public:
-  explicit EngineBridge(QObject* parent = nullptr);
+  // An engine on `device` ("cpu", "cuda:N", "sim:SIZE"). Throws kiln::Error for a device
+  // this build cannot use.
+  explicit EngineBridge(QObject* parent = nullptr) : EngineBridge(QStringLiteral("cpu"), parent) {}
+  explicit EngineBridge(const QString& device, QObject* parent = nullptr);
   ~EngineBridge() override;
 
-  bool busy() const noexcept { return job_ != 0; }
-  // Submits a render; ignored (returns false) while one runs.
-  bool generate(const kiln::RenderParams& params);
-  // Interrupts the running render; its end arrives as cancelled().
+  // True while a request runs or waits.
+  bool busy() const noexcept { return job_ != 0 || !pending_.isEmpty(); }
+  bool running() const noexcept { return job_ != 0; }
+  // Queues a request; it starts when the ones before it have ended. Returns its id.
+  quint64 enqueue(const GenerateRequest& request);
+  bool generate(const kiln::RenderParams& params) { return enqueue({params, 1, {}, {}}) != 0; }
+  // Interrupts the running request; its end arrives as cancelled(), then the next starts.
   void cancel();
-  // New offload settings for the engine: loaded models are placed again when the next
-  // job starts, without reloading. Throws kiln::Error for settings that cannot work.
+  // Finishes the running request's current image and drops the rest of its batch.
+  void skip();
+  // Removes a pending request or interrupts the running one; false when unknown.
+  bool cancelItem(quint64 id);
+  // Interrupts the running request and drops every pending one.
+  void cancelAll();
+  // Moves a pending request `delta` places (negative: sooner); false when it cannot move.
+  bool moveItem(quint64 id, int delta);
+  QList<QueueItem> queue() const;
+
+  // New offload settings: loaded models are placed again at once when idle (else when
+  // the next job starts), without reloading; memoryChanged() reports the new placement.
+  // Throws kiln::Error for settings that cannot work.
   void setOffloadSettings(const kiln::OffloadSettings& settings) { engine_->setOffloadSettings(settings); }
   kiln::OffloadSettings offloadSettings() const { return engine_->offloadSettings(); }
+  MemorySnapshot memory() const { return toSnapshot(engine_->memoryStats()); }
+  // Reads the memory figures off the GUI thread; memoryChanged() brings them. Does
+  // nothing while an earlier request is still out.
+  void requestMemory();
   // Writes the last result (with its metadata) atomically. Returns an error message or "".
   QString saveLast(const QString& path) const;
 
@@ -51,18 +108,36 @@ class EngineBridge : public QObject {
   void planned(const QList<kiln::app::PlannedStage>& stages);
   void stageUpdated(int index, const QString& name, qint64 total);
   void stageProgress(int index, qint64 done, qint64 total);
+  void started(quint64 id);
+  // A request ended with images (the first one shown; `paths` of the saved files).
   void finished(const QImage& image, const QString& parameters, const QStringList& notices);
+  void saved(const QStringList& paths);
   void failed(const QString& message);
   void cancelled();
+  void queueChanged();
+  void logMessage(const QString& line);
+  void memoryChanged(const kiln::app::MemorySnapshot& memory);
 
  private:
+  struct Pending {
+    quint64 id = 0;
+    GenerateRequest request;
+  };
   void onEvent(const kiln::Event& e);  // GUI thread
+  void startNext();
+  void log(const QString& line);
 
   std::unique_ptr<kiln::Engine> engine_;
+  QList<Pending> pending_;
+  quint64 next_id_ = 1;
+  quint64 running_id_ = 0;
+  QString running_label_;
   kiln::JobId job_ = 0;
   std::vector<kiln::Stage> stages_;
   kiln::Image last_;
   std::atomic<int64_t> last_progress_ns_{0};  // engine thread: when progress last went out
+  QThreadPool memory_pool_;                    // one thread reading memory figures
+  std::atomic<bool> memory_requested_{false};
 };
 
 // Interleaved float RGB in [0, 1] -> QImage (RGB888).

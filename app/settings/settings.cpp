@@ -117,6 +117,12 @@ QString Settings::check(const SettingSpec& spec, const QVariant& value) {
       if (value.canConvert<QStringList>()) return {};
       return tr("%1 must be a list of names").arg(spec.key);
     case SettingType::String:
+      if (spec.key == QLatin1String("general/file_name_template")) {
+        const QString t = value.toString().trimmed();
+        if (t.isEmpty()) return tr("%1 must not be empty").arg(spec.key);
+        if (t.contains('/') || t.contains('\\'))
+          return tr("%1 is a file name, not a path: '%2' has a folder separator").arg(spec.key, t);
+      }
       return {};
   }
   return tr("%1 has an unknown type").arg(spec.key);

@@ -1,77 +1,245 @@
-// The main window under the offscreen platform: fill the generate panel, press Generate,
-// and wait for a real render of the conformance model; keep a screenshot as an artifact.
-#include <QLabel>
+// The main window under the offscreen platform, rendering the conformance model for real:
+// Generate saves into the output folder and the gallery lists the result; Interrupt,
+// Skip, the queue's cancel and reorder; reusing a result's settings; Preferences
+// re-placing the loaded model live; the window in another language without a restart.
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QDockWidget>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSettings>
 #include <QSpinBox>
+#include <QTemporaryDir>
+#include <QTreeWidget>
 #include <QtTest>
 
+#include "appearance.h"
+#include "engine_bridge.h"
+#include "gallery_panel.h"
+#include "image_view.h"
 #include "main_window.h"
+#include "memory_panel.h"
+#include "preferences_dialog.h"
+#include "queue_panel.h"
+#include "settings.h"
 #include "stage_progress_bar.h"
+
+namespace {
+
+QString tinyModel() { return QString(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"; }
+
+// A window over settings of its own, saving into `dir`/out.
+std::unique_ptr<kiln::ui::MainWindow> makeWindow(const QTemporaryDir& dir, const QString& device = "cpu") {
+  auto store = std::make_unique<QSettings>(dir.filePath("kiln.ini"), QSettings::IniFormat);
+  auto settings = std::make_unique<kiln::app::Settings>(std::move(store));
+  if (!settings->set("general/output_folder", dir.filePath("out")).isEmpty()) return nullptr;
+  if (!settings->set("general/file_name_template", "test-{seed}").isEmpty()) return nullptr;
+  if (!settings->set("memory/device", device).isEmpty()) return nullptr;
+  auto window = std::make_unique<kiln::ui::MainWindow>(std::move(settings));
+  window->modelEdit()->setText(tinyModel());
+  window->promptEdit()->setPlainText("a red circle");
+  window->stepsSpin()->setValue(3);
+  window->widthSpin()->setValue(96);
+  window->heightSpin()->setValue(64);
+  window->randomSeedCheck()->setChecked(false);
+  window->seedSpin()->setValue(7);
+  return window;
+}
+
+QStringList pngs(const QTemporaryDir& dir) { return QDir(dir.filePath("out")).entryList({"*.png"}, QDir::Files, QDir::Name); }
+
+}  // namespace
 
 class TestMainWindow : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
-  void generatesAnImage() {
-    kiln::ui::MainWindow window;
-    window.show();
-    window.modelEdit()->setText(QString(KILN_CONFORMANCE_DIR) +
-                                "/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors");
-    window.promptEdit()->setPlainText("a red circle");
-    window.stepsSpin()->setValue(3);
-    window.widthSpin()->setValue(96);
-    window.heightSpin()->setValue(64);
-    QTest::mouseClick(window.generateButton(), Qt::LeftButton);
-    QVERIFY(!window.generateButton()->isEnabled());  // one render at a time
-    QTRY_VERIFY_WITH_TIMEOUT(window.hasResult(), 120000);
-    QCOMPARE(window.statusText(), QString("Done"));
+  void generatesSavesAndListsAResult() {
+    QTemporaryDir dir;
+    auto window = makeWindow(dir);
+    QVERIFY(window);
+    window->show();
+    QCOMPARE(window->gallery()->count(), 0);
+    QTest::mouseClick(window->generateButton(), Qt::LeftButton);
+    QVERIFY(window->stopButton()->isEnabled());  // Interrupt is reachable at once
+    QVERIFY(window->generateButton()->isEnabled());  // and another request can be queued
+    QTRY_VERIFY_WITH_TIMEOUT(window->hasResult(), 120000);
+    QCOMPARE(window->statusText(), QString("Done"));
     // The bar drew the job's planned stages and ended full.
-    QCOMPARE(window.progressBar()->stageCount(), 4);
-    for (int i = 0; i < 4; ++i) QCOMPARE(window.progressBar()->stageFraction(i), 1.0);
-    QVERIFY(window.generateButton()->isEnabled());
-    const auto labels = window.findChildren<QLabel*>();
-    bool found = false;
-    for (const QLabel* l : labels) {
-      if (!l->pixmap().isNull()) {
-        QCOMPARE(l->pixmap().size(), QSize(96, 64));
-        found = true;
-      }
-    }
-    QVERIFY(found);
+    QCOMPARE(window->progressBar()->stageCount(), 5);  // load, encode, denoise, decode, save
+    for (int i = 0; i < 5; ++i) QCOMPARE(window->progressBar()->stageFraction(i), 1.0);
+    QVERIFY(!window->stopButton()->isEnabled());
+    QCOMPARE(window->imageView()->image().size(), QSize(96, 64));
+    // Saved under the file name template, listed by the gallery with its settings.
+    QCOMPARE(pngs(dir), QStringList{"test-7.png"});
+    QCOMPARE(window->gallery()->count(), 1);
+    QVERIFY(window->gallery()->result(0).parameters.contains("Seed: 7"));
+    QVERIFY(window->logView()->toPlainText().contains("Saved " + dir.filePath("out/test-7.png")));
+    // A second render with the same name does not overwrite the first.
+    QTest::mouseClick(window->generateButton(), Qt::LeftButton);
+    QTRY_COMPARE_WITH_TIMEOUT(pngs(dir).size(), 2, 120000);
+    QCOMPARE(pngs(dir), (QStringList{"test-7.png", "test-7_2.png"}));
+    QTRY_COMPARE(window->gallery()->count(), 2);
+    // A new window reads the folder back, newest first, thumbnails included.
+    auto again = makeWindow(dir);
+    QCOMPARE(again->gallery()->count(), 2);
+    QTRY_COMPARE(again->gallery()->pendingThumbnails(), 0);
+    QVERIFY(!again->gallery()->list()->item(0)->icon().isNull());
+    // Reusing the result's settings fills the panel again.
+    again->promptEdit()->setPlainText("something else");
+    again->seedSpin()->setValue(99);
+    again->stepsSpin()->setValue(30);
+    again->randomSeedCheck()->setChecked(true);
+    again->gallery()->list()->setCurrentRow(0);
+    again->gallery()->reuseSelected();
+    QCOMPARE(again->promptEdit()->toPlainText(), QString("a red circle"));
+    QCOMPARE(again->seedSpin()->value(), 7);
+    QCOMPARE(again->stepsSpin()->value(), 3);
+    QCOMPARE(again->widthSpin()->value(), 96);
+    QVERIFY(!again->randomSeedCheck()->isChecked());
     const QString shot = QString(KILN_TEST_ARTIFACTS) + "/main_window.png";
     QDir().mkpath(KILN_TEST_ARTIFACTS);
-    QVERIFY(window.grab().save(shot));
+    QVERIFY(window->grab().save(shot));
   }
 
-  // Stop interrupts a long render at once and leaves the window ready for the next one.
-  void stopInterruptsTheRender() {
-    kiln::ui::MainWindow window;
-    window.show();
-    window.stepsSpin()->setValue(1000);
-    QVERIFY(!window.stopButton()->isEnabled());
-    QTest::mouseClick(window.generateButton(), Qt::LeftButton);
-    QVERIFY(window.stopButton()->isEnabled());
-    QTRY_VERIFY_WITH_TIMEOUT(window.statusText().startsWith("Denoising") && window.statusText().contains("/1000 steps"), 60000);
+  // Interrupt stops a long render at once and leaves the window ready for the next one.
+  void interruptStopsTheRender() {
+    QTemporaryDir dir;
+    auto window = makeWindow(dir);
+    window->show();
+    window->stepsSpin()->setValue(1000);
+    QVERIFY(!window->stopButton()->isEnabled());
+    QTest::mouseClick(window->generateButton(), Qt::LeftButton);
+    QVERIFY(window->stopButton()->isEnabled());
+    QTRY_VERIFY_WITH_TIMEOUT(window->statusText().startsWith("Denoising") && window->statusText().contains("/1000 steps"), 60000);
     QElapsedTimer latency;
     latency.start();
-    QTest::mouseClick(window.stopButton(), Qt::LeftButton);
-    QTRY_COMPARE_WITH_TIMEOUT(window.statusText(), QString("Stopped"), 5000);
+    QTest::keyClick(window.get(), Qt::Key_Escape);
+    QTRY_COMPARE_WITH_TIMEOUT(window->statusText(), QString("Stopped"), 5000);
     QVERIFY2(latency.elapsed() < 2000, qPrintable(QString::number(latency.elapsed())));
-    QVERIFY(window.generateButton()->isEnabled());
-    QVERIFY(!window.stopButton()->isEnabled());
-    QVERIFY(!window.hasResult());
+    QVERIFY(!window->stopButton()->isEnabled());
+    QVERIFY(!window->hasResult());
+    QVERIFY(pngs(dir).isEmpty());  // nothing half-written
+  }
+
+  // Skip finishes the image being rendered and drops the rest of the batch.
+  void skipKeepsTheCurrentImageOfABatch() {
+    QTemporaryDir dir;
+    auto window = makeWindow(dir);
+    window->stepsSpin()->setValue(200);
+    window->batchSpin()->setValue(3);
+    QTest::mouseClick(window->generateButton(), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(window->statusText().startsWith("Denoising image 1"), 60000);
+    QTest::mouseClick(window->skipButton(), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(window->hasResult(), 120000);
+    QCOMPARE(pngs(dir), QStringList{"test-7.png"});
+  }
+
+  // The queue: requests wait in order, move, and are cancelled one by one or all at once.
+  void queueCancelsAndReorders() {
+    QTemporaryDir dir;
+    auto window = makeWindow(dir);
+    kiln::app::EngineBridge* bridge = window->bridge();
+    window->stepsSpin()->setValue(1000);
+    window->startGenerate();
+    window->stepsSpin()->setValue(2);
+    for (int seed : {1, 2, 3}) {
+      window->seedSpin()->setValue(seed);
+      window->startGenerate();
+    }
+    QListWidget* list = window->queuePanel()->list();
+    QCOMPARE(list->count(), 4);
+    QVERIFY(list->item(0)->text().startsWith("Running:"));
+    QVERIFY(list->item(3)->text().endsWith("seed 3"));
+    // Seed 3 moves before seed 2; the running request cannot move.
+    list->setCurrentRow(3);
+    window->queuePanel()->moveSelected(-1);
+    QVERIFY(list->item(2)->text().endsWith("seed 3"));
+    QVERIFY(list->item(3)->text().endsWith("seed 2"));
+    QVERIFY(!bridge->moveItem(bridge->queue().front().id, 1));
+    // Cancel one waiting request (seed 1), then stop the running one: seed 3, then 2 run.
+    list->setCurrentRow(1);
+    window->queuePanel()->cancelSelected();
+    QCOMPARE(list->count(), 3);
+    QTRY_VERIFY_WITH_TIMEOUT(window->statusText().contains("/1000 steps"), 60000);
+    QVERIFY(window->statusText().contains("2 waiting"));
+    bridge->cancel();
+    QTRY_COMPARE_WITH_TIMEOUT(pngs(dir).size(), 2, 120000);
+    QCOMPARE(pngs(dir), (QStringList{"test-2.png", "test-3.png"}));
+    const QString log = window->logView()->toPlainText();
+    QVERIFY(log.indexOf("Saved " + dir.filePath("out/test-3.png")) < log.indexOf("Saved " + dir.filePath("out/test-2.png")));
+    QTRY_VERIFY(!bridge->busy());
+    // Cancel all: the running request stops and the waiting ones go.
+    window->stepsSpin()->setValue(1000);
+    window->startGenerate();
+    window->startGenerate();
+    QCOMPARE(list->count(), 2);
+    bridge->cancelAll();
+    QTRY_VERIFY_WITH_TIMEOUT(!bridge->busy(), 10000);
+    QCOMPARE(list->count(), 0);
+    QCOMPARE(pngs(dir).size(), 2);
+  }
+
+  // Applying memory preferences re-places the loaded model at once, without a job and
+  // without reloading, and the memory dock shows the new placement.
+  void preferencesReplaceLoadedComponents() {
+    QTemporaryDir dir;
+    auto window = makeWindow(dir, "sim:256M");
+    window->show();
+    window->startGenerate();
+    QTRY_VERIFY_WITH_TIMEOUT(window->hasResult(), 120000);
+    kiln::ui::MemoryPanel* memory = window->memoryPanel();
+    QTRY_VERIFY(memory->memory().device.startsWith("sim"));
+    QTRY_COMPARE(memory->memory().cached_models, 1);
+    const qint64 resident = memory->memory().device_allocated;
+    QVERIFY(resident > 0);
+    QVERIFY(!memory->memory().placements.filter("unet (").filter("): none").isEmpty());
+    kiln::ui::PreferencesDialog dialog(window->settings(), window->bridge());
+    auto* unet = qobject_cast<QComboBox*>(dialog.editorFor("memory/offload_unet"));
+    QVERIFY(unet);
+    unet->setCurrentText("group-block");
+    QVERIFY2(dialog.apply(), qPrintable(dialog.errorText()));
+    QTRY_VERIFY_WITH_TIMEOUT(!memory->memory().placements.filter("unet (").filter("group-block").isEmpty(), 30000);
+    QVERIFY(memory->memory().device_allocated < resident);
+    QCOMPARE(memory->memory().cached_models, 1);
+    // The dock's tree names the component and its new placement.
+    bool shown = false;
+    for (QTreeWidgetItem* item : memory->tree()->findItems("unet (", Qt::MatchStartsWith | Qt::MatchRecursive))
+      shown = shown || item->text(1).contains("group-block");
+    QVERIFY(shown);
+    QVERIFY(window->logView()->toPlainText().contains("group-block"));
+    QCOMPARE(window->logView()->toPlainText().count("Started "), 1);  // no job ran for it
   }
 
   void reportsFailureWithoutModel() {
-    kiln::ui::MainWindow window;
-    window.modelEdit()->setText("/nonexistent/model.safetensors");
-    QTest::mouseClick(window.generateButton(), Qt::LeftButton);
-    QTRY_VERIFY_WITH_TIMEOUT(window.statusText().startsWith("Failed:"), 30000);
-    QVERIFY2(window.statusText().contains("does not exist"), qPrintable(window.statusText()));
-    QVERIFY(window.generateButton()->isEnabled());
-    QVERIFY(!window.hasResult());
+    QTemporaryDir dir;
+    auto window = makeWindow(dir);
+    window->modelEdit()->setText("/nonexistent/model.safetensors");
+    QTest::mouseClick(window->generateButton(), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(window->statusText().startsWith("Failed:"), 30000);
+    QVERIFY2(window->statusText().contains("does not exist"), qPrintable(window->statusText()));
+    QVERIFY(!window->bridge()->busy());
+    QVERIFY(!window->hasResult());
+    QVERIFY(pngs(dir).isEmpty());
+  }
+
+  // The interface changes language while it runs.
+  void switchesLanguageWithoutRestart() {
+    QTemporaryDir dir;
+    auto window = makeWindow(dir);
+    QCOMPARE(window->generateButton()->text(), QString("Generate"));
+    QVERIFY(kiln::ui::setLanguage("de", KILN_QM_DIR));
+    QTRY_COMPARE(window->generateButton()->text(), QString("Erzeugen"));
+    QCOMPARE(window->findChild<QDockWidget*>("queue")->windowTitle(), QString("Warteschlange"));
+    QVERIFY(kiln::ui::setLanguage("ja", KILN_QM_DIR));
+    QTRY_COMPARE(window->generateButton()->text(), QString("生成"));
+    QVERIFY(kiln::ui::setLanguage("en", KILN_QM_DIR));
+    QTRY_COMPARE(window->generateButton()->text(), QString("Generate"));
+    QVERIFY(!kiln::ui::setLanguage("xx", KILN_QM_DIR));
+    QCOMPARE(window->generateButton()->text(), QString("Generate"));
   }
 };
 

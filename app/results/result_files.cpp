@@ -1,0 +1,121 @@
+#include "result_files.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QFile>
+#include <QRegularExpression>
+
+#include <algorithm>
+
+namespace kiln::app {
+
+namespace {
+
+quint32 bigEndian32(const char* p) {
+  const auto* u = reinterpret_cast<const unsigned char*>(p);
+  return (quint32{u[0]} << 24) | (quint32{u[1]} << 16) | (quint32{u[2]} << 8) | quint32{u[3]};
+}
+
+QString decodeText(const QByteArray& bytes) {
+  QString text = QString::fromUtf8(bytes);
+  return text.contains(QChar::ReplacementCharacter) ? QString::fromLatin1(bytes) : text;
+}
+
+QByteArray inflate(const QByteArray& zlib) {
+  // qUncompress wants the expected size first; it grows past a guess that is too small.
+  QByteArray framed(4, '\0');
+  const quint32 guess = static_cast<quint32>(std::min<qsizetype>(zlib.size() * 8, 1 << 24));
+  for (int i = 0; i < 4; ++i) framed[i] = static_cast<char>((guess >> (24 - 8 * i)) & 0xff);
+  return qUncompress(framed + zlib);
+}
+
+}  // namespace
+
+// The text chunks before the picture data (tEXt, zTXt, iTXt), read without decoding the
+// picture; QImageReader::text() would flatten their line breaks. A file that is not a
+// PNG, or is damaged, yields what could be read.
+QMap<QString, QString> readPngText(const QString& path) {
+  QMap<QString, QString> texts;
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly) || file.read(8) != QByteArray("\x89PNG\r\n\x1a\n", 8)) return texts;
+  for (;;) {
+    const QByteArray header = file.read(8);
+    if (header.size() != 8) break;
+    const quint32 length = bigEndian32(header.constData());
+    const QByteArray type = header.mid(4, 4);
+    if (type == "IDAT" || type == "IEND" || length > (64u << 20)) break;
+    const QByteArray data = file.read(length);
+    if (data.size() != static_cast<qsizetype>(length) || file.read(4).size() != 4) break;
+    const qsizetype nul = data.indexOf('\0');
+    if (nul <= 0) continue;
+    const QString key = QString::fromLatin1(data.left(nul));
+    if (type == "tEXt") {
+      texts.insert(key, decodeText(data.mid(nul + 1)));
+    } else if (type == "zTXt" && data.size() > nul + 2) {
+      texts.insert(key, decodeText(inflate(data.mid(nul + 2))));
+    } else if (type == "iTXt" && data.size() > nul + 3) {
+      const bool compressed = data[nul + 1] != 0;
+      // Skip the language tag and the translated keyword, each ended by a NUL.
+      const qsizetype language_end = data.indexOf('\0', nul + 3);
+      const qsizetype keyword_end = language_end < 0 ? -1 : data.indexOf('\0', language_end + 1);
+      if (keyword_end < 0) continue;
+      const QByteArray value = data.mid(keyword_end + 1);
+      texts.insert(key, QString::fromUtf8(compressed ? inflate(value) : value));
+    }
+  }
+  return texts;
+}
+
+ResultFile readResult(const QString& path) {
+  ResultFile r;
+  r.path = path;
+  r.modified = QFileInfo(path).lastModified();
+  const QMap<QString, QString> texts = readPngText(path);
+  r.parameters = texts.value("parameters");
+  r.workflow = texts.value("kiln_workflow");
+  return r;
+}
+
+QList<ResultFile> listResults(const QString& folder, int limit) {
+  QFileInfoList files = QDir(folder).entryInfoList({"*.png", "*.PNG"}, QDir::Files | QDir::Readable, QDir::Time);
+  QList<ResultFile> results;
+  for (const QFileInfo& f : files) {
+    if (results.size() >= limit) break;
+    results.push_back(readResult(f.absoluteFilePath()));
+  }
+  return results;
+}
+
+std::optional<RecordedSettings> parseParametersText(const QString& text) {
+  QStringList lines = text.split('\n');
+  while (!lines.isEmpty() && lines.back().trimmed().isEmpty()) lines.pop_back();
+  if (lines.isEmpty() || !lines.back().startsWith("Steps: ")) return std::nullopt;
+  RecordedSettings s;
+  // "Key: value, Key: value": values end at ", " followed by the next key.
+  static const QRegularExpression field(R"(([A-Za-z][A-Za-z0-9 ]*): (.*?)(?=, [A-Za-z][A-Za-z0-9 ]*: |$))");
+  for (auto it = field.globalMatch(lines.takeLast()); it.hasNext();) {
+    const auto m = it.next();
+    const QString key = m.captured(1).trimmed(), value = m.captured(2).trimmed();
+    if (key == "Steps") s.steps = value.toInt();
+    else if (key == "Sampler") s.sampler = value;
+    else if (key == "CFG scale") s.cfg_scale = value.toDouble();
+    else if (key == "Seed") s.seed = value.toLongLong();
+    else if (key == "Model") s.model = value;
+    else if (key == "Size") {
+      const QStringList wh = value.split('x');
+      if (wh.size() == 2) {
+        s.width = wh[0].toInt();
+        s.height = wh[1].toInt();
+      }
+    }
+  }
+  if (s.steps <= 0) return std::nullopt;
+  const auto negative = std::find_if(lines.begin(), lines.end(), [](const QString& l) { return l.startsWith("Negative prompt:"); });
+  QStringList prompt(lines.begin(), negative), negatives(negative, lines.end());
+  if (!negatives.isEmpty()) negatives.front() = negatives.front().mid(int(QStringLiteral("Negative prompt:").size())).trimmed();
+  s.prompt = prompt.join('\n');
+  s.negative_prompt = negatives.join('\n');
+  return s;
+}
+
+}  // namespace kiln::app

@@ -1,0 +1,85 @@
+#include "image_view.h"
+
+#include <QGraphicsPixmapItem>
+#include <QKeyEvent>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <cmath>
+
+namespace kiln::ui {
+
+namespace {
+constexpr double kMinZoom = 1.0 / 16, kMaxZoom = 32;
+}
+
+ImageView::ImageView(QWidget* parent) : QGraphicsView(parent) {
+  setScene(new QGraphicsScene(this));
+  item_ = scene()->addPixmap({});
+  item_->setTransformationMode(Qt::SmoothTransformation);
+  setDragMode(QGraphicsView::ScrollHandDrag);
+  setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
+  setRenderHint(QPainter::SmoothPixmapTransform);
+  setBackgroundBrush(palette().window());
+  setMinimumSize(256, 256);
+}
+
+void ImageView::setImage(const QImage& image) {
+  image_ = image;
+  item_->setPixmap(QPixmap::fromImage(image));
+  scene()->setSceneRect(item_->boundingRect());
+  if (fit_) fitToWindow();
+}
+
+double ImageView::zoom() const { return transform().m11(); }
+
+void ImageView::zoomBy(double factor) {
+  const double target = std::clamp(zoom() * factor, kMinZoom, kMaxZoom);
+  fit_ = false;
+  // Past 1:1 the pixels are shown as blocks, the way artists inspect detail.
+  item_->setTransformationMode(target > 1.0 ? Qt::FastTransformation : Qt::SmoothTransformation);
+  setTransform(QTransform::fromScale(target, target));
+  Q_EMIT zoomChanged(target);
+}
+
+void ImageView::fitToWindow() {
+  fit_ = true;
+  item_->setTransformationMode(Qt::SmoothTransformation);
+  if (image_.isNull()) {
+    resetTransform();
+  } else {
+    fitInView(item_, Qt::KeepAspectRatio);
+    if (zoom() > 1.0) setTransform(QTransform());  // small pictures are not blown up
+  }
+  Q_EMIT zoomChanged(zoom());
+}
+
+void ImageView::actualSize() {
+  zoomBy(1.0 / zoom());
+}
+
+void ImageView::wheelEvent(QWheelEvent* event) {
+  const double steps = event->angleDelta().y() / 120.0;
+  if (steps == 0) return QGraphicsView::wheelEvent(event);
+  zoomBy(std::pow(1.25, steps));
+  event->accept();
+}
+
+void ImageView::keyPressEvent(QKeyEvent* event) {
+  switch (event->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal: zoomBy(1.25); break;
+    case Qt::Key_Minus: zoomBy(1 / 1.25); break;
+    case Qt::Key_0: fitToWindow(); break;
+    case Qt::Key_1: actualSize(); break;
+    default: QGraphicsView::keyPressEvent(event); return;
+  }
+  event->accept();
+}
+
+void ImageView::resizeEvent(QResizeEvent* event) {
+  QGraphicsView::resizeEvent(event);
+  if (fit_) fitToWindow();
+}
+
+}  // namespace kiln::ui
