@@ -232,7 +232,7 @@ class TestMainWindow : public QObject {
     auto window = makeWindow(dir);
     QCOMPARE(window->generateButton()->text(), QString("Generate"));
     QVERIFY(kiln::ui::setLanguage("de", KILN_QM_DIR));
-    QTRY_COMPARE(window->generateButton()->text(), QString("Erzeugen"));
+    QTRY_COMPARE(window->generateButton()->text(), QString("Generieren"));
     QCOMPARE(window->findChild<QDockWidget*>("queue")->windowTitle(), QString("Warteschlange"));
     QVERIFY(kiln::ui::setLanguage("ja", KILN_QM_DIR));
     QTRY_COMPARE(window->generateButton()->text(), QString("生成"));
