@@ -46,6 +46,11 @@ QPalette darkPalette() {
   p.setColor(QPalette::Highlight, highlight);
   p.setColor(QPalette::HighlightedText, Qt::black);
   p.setColor(QPalette::Link, highlight.lighter(130));
+  p.setColor(QPalette::Light, QColor(90, 90, 95));
+  p.setColor(QPalette::Midlight, QColor(70, 70, 74));
+  p.setColor(QPalette::Mid, QColor(62, 62, 66));
+  p.setColor(QPalette::Dark, QColor(25, 25, 27));
+  p.setColor(QPalette::Shadow, QColor(10, 10, 10));
   for (QPalette::ColorRole role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText})
     p.setColor(QPalette::Disabled, role, disabled);
   return p;

@@ -214,6 +214,26 @@ class TestMainWindow : public QObject {
     QCOMPARE(window->logView()->toPlainText().count("Started "), 1);  // no job ran for it
   }
 
+  // Closing the window mid-render stops the engine at once; the next window renders.
+  void closingWhileRenderingStopsCleanly() {
+    QTemporaryDir dir;
+    {
+      auto window = makeWindow(dir);
+      window->stepsSpin()->setValue(1000);
+      window->startGenerate();
+      window->startGenerate();
+      QTRY_VERIFY_WITH_TIMEOUT(window->statusText().contains("/1000 steps"), 60000);
+      QElapsedTimer closing;
+      closing.start();
+      window.reset();
+      QVERIFY2(closing.elapsed() < 3000, qPrintable(QString::number(closing.elapsed())));
+    }
+    auto window = makeWindow(dir);
+    window->startGenerate();
+    QTRY_VERIFY2_WITH_TIMEOUT(window->hasResult(), qPrintable(window->statusText()), 60000);
+    QCOMPARE(pngs(dir), QStringList{"test-7.png"});
+  }
+
   void reportsFailureWithoutModel() {
     QTemporaryDir dir;
     auto window = makeWindow(dir);
