@@ -19,7 +19,7 @@
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
-#include <QRandomGenerator>
+#include <QSaveFile>
 #include <QShortcut>
 #include <QSpinBox>
 #include <QSplitter>
@@ -38,27 +38,18 @@
 #include "memory_panel.h"
 #include "model_list.h"
 #include "output_names.h"
+#include "parameter_panel.h"
 #include "preferences_dialog.h"
 #include "queue_panel.h"
 #include "result_files.h"
 #include "settings.h"
 #include "stage_progress_bar.h"
+#include "template_workflow.h"
+#include "workflow_files.h"
 
 namespace kiln::ui {
 
 namespace {
-
-// The engine's samplers, as the Sampler node lists them.
-QStringList engineSamplers() {
-  for (const kiln::NodeSchema& s : kiln::builtinNodeSchemas())
-    if (s.type == "Sampler")
-      if (const kiln::ParamSpec* p = s.param("sampler_name")) {
-        QStringList names;
-        for (const auto& c : p->choices) names << QString::fromStdString(c);
-        return names;
-      }
-  return {};
-}
 
 QDockWidget* makeDock(const QString& object_name, QWidget* content) {
   auto* dock = new QDockWidget;
@@ -84,62 +75,17 @@ MainWindow::MainWindow(std::unique_ptr<app::Settings> settings, QWidget* parent)
     appendLog(tr("Computing on the CPU: %1").arg(QString::fromUtf8(e.what())));
   }
 
-  // The generate panel.
+  // The generate panel: the template workflow's exposed parameters, then the batch.
   auto* panel = new QWidget;
-  auto* form = new QFormLayout;
-  const auto addRow = [&](QWidget* field) {
-    auto* label = new QLabel;
-    label->setBuddy(field);
-    form->addRow(label, field);
-    form_labels_.push_back(label);
-  };
-  const auto addRowLayout = [&](QLayout* field) {
-    auto* label = new QLabel;
-    form->addRow(label, field);
-    form_labels_.push_back(label);
-  };
-  auto* model_row = new QHBoxLayout;
-  model_ = new QComboBox;
-  model_->setEditable(true);
-  model_->setInsertPolicy(QComboBox::NoInsert);
-  model_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-  model_->setMinimumContentsLength(24);
-  browse_ = new QPushButton;
-  model_row->addWidget(model_, 1);
-  model_row->addWidget(browse_);
-  addRowLayout(model_row);
-  prompt_ = new QPlainTextEdit;
-  negative_ = new QPlainTextEdit;
-  prompt_->setMaximumHeight(90);
-  negative_->setMaximumHeight(60);
-  addRow(prompt_);
-  addRow(negative_);
-  sampler_ = new QComboBox;
-  sampler_->addItems(engineSamplers());
-  addRow(sampler_);
-  auto* seed_row = new QHBoxLayout;
-  seed_ = new QSpinBox;
-  seed_->setRange(0, 2147483647);
-  random_seed_ = new QCheckBox;
-  seed_row->addWidget(seed_, 1);
-  seed_row->addWidget(random_seed_);
-  addRowLayout(seed_row);
-  steps_ = new QSpinBox;
-  steps_->setRange(1, 1000);
-  steps_->setValue(20);
-  cfg_ = new QDoubleSpinBox;
-  cfg_->setRange(0.0, 100.0);
-  cfg_->setSingleStep(0.5);
-  cfg_->setValue(7.0);
-  width_ = new QSpinBox;
-  height_ = new QSpinBox;
-  for (QSpinBox* s : {width_, height_}) {
-    s->setRange(0, 4096);
-    s->setSingleStep(8);
-  }
+  template_label_ = new QLabel;
+  template_label_->setWordWrap(true);
+  panel_ = new ParameterPanel;
+  auto* batch_row = new QFormLayout;
   batch_ = new QSpinBox;
   batch_->setRange(1, 100);
-  for (QWidget* w : std::initializer_list<QWidget*>{steps_, cfg_, width_, height_, batch_}) addRow(w);
+  batch_label_ = new QLabel;
+  batch_label_->setBuddy(batch_);
+  batch_row->addRow(batch_label_, batch_);
   generate_ = new QPushButton;
   save_ = new QPushButton;
   save_->setEnabled(false);
@@ -150,7 +96,9 @@ MainWindow::MainWindow(std::unique_ptr<app::Settings> settings, QWidget* parent)
   buttons->addWidget(stop_);
   buttons->addWidget(skip_);
   auto* panel_layout = new QVBoxLayout(panel);
-  panel_layout->addLayout(form);
+  panel_layout->addWidget(template_label_);
+  panel_layout->addWidget(panel_);
+  panel_layout->addLayout(batch_row);
   panel_layout->addLayout(buttons);
   panel_layout->addWidget(save_);
   panel_layout->addStretch();
@@ -204,12 +152,11 @@ MainWindow::MainWindow(std::unique_ptr<app::Settings> settings, QWidget* parent)
   gallery_->setFolder(settings_->outputFolder());
   updateButtons();
 
-  connect(browse_, &QPushButton::clicked, this, &MainWindow::browseModel);
+  connect(panel_, &ParameterPanel::modelChanged, this, &MainWindow::onModelChanged);
   connect(generate_, &QPushButton::clicked, this, &MainWindow::startGenerate);
   connect(save_, &QPushButton::clicked, this, &MainWindow::saveResult);
   connect(stop_, &QPushButton::clicked, bridge_, &app::EngineBridge::cancel);
   connect(skip_, &QPushButton::clicked, bridge_, &app::EngineBridge::skip);
-  connect(random_seed_, &QCheckBox::toggled, seed_, &QWidget::setDisabled);
   auto* escape = new QShortcut(QKeySequence(Qt::Key_Escape), this);
   connect(escape, &QShortcut::activated, bridge_, &app::EngineBridge::cancel);
   for (const auto key : {Qt::Key_Return, Qt::Key_Enter}) {
@@ -248,6 +195,11 @@ MainWindow::~MainWindow() = default;
 void MainWindow::buildMenus() {
   menuBar()->clear();
   QMenu* file = menuBar()->addMenu(tr("&File"));
+  QAction* open = file->addAction(tr("&Open Workflow…"), this, &MainWindow::openTemplateDialog);
+  open->setShortcut(QKeySequence::Open);
+  file->addAction(tr("Save &Workflow As…"), this, &MainWindow::saveTemplateDialog);
+  file->addAction(tr("&Default Workflow"), this, &MainWindow::applyDefaultWorkflow);
+  file->addSeparator();
   QAction* save = file->addAction(tr("&Save Image As…"), this, &MainWindow::saveResult);
   save->setShortcut(QKeySequence::SaveAs);
   file->addSeparator();
@@ -267,21 +219,10 @@ void MainWindow::buildMenus() {
 
 void MainWindow::retranslate() {
   setWindowTitle(tr("Kiln"));
-  const QStringList labels{tr("Model"), tr("Prompt"), tr("Negative prompt"), tr("Sampler"), tr("Seed"),
-                           tr("Steps"), tr("CFG scale"), tr("Width"), tr("Height"), tr("Batch count")};
-  for (qsizetype i = 0; i < form_labels_.size() && i < labels.size(); ++i) form_labels_[i]->setText(labels[i]);
-  model_->lineEdit()->setPlaceholderText(tr("A .safetensors checkpoint or a diffusers folder"));
-  model_->setToolTip(tr("Checkpoints found in the model folders of Preferences; type or browse for any other"));
-  browse_->setText(tr("Browse…"));
-  prompt_->setPlaceholderText(tr("What to render"));
-  negative_->setPlaceholderText(tr("What to avoid"));
-  random_seed_->setText(tr("Random"));
-  random_seed_->setToolTip(tr("A new seed for every Generate; untick to keep the seed"));
-  for (QSpinBox* s : {width_, height_}) {
-    s->setSpecialValueText(tr("Model's native size"));
-    s->setToolTip(tr("0: the size the model was trained at"));
-  }
+  batch_label_->setText(tr("Batch count"));
   batch_->setToolTip(tr("Images rendered one after another, seed, seed + 1, …"));
+  template_label_->setText(tr("Workflow: %1").arg(template_source_ == "default" ? tr("text to image (built in)")
+                                                                                : template_source_));
   generate_->setText(tr("Generate"));
   generate_->setToolTip(tr("Render with these settings (Ctrl+Enter); while a render runs, queue another"));
   stop_->setText(tr("Interrupt"));
@@ -301,38 +242,104 @@ void MainWindow::changeEvent(QEvent* event) {
   QMainWindow::changeEvent(event);
 }
 
-QLineEdit* MainWindow::modelEdit() const { return model_->lineEdit(); }
-
-void MainWindow::refreshModels() {
-  const QString current = model_->currentText();
-  QStringList roots = settings_->modelFolders();
-  const QList<app::ModelChoice> found = app::findCheckpoints(roots);
-  const QSignalBlocker block(model_);
-  model_->clear();
-  try {
-    model_->addItem(tr("Kiln starter model"), QString::fromStdString(kiln::starterModelPath()));
-  } catch (const kiln::Error&) {
-    // Not installed: the picker offers the model folders' checkpoints only.
-  }
-  for (const app::ModelChoice& m : found) model_->addItem(m.name, m.path);
-  for (int i = 0; i < model_->count(); ++i) model_->setItemData(i, model_->itemData(i), Qt::ToolTipRole);
-  model_->setEditText(current);
+QComboBox* MainWindow::modelPicker() const {
+  return qobject_cast<QComboBox*>(panel_->roleEditor(app::PanelRole::Model));
+}
+QLineEdit* MainWindow::modelEdit() const {
+  QComboBox* picker = modelPicker();
+  return picker ? picker->lineEdit() : nullptr;
+}
+QPlainTextEdit* MainWindow::promptEdit() const {
+  return qobject_cast<QPlainTextEdit*>(panel_->roleEditor(app::PanelRole::Prompt));
+}
+QPlainTextEdit* MainWindow::negativeEdit() const {
+  return qobject_cast<QPlainTextEdit*>(panel_->roleEditor(app::PanelRole::Negative));
+}
+QSpinBox* MainWindow::seedSpin() const { return qobject_cast<QSpinBox*>(panel_->roleEditor(app::PanelRole::Seed)); }
+QCheckBox* MainWindow::randomSeedCheck() const { return panel_->randomSeed(); }
+QSpinBox* MainWindow::stepsSpin() const { return qobject_cast<QSpinBox*>(panel_->roleEditor(app::PanelRole::Steps)); }
+QDoubleSpinBox* MainWindow::cfgSpin() const {
+  return qobject_cast<QDoubleSpinBox*>(panel_->roleEditor(app::PanelRole::Cfg));
+}
+QSpinBox* MainWindow::widthSpin() const { return qobject_cast<QSpinBox*>(panel_->roleEditor(app::PanelRole::Width)); }
+QSpinBox* MainWindow::heightSpin() const { return qobject_cast<QSpinBox*>(panel_->roleEditor(app::PanelRole::Height)); }
+QComboBox* MainWindow::samplerPicker() const {
+  return qobject_cast<QComboBox*>(panel_->roleEditor(app::PanelRole::Sampler));
 }
 
-// The default workflow, with the starter model chosen when it is installed.
+void MainWindow::refreshModels() { panel_->setModels(app::findCheckpoints(settings_->modelFolders())); }
+
+void MainWindow::setTemplate(kiln::Workflow workflow, const QString& source) {
+  app::exposeCommonParameters(workflow);
+  loading_template_ = true;
+  panel_->setWorkflow(workflow);
+  loading_template_ = false;
+  template_source_ = source;
+  retranslate();
+}
+
+// The built-in text-to-image workflow with the starter model.
 void MainWindow::applyDefaultWorkflow() {
-  const kiln::RenderParams d = kiln::defaultRenderParams();
-  if (model_->count() > 0 && model_->itemText(0) == tr("Kiln starter model")) {
-    model_->setCurrentIndex(0);
-  } else {
+  setTemplate(app::defaultTemplate(), "default");
+  try {
+    (void)kiln::starterModelPath();
+  } catch (const kiln::Error&) {
     stage_->setText(tr("The starter model is missing. Choose a model."));
   }
-  prompt_->setPlainText(QString::fromStdString(d.prompt));
-  seed_->setValue(static_cast<int>(d.seed));
-  steps_->setValue(d.steps);
-  cfg_->setValue(d.cfg_scale);
-  width_->setValue(d.width);
-  height_->setValue(d.height);
+}
+
+bool MainWindow::openTemplate(const QString& path) {
+  try {
+    app::LoadedWorkflow loaded = app::loadWorkflowFile(path, settings_->modelFolders());
+    for (const QString& note : loaded.notes) appendLog(tr("%1: %2").arg(QFileInfo(path).fileName(), note));
+    const std::vector<kiln::WorkflowProblem> problems = kiln::validateWorkflow(loaded.workflow, kiln::builtinNodeSchemas());
+    if (!problems.empty()) {
+      const QString text = QString::fromStdString(kiln::describeProblems(problems));
+      appendLog(tr("%1 cannot run:\n%2").arg(path, text));
+      stage_->setText(tr("%1 cannot run: %2").arg(QFileInfo(path).fileName(), text.section('\n', 0, 0)));
+      return false;
+    }
+    setTemplate(std::move(loaded.workflow), QFileInfo(path).fileName());
+    stage_->setText(tr("Opened %1").arg(QFileInfo(path).fileName()));
+    return true;
+  } catch (const kiln::Error& e) {
+    stage_->setText(tr("Cannot open %1: %2").arg(QFileInfo(path).fileName(), QString::fromUtf8(e.what())));
+    return false;
+  }
+}
+
+void MainWindow::openTemplateDialog() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open workflow"), settings_->outputFolder(),
+                                                    tr("Workflows and pictures (*.json *.png)"));
+  if (!path.isEmpty()) openTemplate(path);
+}
+
+void MainWindow::saveTemplateDialog() {
+  const QString path =
+      QFileDialog::getSaveFileName(this, tr("Save workflow"), "workflow.json", tr("Kiln workflows (*.json)"));
+  if (path.isEmpty()) return;
+  QSaveFile file(path);
+  const std::string text = kiln::workflowToJson(panel_->workflow());
+  if (!file.open(QIODevice::WriteOnly) || file.write(text.data(), static_cast<qint64>(text.size())) < 0 ||
+      !file.commit())
+    QMessageBox::warning(this, tr("Saving failed"), tr("Cannot write %1: %2").arg(path, file.errorString()));
+}
+
+// A newly picked model brings its own picture size.
+void MainWindow::onModelChanged(const QString& path) {
+  if (loading_template_) return;
+  QString file = path;
+  if (file.isEmpty()) {
+    try {
+      file = QString::fromStdString(kiln::starterModelPath());
+    } catch (const kiln::Error&) {
+      return;
+    }
+  }
+  const QSize size = app::nativeSize(file);
+  if (!size.isValid()) return;
+  panel_->setRoleValue(app::PanelRole::Width, int64_t{size.width()});
+  panel_->setRoleValue(app::PanelRole::Height, int64_t{size.height()});
 }
 
 QString MainWindow::statusText() const { return stage_->text(); }
@@ -341,44 +348,13 @@ void MainWindow::appendLog(const QString& line) {
   log_->appendPlainText(QDateTime::currentDateTime().toString("HH:mm:ss  ") + line);
 }
 
-void MainWindow::browseModel() {
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open checkpoint"), QString(),
-                                                    tr("Checkpoints (*.safetensors)"));
-  if (!path.isEmpty()) model_->setEditText(path);
-}
-
 void MainWindow::startGenerate() {
-  // A picked entry shows its name; its path is in the item data.
-  QString model = model_->currentText().trimmed();
-  const int picked = model_->findText(model);
-  if (picked >= 0) model = model_->itemData(picked).toString();
-  if (model.isEmpty()) {
-    stage_->setText(tr("Choose a model first: a .safetensors checkpoint or a diffusers folder."));
-    return;
-  }
-  if ((width_->value() == 0) != (height_->value() == 0)) {
-    stage_->setText(tr("Set both width and height, or both to the model's native size."));
-    return;
-  }
-  if (random_seed_->isChecked()) seed_->setValue(static_cast<int>(QRandomGenerator::global()->bounded(2147483647)));
+  panel_->drawRandomSeeds();
   app::GenerateRequest r;
-  kiln::RenderParams& p = r.params;
-  p.model_path = model.toStdString();
-  p.prompt = prompt_->toPlainText().toStdString();
-  p.negative_prompt = negative_->toPlainText().toStdString();
-  p.seed = seed_->value();
-  p.steps = steps_->value();
-  p.cfg_scale = cfg_->value();
-  p.width = width_->value();
-  p.height = height_->value();
-  p.vae_tiling = settings_->vaeTiling();
-  p.tile_size = settings_->tileSize();
-  p.tile_overlap = settings_->tileOverlap();
-  p.lora_mode = settings_->loraMode();
+  r.workflow = std::make_shared<kiln::Workflow>(panel_->workflow());
   r.batch = batch_->value();
   r.output_folder = settings_->outputFolder();
-  r.output_name = app::expandNameTemplate(settings_->value("general/file_name_template").toString(), p,
-                                          QDateTime::currentDateTime());
+  r.output_name = settings_->value("general/file_name_template").toString();
   bridge_->enqueue(r);
   updateButtons();
 }
@@ -416,28 +392,43 @@ void MainWindow::showResult(const QString& path) {
 }
 
 bool MainWindow::reuseResult(const app::ResultFile& result) {
-  const std::optional<app::RecordedSettings> s = app::parseParametersText(result.parameters);
-  if (!s) {
-    stage_->setText(tr("%1 records no settings to reuse").arg(QFileInfo(result.path).fileName()));
-    return false;
-  }
-  prompt_->setPlainText(s->prompt);
-  negative_->setPlainText(s->negative_prompt);
-  random_seed_->setChecked(false);  // the recorded seed, kept
-  seed_->setValue(static_cast<int>(s->seed));
-  steps_->setValue(s->steps);
-  cfg_->setValue(s->cfg_scale);
-  width_->setValue(s->width);
-  height_->setValue(s->height);
-  // The model by its recorded name, when the picker knows it.
-  for (int i = 0; i < model_->count(); ++i) {
-    const QString path = model_->itemData(i).toString();
-    if (QFileInfo(path).completeBaseName() == s->model || model_->itemText(i) == s->model) {
-      model_->setCurrentIndex(i);
-      break;
+  const QString name = QFileInfo(result.path).fileName();
+  if (!result.workflow.isEmpty()) {
+    try {
+      app::LoadedWorkflow loaded = app::loadWorkflowText(result.workflow.toStdString(), settings_->modelFolders());
+      setTemplate(std::move(loaded.workflow), name);
+      if (QCheckBox* random = randomSeedCheck()) random->setChecked(false);  // the seed it was made with
+      stage_->setText(tr("Workflow of %1 reopened").arg(name));
+      return true;
+    } catch (const kiln::Error& e) {
+      appendLog(tr("The workflow in %1 cannot be read (%2); using its recorded settings").arg(name, QString::fromUtf8(e.what())));
     }
   }
-  stage_->setText(tr("Settings of %1 reused").arg(QFileInfo(result.path).fileName()));
+  const std::optional<app::RecordedSettings> s = app::parseParametersText(result.parameters);
+  if (!s) {
+    stage_->setText(tr("%1 records no settings to reuse").arg(name));
+    return false;
+  }
+  // The model by its recorded name, when the picker knows it (first: it sets the size).
+  if (QComboBox* picker = modelPicker())
+    for (int i = 0; i < picker->count(); ++i) {
+      const QString path = picker->itemData(i).toString();
+      if ((!path.isEmpty() && QFileInfo(path).completeBaseName() == s->model) || picker->itemText(i) == s->model) {
+        picker->setCurrentIndex(i);
+        break;
+      }
+    }
+  panel_->setRoleValue(app::PanelRole::Prompt, s->prompt.toStdString());
+  panel_->setRoleValue(app::PanelRole::Negative, s->negative_prompt.toStdString());
+  if (QCheckBox* random = randomSeedCheck()) random->setChecked(false);  // the recorded seed, kept
+  panel_->setRoleValue(app::PanelRole::Seed, int64_t{s->seed});
+  panel_->setRoleValue(app::PanelRole::Steps, int64_t{s->steps});
+  panel_->setRoleValue(app::PanelRole::Cfg, s->cfg_scale);
+  if (s->width > 0 && s->height > 0) {
+    panel_->setRoleValue(app::PanelRole::Width, int64_t{s->width});
+    panel_->setRoleValue(app::PanelRole::Height, int64_t{s->height});
+  }
+  stage_->setText(tr("Settings of %1 reused").arg(name));
   return true;
 }
 

@@ -8,6 +8,8 @@
 
 #include <memory>
 
+#include "kiln/workflow.h"
+
 class QCheckBox;
 class QComboBox;
 class QDockWidget;
@@ -29,6 +31,7 @@ namespace kiln::ui {
 class GalleryPanel;
 class ImageView;
 class MemoryPanel;
+class ParameterPanel;
 class QueuePanel;
 class StageProgressBar;
 
@@ -41,19 +44,21 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(std::unique_ptr<app::Settings> settings, QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  // For tests and automation: the controls of the generate panel and the docks.
-  QComboBox* modelPicker() const { return model_; }
+  // For tests and automation: the controls of the generate panel (null when the template
+  // does not expose that parameter) and the docks.
+  ParameterPanel* parameterPanel() const { return panel_; }
+  QComboBox* modelPicker() const;
   QLineEdit* modelEdit() const;
-  QPlainTextEdit* promptEdit() const { return prompt_; }
-  QPlainTextEdit* negativeEdit() const { return negative_; }
-  QSpinBox* seedSpin() const { return seed_; }
-  QCheckBox* randomSeedCheck() const { return random_seed_; }
-  QSpinBox* stepsSpin() const { return steps_; }
-  QDoubleSpinBox* cfgSpin() const { return cfg_; }
-  QSpinBox* widthSpin() const { return width_; }
-  QSpinBox* heightSpin() const { return height_; }
+  QPlainTextEdit* promptEdit() const;
+  QPlainTextEdit* negativeEdit() const;
+  QSpinBox* seedSpin() const;
+  QCheckBox* randomSeedCheck() const;
+  QSpinBox* stepsSpin() const;
+  QDoubleSpinBox* cfgSpin() const;
+  QSpinBox* widthSpin() const;
+  QSpinBox* heightSpin() const;
+  QComboBox* samplerPicker() const;
   QSpinBox* batchSpin() const { return batch_; }
-  QComboBox* samplerPicker() const { return sampler_; }
   QPushButton* generateButton() const { return generate_; }
   QPushButton* stopButton() const { return stop_; }
   QPushButton* skipButton() const { return skip_; }
@@ -75,9 +80,17 @@ class MainWindow : public QMainWindow {
   void openPreferences();
   // Re-reads the settings after Preferences stored them.
   void applySettings();
-  // Fills the panel from a past result's recorded settings; false when it has none.
+  // Fills the panel from a past result: its workflow becomes the template (values
+  // included), or else its recorded settings fill the panel; false when it has neither.
   bool reuseResult(const app::ResultFile& result);
   void refreshModels();
+  // The generate panel's template: its exposed parameters are the panel's (a workflow
+  // exposing none gets the usual ones exposed). `source` names it for people.
+  void setTemplate(kiln::Workflow workflow, const QString& source);
+  // Opens a workflow file, a ComfyUI workflow or a picture carrying one as the template;
+  // false (with the reason in the status line) when it cannot be used.
+  bool openTemplate(const QString& path);
+  QString templateSource() const { return template_source_; }
 
  protected:
   void changeEvent(QEvent* event) override;
@@ -86,7 +99,9 @@ class MainWindow : public QMainWindow {
   void buildMenus();
   void retranslate();
   void applyDefaultWorkflow();
-  void browseModel();
+  void openTemplateDialog();
+  void saveTemplateDialog();
+  void onModelChanged(const QString& path);
   void saveResult();
   void showResult(const QString& path);
   void updateButtons();
@@ -99,19 +114,12 @@ class MainWindow : public QMainWindow {
 
   std::unique_ptr<app::Settings> settings_;
   app::EngineBridge* bridge_ = nullptr;
-  QComboBox* model_ = nullptr;
-  QPushButton* browse_ = nullptr;
-  QPlainTextEdit* prompt_ = nullptr;
-  QPlainTextEdit* negative_ = nullptr;
-  QComboBox* sampler_ = nullptr;
-  QSpinBox* seed_ = nullptr;
-  QCheckBox* random_seed_ = nullptr;
-  QSpinBox* steps_ = nullptr;
-  QDoubleSpinBox* cfg_ = nullptr;
-  QSpinBox* width_ = nullptr;
-  QSpinBox* height_ = nullptr;
+  ParameterPanel* panel_ = nullptr;
+  QLabel* template_label_ = nullptr;
+  QString template_source_;
+  QLabel* batch_label_ = nullptr;
   QSpinBox* batch_ = nullptr;
-  QList<QLabel*> form_labels_;  // in the order retranslate() names them
+  bool loading_template_ = false;  // model changes while loading keep the template's size
   QPushButton* generate_ = nullptr;
   QPushButton* save_ = nullptr;
   QPushButton* stop_ = nullptr;

@@ -1,5 +1,6 @@
 #include "engine_bridge.h"
 
+#include <QDateTime>
 #include <QDir>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include "kiln/error.h"
 #include "kiln/image_io.h"
 #include "output_names.h"
+#include "template_workflow.h"
 
 namespace kiln::app {
 
@@ -93,12 +95,17 @@ quint64 EngineBridge::enqueue(const GenerateRequest& request) {
 
 namespace {
 
-QString labelOf(const GenerateRequest& r) {
-  QString prompt = QString::fromStdString(r.params.prompt).simplified();
+QString labelOf(const GenerateRequest& r, int run = 0) {
+  const kiln::RenderParams p = r.workflow ? roleParams(*r.workflow, run) : r.params;
+  const std::string& text = p.prompt;
+  const int64_t seed = p.seed;
+  QString prompt = QString::fromStdString(text).simplified();
   if (prompt.size() > 40) prompt = prompt.left(39) + QChar(0x2026);
   if (prompt.isEmpty()) prompt = EngineBridge::tr("(no prompt)");
-  return r.batch > 1 ? EngineBridge::tr("%1 · %2 images · seed %3").arg(prompt).arg(r.batch).arg(r.params.seed)
-                     : EngineBridge::tr("%1 · seed %2").arg(prompt).arg(r.params.seed);
+  if (r.batch > 1 && r.workflow)
+    return EngineBridge::tr("%1 · image %2 of %3 · seed %4").arg(prompt).arg(run + 1).arg(r.batch).arg(seed);
+  return r.batch > 1 ? EngineBridge::tr("%1 · %2 images · seed %3").arg(prompt).arg(r.batch).arg(seed)
+                     : EngineBridge::tr("%1 · seed %2").arg(prompt).arg(seed);
 }
 
 }  // namespace
@@ -107,27 +114,35 @@ QString labelOf(const GenerateRequest& r) {
 void EngineBridge::startNext() {
   while (job_ == 0 && !pending_.isEmpty()) {
     const Pending next = pending_.takeFirst();
+    const GenerateRequest& r = next.request;
     kiln::Job job;
-    job.params = next.request.params;
-    job.batch = next.request.batch;
     stages_.clear();
     try {
-      if (!next.request.output_folder.isEmpty()) {
-        if (!QDir().mkpath(next.request.output_folder))
-          throw kiln::Error(kiln::ErrorKind::InvalidArgument,
-                            "cannot create the output folder '" + next.request.output_folder.toStdString() +
-                                "': choose another in Preferences");
-        job.output_path = uniqueOutputPath(next.request.output_folder, next.request.output_name, next.request.batch)
-                              .toStdString();
+      if (!r.output_folder.isEmpty() && !QDir().mkpath(r.output_folder))
+        throw kiln::Error(kiln::ErrorKind::InvalidArgument, "cannot create the output folder '" +
+                                                                r.output_folder.toStdString() +
+                                                                "': choose another in Preferences");
+      if (r.workflow) {
+        const QString name = expandNameTemplate(r.output_name, roleParams(*r.workflow, next.run), QDateTime::currentDateTime());
+        job.workflow = std::make_shared<const kiln::Workflow>(prepareRun(*r.workflow, engine_->nodeSchemas(), next.run, name));
+        job.output_dir = r.output_folder.toStdString();
+      } else {
+        job.params = r.params;
+        job.batch = r.batch;
+        if (!r.output_folder.isEmpty())
+          job.output_path =
+              uniqueOutputPath(r.output_folder, expandNameTemplate(r.output_name, r.params, QDateTime::currentDateTime()),
+                               r.batch)
+                  .toStdString();
       }
       job_ = engine_->submit(job);
-      running_id_ = next.id;
-      running_label_ = labelOf(next.request);
+      running_ = next;
+      running_label_ = labelOf(r, next.run);
       log(tr("Started %1").arg(running_label_));
       Q_EMIT started(next.id);
     } catch (const kiln::Error& e) {
       const QString message = QString::fromUtf8(e.what());
-      log(tr("Refused %1: %2").arg(labelOf(next.request), message));
+      log(tr("Refused %1: %2").arg(labelOf(r, next.run), message));
       Q_EMIT failed(message);
     }
   }
@@ -139,11 +154,13 @@ void EngineBridge::cancel() {
 }
 
 void EngineBridge::skip() {
-  if (job_ != 0) engine_->skip(job_);
+  if (job_ == 0) return;
+  if (running_.request.workflow) running_.skip = true;  // this image ends as it would, the rest go
+  else engine_->skip(job_);
 }
 
 bool EngineBridge::cancelItem(quint64 id) {
-  if (id != 0 && id == running_id_) {
+  if (id != 0 && id == running_.id) {
     cancel();
     return true;
   }
@@ -178,8 +195,8 @@ bool EngineBridge::moveItem(quint64 id, int delta) {
 
 QList<QueueItem> EngineBridge::queue() const {
   QList<QueueItem> items;
-  if (job_ != 0) items.push_back({running_id_, running_label_, true});
-  for (const Pending& p : pending_) items.push_back({p.id, labelOf(p.request), false});
+  if (job_ != 0) items.push_back({running_.id, running_label_, true});
+  for (const Pending& p : pending_) items.push_back({p.id, labelOf(p.request, p.run), false});
   return items;
 }
 
@@ -196,9 +213,15 @@ void EngineBridge::onEvent(const kiln::Event& e) {
     return i >= 0 && i < static_cast<int>(stages_.size()) ? QString::fromStdString(stages_[static_cast<std::size_t>(i)].name)
                                                          : QString();
   };
-  const auto ended = [this] {
+  const auto ended = [this](bool finished) {
     job_ = 0;
-    running_id_ = 0;
+    // A workflow request's next image waits first in line.
+    if (finished && running_.request.workflow && !running_.skip && running_.run + 1 < running_.request.batch) {
+      Pending next = running_;
+      ++next.run;
+      pending_.push_front(next);
+    }
+    running_ = Pending{};
     running_label_.clear();
     // The next request starts once this signal's receivers have seen the end.
     QMetaObject::invokeMethod(this, [this] { startNext(); }, Qt::QueuedConnection);
@@ -232,8 +255,12 @@ void EngineBridge::onEvent(const kiln::Event& e) {
       break;
     case kiln::EventType::JobFinished: {
       log(tr("Finished %1").arg(running_label_));
-      ended();
-      last_ = e.outputs.at(0);
+      ended(true);
+      if (e.outputs.empty()) {
+        Q_EMIT failed(tr("the workflow ran but made no picture: give it a SaveImage or PreviewImage node"));
+        break;
+      }
+      last_ = e.outputs.front();
       QStringList notices, paths;
       for (const auto& n : e.notices) notices << QString::fromStdString(n);
       for (const auto& p : e.output_paths) {
@@ -241,17 +268,19 @@ void EngineBridge::onEvent(const kiln::Event& e) {
         log(tr("Saved %1").arg(paths.back()));
       }
       if (!paths.isEmpty()) Q_EMIT saved(paths);
-      Q_EMIT finished(toQImage(last_), QString::fromStdString(last_.text.at("parameters")), notices);
+      const auto parameters = last_.text.find("parameters");
+      Q_EMIT finished(toQImage(last_), parameters == last_.text.end() ? QString() : QString::fromStdString(parameters->second),
+                      notices);
       break;
     }
     case kiln::EventType::JobFailed:
       log(tr("Failed %1: %2").arg(running_label_, QString::fromStdString(e.message)));
-      ended();
+      ended(false);
       Q_EMIT failed(QString::fromStdString(e.message));
       break;
     case kiln::EventType::JobCancelled:
       log(tr("Stopped %1 (%2)").arg(running_label_, QString::fromStdString(e.message)));
-      ended();
+      ended(false);
       Q_EMIT cancelled();
       break;
     default:

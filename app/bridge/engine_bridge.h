@@ -43,13 +43,17 @@ struct MemorySnapshot {
 };
 MemorySnapshot toSnapshot(const kiln::MemoryStats& stats);
 
-// One render request: `batch` images, image i with seed params.seed + i.
+// One request: `batch` images, image i with seed + i. With a workflow, the workflow runs
+// `batch` times (every SEED parameter + i; SaveImage nodes write into the output folder
+// with `output_name` as their prefix); without one, `params` is rendered.
 struct GenerateRequest {
   kiln::RenderParams params;
+  std::shared_ptr<const kiln::Workflow> workflow;
   int batch = 1;
-  // Saved as "<output_folder>/<output_name>.png" (image i of a batch: "...-<i>.png"), with
-  // "_2", "_3" ... added to the name when that would overwrite a file; the name is chosen
-  // when the request starts. No folder: the images are not saved.
+  // Saved into `output_folder` under `output_name`, a file name template ({seed} ... see
+  // expandNameTemplate) filled in when each image starts. Renders: "<name>.png" (image i
+  // of a batch "<name>-<i>.png", "_2" ... added instead of overwriting); workflows:
+  // SaveImage's "<name>-00001.png" numbering. No folder: renders are not saved.
   QString output_folder;
   QString output_name;
 };
@@ -75,7 +79,7 @@ class EngineBridge : public QObject {
   bool running() const noexcept { return job_ != 0; }
   // Queues a request; it starts when the ones before it have ended. Returns its id.
   quint64 enqueue(const GenerateRequest& request);
-  bool generate(const kiln::RenderParams& params) { return enqueue({params, 1, {}, {}}) != 0; }
+  bool generate(const kiln::RenderParams& params) { return enqueue({params, nullptr, 1, {}, {}}) != 0; }
   // Interrupts the running request; its end arrives as cancelled(), then the next starts.
   void cancel();
   // Finishes the running request's current image and drops the rest of its batch.
@@ -122,6 +126,8 @@ class EngineBridge : public QObject {
   struct Pending {
     quint64 id = 0;
     GenerateRequest request;
+    int run = 0;        // a workflow request's image now due
+    bool skip = false;  // a workflow request's later images are dropped
   };
   void onEvent(const kiln::Event& e);  // GUI thread
   void startNext();
@@ -130,7 +136,7 @@ class EngineBridge : public QObject {
   std::unique_ptr<kiln::Engine> engine_;
   QList<Pending> pending_;
   quint64 next_id_ = 1;
-  quint64 running_id_ = 0;
+  Pending running_;  // id 0: none
   QString running_label_;
   kiln::JobId job_ = 0;
   std::vector<kiln::Stage> stages_;

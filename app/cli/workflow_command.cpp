@@ -13,6 +13,7 @@
 #include "kiln/error.h"
 #include "kiln/image_io.h"
 #include "kiln/workflow.h"
+#include "workflow_files.h"
 
 namespace kiln::cli {
 namespace {
@@ -21,30 +22,12 @@ namespace {
 // (the workflow rides in the file's metadata). What a ComfyUI import could not map is
 // printed as notes.
 Workflow loadWorkflow(const QString& path, const QStringList& model_dirs, const char* command) {
-  ModelFolders folders;
-  for (const QString& d : model_dirs) folders.roots.push_back(d.toStdString());
-  for (std::string& d : defaultModelFolders().roots) folders.roots.push_back(std::move(d));
-  const auto import = [&](const std::string& text) {
-    ComfyImport imported = importComfyWorkflow(text, folders);
+  app::LoadedWorkflow loaded = app::loadWorkflowFile(path, model_dirs);
+  if (loaded.source != "Kiln")
     std::fprintf(stderr, "kiln-cli %s: imported a ComfyUI workflow (%s format) of %zu nodes\n", command,
-                 imported.format.c_str(), imported.workflow.nodes.size());
-    for (const std::string& line : imported.unmapped) std::fprintf(stderr, "note: %s\n", line.c_str());
-    return imported.workflow;
-  };
-  if (path.endsWith(".json", Qt::CaseInsensitive)) {
-    QFile f(path);
-    if (!f.exists()) throw Error(ErrorKind::FileNotFound, "'" + path.toStdString() + "' does not exist");
-    if (!f.open(QIODevice::ReadOnly)) throw Error(ErrorKind::Io, "cannot read '" + path.toStdString() + "'");
-    const QByteArray bytes = f.readAll();
-    const std::string text(bytes.constData(), static_cast<std::size_t>(bytes.size()));
-    return looksLikeComfyWorkflow(text) ? import(text) : parseWorkflow(text);
-  }
-  const Image image = readImage(path.toStdString());
-  if (const auto it = image.text.find("kiln_workflow"); it != image.text.end()) return parseWorkflow(it->second);
-  for (const char* chunk : {"prompt", "workflow"})  // ComfyUI's API form is the more exact
-    if (const auto it = image.text.find(chunk); it != image.text.end() && looksLikeComfyWorkflow(it->second))
-      return import(it->second);
-  throw Error(ErrorKind::InvalidWorkflow, "'" + path.toStdString() + "' holds no Kiln or ComfyUI workflow");
+                 qPrintable(loaded.format), loaded.workflow.nodes.size());
+  for (const QString& line : loaded.notes) std::fprintf(stderr, "note: %s\n", qPrintable(line));
+  return std::move(loaded.workflow);
 }
 
 int usage(const char* command, const QString& message) {

@@ -1,7 +1,11 @@
 #include "model_list.h"
 
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRegularExpression>
 #include <QSet>
 
 #include <algorithm>
@@ -34,6 +38,31 @@ QList<ModelChoice> findCheckpoints(const QStringList& roots) {
   std::sort(found.begin(), found.end(),
             [](const ModelChoice& a, const ModelChoice& b) { return a.name.compare(b.name, Qt::CaseInsensitive) < 0; });
   return found;
+}
+
+QSize nativeSize(const QString& model_path) {
+  const QFileInfo info(model_path);
+  if (info.isDir()) {
+    QFile config(QDir(model_path).filePath("unet/config.json"));
+    if (!config.open(QIODevice::ReadOnly) || config.size() > (1 << 20)) return {};
+    const int sample = QJsonDocument::fromJson(config.readAll()).object().value("sample_size").toInt();
+    return sample > 0 ? QSize(sample * 8, sample * 8) : QSize();
+  }
+  QFile file(model_path);
+  if (!file.open(QIODevice::ReadOnly)) return {};
+  const QByteArray length_bytes = file.read(8);
+  if (length_bytes.size() != 8) return {};
+  quint64 length = 0;
+  for (int i = 7; i >= 0; --i) length = (length << 8) | static_cast<unsigned char>(length_bytes[i]);
+  if (length < 2 || length > (100u << 20)) return {};
+  const QJsonObject header = QJsonDocument::fromJson(file.read(static_cast<qint64>(length))).object();
+  if (header.isEmpty()) return {};
+  static const QRegularExpression size(R"(^\s*(\d+)\s*x\s*(\d+)\s*$)");
+  const auto m = size.match(header.value("__metadata__").toObject().value("modelspec.resolution").toString());
+  if (m.hasMatch()) return {m.captured(1).toInt(), m.captured(2).toInt()};
+  for (auto it = header.begin(); it != header.end(); ++it)
+    if (it.key().startsWith("conditioner.embedders.1.")) return {1024, 1024};
+  return {512, 512};
 }
 
 }  // namespace kiln::app

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <QList>
+#include <QSize>
 #include <QString>
 #include <QStringList>
 
@@ -16,5 +17,10 @@ struct ModelChoice {
 // Looks in each root, its checkpoints/ and Stable-diffusion/ folders (also under
 // models/), and one level of subfolders of those; each file once, sorted by name.
 QList<ModelChoice> findCheckpoints(const QStringList& roots);
+
+// The picture size a checkpoint was trained at, read from its header only: the file's
+// "modelspec.resolution", else 1024 for SDXL layouts and 512 for SD 1.x; for a diffusers
+// folder its UNet's sample_size x 8. Invalid when the file cannot be read as a checkpoint.
+QSize nativeSize(const QString& model_path);
 
 }  // namespace kiln::app

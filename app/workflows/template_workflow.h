@@ -1,0 +1,50 @@
+// The template workflow behind the generate panel: the panel shows its exposed
+// parameters, and each Generate runs a copy with the panel's values. Kiln starts with a
+// text-to-image template; any workflow can take its place.
+#pragma once
+
+#include <QString>
+
+#include <vector>
+
+#include "kiln/render.h"
+#include "kiln/workflow.h"
+
+namespace kiln::app {
+
+// Load checkpoint (empty: the starter model) -> prompt and negative prompt -> empty
+// latent of the starter model's size -> sampler -> decode -> save, with the model,
+// prompts, sampler, seed, steps, CFG scale, width and height exposed.
+kiln::Workflow defaultTemplate();
+
+// What the panel knows parameters by, whatever the template's node ids.
+enum class PanelRole { Model, Prompt, Negative, Sampler, Seed, Steps, Cfg, Width, Height };
+
+struct ParamRef {
+  std::string node, param;
+  bool valid() const noexcept { return !node.empty(); }
+};
+
+// The parameter playing `role`: the first LoadCheckpoint's ckpt_name, the TextEncode
+// feeding the first Sampler's positive (Prompt) or negative (Negative) input, the first
+// Sampler's sampler_name/seed/steps/cfg, the first EmptyLatent's width/height. Invalid
+// when the workflow has none.
+ParamRef findRole(const kiln::Workflow& workflow, PanelRole role);
+
+// A workflow without exposed parameters gets the ones the panel has roles for.
+void exposeCommonParameters(kiln::Workflow& workflow);
+
+// The workflow for image `index` of a batch: every SEED parameter + index, every
+// SaveImage's file name prefix `file_prefix` (when not empty).
+kiln::Workflow prepareRun(const kiln::Workflow& workflow, const std::vector<kiln::NodeSchema>& schemas, int index,
+                          const QString& file_prefix);
+
+// The render settings the workflow's role parameters hold (model, prompts, seed + index,
+// steps, CFG scale, size), for file names and labels.
+kiln::RenderParams roleParams(const kiln::Workflow& workflow, int index = 0);
+
+// A parameter's value in the workflow, or its schema default when the node leaves it unset.
+kiln::ParamValue paramValue(const kiln::Workflow& workflow, const std::vector<kiln::NodeSchema>& schemas,
+                            const std::string& node, const std::string& param);
+
+}  // namespace kiln::app
