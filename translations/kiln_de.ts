@@ -125,9 +125,14 @@
 <context>
     <name>kiln::app::EngineBridge</name>
     <message>
-        <location filename="../app/bridge/engine_bridge.cpp" line="+99" />
+        <location filename="../app/bridge/engine_bridge.cpp" line="+104" />
         <source>(no prompt)</source>
         <translation>(kein Prompt)</translation>
+    </message>
+    <message>
+        <location line="+2" />
+        <source>%1 · image %2 of %3 · seed %4</source>
+        <translation>%1 · Bild %2 von %3 · Seed %4</translation>
     </message>
     <message>
         <location line="+1" />
@@ -140,7 +145,7 @@
         <translation>%1 · Seed %2</translation>
     </message>
     <message>
-        <location line="+25" />
+        <location line="+33" />
         <source>Started %1</source>
         <translation>Gestartet: %1</translation>
     </message>
@@ -150,7 +155,7 @@
         <translation>Abgelehnt: %1: %2</translation>
     </message>
     <message>
-        <location line="+22" />
+        <location line="+24" />
         <source>Removed %1 from the queue</source>
         <translation>%1 aus der Warteschlange entfernt</translation>
     </message>
@@ -160,17 +165,22 @@
         <translation>%1 wartende Aufträge entfernt</translation>
     </message>
     <message>
-        <location line="+73" />
+        <location line="+79" />
         <source>Finished %1</source>
         <translation>Fertig: %1</translation>
     </message>
     <message>
-        <location line="+7" />
+        <location line="+3" />
+        <source>the workflow ran but made no picture: give it a SaveImage or PreviewImage node</source>
+        <translation>der Workflow lief, ergab aber kein Bild: er braucht einen SaveImage- oder PreviewImage-Knoten</translation>
+    </message>
+    <message>
+        <location line="+8" />
         <source>Saved %1</source>
         <translation>Gespeichert: %1</translation>
     </message>
     <message>
-        <location line="+7" />
+        <location line="+9" />
         <source>Failed %1: %2</source>
         <translation>Fehlgeschlagen: %1: %2</translation>
     </message>
@@ -249,6 +259,54 @@
     </message>
 </context>
 <context>
+    <name>kiln::app::Workflow</name>
+    <message>
+        <location filename="../app/workflows/template_workflow.cpp" line="+46" />
+        <source>Model</source>
+        <translation>Modell</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Prompt</source>
+        <translation>Prompt</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Negative prompt</source>
+        <translation>Negativer Prompt</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Sampler</source>
+        <translation>Sampler</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Seed</source>
+        <translation>Seed</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Steps</source>
+        <translation>Schritte</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>CFG scale</source>
+        <translation>CFG-Skala</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Width</source>
+        <translation>Breite</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Height</source>
+        <translation>Höhe</translation>
+    </message>
+</context>
+<context>
     <name>kiln::ui::GalleryPanel</name>
     <message>
         <location filename="../ui/gallery_panel.cpp" line="+63" />
@@ -284,82 +342,12 @@
 <context>
     <name>kiln::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+269" />
+        <location filename="../ui/main_window.cpp" line="+221" />
         <source>Kiln</source>
         <translation>Kiln</translation>
     </message>
     <message>
-        <location line="+4" />
-        <source>A .safetensors checkpoint or a diffusers folder</source>
-        <translation>Ein .safetensors-Checkpoint oder ein Diffusers-Ordner</translation>
-    </message>
-    <message>
-        <location line="+2" />
-        <source>Browse…</source>
-        <translation>Durchsuchen…</translation>
-    </message>
-    <message>
-        <location line="-5" />
-        <source>Model</source>
-        <translation>Modell</translation>
-    </message>
-    <message>
-        <location line="+6" />
-        <source>What to render</source>
-        <translation>Was gerendert werden soll</translation>
-    </message>
-    <message>
-        <location line="+1" />
-        <source>What to avoid</source>
-        <translation>Was vermieden werden soll</translation>
-    </message>
-    <message>
-        <location line="-7" />
-        <source>Prompt</source>
-        <translation>Prompt</translation>
-    </message>
-    <message>
-        <location line="+0" />
-        <source>Negative prompt</source>
-        <translation>Negativer Prompt</translation>
-    </message>
-    <message>
-        <location line="+11" />
-        <source>Model's native size</source>
-        <translation>Native Größe des Modells</translation>
-    </message>
-    <message>
-        <location line="+1" />
-        <source>0: the size the model was trained at</source>
-        <translation>0: die Größe, mit der das Modell trainiert wurde</translation>
-    </message>
-    <message>
-        <location line="-12" />
-        <source>Seed</source>
-        <translation>Seed</translation>
-    </message>
-    <message>
-        <location line="+1" />
-        <source>Steps</source>
-        <translation>Schritte</translation>
-    </message>
-    <message>
-        <location line="+0" />
-        <source>CFG scale</source>
-        <translation>CFG-Skala</translation>
-    </message>
-    <message>
-        <location line="+0" />
-        <source>Width</source>
-        <translation>Breite</translation>
-    </message>
-    <message>
-        <location line="+0" />
-        <source>Height</source>
-        <translation>Höhe</translation>
-    </message>
-    <message>
-        <location line="+14" />
+        <location line="+5" />
         <source>Generate</source>
         <translation>Generieren</translation>
     </message>
@@ -374,7 +362,7 @@
         <translation>Das Rendern unterbrechen (Esc)</translation>
     </message>
     <message>
-        <location line="-88" />
+        <location line="-81" />
         <source>Idle</source>
         <translation>Bereit</translation>
     </message>
@@ -384,7 +372,7 @@
         <translation>Speichereinstellungen ignoriert: %1</translation>
     </message>
     <message>
-        <location line="+59" />
+        <location line="+63" />
         <source>&amp;Edit</source>
         <translation>&amp;Bearbeiten</translation>
     </message>
@@ -394,42 +382,22 @@
         <translation>&amp;Einstellungen…</translation>
     </message>
     <message>
-        <location line="+88" />
-        <source>Open checkpoint</source>
-        <translation>Checkpoint öffnen</translation>
-    </message>
-    <message>
-        <location line="+1" />
-        <source>Checkpoints (*.safetensors)</source>
-        <translation>Checkpoints (*.safetensors)</translation>
-    </message>
-    <message>
-        <location line="+10" />
-        <source>Choose a model first: a .safetensors checkpoint or a diffusers folder.</source>
-        <translation>Wählen Sie zuerst ein Modell: einen .safetensors-Checkpoint oder einen Diffusers-Ordner.</translation>
-    </message>
-    <message>
-        <location line="+4" />
-        <source>Set both width and height, or both to the model's native size.</source>
-        <translation>Setzen Sie Breite und Höhe, oder beide auf die native Größe des Modells.</translation>
-    </message>
-    <message>
-        <location line="-135" />
+        <location line="-37" />
         <source>Starting…</source>
         <translation>Starte…</translation>
     </message>
     <message>
-        <location line="-141" />
+        <location line="-97" />
         <source>Computing on the CPU: %1</source>
         <translation>Es wird auf der CPU gerechnet: %1</translation>
     </message>
     <message>
-        <location line="+166" />
+        <location line="+122" />
         <source>&amp;File</source>
         <translation>&amp;Datei</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+6" />
         <source>&amp;Save Image As…</source>
         <translation>Bild &amp;speichern unter…</translation>
     </message>
@@ -465,36 +433,16 @@
     </message>
     <message>
         <location line="+7" />
-        <source>Sampler</source>
-        <translation>Sampler</translation>
-    </message>
-    <message>
-        <location line="+1" />
         <source>Batch count</source>
         <translation>Anzahl Bilder</translation>
     </message>
     <message>
-        <location line="+3" />
-        <source>Checkpoints found in the model folders of Preferences; type or browse for any other</source>
-        <translation>Checkpoints aus den Modellordnern der Einstellungen; jeden anderen eintippen oder auswählen</translation>
-    </message>
-    <message>
-        <location line="+4" />
-        <source>Random</source>
-        <translation>Zufällig</translation>
-    </message>
-    <message>
         <location line="+1" />
-        <source>A new seed for every Generate; untick to keep the seed</source>
-        <translation>Bei jedem Erzeugen ein neuer Seed; abwählen, um den Seed zu behalten</translation>
-    </message>
-    <message>
-        <location line="+5" />
         <source>Images rendered one after another, seed, seed + 1, …</source>
         <translation>Bilder nacheinander, mit Seed, Seed + 1, …</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+4" />
         <source>Render with these settings (Ctrl+Enter); while a render runs, queue another</source>
         <translation>Mit diesen Einstellungen erzeugen (Strg+Eingabe); während einer läuft, einen weiteren einreihen</translation>
     </message>
@@ -534,18 +482,12 @@
         <translation>Speicher</translation>
     </message>
     <message>
-        <location line="+18" />
-        <location line="+12" />
-        <source>Kiln starter model</source>
-        <translation>Kiln-Startermodell</translation>
-    </message>
-    <message>
-        <location line="+3" />
+        <location line="+51" />
         <source>The starter model is missing. Choose a model.</source>
         <translation>Das Startermodell fehlt. Bitte ein Modell wählen.</translation>
     </message>
     <message>
-        <location line="+72" />
+        <location line="+89" />
         <source>Save image</source>
         <translation>Bild speichern</translation>
     </message>
@@ -555,22 +497,110 @@
         <translation>PNG-Bilder (*.png)</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="-51" />
+        <location line="+54" />
         <source>Saving failed</source>
         <translation>Speichern fehlgeschlagen</translation>
     </message>
     <message>
-        <location line="+7" />
+        <location line="-181" />
+        <source>&amp;Open Workflow…</source>
+        <translation>Workflow ö&amp;ffnen…</translation>
+    </message>
+    <message>
+        <location line="+2" />
+        <source>Save &amp;Workflow As…</source>
+        <translation>&amp;Workflow speichern unter…</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>&amp;Default Workflow</source>
+        <translation>&amp;Standard-Workflow</translation>
+    </message>
+    <message>
+        <location line="+23" />
+        <source>Workflow: %1</source>
+        <translation>Workflow: %1</translation>
+    </message>
+    <message>
+        <location line="+0" />
+        <source>text to image (built in)</source>
+        <translation>Text zu Bild (eingebaut)</translation>
+    </message>
+    <message>
+        <location line="+70" />
+        <source>%1: %2</source>
+        <translation>%1: %2</translation>
+    </message>
+    <message>
+        <location line="+4" />
+        <source>%1 cannot run:
+%2</source>
+        <translation>%1 kann nicht laufen:
+%2</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>%1 cannot run: %2</source>
+        <translation>%1 kann nicht laufen: %2</translation>
+    </message>
+    <message>
+        <location line="+4" />
+        <source>Opened %1</source>
+        <translation>%1 geöffnet</translation>
+    </message>
+    <message>
+        <location line="+3" />
+        <source>Cannot open %1: %2</source>
+        <translation>%1 kann nicht geöffnet werden: %2</translation>
+    </message>
+    <message>
+        <location line="+6" />
+        <source>Open workflow</source>
+        <translation>Workflow öffnen</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Workflows and pictures (*.json *.png)</source>
+        <translation>Workflows und Bilder (*.json *.png)</translation>
+    </message>
+    <message>
+        <location line="+6" />
+        <source>Save workflow</source>
+        <translation>Workflow speichern</translation>
+    </message>
+    <message>
+        <location line="+0" />
+        <source>Kiln workflows (*.json)</source>
+        <translation>Kiln-Workflows (*.json)</translation>
+    </message>
+    <message>
+        <location line="+6" />
+        <source>Cannot write %1: %2</source>
+        <translation>%1 kann nicht geschrieben werden: %2</translation>
+    </message>
+    <message>
+        <location line="+61" />
         <source>Cannot show %1: %2</source>
         <translation>%1 kann nicht angezeigt werden: %2</translation>
     </message>
     <message>
-        <location line="+11" />
+        <location line="+15" />
+        <source>Workflow of %1 reopened</source>
+        <translation>Workflow von %1 wieder geöffnet</translation>
+    </message>
+    <message>
+        <location line="+3" />
+        <source>The workflow in %1 cannot be read (%2); using its recorded settings</source>
+        <translation>Der Workflow in %1 ist nicht lesbar (%2); seine gespeicherten Einstellungen werden verwendet</translation>
+    </message>
+    <message>
+        <location line="+5" />
         <source>%1 records no settings to reuse</source>
         <translation>%1 enthält keine Einstellungen zum Übernehmen</translation>
     </message>
     <message>
-        <location line="+19" />
+        <location line="+22" />
         <source>Settings of %1 reused</source>
         <translation>Einstellungen von %1 übernommen</translation>
     </message>
@@ -691,6 +721,71 @@
         <location line="+1" />
         <source>Kiln's resident memory</source>
         <translation>Speicher von Kiln (resident)</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::ParameterPanel</name>
+    <message>
+        <location filename="../ui/parameter_panel.cpp" line="+85" />
+        <location line="+144" />
+        <source>Kiln starter model</source>
+        <translation>Kiln-Startermodell</translation>
+    </message>
+    <message>
+        <location line="-89" />
+        <location line="+57" />
+        <source>Browse…</source>
+        <translation>Durchsuchen…</translation>
+    </message>
+    <message>
+        <location line="-54" />
+        <source>Open checkpoint</source>
+        <translation>Checkpoint öffnen</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Checkpoints (*.safetensors)</source>
+        <translation>Checkpoints (*.safetensors)</translation>
+    </message>
+    <message>
+        <location line="+55" />
+        <source>Choose a file</source>
+        <translation>Datei wählen</translation>
+    </message>
+    <message>
+        <location line="+18" />
+        <source>From %1 to %2</source>
+        <translation>Von %1 bis %2</translation>
+    </message>
+    <message>
+        <location line="+3" />
+        <source>What to avoid</source>
+        <translation>Was vermieden werden soll</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>What to render</source>
+        <translation>Was gezeigt werden soll</translation>
+    </message>
+    <message>
+        <location line="+2" />
+        <source>Random</source>
+        <translation>Zufällig</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>A new seed for every Generate; untick to keep the seed</source>
+        <translation>Bei jedem Erzeugen ein neuer Seed; abwählen, um den Seed zu behalten</translation>
+    </message>
+    <message>
+        <location line="+4" />
+        <source>A .safetensors checkpoint or a diffusers folder</source>
+        <translation>Ein .safetensors-Checkpoint oder ein diffusers-Ordner</translation>
+    </message>
+    <message>
+        <location line="+4" />
+        <source>This workflow exposes no parameters: Generate runs it as it is.</source>
+        <translation>Dieser Workflow legt keine Parameter offen: Erzeugen führt ihn so aus, wie er ist.</translation>
     </message>
 </context>
 <context>

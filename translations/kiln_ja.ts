@@ -125,9 +125,14 @@
 <context>
     <name>kiln::app::EngineBridge</name>
     <message>
-        <location filename="../app/bridge/engine_bridge.cpp" line="+99" />
+        <location filename="../app/bridge/engine_bridge.cpp" line="+104" />
         <source>(no prompt)</source>
         <translation>（プロンプトなし）</translation>
+    </message>
+    <message>
+        <location line="+2" />
+        <source>%1 · image %2 of %3 · seed %4</source>
+        <translation>%1 · %3 枚中 %2 枚目 · シード %4</translation>
     </message>
     <message>
         <location line="+1" />
@@ -140,7 +145,7 @@
         <translation>%1 · シード %2</translation>
     </message>
     <message>
-        <location line="+25" />
+        <location line="+33" />
         <source>Started %1</source>
         <translation>開始：%1</translation>
     </message>
@@ -150,7 +155,7 @@
         <translation>拒否：%1：%2</translation>
     </message>
     <message>
-        <location line="+22" />
+        <location line="+24" />
         <source>Removed %1 from the queue</source>
         <translation>%1 をキューから削除しました</translation>
     </message>
@@ -160,17 +165,22 @@
         <translation>待機中の %1 件を削除しました</translation>
     </message>
     <message>
-        <location line="+73" />
+        <location line="+79" />
         <source>Finished %1</source>
         <translation>完了：%1</translation>
     </message>
     <message>
-        <location line="+7" />
+        <location line="+3" />
+        <source>the workflow ran but made no picture: give it a SaveImage or PreviewImage node</source>
+        <translation>ワークフローは実行されましたが画像ができませんでした。SaveImage か PreviewImage ノードを加えてください</translation>
+    </message>
+    <message>
+        <location line="+8" />
         <source>Saved %1</source>
         <translation>保存しました：%1</translation>
     </message>
     <message>
-        <location line="+7" />
+        <location line="+9" />
         <source>Failed %1: %2</source>
         <translation>失敗：%1：%2</translation>
     </message>
@@ -249,6 +259,54 @@
     </message>
 </context>
 <context>
+    <name>kiln::app::Workflow</name>
+    <message>
+        <location filename="../app/workflows/template_workflow.cpp" line="+46" />
+        <source>Model</source>
+        <translation>モデル</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Prompt</source>
+        <translation>プロンプト</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Negative prompt</source>
+        <translation>ネガティブプロンプト</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Sampler</source>
+        <translation>サンプラー</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Seed</source>
+        <translation>シード</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Steps</source>
+        <translation>ステップ数</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>CFG scale</source>
+        <translation>CFG スケール</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Width</source>
+        <translation>幅</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Height</source>
+        <translation>高さ</translation>
+    </message>
+</context>
+<context>
     <name>kiln::ui::GalleryPanel</name>
     <message>
         <location filename="../ui/gallery_panel.cpp" line="+63" />
@@ -284,82 +342,12 @@
 <context>
     <name>kiln::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+269" />
+        <location filename="../ui/main_window.cpp" line="+221" />
         <source>Kiln</source>
         <translation>Kiln</translation>
     </message>
     <message>
-        <location line="+4" />
-        <source>A .safetensors checkpoint or a diffusers folder</source>
-        <translation>.safetensors チェックポイントまたは diffusers フォルダ</translation>
-    </message>
-    <message>
-        <location line="+2" />
-        <source>Browse…</source>
-        <translation>参照…</translation>
-    </message>
-    <message>
-        <location line="-5" />
-        <source>Model</source>
-        <translation>モデル</translation>
-    </message>
-    <message>
-        <location line="+6" />
-        <source>What to render</source>
-        <translation>描きたいもの</translation>
-    </message>
-    <message>
-        <location line="+1" />
-        <source>What to avoid</source>
-        <translation>避けたいもの</translation>
-    </message>
-    <message>
-        <location line="-7" />
-        <source>Prompt</source>
-        <translation>プロンプト</translation>
-    </message>
-    <message>
-        <location line="+0" />
-        <source>Negative prompt</source>
-        <translation>ネガティブプロンプト</translation>
-    </message>
-    <message>
-        <location line="+11" />
-        <source>Model's native size</source>
-        <translation>モデル本来のサイズ</translation>
-    </message>
-    <message>
-        <location line="+1" />
-        <source>0: the size the model was trained at</source>
-        <translation>0：モデルの学習時のサイズ</translation>
-    </message>
-    <message>
-        <location line="-12" />
-        <source>Seed</source>
-        <translation>シード</translation>
-    </message>
-    <message>
-        <location line="+1" />
-        <source>Steps</source>
-        <translation>ステップ数</translation>
-    </message>
-    <message>
-        <location line="+0" />
-        <source>CFG scale</source>
-        <translation>CFG スケール</translation>
-    </message>
-    <message>
-        <location line="+0" />
-        <source>Width</source>
-        <translation>幅</translation>
-    </message>
-    <message>
-        <location line="+0" />
-        <source>Height</source>
-        <translation>高さ</translation>
-    </message>
-    <message>
-        <location line="+14" />
+        <location line="+5" />
         <source>Generate</source>
         <translation>生成</translation>
     </message>
@@ -374,7 +362,7 @@
         <translation>生成を中断する（Esc）</translation>
     </message>
     <message>
-        <location line="-88" />
+        <location line="-81" />
         <source>Idle</source>
         <translation>待機中</translation>
     </message>
@@ -384,7 +372,7 @@
         <translation>メモリ設定を無視しました：%1</translation>
     </message>
     <message>
-        <location line="+59" />
+        <location line="+63" />
         <source>&amp;Edit</source>
         <translation>編集(&amp;E)</translation>
     </message>
@@ -394,42 +382,22 @@
         <translation>設定(&amp;P)…</translation>
     </message>
     <message>
-        <location line="+88" />
-        <source>Open checkpoint</source>
-        <translation>チェックポイントを開く</translation>
-    </message>
-    <message>
-        <location line="+1" />
-        <source>Checkpoints (*.safetensors)</source>
-        <translation>チェックポイント (*.safetensors)</translation>
-    </message>
-    <message>
-        <location line="+10" />
-        <source>Choose a model first: a .safetensors checkpoint or a diffusers folder.</source>
-        <translation>先にモデルを選んでください：.safetensors チェックポイントまたは diffusers フォルダ。</translation>
-    </message>
-    <message>
-        <location line="+4" />
-        <source>Set both width and height, or both to the model's native size.</source>
-        <translation>幅と高さを両方とも指定するか、両方ともモデル本来のサイズにしてください。</translation>
-    </message>
-    <message>
-        <location line="-135" />
+        <location line="-37" />
         <source>Starting…</source>
         <translation>開始中…</translation>
     </message>
     <message>
-        <location line="-141" />
+        <location line="-97" />
         <source>Computing on the CPU: %1</source>
         <translation>CPU で計算します：%1</translation>
     </message>
     <message>
-        <location line="+166" />
+        <location line="+122" />
         <source>&amp;File</source>
         <translation>ファイル(&amp;F)</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+6" />
         <source>&amp;Save Image As…</source>
         <translation>画像に名前を付けて保存(&amp;S)…</translation>
     </message>
@@ -465,36 +433,16 @@
     </message>
     <message>
         <location line="+7" />
-        <source>Sampler</source>
-        <translation>サンプラー</translation>
-    </message>
-    <message>
-        <location line="+1" />
         <source>Batch count</source>
         <translation>枚数</translation>
     </message>
     <message>
-        <location line="+3" />
-        <source>Checkpoints found in the model folders of Preferences; type or browse for any other</source>
-        <translation>設定のモデルフォルダで見つかったチェックポイント。ほかのものは入力するか参照してください</translation>
-    </message>
-    <message>
-        <location line="+4" />
-        <source>Random</source>
-        <translation>ランダム</translation>
-    </message>
-    <message>
         <location line="+1" />
-        <source>A new seed for every Generate; untick to keep the seed</source>
-        <translation>生成のたびに新しいシード。チェックを外すとシードを固定します</translation>
-    </message>
-    <message>
-        <location line="+5" />
         <source>Images rendered one after another, seed, seed + 1, …</source>
         <translation>順に描く枚数（シード、シード + 1、…）</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+4" />
         <source>Render with these settings (Ctrl+Enter); while a render runs, queue another</source>
         <translation>この設定で生成（Ctrl+Enter）。実行中なら次をキューに追加</translation>
     </message>
@@ -534,18 +482,12 @@
         <translation>メモリ</translation>
     </message>
     <message>
-        <location line="+18" />
-        <location line="+12" />
-        <source>Kiln starter model</source>
-        <translation>Kiln スターターモデル</translation>
-    </message>
-    <message>
-        <location line="+3" />
+        <location line="+51" />
         <source>The starter model is missing. Choose a model.</source>
         <translation>スターターモデルがありません。モデルを選んでください。</translation>
     </message>
     <message>
-        <location line="+72" />
+        <location line="+89" />
         <source>Save image</source>
         <translation>画像を保存</translation>
     </message>
@@ -555,22 +497,110 @@
         <translation>PNG 画像 (*.png)</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="-51" />
+        <location line="+54" />
         <source>Saving failed</source>
         <translation>保存に失敗しました</translation>
     </message>
     <message>
-        <location line="+7" />
+        <location line="-181" />
+        <source>&amp;Open Workflow…</source>
+        <translation>ワークフローを開く(&amp;O)…</translation>
+    </message>
+    <message>
+        <location line="+2" />
+        <source>Save &amp;Workflow As…</source>
+        <translation>ワークフローに名前を付けて保存(&amp;W)…</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>&amp;Default Workflow</source>
+        <translation>標準ワークフロー(&amp;D)</translation>
+    </message>
+    <message>
+        <location line="+23" />
+        <source>Workflow: %1</source>
+        <translation>ワークフロー：%1</translation>
+    </message>
+    <message>
+        <location line="+0" />
+        <source>text to image (built in)</source>
+        <translation>テキストから画像（内蔵）</translation>
+    </message>
+    <message>
+        <location line="+70" />
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+    <message>
+        <location line="+4" />
+        <source>%1 cannot run:
+%2</source>
+        <translation>%1 は実行できません：
+%2</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>%1 cannot run: %2</source>
+        <translation>%1 は実行できません：%2</translation>
+    </message>
+    <message>
+        <location line="+4" />
+        <source>Opened %1</source>
+        <translation>%1 を開きました</translation>
+    </message>
+    <message>
+        <location line="+3" />
+        <source>Cannot open %1: %2</source>
+        <translation>%1 を開けません：%2</translation>
+    </message>
+    <message>
+        <location line="+6" />
+        <source>Open workflow</source>
+        <translation>ワークフローを開く</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Workflows and pictures (*.json *.png)</source>
+        <translation>ワークフローと画像 (*.json *.png)</translation>
+    </message>
+    <message>
+        <location line="+6" />
+        <source>Save workflow</source>
+        <translation>ワークフローを保存</translation>
+    </message>
+    <message>
+        <location line="+0" />
+        <source>Kiln workflows (*.json)</source>
+        <translation>Kiln ワークフロー (*.json)</translation>
+    </message>
+    <message>
+        <location line="+6" />
+        <source>Cannot write %1: %2</source>
+        <translation>%1 に書き込めません：%2</translation>
+    </message>
+    <message>
+        <location line="+61" />
         <source>Cannot show %1: %2</source>
         <translation>%1 を表示できません：%2</translation>
     </message>
     <message>
-        <location line="+11" />
+        <location line="+15" />
+        <source>Workflow of %1 reopened</source>
+        <translation>%1 のワークフローを開き直しました</translation>
+    </message>
+    <message>
+        <location line="+3" />
+        <source>The workflow in %1 cannot be read (%2); using its recorded settings</source>
+        <translation>%1 のワークフローを読めません（%2）。記録された設定を使います</translation>
+    </message>
+    <message>
+        <location line="+5" />
         <source>%1 records no settings to reuse</source>
         <translation>%1 には再利用できる設定がありません</translation>
     </message>
     <message>
-        <location line="+19" />
+        <location line="+22" />
         <source>Settings of %1 reused</source>
         <translation>%1 の設定を再利用しました</translation>
     </message>
@@ -691,6 +721,71 @@
         <location line="+1" />
         <source>Kiln's resident memory</source>
         <translation>Kiln の常駐メモリ</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::ParameterPanel</name>
+    <message>
+        <location filename="../ui/parameter_panel.cpp" line="+85" />
+        <location line="+144" />
+        <source>Kiln starter model</source>
+        <translation>Kiln スターターモデル</translation>
+    </message>
+    <message>
+        <location line="-89" />
+        <location line="+57" />
+        <source>Browse…</source>
+        <translation>参照…</translation>
+    </message>
+    <message>
+        <location line="-54" />
+        <source>Open checkpoint</source>
+        <translation>チェックポイントを開く</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Checkpoints (*.safetensors)</source>
+        <translation>チェックポイント (*.safetensors)</translation>
+    </message>
+    <message>
+        <location line="+55" />
+        <source>Choose a file</source>
+        <translation>ファイルを選ぶ</translation>
+    </message>
+    <message>
+        <location line="+18" />
+        <source>From %1 to %2</source>
+        <translation>%1 から %2 まで</translation>
+    </message>
+    <message>
+        <location line="+3" />
+        <source>What to avoid</source>
+        <translation>避けたいもの</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>What to render</source>
+        <translation>描きたいもの</translation>
+    </message>
+    <message>
+        <location line="+2" />
+        <source>Random</source>
+        <translation>ランダム</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>A new seed for every Generate; untick to keep the seed</source>
+        <translation>生成のたびに新しいシード。チェックを外すとシードを固定します</translation>
+    </message>
+    <message>
+        <location line="+4" />
+        <source>A .safetensors checkpoint or a diffusers folder</source>
+        <translation>.safetensors チェックポイントまたは diffusers フォルダ</translation>
+    </message>
+    <message>
+        <location line="+4" />
+        <source>This workflow exposes no parameters: Generate runs it as it is.</source>
+        <translation>このワークフローは公開パラメータを持ちません。生成するとそのまま実行されます。</translation>
     </message>
 </context>
 <context>

@@ -5,7 +5,9 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
+#include <QFile>
 #include <QDockWidget>
+#include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPlainTextEdit>
@@ -22,6 +24,7 @@
 #include "image_view.h"
 #include "main_window.h"
 #include "memory_panel.h"
+#include "parameter_panel.h"
 #include "preferences_dialog.h"
 #include "queue_panel.h"
 #include "result_files.h"
@@ -276,6 +279,57 @@ class TestMainWindow : public QObject {
     QVERIFY(pngs(dir).isEmpty());
   }
 
+  // Any workflow can be the panel's template: its exposed parameters become the panel.
+  void opensWorkflowsAsTemplates() {
+    QTemporaryDir dir;
+    auto window = makeWindow(dir);
+    const auto write = [&](const QString& name, const QByteArray& text) {
+      QFile f(dir.filePath(name));
+      if (!f.open(QIODevice::WriteOnly)) return QString();
+      f.write(text);
+      return f.fileName();
+    };
+    // A Kiln workflow exposing two parameters, one of them not a usual one.
+    QFile corpus(QString(KILN_SOURCE_DIR) + "/tests/fuzz/workflow_corpus/text_to_image.json");
+    QVERIFY(corpus.open(QIODevice::ReadOnly));
+    QByteArray text = corpus.readAll();
+    text.replace("\"model.safetensors\"", "\"" + tinyModel().toUtf8() + "\"");
+    text.replace(" \"links\":", " \"exposed\": [{\"node\": \"sampler\", \"param\": \"steps\", \"label\": \"Steps\"},"
+                                 " {\"node\": \"sampler\", \"param\": \"denoise\", \"label\": \"Strength\"}],\n \"links\":");
+    QVERIFY(window->openTemplate(write("two.json", text)));
+    QCOMPARE(window->parameterPanel()->count(), 2);
+    QCOMPARE(window->templateSource(), QString("two.json"));
+    QVERIFY(window->stepsSpin());
+    QVERIFY(!window->promptEdit());  // not exposed: the workflow's own value is used
+    QVERIFY(window->parameterPanel()->editor("sampler", "denoise"));
+    window->stepsSpin()->setValue(2);
+    window->startGenerate();
+    QTRY_VERIFY2_WITH_TIMEOUT(window->hasResult(), qPrintable(window->statusText()), 120000);
+    QCOMPARE(pngs(dir).size(), 1);
+    QVERIFY(window->gallery()->result(0).workflow.contains("\"steps\": 2"));
+    // A ComfyUI workflow exposes nothing of its own: the usual parameters are shown.
+    QFile comfy(QString(KILN_SOURCE_DIR) + "/tests/fuzz/workflow_corpus/comfy_api.json");
+    QVERIFY(comfy.open(QIODevice::ReadOnly));
+    QByteArray api = comfy.readAll();
+    api.replace("/work/shared/conformance/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors", tinyModel().toUtf8());
+    QVERIFY(window->openTemplate(write("comfy.json", api)));
+    QCOMPARE(window->parameterPanel()->count(), 9);
+    QCOMPARE(window->promptEdit()->toPlainText(), QString("a red circle"));
+    QCOMPARE(window->negativeEdit()->toPlainText(), QString("blurry"));
+    QCOMPARE(window->seedSpin()->value(), 5);
+    QCOMPARE(window->widthSpin()->value(), 64);
+    // Files that cannot be a template leave the panel as it was, with the reason shown.
+    QVERIFY(!window->openTemplate(write("broken.json", "{\"kiln_workflow\": 1, \"nodes\": [")));
+    QVERIFY2(window->statusText().startsWith("Cannot open broken.json"), qPrintable(window->statusText()));
+    QVERIFY(!window->openTemplate(dir.filePath("missing.json")));
+    QByteArray cycle = text;
+    cycle.replace("\"type\": \"Sampler\"", "\"type\": \"NoSuchNode\"");
+    QVERIFY(!window->openTemplate(write("unknown.json", cycle)));
+    QVERIFY2(window->statusText().contains("cannot run"), qPrintable(window->statusText()));
+    QCOMPARE(window->templateSource(), QString("comfy.json"));
+    QCOMPARE(window->parameterPanel()->count(), 9);
+  }
+
   // The interface changes language while it runs.
   void switchesLanguageWithoutRestart() {
     QTemporaryDir dir;
@@ -284,6 +338,11 @@ class TestMainWindow : public QObject {
     QVERIFY(kiln::ui::setLanguage("de", KILN_QM_DIR));
     QTRY_COMPARE(window->generateButton()->text(), QString("Generieren"));
     QCOMPARE(window->findChild<QDockWidget*>("queue")->windowTitle(), QString("Warteschlange"));
+    // The panel's labels come from the template workflow and are translated too.
+    QString steps_label;
+    for (const QLabel* l : window->findChildren<QLabel*>())
+      if (l->buddy() == window->stepsSpin()) steps_label = l->text();
+    QCOMPARE(steps_label, QString("Schritte"));
     QVERIFY(kiln::ui::setLanguage("ja", KILN_QM_DIR));
     QTRY_COMPARE(window->generateButton()->text(), QString("生成"));
     QVERIFY(kiln::ui::setLanguage("en", KILN_QM_DIR));
