@@ -34,6 +34,7 @@
 #include "image_view.h"
 #include "kiln/error.h"
 #include "kiln/render.h"
+#include "kiln/units.h"
 #include "kiln/workflow.h"
 #include "memory_panel.h"
 #include "model_list.h"
@@ -448,7 +449,9 @@ void MainWindow::applySettings() {
 
 void MainWindow::onProgress(const QString& stage, qint64 done, qint64 total, const QString& unit,
                             double fraction, double eta_seconds) {
-  QString text = total > 1 ? tr("%1 %2/%3 %4").arg(stage).arg(done).arg(total).arg(unit) : stage;
+  QString text =
+      total > 1 ? tr("%1 %2").arg(stage, QString::fromStdString(kiln::formatProgressAmount(done, total, unit.toStdString())))
+                : stage;
   text += tr(" · %1%").arg(std::lround(fraction * 100));
   if (eta_seconds >= 0.5) text += tr(" · about %1 s left").arg(std::lround(eta_seconds));
   const int waiting = static_cast<int>(bridge_->queue().size()) - 1;

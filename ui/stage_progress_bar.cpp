@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "kiln/units.h"
+
 namespace kiln::ui {
 namespace {
 
@@ -85,7 +87,8 @@ QString StageProgressBar::label() const {
   const Segment& s = stages_[current_];
   if (s.stage.total <= 1) return s.stage.name;
   const auto done = static_cast<qint64>(std::llround(s.done * static_cast<double>(s.stage.total)));
-  return tr("%1 %2/%3 %4").arg(s.stage.name).arg(done).arg(s.stage.total).arg(s.stage.unit);
+  return tr("%1 %2").arg(s.stage.name,
+                         QString::fromStdString(kiln::formatProgressAmount(done, s.stage.total, s.stage.unit.toStdString())));
 }
 
 void StageProgressBar::paintEvent(QPaintEvent*) {

@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "kiln/units.h"
+
 namespace kiln::cli {
 namespace {
 
@@ -132,7 +134,7 @@ void ProgressDisplay::drawLive(const Event& e) {
   const Stage& s = stages_[static_cast<std::size_t>(e.stage)];
   std::string line = s.name;
   if (e.total > 0)
-    line += " " + std::to_string(e.type == EventType::StageStarted ? 0 : e.done) + "/" + std::to_string(e.total) + " " + s.unit;
+    line += " " + formatProgressAmount(e.type == EventType::StageStarted ? 0 : e.done, e.total, s.unit);
   char pct[16];
   std::snprintf(pct, sizeof pct, "%3.0f%%", 100.0 * e.fraction);
   line += std::string("  ") + pct;

@@ -51,4 +51,20 @@ std::string formatBytes(int64_t bytes) {
   return buf;
 }
 
+std::string formatProgressAmount(int64_t done, int64_t total, const std::string& unit) {
+  if (unit != "bytes") return std::to_string(done) + "/" + std::to_string(total) + (unit.empty() ? "" : " " + unit);
+  static const char* kUnits[] = {"B", "kB", "MB", "GB", "TB"};
+  double scale = 1;
+  int u = 0;
+  while (static_cast<double>(total) / scale >= 1000.0 && u < 4) {
+    scale *= 1000.0;
+    ++u;
+  }
+  const double t = static_cast<double>(total) / scale;
+  const int decimals = u == 0 ? 0 : (t < 10 ? 1 : 0);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f/%.*f %s", decimals, static_cast<double>(done) / scale, decimals, t, kUnits[u]);
+  return buf;
+}
+
 }  // namespace kiln

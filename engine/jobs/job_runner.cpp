@@ -198,7 +198,7 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
                                 dtype == at::kBFloat16 ? "bf16" : "fp32"});
   const bool save = !job.output_path.empty();
   const int load = cached ? -1
-                         : tracker.add(StageKind::LoadModel, "Loading model", "tensors", 0, -1,
+                         : tracker.add(StageKind::LoadModel, "Loading model", "bytes", 0, -1,
                                           static_cast<int64_t>(checkpoint->index.entries().size()));
   const auto encoders = static_cast<int64_t>(spec.text_encoders.size());
   const int encode = tracker.add(StageKind::EncodePrompt, "Encoding prompt", "encoders", encoders, -1, encoders);

@@ -103,7 +103,7 @@ NodeDefinition loadCheckpoint() {
               {out(ValueType::Model, "Model"), out(ValueType::Clip, "Text encoder"), out(ValueType::Vae, "VAE")}};
   d.stage = StageKind::LoadModel;
   d.stage_name = "Loading model";
-  d.unit = "tensors";
+  d.unit = "bytes";
   d.run = [](NodeCall& c) {
     ModelRef ref;
     ref.path = resolveModelPath(c.stringParam("ckpt_name"));

@@ -44,7 +44,12 @@ void loadComponent(const models::ParamList& params, const models::Checkpoint& ck
   opts.dtype = dtype;
   opts.owned_prefixes = {prefix};
   opts.ignored.insert(ignored.begin(), ignored.end());
-  if (tick) opts.progress = [&](std::size_t, std::size_t) { tick(1); };
+  std::size_t reported = 0;  // of this component
+  if (tick)
+    opts.progress = [&](std::size_t done, std::size_t) {
+      tick(done - reported);
+      reported = done;
+    };
   models::loadParams(params, ck.index, opts, what);
 }
 
@@ -67,8 +72,10 @@ SdPipeline::SdPipeline(models::Checkpoint checkpoint, at::ScalarType dtype,
   unet_ = std::make_unique<models::UNetModel>(spec.unet, spec.unet_prefix);
   vae_ = std::make_unique<models::AutoencoderKL>(spec.vae, spec.vae_prefix);
 
-  std::size_t total = unet_->params().slots().size() + vae_->params().slots().size();
-  for (const auto& t : text_) total += t->params().slots().size();
+  // Progress in bytes read from the file, over every component.
+  std::size_t total = models::storedBytes(unet_->params(), checkpoint_.index) +
+                      models::storedBytes(vae_->params(), checkpoint_.index);
+  for (const auto& t : text_) total += models::storedBytes(t->params(), checkpoint_.index);
   std::size_t done = 0;
   const auto tick = [&](std::size_t n) {
     done += n;

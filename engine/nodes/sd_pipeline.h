@@ -43,6 +43,7 @@ struct TextEncoding {
 
 class SdPipeline {
  public:
+  // Bytes of the file read so far, of all the components' bytes.
   using LoadProgress = std::function<void(std::size_t done, std::size_t total)>;
   // Materialises every component (weights converted to dtype on CPU).
   SdPipeline(models::Checkpoint checkpoint, at::ScalarType dtype,

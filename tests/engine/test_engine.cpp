@@ -296,16 +296,19 @@ class TestEngine : public QObject {
     QVERIFY(!engine2.cancel(999));
   }
 
-  // A cancel during loading stops at the next tensor; nothing enters the cache and the
-  // job's memory is given back.
+  // A cancel during loading stops at the next tensor (no more bytes read); nothing
+  // enters the cache and the job's memory is given back.
   void cancelWhileLoading() {
     Recorder rec;
     kiln::EngineOptions o = options(rec);
     o.cached_models = 0;
     kiln::Engine engine(o);
     Clock::time_point cancelled_at{};
+    int64_t read_when_cancelled = -1;
     rec.on_event = [&](const kiln::Event& e) {
-      if (e.type == EventType::Progress && e.unit == "tensors" && e.done == 1) {
+      if (e.type == EventType::Progress && e.unit == "bytes" && e.done > 0 && read_when_cancelled < 0) {
+        QVERIFY(e.done < e.total);
+        read_when_cancelled = e.done;
         cancelled_at = Clock::now();
         engine.cancel(e.job);
       }
@@ -316,10 +319,11 @@ class TestEngine : public QObject {
     const kiln::Event end = rec.end(id);
     QCOMPARE(end.type, EventType::JobCancelled);
     QCOMPARE(end.stage, 0);  // the load stage
-    int tensors_after = 0;
+    QVERIFY(read_when_cancelled > 0);
+    int reads_after = 0;
     for (const auto& e : rec.of(id))
-      if (e.type == EventType::Progress && e.unit == "tensors" && e.done > 1) ++tensors_after;
-    QCOMPARE(tensors_after, 0);
+      if (e.type == EventType::Progress && e.unit == "bytes" && e.done > read_when_cancelled) ++reads_after;
+    QCOMPARE(reads_after, 0);
     QVERIFY2(latency < 1.0, qPrintable(QString::number(latency)));
     QVERIFY(engine.waitIdle(10));
     QCOMPARE(engine.memoryStats().cached_models, 0);

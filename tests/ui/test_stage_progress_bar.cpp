@@ -7,7 +7,7 @@
 namespace {
 
 QList<kiln::app::PlannedStage> plan() {
-  return {{"Loading model", "tensors", 100, 1.0},
+  return {{"Loading model", "bytes", 2'000'000'000, 1.0},
           {"Encoding prompt", "encoders", 1, 1.0},
           {"Denoising", "steps", 8, 8.0},
           {"Decoding", "tile passes", 1, 2.0}};
@@ -51,6 +51,16 @@ class TestStageProgressBar : public QObject {
     QCOMPARE(bar.stageFraction(2), 0.375);
     QCOMPARE(bar.stageFraction(3), 0.0);
     QCOMPARE(bar.label(), QString("Denoising 3/8 steps"));
+    // Loading counts the bytes read, shown in the unit of the file's size.
+    kiln::ui::StageProgressBar loading;
+    loading.setPlan(plan());
+    loading.setStageProgress(0, 1'200'000'000, 2'000'000'000);
+    QCOMPARE(loading.label(), QString("Loading model 1.2/2.0 GB"));
+    auto small = plan();
+    small[0].total = 820'000'000;
+    loading.setPlan(small);
+    loading.setStageProgress(0, 310'000'000, 820'000'000);
+    QCOMPARE(loading.label(), QString("Loading model 310/820 MB"));
 
     QImage shot(bar.size(), QImage::Format_RGB32);
     bar.render(&shot);

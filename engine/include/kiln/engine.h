@@ -40,7 +40,7 @@ const char* stageKindName(StageKind kind) noexcept;  // "load", "lora", "encode"
 struct Stage {
   StageKind kind = StageKind::Invalid;
   std::string name;   // for people: "Loading model", "Denoising image 2 of 3"
-  std::string unit;   // what `total` counts: "tensors", "layers", "steps", "tile passes", "files"
+  std::string unit;   // what `total` counts: "bytes" (of a file read), "steps", "tile passes", "files", ...
   int64_t total = 0;  // 0 while not yet known (a later Progress event carries it)
   int image = -1;     // the batch image the stage belongs to; -1 for job-wide stages
   double expected_seconds = 0;  // calibrated from earlier runs on this machine

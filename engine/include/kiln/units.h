@@ -16,4 +16,8 @@ std::optional<int64_t> parseBytes(std::string_view text);
 // "0 B", "512 B", "12.3 KiB", "1.50 GiB": three significant digits, binary units.
 std::string formatBytes(int64_t bytes);
 
+// A stage's progress as its label shows it: "12/30 steps", and for "bytes" both counts
+// in the unit of the total, decimal like file sizes: "1.2/2.0 GB", "310/820 MB".
+std::string formatProgressAmount(int64_t done, int64_t total, const std::string& unit);
+
 }  // namespace kiln

@@ -85,13 +85,23 @@ void loadParams(const ParamList& params, const tensor_io::TensorIndex& index,
       msg += "\n  ... and " + std::to_string(problems.size() - shown) + " more";
     throw Error(ErrorKind::ShapeMismatch, msg);
   }
-  const std::size_t total = params.slots().size();
+  const std::size_t total = storedBytes(params, index);
   std::size_t done = 0;
   for (const auto& slot : params.slots()) {
     core::checkInterrupt();
-    *slot.tensor = tensor_io::materialize(*index.find(slot.name), options.dtype);
-    if (options.progress) options.progress(++done, total);
+    const tensor_io::IndexEntry& entry = *index.find(slot.name);
+    *slot.tensor = tensor_io::materialize(entry, options.dtype);
+    for (const auto& source : entry.sources) done += source.info->byteSize();
+    if (options.progress) options.progress(done, total);
   }
+}
+
+std::size_t storedBytes(const ParamList& params, const tensor_io::TensorIndex& index) {
+  std::size_t bytes = 0;
+  for (const auto& slot : params.slots())
+    if (const tensor_io::IndexEntry* entry = index.find(slot.name))
+      for (const auto& source : entry->sources) bytes += source.info->byteSize();
+  return bytes;
 }
 
 }  // namespace kiln::models

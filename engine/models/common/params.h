@@ -151,9 +151,14 @@ struct LoadOptions {
   std::vector<std::string> owned_prefixes;
   // Keys that real checkpoints carry but no module uses (position_ids buffers, ...).
   std::set<std::string> ignored;
-  // Called with (slots done, slots total) while loading.
+  // Called after each slot with (stored bytes done, stored bytes total) of this call's
+  // slots: how much of the file has been read.
   std::function<void(std::size_t, std::size_t)> progress;
 };
+
+// The bytes the file stores for `params`' slots (what loading reads; 0 for slots the
+// index lacks).
+std::size_t storedBytes(const ParamList& params, const tensor_io::TensorIndex& index);
 
 // Fills every slot. Throws kiln::Error(ShapeMismatch) listing all missing and mis-shaped
 // tensors (both shapes) and unused ones, so one run tells the whole story.

@@ -87,6 +87,12 @@ class MemoryTest : public QObject {
     QCOMPARE(parsed.has_value() ? qint64(*parsed) : qint64(-1), bytes);
     QCOMPARE(formatBytes(1536 * kMiB), std::string("1.50 GiB"));
     QCOMPARE(formatBytes(512), std::string("512 B"));
+    // Progress amounts: counts as they are, bytes in the total's decimal unit.
+    QCOMPARE(formatProgressAmount(12, 30, "steps"), std::string("12/30 steps"));
+    QCOMPARE(formatProgressAmount(1'234'000'000, 2'132'000'000, "bytes"), std::string("1.2/2.1 GB"));
+    QCOMPARE(formatProgressAmount(5'000'000, 14'500'000, "bytes"), std::string("5/14 MB"));
+    QCOMPARE(formatProgressAmount(0, 999, "bytes"), std::string("0/999 B"));
+    QCOMPARE(formatProgressAmount(3, 4, ""), std::string("3/4"));
   }
 
   void deviceSpecsAreParsedOrRefusedClearly() {
