@@ -352,7 +352,10 @@ void MainWindow::appendLog(const QString& line) {
 void MainWindow::startGenerate() {
   panel_->drawRandomSeeds();
   app::GenerateRequest r;
-  r.workflow = std::make_shared<kiln::Workflow>(panel_->workflow());
+  auto workflow = std::make_shared<kiln::Workflow>(panel_->workflow());
+  app::applyNodeDefaults(*workflow, {kiln::vaeTilingName(settings_->vaeTiling()), settings_->tileSize(),
+                                     settings_->tileOverlap(), kiln::loraModeName(settings_->loraMode())});
+  r.workflow = std::move(workflow);
   r.batch = batch_->value();
   r.output_folder = settings_->outputFolder();
   r.output_name = settings_->value("general/file_name_template").toString();

@@ -176,6 +176,7 @@ OffloadSettings Settings::offload() const {
   o.record_stream = value("memory/record_stream").toBool();
   o.pin = parsePinMode(value("memory/pin").toString().toStdString());
   o.pin_reserve_bytes = value("memory/pin_reserve").toLongLong();
+  o.working_reserve_bytes = value("memory/working_reserve").toLongLong();
   for (const QString& n : value("memory/never").toStringList()) o.never.push_back(n.toStdString());
   for (const QString& n : value("memory/always").toStringList()) o.always.push_back(n.toStdString());
   o.validate();

@@ -103,6 +103,18 @@ kiln::ParamValue paramValue(const kiln::Workflow& w, const std::vector<kiln::Nod
   return p ? p->default_value : kiln::ParamValue{};
 }
 
+void applyNodeDefaults(kiln::Workflow& w, const NodeDefaults& d) {
+  for (kiln::WorkflowNode& n : w.nodes) {
+    if (n.type == "VAEDecode" || n.type == "VAEEncode") {
+      n.params.try_emplace("tiling", d.tiling);
+      n.params.try_emplace("tile_size", d.tile_size);
+      n.params.try_emplace("tile_overlap", d.tile_overlap);
+    } else if (n.type == "LoadLoRA" || n.type == "LoadLoRAModelOnly") {
+      n.params.try_emplace("mode", d.lora_mode);
+    }
+  }
+}
+
 kiln::RenderParams roleParams(const kiln::Workflow& w, int index) {
   static const std::vector<kiln::NodeSchema> schemas = kiln::builtinNodeSchemas();
   const auto value = [&](PanelRole role) {

@@ -39,6 +39,16 @@ void exposeCommonParameters(kiln::Workflow& workflow);
 kiln::Workflow prepareRun(const kiln::Workflow& workflow, const std::vector<kiln::NodeSchema>& schemas, int index,
                           const QString& file_prefix);
 
+// What Preferences set for nodes that leave it to them: VAE tiling (VAEDecode, VAEEncode)
+// and the LoRA mode (LoadLoRA, LoadLoRAModelOnly). A value the workflow sets is kept.
+struct NodeDefaults {
+  std::string tiling = "auto";
+  int64_t tile_size = 0;
+  int64_t tile_overlap = 64;
+  std::string lora_mode = "auto";
+};
+void applyNodeDefaults(kiln::Workflow& workflow, const NodeDefaults& defaults);
+
 // The render settings the workflow's role parameters hold (model, prompts, seed + index,
 // steps, CFG scale, size), for file names and labels.
 kiln::RenderParams roleParams(const kiln::Workflow& workflow, int index = 0);

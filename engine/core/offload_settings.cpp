@@ -59,6 +59,8 @@ void OffloadSettings::validate() const {
   if (blocks_per_group < 1)
     throw Error(ErrorKind::InvalidArgument,
                 "blocks per group must be at least 1, got " + std::to_string(blocks_per_group));
+  if (working_reserve_bytes < 0 || pin_reserve_bytes < 0)
+    throw Error(ErrorKind::InvalidArgument, "memory reserves cannot be negative");
   if (record_stream && !streams)
     throw Error(ErrorKind::InvalidArgument, "record-stream needs streams; turn streams on or record-stream off");
   if (pin == PinMode::Invalid)

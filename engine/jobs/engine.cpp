@@ -128,6 +128,7 @@ struct Engine::Impl {
   std::thread thread;
 
   OffloadSettings offload;  // guarded by mutex
+  int64_t placed_reserve = 0;  // engine thread: the working reserve the loaded models were placed with
 
   explicit Impl(EngineOptions o)
       : options(std::move(o)),
@@ -209,6 +210,10 @@ struct Engine::Impl {
   // Places the loaded models as `settings` say, without reloading them (engine thread,
   // between jobs), then reports the new placement.
   void replaceLoaded(const OffloadSettings& settings) {
+    // A new working reserve changes what balanced mode keeps resident: placed afresh
+    // (from the host copies; nothing is read from the file again).
+    const bool afresh = settings.working_reserve_bytes != placed_reserve;
+    placed_reserve = settings.working_reserve_bytes;
     jobs::RunEnvironment env;
     env.cache = &cache;
     env.device = device.get();
@@ -218,8 +223,12 @@ struct Engine::Impl {
       memory::ModelCache::Lease lease = cache.find(info.key);
       if (!lease) continue;
       try {
-        if (auto* m = dynamic_cast<jobs::PipelineModel*>(&lease.model()))
+        // Models resting in host memory are placed by the job that uses them next.
+        if (device->isAccelerator() && lease.model().deviceBytes() == 0) continue;
+        if (auto* m = dynamic_cast<jobs::PipelineModel*>(&lease.model())) {
+          if (afresh) m->offload();
           jobs::placeModel(*m, env, *device, 0);
+        }
         else if (auto* v = dynamic_cast<jobs::VaeFileModel*>(&lease.model()); v && device->isAccelerator())
           for (const std::string& line : v->place(settings)) emit(jobs::logEvent(line));
       } catch (const std::exception& e) {
@@ -244,6 +253,7 @@ struct Engine::Impl {
       std::lock_guard<std::mutex> lock(mutex);
       env.offload = offload;
     }
+    placed_reserve = env.offload.working_reserve_bytes;
     device->resetPeak();
     env.timings = &timings;
     env.emit = [&](Event e) {

@@ -18,6 +18,7 @@
 #include "memory/device.h"
 #include "memory/model_cache.h"
 #include "jobs/stage_timings.h"
+#include "kiln/units.h"
 #include "nodes/sd_pipeline.h"
 
 namespace kiln::jobs {
@@ -59,17 +60,29 @@ void saveImage(const std::string& path, const Image& image, const RunEnvironment
 
 void placeModel(PipelineModel& model, RunEnvironment& env, memory::Device& device, int64_t working_bytes) {
   if (!device.isAccelerator()) return;
+  // The working reserve is kept free beside the weights where the device has room for it.
+  int64_t reserve = env.offload.working_reserve_bytes;
   int64_t available = 0;
   if (env.cache) {
-    const memory::MakeRoomResult room = env.cache->makeRoom(model.deviceBytesNeeded(env.offload), working_bytes);
+    const int64_t needed = model.deviceBytesNeeded(env.offload);
+    memory::MakeRoomResult room;
+    try {
+      room = env.cache->makeRoom(needed, working_bytes + reserve);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::OutOfMemory || reserve == 0) throw;
+      env.emit(logEvent("the working reserve of " + formatBytes(reserve) + " does not fit beside " + model.describe() +
+                        " on " + device.name() + "; placing without it"));
+      reserve = 0;
+      room = env.cache->makeRoom(needed, working_bytes);
+    }
     for (const auto& w : room.warnings) env.emit(logEvent(w));
     for (const auto& m : room.offloaded) env.emit(logEvent("moved " + m + " off " + device.name() + " to make room"));
     available = room.available_bytes;
   } else {
     available = device.memory().free_bytes;
   }
-  // Balanced mode keeps resident what fits beside the work.
-  for (const auto& line : model.place(env.offload, std::max<int64_t>(available - working_bytes, 0)))
+  // Balanced mode keeps resident what fits beside the work and the reserve.
+  for (const auto& line : model.place(env.offload, std::max<int64_t>(available - working_bytes - reserve, 0)))
     env.emit(logEvent(line));
 }
 

@@ -87,6 +87,24 @@ class TestTemplateWorkflow : public QObject {
     QCOMPARE(std::get<int64_t>(prepareRun(w, schemas, 1, "").node("sampler")->params.at("seed")), int64_t{1});
   }
 
+  void preferencesFillWhatNodesLeaveOpen() {
+    kiln::Workflow w = defaultTemplate();
+    w.nodes.push_back({"lora", "LoadLoRA", {{"lora_name", std::string("style.safetensors")}, {"mode", std::string("hook")}}, 0, 0, ""});
+    w.nodes.push_back({"encode", "VAEEncode", {{"tiling", std::string("never")}}, 0, 0, ""});
+    applyNodeDefaults(w, {"always", 256, 32, "merge"});
+    const auto param = [&](const char* node, const char* name) { return w.node(node)->params.at(name); };
+    QCOMPARE(std::get<std::string>(param("decode", "tiling")), std::string("always"));
+    QCOMPARE(std::get<int64_t>(param("decode", "tile_size")), int64_t{256});
+    QCOMPARE(std::get<int64_t>(param("decode", "tile_overlap")), int64_t{32});
+    QCOMPARE(std::get<std::string>(param("encode", "tiling")), std::string("never"));  // the workflow's own
+    QCOMPARE(std::get<int64_t>(param("encode", "tile_size")), int64_t{256});
+    QCOMPARE(std::get<std::string>(param("lora", "mode")), std::string("hook"));
+    QVERIFY(!w.node("sampler")->params.count("tiling"));
+    kiln::Workflow plain = defaultTemplate();
+    applyNodeDefaults(plain, {});
+    QVERIFY(kiln::validateWorkflow(plain, kiln::builtinNodeSchemas()).empty());
+  }
+
   void nativeSizeComesFromTheHeader() {
     QTemporaryDir dir;
     QCOMPARE(nativeSize(writeCheckpoint(dir, "spec.safetensors", "{\"modelspec.resolution\":\"768x512\"}", "x")),

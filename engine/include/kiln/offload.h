@@ -36,6 +36,9 @@ struct OffloadSettings {
   PinMode pin = PinMode::On;
   // Pinned memory may take the host memory free when settings are applied, less this.
   int64_t pin_reserve_bytes = int64_t{2} << 30;
+  // Device memory kept free for the work beside the weights: room is made for it before
+  // models are placed, and balanced mode keeps that much less resident.
+  int64_t working_reserve_bytes = 0;
 
   // Throws kiln::Error(InvalidArgument) for settings that cannot work.
   void validate() const;

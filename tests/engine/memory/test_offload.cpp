@@ -417,6 +417,68 @@ class OffloadTest : public QObject {
     bad.blocks_per_group = 0;
     QVERIFY_THROWS_EXCEPTION(Error, engine.setOffloadSettings(bad));
   }
+
+  // The working reserve: room is made for it beside the weights (other loaded models
+  // leave the device, at once when it changes); one the device cannot hold beside the
+  // model is given up with a log line, and rendering goes on.
+  void workingReserveLeavesRoomBesideTheWeights() {
+    std::vector<Event> events;
+    std::mutex mutex;
+    EngineOptions o;
+    o.device = "sim:256M";
+    o.cached_models = 2;
+    o.sink = [&](const Event& e) {
+      std::lock_guard lock(mutex);
+      events.push_back(e);
+    };
+    Engine engine(o);
+    const auto render = [&](const std::string& model) {
+      Job job;
+      job.params.model_path = model;
+      job.params.prompt = "a red circle";
+      job.params.steps = 1;
+      job.params.width = job.params.height = 64;
+      const JobId id = engine.submit(job);
+      engine.waitIdle(120);
+      std::lock_guard lock(mutex);
+      for (const auto& e : events)
+        if (e.job == id && e.type == EventType::JobFinished) return true;
+      return false;
+    };
+    const auto logged = [&](const std::string& text) {
+      std::lock_guard lock(mutex);
+      for (const auto& e : events)
+        if (e.type == EventType::Log && e.message.find(text) != std::string::npos) return true;
+      return false;
+    };
+    QVERIFY(render(tinyPath()));
+    const int64_t first = engine.memoryStats().cached_model_device_bytes;
+    QVERIFY(render(std::string(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/sdxl/sdxl_tiny_ldm.safetensors"));
+    MemoryStats both = engine.memoryStats();
+    QCOMPARE(both.cached_models, 2);
+    QVERIFY(both.cached_model_device_bytes > first);  // both on the device
+    QVERIFY(!logged("to make room"));
+    // A reserve that fits only once the first model has left the device.
+    const int64_t free_now = both.device_total_bytes - both.device_allocated_bytes;
+    OffloadSettings s;
+    s.working_reserve_bytes = free_now + first / 2;
+    engine.setOffloadSettings(s);
+    QVERIFY(engine.waitIdle(60));
+    QVERIFY(logged("moved sd1_tiny_ldm"));
+    QVERIFY(!logged("does not fit"));
+    const MemoryStats after = engine.memoryStats();
+    QCOMPARE(after.cached_models, 2);  // moved, not dropped
+    QVERIFY(after.device_total_bytes - after.device_allocated_bytes >= s.working_reserve_bytes);
+    // More than the device has: given up with a message; the render still runs.
+    s.working_reserve_bytes = int64_t{1} << 30;
+    engine.setOffloadSettings(s);
+    QVERIFY(engine.waitIdle(60));
+    QVERIFY(render(tinyPath()));
+    QVERIFY(logged("working reserve of 1.00 GiB does not fit"));
+    OffloadSettings bad;
+    bad.working_reserve_bytes = -1;
+    QVERIFY_THROWS_EXCEPTION(Error, engine.setOffloadSettings(bad));
+  }
 };
 
 QTEST_GUILESS_MAIN(OffloadTest)
