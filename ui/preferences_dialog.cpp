@@ -3,6 +3,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
+#include <QEvent>
 #include <QFormLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -19,13 +20,6 @@
 
 namespace kiln::ui {
 namespace {
-
-// "memory/blocks_per_group" -> "Blocks per group"
-QString titleOf(const QString& key) {
-  QString name = key.section('/', 1).replace('_', ' ');
-  if (!name.isEmpty()) name[0] = name[0].toUpper();
-  return name;
-}
 
 QWidget* makeEditor(const app::SettingSpec& spec) {
   switch (spec.type) {
@@ -54,24 +48,21 @@ QWidget* makeEditor(const app::SettingSpec& spec) {
 
 PreferencesDialog::PreferencesDialog(app::Settings& settings, app::EngineBridge* bridge, QWidget* parent)
     : QDialog(parent), settings_(settings), bridge_(bridge) {
-  setWindowTitle(tr("Preferences"));
   pages_ = new QTabWidget;
-  const QList<QPair<QString, QString>> groups{{"general", tr("General")},
-                                              {"memory", tr("Memory")},
-                                              {"lora", tr("LoRA")},
-                                              {"appearance", tr("Appearance")}};
-  for (const auto& [group, title] : groups) {
+  for (const char* group : {"general", "memory", "lora", "appearance"}) {
     auto* page = new QWidget;
     auto* form = new QFormLayout(page);
     for (const app::SettingSpec& spec : app::settingSpecs()) {
-      if (spec.key.section('/', 0, 0) != group) continue;
+      if (spec.key.section('/', 0, 0) != QLatin1String(group)) continue;
       QWidget* editor = makeEditor(spec);
-      editor->setToolTip(spec.description);
       editor->setObjectName(spec.key);
-      form->addRow(titleOf(spec.key), editor);
+      auto* label = new QLabel;
+      label->setBuddy(editor);
+      form->addRow(label, editor);
       editors_.insert(spec.key, editor);
+      labels_.insert(spec.key, label);
     }
-    pages_->addTab(page, title);
+    pages_->addTab(page, QString());
   }
   errors_ = new QLabel;
   errors_->setWordWrap(true);
@@ -86,7 +77,23 @@ PreferencesDialog::PreferencesDialog(app::Settings& settings, app::EngineBridge*
   layout->addWidget(pages_);
   layout->addWidget(errors_);
   layout->addWidget(buttons);
+  retranslate();
   load();
+}
+
+void PreferencesDialog::retranslate() {
+  setWindowTitle(tr("Preferences"));
+  const QStringList titles{tr("General"), tr("Memory"), tr("LoRA"), tr("Appearance")};
+  for (int i = 0; i < pages_->count() && i < titles.size(); ++i) pages_->setTabText(i, titles[i]);
+  for (const app::SettingSpec& spec : app::settingSpecs()) {
+    if (QLabel* label = labels_.value(spec.key)) label->setText(app::settingTitle(spec.key));
+    if (QWidget* editor = editors_.value(spec.key)) editor->setToolTip(app::settingDescription(spec));
+  }
+}
+
+void PreferencesDialog::changeEvent(QEvent* event) {
+  if (event->type() == QEvent::LanguageChange) retranslate();
+  QDialog::changeEvent(event);
 }
 
 void PreferencesDialog::load() {

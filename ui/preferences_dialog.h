@@ -30,18 +30,23 @@ class PreferencesDialog : public QDialog {
   QString errorText() const;
   QTabWidget* pages() const { return pages_; }
 
+ protected:
+  void changeEvent(QEvent* event) override;
+
  Q_SIGNALS:
   // The settings were stored (Apply or OK with valid values).
   void applied();
 
  private:
   void load();
+  void retranslate();
 
   app::Settings& settings_;
   app::EngineBridge* bridge_ = nullptr;
   QTabWidget* pages_ = nullptr;
   QLabel* errors_ = nullptr;
   QMap<QString, QWidget*> editors_;
+  QMap<QString, QLabel*> labels_;
 };
 
 }  // namespace kiln::ui

@@ -28,43 +28,81 @@ QString defaultOutputFolder() {
 
 }  // namespace
 
+// The descriptions are kept in English and translated where shown, so a language chosen
+// later still applies.
 const QList<SettingSpec>& settingSpecs() {
   static const QList<SettingSpec> specs{
       spec("general/model_folders", SettingType::StringList, QStringList{},
-           tr("Folders searched for checkpoints, LoRAs and VAEs, including ComfyUI and A1111 model trees")),
-      spec("general/output_folder", SettingType::String, defaultOutputFolder(), tr("Where results are saved")),
+           QT_TRANSLATE_NOOP("kiln::app::Settings", "Folders searched for checkpoints, LoRAs and VAEs, including ComfyUI and A1111 model trees")),
+      spec("general/output_folder", SettingType::String, defaultOutputFolder(), QT_TRANSLATE_NOOP("kiln::app::Settings", "Where results are saved")),
       spec("general/file_name_template", SettingType::String, QString("kiln-{date}-{time}"),
-           tr("Names of saved files: {date}, {time}, {seed}, {model} are filled in")),
-      spec("memory/device", SettingType::Device, QString("cpu"), tr("Where to compute: cpu, cuda:N (takes effect when Kiln starts)")),
-      spec("memory/offload", SettingType::Enum, QString("none"), tr("How weights move between host and device memory"),
+           QT_TRANSLATE_NOOP("kiln::app::Settings", "Names of saved files: {date}, {time}, {seed}, {model} are filled in")),
+      spec("memory/device", SettingType::Device, QString("cpu"), QT_TRANSLATE_NOOP("kiln::app::Settings", "Where to compute: cpu, cuda:N (takes effect when Kiln starts)")),
+      spec("memory/offload", SettingType::Enum, QString("none"), QT_TRANSLATE_NOOP("kiln::app::Settings", "How weights move between host and device memory"),
            0, 0, kOffloadModes),
-      spec("memory/offload_text_encoder", SettingType::Enum, QString("none"), tr("Offload mode of the text encoders"), 0,
+      spec("memory/offload_text_encoder", SettingType::Enum, QString("none"), QT_TRANSLATE_NOOP("kiln::app::Settings", "Offload mode of the text encoders"), 0,
            0, kOffloadModes),
-      spec("memory/offload_unet", SettingType::Enum, QString("none"), tr("Offload mode of the UNet"), 0, 0, kOffloadModes),
-      spec("memory/offload_vae", SettingType::Enum, QString("none"), tr("Offload mode of the VAE"), 0, 0, kOffloadModes),
-      spec("memory/blocks_per_group", SettingType::Int, 1, tr("Blocks moved together in group-block mode"), 1, 64),
-      spec("memory/streams", SettingType::Bool, false, tr("Prefetch the next group while the current one runs")),
-      spec("memory/record_stream", SettingType::Bool, false, tr("Record tensors on the side stream (needs streams)")),
-      spec("memory/pin", SettingType::Enum, QString("on"), tr("Offloaded weights in pinned host memory"), 0, 0,
+      spec("memory/offload_unet", SettingType::Enum, QString("none"), QT_TRANSLATE_NOOP("kiln::app::Settings", "Offload mode of the UNet"), 0, 0, kOffloadModes),
+      spec("memory/offload_vae", SettingType::Enum, QString("none"), QT_TRANSLATE_NOOP("kiln::app::Settings", "Offload mode of the VAE"), 0, 0, kOffloadModes),
+      spec("memory/blocks_per_group", SettingType::Int, 1, QT_TRANSLATE_NOOP("kiln::app::Settings", "Blocks moved together in group-block mode"), 1, 64),
+      spec("memory/streams", SettingType::Bool, false, QT_TRANSLATE_NOOP("kiln::app::Settings", "Prefetch the next group while the current one runs")),
+      spec("memory/record_stream", SettingType::Bool, false, QT_TRANSLATE_NOOP("kiln::app::Settings", "Record tensors on the side stream (needs streams)")),
+      spec("memory/pin", SettingType::Enum, QString("on"), QT_TRANSLATE_NOOP("kiln::app::Settings", "Offloaded weights in pinned host memory"), 0, 0,
            {"on", "off", "per-group"}),
-      spec("memory/pin_reserve", SettingType::Bytes, qint64{2} << 30, tr("Host memory pinning leaves free"), 0,
+      spec("memory/pin_reserve", SettingType::Bytes, qint64{2} << 30, QT_TRANSLATE_NOOP("kiln::app::Settings", "Host memory pinning leaves free"), 0,
            qint64{1} << 40),
-      spec("memory/never", SettingType::StringList, QStringList{}, tr("Components never offloaded")),
-      spec("memory/always", SettingType::StringList, QStringList{}, tr("Components always offloaded")),
-      spec("memory/vae_tiling", SettingType::Enum, QString("auto"), tr("VAE decode and encode in tiles"), 0, 0,
+      spec("memory/never", SettingType::StringList, QStringList{}, QT_TRANSLATE_NOOP("kiln::app::Settings", "Components never offloaded")),
+      spec("memory/always", SettingType::StringList, QStringList{}, QT_TRANSLATE_NOOP("kiln::app::Settings", "Components always offloaded")),
+      spec("memory/vae_tiling", SettingType::Enum, QString("auto"), QT_TRANSLATE_NOOP("kiln::app::Settings", "VAE decode and encode in tiles"), 0, 0,
            {"auto", "always", "never"}),
-      spec("memory/tile_size", SettingType::Int, 0, tr("VAE tile size in pixels (0: the largest that fits)"), 0, 4096),
-      spec("memory/tile_overlap", SettingType::Int, 64, tr("Overlap of VAE tiles in pixels"), 0, 2048),
+      spec("memory/tile_size", SettingType::Int, 0, QT_TRANSLATE_NOOP("kiln::app::Settings", "VAE tile size in pixels (0: the largest that fits)"), 0, 4096),
+      spec("memory/tile_overlap", SettingType::Int, 64, QT_TRANSLATE_NOOP("kiln::app::Settings", "Overlap of VAE tiles in pixels"), 0, 2048),
       spec("memory/working_reserve", SettingType::Bytes, qint64{512} << 20,
-           tr("Device memory kept free for work beside the weights"), 0, qint64{1} << 40),
-      spec("lora/mode", SettingType::Enum, QString("auto"), tr("How LoRAs reach the weights"), 0, 0,
+           QT_TRANSLATE_NOOP("kiln::app::Settings", "Device memory kept free for work beside the weights"), 0, qint64{1} << 40),
+      spec("lora/mode", SettingType::Enum, QString("auto"), QT_TRANSLATE_NOOP("kiln::app::Settings", "How LoRAs reach the weights"), 0, 0,
            {"auto", "merge", "hook"}),
-      spec("appearance/language", SettingType::Enum, QString("system"), tr("Language of the interface"), 0, 0,
+      spec("appearance/language", SettingType::Enum, QString("system"), QT_TRANSLATE_NOOP("kiln::app::Settings", "Language of the interface"), 0, 0,
            {"system", "en", "de", "ja"}),
-      spec("appearance/theme", SettingType::Enum, QString("system"), tr("Colour theme"), 0, 0,
+      spec("appearance/theme", SettingType::Enum, QString("system"), QT_TRANSLATE_NOOP("kiln::app::Settings", "Colour theme"), 0, 0,
            {"system", "light", "dark"}),
   };
   return specs;
+}
+
+QString settingTitle(const QString& key) {
+  static const QList<QPair<QString, const char*>> titles{
+      {"general/model_folders", QT_TRANSLATE_NOOP("kiln::app::Settings", "Model folders")},
+      {"general/output_folder", QT_TRANSLATE_NOOP("kiln::app::Settings", "Output folder")},
+      {"general/file_name_template", QT_TRANSLATE_NOOP("kiln::app::Settings", "File names")},
+      {"memory/device", QT_TRANSLATE_NOOP("kiln::app::Settings", "Device")},
+      {"memory/offload", QT_TRANSLATE_NOOP("kiln::app::Settings", "Offload")},
+      {"memory/offload_text_encoder", QT_TRANSLATE_NOOP("kiln::app::Settings", "Text encoders")},
+      {"memory/offload_unet", QT_TRANSLATE_NOOP("kiln::app::Settings", "UNet")},
+      {"memory/offload_vae", QT_TRANSLATE_NOOP("kiln::app::Settings", "VAE")},
+      {"memory/blocks_per_group", QT_TRANSLATE_NOOP("kiln::app::Settings", "Blocks per group")},
+      {"memory/streams", QT_TRANSLATE_NOOP("kiln::app::Settings", "Streams")},
+      {"memory/record_stream", QT_TRANSLATE_NOOP("kiln::app::Settings", "Record stream")},
+      {"memory/pin", QT_TRANSLATE_NOOP("kiln::app::Settings", "Pinned memory")},
+      {"memory/pin_reserve", QT_TRANSLATE_NOOP("kiln::app::Settings", "Pinned memory reserve")},
+      {"memory/never", QT_TRANSLATE_NOOP("kiln::app::Settings", "Never offload")},
+      {"memory/always", QT_TRANSLATE_NOOP("kiln::app::Settings", "Always offload")},
+      {"memory/vae_tiling", QT_TRANSLATE_NOOP("kiln::app::Settings", "VAE tiling")},
+      {"memory/tile_size", QT_TRANSLATE_NOOP("kiln::app::Settings", "Tile size")},
+      {"memory/tile_overlap", QT_TRANSLATE_NOOP("kiln::app::Settings", "Tile overlap")},
+      {"memory/working_reserve", QT_TRANSLATE_NOOP("kiln::app::Settings", "Working memory reserve")},
+      {"lora/mode", QT_TRANSLATE_NOOP("kiln::app::Settings", "Apply mode")},
+      {"appearance/language", QT_TRANSLATE_NOOP("kiln::app::Settings", "Language")},
+      {"appearance/theme", QT_TRANSLATE_NOOP("kiln::app::Settings", "Theme")},
+  };
+  for (const auto& [k, title] : titles)
+    if (k == key) return QCoreApplication::translate("kiln::app::Settings", title);
+  QString name = key.section('/', 1).replace('_', ' ');
+  if (!name.isEmpty()) name[0] = name[0].toUpper();
+  return name;
+}
+
+QString settingDescription(const SettingSpec& spec) {
+  return QCoreApplication::translate("kiln::app::Settings", spec.description.toUtf8().constData());
 }
 
 const SettingSpec* findSetting(const QString& key) {

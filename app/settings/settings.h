@@ -24,13 +24,17 @@ struct SettingSpec {
   QVariant default_value;
   qint64 min = 0, max = 0;  // Int and Bytes (min == max: unbounded)
   QStringList choices;      // Enum
-  QString description;      // for people (translatable)
+  QString description;      // for people, in English: settingDescription() translates it
 };
 
 // Every setting Kiln has, grouped by the page that shows it (general/, memory/, lora/,
 // appearance/).
 const QList<SettingSpec>& settingSpecs();
 const SettingSpec* findSetting(const QString& key);
+// What the preferences dialog calls a setting, and its description, in the interface's
+// language of the moment.
+QString settingTitle(const QString& key);
+QString settingDescription(const SettingSpec& spec);
 
 class Settings {
  public:

@@ -1,5 +1,6 @@
 // The German and Japanese translations compile, cover every string, and turn the main
 // window's and the preferences' texts into those languages.
+#include <QLabel>
 #include <QPushButton>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -18,24 +19,39 @@ class TestTranslations : public QObject {
     QTest::addColumn<QString>("language");
     QTest::addColumn<QString>("generate");
     QTest::addColumn<QString>("memory");
-    QTest::newRow("de") << "de" << "Generieren" << "Speicher";
-    QTest::newRow("ja") << "ja" << "生成" << "メモリ";
+    QTest::addColumn<QString>("unet_tip");
+    QTest::addColumn<QString>("reserve");
+    QTest::newRow("de") << "de" << "Generieren" << "Speicher" << "Auslagerungsmodus des UNet" << "Arbeitsspeicher-Reserve";
+    QTest::newRow("ja") << "ja" << "生成" << "メモリ" << "UNet のオフロード方式" << "作業用メモリの予約";
   }
   void translateTheWindow() {
     QFETCH(QString, language);
     QFETCH(QString, generate);
     QFETCH(QString, memory);
+    QFETCH(QString, unet_tip);
+    QFETCH(QString, reserve);
     QTranslator translator;
     QVERIFY(translator.load(QString(KILN_QM_DIR) + "/kiln_" + language + ".qm"));
     QVERIFY(!translator.isEmpty());
     QCoreApplication::installTranslator(&translator);
     {
-      kiln::ui::MainWindow window;
-      QCOMPARE(window.generateButton()->text(), generate);
       QTemporaryDir dir;
+      kiln::ui::MainWindow window(
+          std::make_unique<kiln::app::Settings>(std::make_unique<QSettings>(dir.filePath("w.ini"), QSettings::IniFormat)));
+      QCOMPARE(window.generateButton()->text(), generate);
       kiln::app::Settings settings(std::make_unique<QSettings>(dir.filePath("k.ini"), QSettings::IniFormat));
       kiln::ui::PreferencesDialog dialog(settings, nullptr);
       QCOMPARE(dialog.pages()->tabText(1), memory);
+      // Setting titles and descriptions too, even though the settings were described
+      // before this language was installed.
+      QVERIFY(!kiln::app::settingSpecs().isEmpty());
+      auto* unet = dialog.editorFor("memory/offload_unet");
+      QCOMPARE(unet->toolTip(), unet_tip);
+      QString unet_label;
+      for (const QLabel* l : dialog.findChildren<QLabel*>())
+        if (l->buddy() == unet) unet_label = l->text();
+      QCOMPARE(unet_label, QString("UNet"));
+      QCOMPARE(kiln::app::settingTitle("memory/working_reserve"), reserve);
     }
     QCoreApplication::removeTranslator(&translator);
   }
