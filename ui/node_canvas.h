@@ -1,0 +1,83 @@
+// The workflow editor's canvas: a view of a WorkflowDocument. Nodes show their title and
+// typed ports; dragging from an output to an input connects them (an incompatible input
+// is shown refused while dragging, with the reason), dragging an input's link away
+// disconnects it; nodes move, are selected, deleted (Del), copied and pasted (Ctrl+C/V),
+// added from a categorised menu (right click); the wheel zooms, a middle-button drag pans,
+// F frames everything. Every edit goes through the document, so each one can be undone.
+#pragma once
+
+#include <QGraphicsView>
+#include <QMap>
+
+#include <string>
+#include <vector>
+
+#include "kiln/workflow.h"
+
+namespace kiln::app {
+class WorkflowDocument;
+}
+
+namespace kiln::ui {
+
+class NodeItem;
+
+class NodeCanvas : public QGraphicsView {
+  Q_OBJECT
+
+ public:
+  explicit NodeCanvas(app::WorkflowDocument* document, QWidget* parent = nullptr);
+
+  app::WorkflowDocument* document() const { return doc_; }
+  std::vector<std::string> selectedIds() const;
+  void selectIds(const std::vector<std::string>& ids);
+  // Where a node's port is drawn, in scene coordinates (for tests and automation).
+  QPointF portPosition(const std::string& node, const std::string& port, bool output) const;
+  QPointF nodePosition(const std::string& node) const;
+
+  // What the refused connection under the cursor says while dragging ("" otherwise).
+  QString dragProblem() const { return drag_problem_; }
+  void frameAll();
+  void deleteSelection();
+  void copySelection();
+  void paste();
+  // Shows `state` (queued, running, cached, done, failed + message) on a node while a
+  // workflow runs; an empty state clears it.
+  void setNodeState(const std::string& node, const QString& state, const QString& message = {});
+  // Marks the nodes a validation names, until the next edit.
+  void showProblems(const std::vector<kiln::WorkflowProblem>& problems);
+  QString nodeProblem(const std::string& node) const { return problems_.value(QString::fromStdString(node)); }
+
+ protected:
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
+  void contextMenuEvent(QContextMenuEvent* event) override;
+
+ private:
+  struct PortHit {
+    NodeItem* node = nullptr;
+    std::string port;
+    bool output = false;
+    bool valid() const { return node != nullptr; }
+  };
+  void rebuild();
+  PortHit portAt(const QPointF& scene_pos) const;
+
+  app::WorkflowDocument* doc_;
+  QMap<QString, NodeItem*> nodes_;
+  QMap<QString, QPair<QString, QString>> states_;  // node -> (state, message)
+  QMap<QString, QString> problems_;
+  // A connection being dragged.
+  PortHit drag_from_;
+  QGraphicsPathItem* drag_line_ = nullptr;
+  QString drag_problem_;
+  // A move being dragged: where it started, per node.
+  QMap<QString, QPointF> move_start_;
+  bool panning_ = false;
+  QPoint pan_last_;
+};
+
+}  // namespace kiln::ui
