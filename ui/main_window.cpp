@@ -46,6 +46,9 @@
 #include "settings.h"
 #include "stage_progress_bar.h"
 #include "template_workflow.h"
+#include "node_canvas.h"
+#include "workflow_document.h"
+#include "workflow_editor.h"
 #include "workflow_files.h"
 
 namespace kiln::ui {
@@ -210,6 +213,8 @@ void MainWindow::buildMenus() {
   QAction* preferences = edit->addAction(tr("&Preferences…"), this, &MainWindow::openPreferences);
   preferences->setShortcut(QKeySequence::Preferences);
   QMenu* view = menuBar()->addMenu(tr("&View"));
+  view->addAction(tr("&Workflow Editor"), QKeySequence(Qt::CTRL | Qt::Key_E), this, [this] { openWorkflowEditor(); });
+  view->addSeparator();
   view->addAction(tr("Zoom &In"), QKeySequence::ZoomIn, this, [this] { view_->zoomBy(1.25); });
   view->addAction(tr("Zoom &Out"), QKeySequence::ZoomOut, this, [this] { view_->zoomBy(1 / 1.25); });
   view->addAction(tr("&Fit to Window"), QKeySequence(Qt::CTRL | Qt::Key_0), view_, &ImageView::fitToWindow);
@@ -324,6 +329,23 @@ void MainWindow::saveTemplateDialog() {
   if (!file.open(QIODevice::WriteOnly) || file.write(text.data(), static_cast<qint64>(text.size())) < 0 ||
       !file.commit())
     QMessageBox::warning(this, tr("Saving failed"), tr("Cannot write %1: %2").arg(path, file.errorString()));
+}
+
+WorkflowEditor* MainWindow::openWorkflowEditor() {
+  if (!editor_) {
+    editor_ = new WorkflowEditor(bridge_, *settings_, this);
+    editor_->setWindowFlag(Qt::Window);
+    editor_->document()->setWorkflow(panel_->workflow());
+    connect(editor_, &WorkflowEditor::useAsTemplate, this, [this](const kiln::Workflow& w) {
+      setTemplate(w, tr("workflow editor"));
+      raise();
+      activateWindow();
+    });
+  }
+  editor_->show();
+  editor_->canvas()->frameAll();
+  editor_->raise();
+  return editor_;
 }
 
 // A newly picked model brings its own picture size.

@@ -34,6 +34,7 @@ class MemoryPanel;
 class ParameterPanel;
 class QueuePanel;
 class StageProgressBar;
+class WorkflowEditor;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -91,6 +92,9 @@ class MainWindow : public QMainWindow {
   // false (with the reason in the status line) when it cannot be used.
   bool openTemplate(const QString& path);
   QString templateSource() const { return template_source_; }
+  // The workflow editor window (View > Workflow Editor), opened on the panel's workflow
+  // the first time.
+  WorkflowEditor* openWorkflowEditor();
 
  protected:
   void changeEvent(QEvent* event) override;
@@ -119,7 +123,8 @@ class MainWindow : public QMainWindow {
   QString template_source_;
   QLabel* batch_label_ = nullptr;
   QSpinBox* batch_ = nullptr;
-  bool loading_template_ = false;  // model changes while loading keep the template's size
+  bool loading_template_ = false;
+  WorkflowEditor* editor_ = nullptr;  // model changes while loading keep the template's size
   QPushButton* generate_ = nullptr;
   QPushButton* save_ = nullptr;
   QPushButton* stop_ = nullptr;

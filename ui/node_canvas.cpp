@@ -140,11 +140,19 @@ NodeCanvas::NodeCanvas(app::WorkflowDocument* document, QWidget* parent) : QGrap
   rebuild();
 }
 
+// The scene goes with the view; nobody hears of its items' selection as they go.
+NodeCanvas::~NodeCanvas() {
+  scene()->blockSignals(true);
+  nodes_.clear();
+}
+
 void NodeCanvas::rebuild() {
   const std::vector<std::string> selected = selectedIds();
+  // One selectionChanged for the whole rebuild, after it: nothing looks at half-deleted items.
+  const QSignalBlocker block(scene());
   drag_line_ = nullptr;
-  scene()->clear();
   nodes_.clear();
+  scene()->clear();
   const kiln::Workflow& w = doc_->workflow();
   for (const auto& n : w.nodes) {
     const kiln::NodeSchema* s = doc_->schema(n.type);
@@ -164,6 +172,7 @@ void NodeCanvas::rebuild() {
   }
   selectIds(selected);
   scene()->setSceneRect(scene()->itemsBoundingRect().adjusted(-2000, -2000, 2000, 2000));
+  QMetaObject::invokeMethod(scene(), &QGraphicsScene::selectionChanged, Qt::QueuedConnection);
 }
 
 std::vector<std::string> NodeCanvas::selectedIds() const {

@@ -27,6 +27,7 @@ class NodeCanvas : public QGraphicsView {
 
  public:
   explicit NodeCanvas(app::WorkflowDocument* document, QWidget* parent = nullptr);
+  ~NodeCanvas() override;
 
   app::WorkflowDocument* document() const { return doc_; }
   std::vector<std::string> selectedIds() const;
@@ -44,6 +45,7 @@ class NodeCanvas : public QGraphicsView {
   // Shows `state` (queued, running, cached, done, failed + message) on a node while a
   // workflow runs; an empty state clears it.
   void setNodeState(const std::string& node, const QString& state, const QString& message = {});
+  QString nodeState(const std::string& node) const { return states_.value(QString::fromStdString(node)).first; }
   // Marks the nodes a validation names, until the next edit.
   void showProblems(const std::vector<kiln::WorkflowProblem>& problems);
   QString nodeProblem(const std::string& node) const { return problems_.value(QString::fromStdString(node)); }

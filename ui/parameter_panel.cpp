@@ -74,7 +74,7 @@ void ParameterPanel::setModels(const QList<app::ModelChoice>& models) {
       const kiln::ParamValue current = valueOf(e);
       const QSignalBlocker block(combo);
       fillModelPicker(combo);
-      show(e, current);
+      display(e, current);
     }
 }
 
@@ -111,12 +111,22 @@ void ParameterPanel::rebuild() {
     e.label = QString::fromStdString(x.label.empty() ? spec->display_name : x.label);
     QWidget* row = nullptr;
     e.editor = makeEditor(e, &row);
+    const std::string node_id = x.node, param = x.param;
+    const auto edited = [this, node_id, param] {
+      if (!showing_) Q_EMIT valueEdited(node_id, param);
+    };
+    if (auto* w = qobject_cast<QSpinBox*>(e.editor)) connect(w, &QSpinBox::valueChanged, this, edited);
+    else if (auto* d = qobject_cast<QDoubleSpinBox*>(e.editor)) connect(d, &QDoubleSpinBox::valueChanged, this, edited);
+    else if (auto* c = qobject_cast<QComboBox*>(e.editor)) connect(c, &QComboBox::currentTextChanged, this, edited);
+    else if (auto* b = qobject_cast<QCheckBox*>(e.editor)) connect(b, &QCheckBox::toggled, this, edited);
+    else if (auto* t = qobject_cast<QPlainTextEdit*>(e.editor)) connect(t, &QPlainTextEdit::textChanged, this, edited);
+    else if (auto* l = qobject_cast<QLineEdit*>(e.editor)) connect(l, &QLineEdit::textChanged, this, edited);
     e.label_widget = new QLabel;
     e.label_widget->setBuddy(e.editor);
     e.editor->setObjectName(QString::fromStdString(x.node + "." + x.param));
     form_->addRow(e.label_widget, row);
     entries_.push_back(e);
-    show(entries_.back(), app::paramValue(template_, schemas_, x.node, x.param));
+    display(entries_.back(), app::paramValue(template_, schemas_, x.node, x.param));
   }
   if (entries_.empty()) {
     empty_ = new QLabel;
@@ -253,7 +263,12 @@ kiln::ParamValue ParameterPanel::valueOf(const Entry& e) const {
   return {};
 }
 
-void ParameterPanel::show(Entry& e, const kiln::ParamValue& v) {
+void ParameterPanel::display(Entry& e, const kiln::ParamValue& v) {
+  showing_ = true;
+  struct Done {
+    bool& flag;
+    ~Done() { flag = false; }
+  } done{showing_};
   if (e.model_picker) {
     auto* combo = static_cast<QComboBox*>(e.editor);
     const QString path = asString(v);
@@ -283,6 +298,11 @@ void ParameterPanel::drawRandomSeeds() {
       static_cast<QSpinBox*>(e.editor)->setValue(static_cast<int>(QRandomGenerator::global()->bounded(INT_MAX)));
 }
 
+kiln::ParamValue ParameterPanel::value(const std::string& node, const std::string& param) const {
+  const Entry* e = find(node, param);
+  return e ? valueOf(*e) : kiln::ParamValue{};
+}
+
 const ParameterPanel::Entry* ParameterPanel::find(const std::string& node, const std::string& param) const {
   for (const Entry& e : entries_)
     if (e.node == node && e.param == param) return &e;
@@ -308,7 +328,7 @@ QCheckBox* ParameterPanel::randomSeed() const {
 bool ParameterPanel::setValue(const std::string& node, const std::string& param, const kiln::ParamValue& value) {
   for (Entry& e : entries_)
     if (e.node == node && e.param == param) {
-      show(e, value);
+      display(e, value);
       return true;
     }
   return false;

@@ -44,10 +44,14 @@ class ParameterPanel : public QWidget {
   bool setValue(const std::string& node, const std::string& param, const kiln::ParamValue& value);
   bool setRoleValue(app::PanelRole role, const kiln::ParamValue& value);
   int count() const { return static_cast<int>(entries_.size()); }
+  // An editor's current value; monostate when the panel does not show that parameter.
+  kiln::ParamValue value(const std::string& node, const std::string& param) const;
 
  Q_SIGNALS:
   // The checkpoint picked or typed ("" for the starter model).
   void modelChanged(const QString& path);
+  // A person changed an editor (not emitted for values set by setWorkflow or setValue).
+  void valueEdited(const std::string& node, const std::string& param);
 
  protected:
   void changeEvent(QEvent* event) override;
@@ -66,7 +70,7 @@ class ParameterPanel : public QWidget {
   void retranslate();
   QWidget* makeEditor(Entry& e, QWidget** row);
   kiln::ParamValue valueOf(const Entry& e) const;
-  void show(Entry& e, const kiln::ParamValue& value);
+  void display(Entry& e, const kiln::ParamValue& value);
   const Entry* find(const std::string& node, const std::string& param) const;
   void fillModelPicker(QComboBox* combo) const;
 
@@ -76,6 +80,7 @@ class ParameterPanel : public QWidget {
   std::vector<Entry> entries_;
   QFormLayout* form_ = nullptr;
   QLabel* empty_ = nullptr;
+  bool showing_ = false;  // values being set by the program, not edited
 };
 
 }  // namespace kiln::ui

@@ -233,6 +233,10 @@ void EngineBridge::onEvent(const kiln::Event& e) {
     case kiln::EventType::MemoryStats:
       Q_EMIT memoryChanged(toSnapshot(e.memory));
       break;
+    case kiln::EventType::NodeState:
+      Q_EMIT nodeState(QString::fromStdString(e.node), QString::fromLatin1(kiln::nodeStateName(e.node_state)),
+                       QString::fromStdString(e.message));
+      break;
     case kiln::EventType::StagePlanned: {
       stages_ = e.stages;
       QList<PlannedStage> plan;

@@ -119,6 +119,9 @@ class EngineBridge : public QObject {
   void failed(const QString& message);
   void cancelled();
   void queueChanged();
+  // A workflow node's state in the running request: "queued", "running", "cached",
+  // "done", "failed" (with the message).
+  void nodeState(const QString& node, const QString& state, const QString& message);
   void logMessage(const QString& line);
   void memoryChanged(const kiln::app::MemorySnapshot& memory);
 
