@@ -52,7 +52,7 @@
         <translation>%1 wartende Aufträge entfernt</translation>
     </message>
     <message>
-        <location line="+79" />
+        <location line="+83" />
         <source>Finished %1</source>
         <translation>Fertig: %1</translation>
     </message>
@@ -625,7 +625,7 @@
 <context>
     <name>kiln::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+222" />
+        <location filename="../ui/main_window.cpp" line="+227" />
         <source>Kiln</source>
         <translation>Kiln</translation>
     </message>
@@ -645,7 +645,7 @@
         <translation>Das Rendern unterbrechen (Esc)</translation>
     </message>
     <message>
-        <location line="-81" />
+        <location line="-83" />
         <source>Idle</source>
         <translation>Bereit</translation>
     </message>
@@ -695,7 +695,7 @@
         <translation>&amp;Ansicht</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+3" />
         <source>Zoom &amp;In</source>
         <translation>Ver&amp;größern</translation>
     </message>
@@ -770,7 +770,7 @@
         <translation>Das Startermodell fehlt. Bitte ein Modell wählen.</translation>
     </message>
     <message>
-        <location line="+92" />
+        <location line="+109" />
         <source>Save image</source>
         <translation>Bild speichern</translation>
     </message>
@@ -780,13 +780,13 @@
         <translation>PNG-Bilder (*.png)</translation>
     </message>
     <message>
-        <location line="-54" />
-        <location line="+57" />
+        <location line="-71" />
+        <location line="+74" />
         <source>Saving failed</source>
         <translation>Speichern fehlgeschlagen</translation>
     </message>
     <message>
-        <location line="-184" />
+        <location line="-203" />
         <source>&amp;Open Workflow…</source>
         <translation>Workflow ö&amp;ffnen…</translation>
     </message>
@@ -801,7 +801,12 @@
         <translation>&amp;Standard-Workflow</translation>
     </message>
     <message>
-        <location line="+23" />
+        <location line="+11" />
+        <source>&amp;Workflow Editor</source>
+        <translation>&amp;Workflow-Editor</translation>
+    </message>
+    <message>
+        <location line="+14" />
         <source>Workflow: %1</source>
         <translation>Workflow: %1</translation>
     </message>
@@ -863,7 +868,12 @@
         <translation>%1 kann nicht geschrieben werden: %2</translation>
     </message>
     <message>
-        <location line="+64" />
+        <location line="+9" />
+        <source>workflow editor</source>
+        <translation>Workflow-Editor</translation>
+    </message>
+    <message>
+        <location line="+72" />
         <source>Cannot show %1: %2</source>
         <translation>%1 kann nicht angezeigt werden: %2</translation>
     </message>
@@ -1010,7 +1020,7 @@
     <name>kiln::ui::ParameterPanel</name>
     <message>
         <location filename="../ui/parameter_panel.cpp" line="+85" />
-        <location line="+144" />
+        <location line="+154" />
         <source>Kiln starter model</source>
         <translation>Kiln-Startermodell</translation>
     </message>
@@ -1163,6 +1173,195 @@
         <location line="+71" />
         <source>%1 %2</source>
         <translation>%1 %2</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::WorkflowEditor</name>
+    <message>
+        <location filename="../ui/workflow_editor.cpp" line="+72" />
+        <source>Done</source>
+        <translation>Fertig</translation>
+    </message>
+    <message>
+        <location line="+4" />
+        <source>Failed: %1</source>
+        <translation>Fehlgeschlagen: %1</translation>
+    </message>
+    <message>
+        <location line="+4" />
+        <source>Stopped</source>
+        <translation>Angehalten</translation>
+    </message>
+    <message>
+        <location line="+6" />
+        <source>%1 %2/%3 · %4%</source>
+        <translation>%1 %2/%3 · %4%</translation>
+    </message>
+    <message>
+        <location line="+12" />
+        <source>&amp;File</source>
+        <translation>&amp;Datei</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>&amp;New</source>
+        <translation>&amp;Neu</translation>
+    </message>
+    <message>
+        <location line="+4" />
+        <source>&amp;Open…</source>
+        <translation>Ö&amp;ffnen…</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Open workflow</source>
+        <translation>Workflow öffnen</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Workflows and pictures (*.json *.png)</source>
+        <translation>Workflows und Bilder (*.json *.png)</translation>
+    </message>
+    <message>
+        <location line="+3" />
+        <source>&amp;Save</source>
+        <translation>&amp;Speichern</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Save &amp;As…</source>
+        <translation>Speichern &amp;unter…</translation>
+    </message>
+    <message>
+        <location line="+2" />
+        <source>Use in &amp;Generate Panel</source>
+        <translation>In der &amp;Erzeugen-Leiste verwenden</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>&amp;Edit</source>
+        <translation>&amp;Bearbeiten</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>&amp;Undo</source>
+        <translation>&amp;Rückgängig</translation>
+    </message>
+    <message>
+        <location line="+2" />
+        <source>&amp;Redo</source>
+        <translation>&amp;Wiederholen</translation>
+    </message>
+    <message>
+        <location line="+5" />
+        <source>&amp;Copy</source>
+        <translation>&amp;Kopieren</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>&amp;Paste</source>
+        <translation>&amp;Einfügen</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>&amp;Delete</source>
+        <translation>&amp;Löschen</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>&amp;View</source>
+        <translation>&amp;Ansicht</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>&amp;Frame All</source>
+        <translation>&amp;Alles zeigen</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>&amp;Workflow</source>
+        <translation>&amp;Workflow</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>&amp;Run</source>
+        <translation>&amp;Ausführen</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>&amp;Interrupt</source>
+        <translation>A&amp;bbrechen</translation>
+    </message>
+    <message>
+        <location line="+15" />
+        <source>Untitled workflow</source>
+        <translation>Unbenannter Workflow</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>%1%2 — Kiln workflow editor</source>
+        <translation>%1%2 — Kiln-Workflow-Editor</translation>
+    </message>
+    <message>
+        <location line="+15" />
+        <source>Select a node to edit its parameters.</source>
+        <translation>Einen Knoten wählen, um seine Parameter zu bearbeiten.</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+1" />
+        <source>%n nodes selected</source>
+        <translation><numerusform>%n Knoten gewählt</numerusform><numerusform>%n Knoten gewählt</numerusform></translation>
+    </message>
+    <message>
+        <location line="+13" />
+        <source>Show %1 in the generate panel</source>
+        <translation>%1 in der Erzeugen-Leiste zeigen</translation>
+    </message>
+    <message>
+        <location line="+21" />
+        <source>Cannot open %1: %2</source>
+        <translation>%1 kann nicht geöffnet werden: %2</translation>
+    </message>
+    <message>
+        <location line="+4" />
+        <source>Opened %1</source>
+        <translation>%1 geöffnet</translation>
+    </message>
+    <message>
+        <location line="+6" />
+        <source>Save workflow</source>
+        <translation>Workflow speichern</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Kiln workflows (*.json)</source>
+        <translation>Kiln-Workflows (*.json)</translation>
+    </message>
+    <message>
+        <location line="+3" />
+        <location line="+10" />
+        <source>Saving failed</source>
+        <translation>Speichern fehlgeschlagen</translation>
+    </message>
+    <message>
+        <location line="+10" />
+        <source>The workflow cannot run: %1</source>
+        <translation>Der Workflow kann nicht laufen: %1</translation>
+    </message>
+    <message>
+        <location line="+9" />
+        <source>Queued</source>
+        <translation>Eingereiht</translation>
+    </message>
+    <message>
+        <location line="+25" />
+        <source>Unsaved changes</source>
+        <translation>Ungespeicherte Änderungen</translation>
+    </message>
+    <message>
+        <location line="+0" />
+        <source>Save the changes to this workflow?</source>
+        <translation>Die Änderungen an diesem Workflow speichern?</translation>
     </message>
 </context>
 </TS>

@@ -52,7 +52,7 @@
         <translation>待機中の %1 件を削除しました</translation>
     </message>
     <message>
-        <location line="+79" />
+        <location line="+83" />
         <source>Finished %1</source>
         <translation>完了：%1</translation>
     </message>
@@ -625,7 +625,7 @@
 <context>
     <name>kiln::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+222" />
+        <location filename="../ui/main_window.cpp" line="+227" />
         <source>Kiln</source>
         <translation>Kiln</translation>
     </message>
@@ -645,7 +645,7 @@
         <translation>生成を中断する（Esc）</translation>
     </message>
     <message>
-        <location line="-81" />
+        <location line="-83" />
         <source>Idle</source>
         <translation>待機中</translation>
     </message>
@@ -695,7 +695,7 @@
         <translation>表示(&amp;V)</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+3" />
         <source>Zoom &amp;In</source>
         <translation>拡大(&amp;I)</translation>
     </message>
@@ -770,7 +770,7 @@
         <translation>スターターモデルがありません。モデルを選んでください。</translation>
     </message>
     <message>
-        <location line="+92" />
+        <location line="+109" />
         <source>Save image</source>
         <translation>画像を保存</translation>
     </message>
@@ -785,13 +785,13 @@
         <translation>%1 %2</translation>
     </message>
     <message>
-        <location line="-130" />
-        <location line="+57" />
+        <location line="-147" />
+        <location line="+74" />
         <source>Saving failed</source>
         <translation>保存に失敗しました</translation>
     </message>
     <message>
-        <location line="-184" />
+        <location line="-203" />
         <source>&amp;Open Workflow…</source>
         <translation>ワークフローを開く(&amp;O)…</translation>
     </message>
@@ -806,7 +806,12 @@
         <translation>標準ワークフロー(&amp;D)</translation>
     </message>
     <message>
-        <location line="+23" />
+        <location line="+11" />
+        <source>&amp;Workflow Editor</source>
+        <translation>ワークフローエディタ(&amp;W)</translation>
+    </message>
+    <message>
+        <location line="+14" />
         <source>Workflow: %1</source>
         <translation>ワークフロー：%1</translation>
     </message>
@@ -868,7 +873,12 @@
         <translation>%1 に書き込めません：%2</translation>
     </message>
     <message>
-        <location line="+64" />
+        <location line="+9" />
+        <source>workflow editor</source>
+        <translation>ワークフローエディタ</translation>
+    </message>
+    <message>
+        <location line="+72" />
         <source>Cannot show %1: %2</source>
         <translation>%1 を表示できません：%2</translation>
     </message>
@@ -1010,7 +1020,7 @@
     <name>kiln::ui::ParameterPanel</name>
     <message>
         <location filename="../ui/parameter_panel.cpp" line="+85" />
-        <location line="+144" />
+        <location line="+154" />
         <source>Kiln starter model</source>
         <translation>Kiln スターターモデル</translation>
     </message>
@@ -1163,6 +1173,195 @@
         <location line="+71" />
         <source>%1 %2</source>
         <translation>%1 %2</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::WorkflowEditor</name>
+    <message>
+        <location filename="../ui/workflow_editor.cpp" line="+72" />
+        <source>Done</source>
+        <translation>完了</translation>
+    </message>
+    <message>
+        <location line="+4" />
+        <source>Failed: %1</source>
+        <translation>失敗：%1</translation>
+    </message>
+    <message>
+        <location line="+4" />
+        <source>Stopped</source>
+        <translation>停止しました</translation>
+    </message>
+    <message>
+        <location line="+6" />
+        <source>%1 %2/%3 · %4%</source>
+        <translation>%1 %2/%3 · %4%</translation>
+    </message>
+    <message>
+        <location line="+12" />
+        <source>&amp;File</source>
+        <translation>ファイル(&amp;F)</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>&amp;New</source>
+        <translation>新規(&amp;N)</translation>
+    </message>
+    <message>
+        <location line="+4" />
+        <source>&amp;Open…</source>
+        <translation>開く(&amp;O)…</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Open workflow</source>
+        <translation>ワークフローを開く</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Workflows and pictures (*.json *.png)</source>
+        <translation>ワークフローと画像 (*.json *.png)</translation>
+    </message>
+    <message>
+        <location line="+3" />
+        <source>&amp;Save</source>
+        <translation>保存(&amp;S)</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Save &amp;As…</source>
+        <translation>名前を付けて保存(&amp;A)…</translation>
+    </message>
+    <message>
+        <location line="+2" />
+        <source>Use in &amp;Generate Panel</source>
+        <translation>生成パネルで使う(&amp;G)</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>&amp;Edit</source>
+        <translation>編集(&amp;E)</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>&amp;Undo</source>
+        <translation>元に戻す(&amp;U)</translation>
+    </message>
+    <message>
+        <location line="+2" />
+        <source>&amp;Redo</source>
+        <translation>やり直し(&amp;R)</translation>
+    </message>
+    <message>
+        <location line="+5" />
+        <source>&amp;Copy</source>
+        <translation>コピー(&amp;C)</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>&amp;Paste</source>
+        <translation>貼り付け(&amp;P)</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>&amp;Delete</source>
+        <translation>削除(&amp;D)</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>&amp;View</source>
+        <translation>表示(&amp;V)</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>&amp;Frame All</source>
+        <translation>全体を表示(&amp;F)</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>&amp;Workflow</source>
+        <translation>ワークフロー(&amp;W)</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>&amp;Run</source>
+        <translation>実行(&amp;R)</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>&amp;Interrupt</source>
+        <translation>中断(&amp;I)</translation>
+    </message>
+    <message>
+        <location line="+15" />
+        <source>Untitled workflow</source>
+        <translation>無題のワークフロー</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>%1%2 — Kiln workflow editor</source>
+        <translation>%1%2 — Kiln ワークフローエディタ</translation>
+    </message>
+    <message>
+        <location line="+15" />
+        <source>Select a node to edit its parameters.</source>
+        <translation>ノードを選ぶとパラメータを編集できます。</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+1" />
+        <source>%n nodes selected</source>
+        <translation><numerusform>%n 個のノードを選択</numerusform></translation>
+    </message>
+    <message>
+        <location line="+13" />
+        <source>Show %1 in the generate panel</source>
+        <translation>%1 を生成パネルに表示</translation>
+    </message>
+    <message>
+        <location line="+21" />
+        <source>Cannot open %1: %2</source>
+        <translation>%1 を開けません：%2</translation>
+    </message>
+    <message>
+        <location line="+4" />
+        <source>Opened %1</source>
+        <translation>%1 を開きました</translation>
+    </message>
+    <message>
+        <location line="+6" />
+        <source>Save workflow</source>
+        <translation>ワークフローを保存</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Kiln workflows (*.json)</source>
+        <translation>Kiln ワークフロー (*.json)</translation>
+    </message>
+    <message>
+        <location line="+3" />
+        <location line="+10" />
+        <source>Saving failed</source>
+        <translation>保存に失敗しました</translation>
+    </message>
+    <message>
+        <location line="+10" />
+        <source>The workflow cannot run: %1</source>
+        <translation>ワークフローを実行できません：%1</translation>
+    </message>
+    <message>
+        <location line="+9" />
+        <source>Queued</source>
+        <translation>待機中</translation>
+    </message>
+    <message>
+        <location line="+25" />
+        <source>Unsaved changes</source>
+        <translation>未保存の変更</translation>
+    </message>
+    <message>
+        <location line="+0" />
+        <source>Save the changes to this workflow?</source>
+        <translation>このワークフローの変更を保存しますか？</translation>
     </message>
 </context>
 </TS>
