@@ -1017,6 +1017,27 @@
     </message>
 </context>
 <context>
+    <name>kiln::ui::NodeCanvas</name>
+    <message>
+        <location filename="../ui/node_canvas.cpp" line="+349" />
+        <source>Search…</source>
+        <translation>検索…</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::NodeSearch</name>
+    <message>
+        <location filename="../ui/node_search.cpp" line="+17" />
+        <source>Search nodes</source>
+        <translation>ノードを検索</translation>
+    </message>
+    <message>
+        <location line="+33" />
+        <source>%1  (%2)</source>
+        <translation>%1  (%2)</translation>
+    </message>
+</context>
+<context>
     <name>kiln::ui::ParameterPanel</name>
     <message>
         <location filename="../ui/parameter_panel.cpp" line="+85" />

@@ -3,9 +3,11 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QContextMenuEvent>
+#include <QCursor>
 #include <QGraphicsPathItem>
 #include <QGraphicsScene>
 #include <QKeyEvent>
+#include <QLineEdit>
 #include <QMenu>
 #include <QPainter>
 #include <QScrollBar>
@@ -16,6 +18,7 @@
 #include <cmath>
 #include <optional>
 
+#include "node_search.h"
 #include "workflow_document.h"
 
 namespace kiln::ui {
@@ -216,6 +219,15 @@ NodeCanvas::PortHit NodeCanvas::portAt(const QPointF& scene_pos) const {
   return {};
 }
 
+void NodeCanvas::mouseDoubleClickEvent(QMouseEvent* event) {
+  const QPointF at = mapToScene(event->position().toPoint());
+  if (event->button() == Qt::LeftButton && !itemAt(event->position().toPoint())) {
+    openNodeSearch(at);
+    return;
+  }
+  QGraphicsView::mouseDoubleClickEvent(event);
+}
+
 void NodeCanvas::mousePressEvent(QMouseEvent* event) {
   if (event->button() == Qt::MiddleButton) {
     panning_ = true;
@@ -323,7 +335,10 @@ void NodeCanvas::keyPressEvent(QKeyEvent* event) {
   else if (event->matches(QKeySequence::Redo)) doc_->undoStack()->redo();
   else if (event->matches(QKeySequence::SelectAll)) {
     for (NodeItem* item : nodes_) item->setSelected(true);
-  } else if (event->key() == Qt::Key_F) frameAll();
+  } else if (event->key() == Qt::Key_Home) frameAll();
+  else if ((event->modifiers() & ~Qt::ShiftModifier) == Qt::NoModifier && event->text().size() == 1 &&
+           event->text().at(0).isLetterOrNumber())
+    openNodeSearch(mapToScene(viewport()->mapFromGlobal(QCursor::pos())), event->text());
   else return QGraphicsView::keyPressEvent(event);
   event->accept();
 }
@@ -331,6 +346,8 @@ void NodeCanvas::keyPressEvent(QKeyEvent* event) {
 void NodeCanvas::contextMenuEvent(QContextMenuEvent* event) {
   const QPointF at = mapToScene(event->pos());
   QMenu menu(this);
+  menu.addAction(tr("Search…"), this, [this, at] { openNodeSearch(at); });
+  menu.addSeparator();
   QMap<QString, QMenu*> categories;
   for (const kiln::NodeSchema& s : doc_->schemas()) {
     const QString category = QString::fromStdString(s.category);
@@ -340,6 +357,19 @@ void NodeCanvas::contextMenuEvent(QContextMenuEvent* event) {
                                     [this, type, at] { doc_->addNode(type, at.x(), at.y()); });
   }
   menu.exec(event->globalPos());
+}
+
+NodeSearch* NodeCanvas::openNodeSearch(const QPointF& scene_pos, const QString& text) {
+  auto* search = new NodeSearch(doc_->schemas(), this);
+  connect(search, &NodeSearch::chosen, this, [this, scene_pos](const std::string& type) {
+    const std::string id = doc_->addNode(type, scene_pos.x(), scene_pos.y());
+    if (!id.empty()) selectIds({id});
+  });
+  search->move(mapToGlobal(mapFromScene(scene_pos)));
+  search->show();
+  search->field()->setFocus();
+  search->field()->setText(text);
+  return search;
 }
 
 void NodeCanvas::frameAll() {

@@ -2,8 +2,9 @@
 // typed ports; dragging from an output to an input connects them (an incompatible input
 // is shown refused while dragging, with the reason), dragging an input's link away
 // disconnects it; nodes move, are selected, deleted (Del), copied and pasted (Ctrl+C/V),
-// added from a categorised menu (right click); the wheel zooms, a middle-button drag pans,
-// F frames everything. Every edit goes through the document, so each one can be undone.
+// added from a categorised menu (right click) or a search popup (typing on the canvas,
+// or a double click on empty space); the wheel zooms, a middle-button drag pans, Home
+// frames everything. Every edit goes through the document, so each one can be undone.
 #pragma once
 
 #include <QGraphicsView>
@@ -21,6 +22,7 @@ class WorkflowDocument;
 namespace kiln::ui {
 
 class NodeItem;
+class NodeSearch;
 
 class NodeCanvas : public QGraphicsView {
   Q_OBJECT
@@ -39,6 +41,8 @@ class NodeCanvas : public QGraphicsView {
   // What the refused connection under the cursor says while dragging ("" otherwise).
   QString dragProblem() const { return drag_problem_; }
   void frameAll();
+  // Opens the node search at `scene_pos` with `text` typed; the chosen type is added there.
+  NodeSearch* openNodeSearch(const QPointF& scene_pos, const QString& text = {});
   void deleteSelection();
   void copySelection();
   void paste();
@@ -52,6 +56,7 @@ class NodeCanvas : public QGraphicsView {
 
  protected:
   void mousePressEvent(QMouseEvent* event) override;
+  void mouseDoubleClickEvent(QMouseEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void mouseReleaseEvent(QMouseEvent* event) override;
   void wheelEvent(QWheelEvent* event) override;

@@ -121,7 +121,7 @@ void WorkflowEditor::buildMenus() {
   edit->addAction(tr("&Paste"), QKeySequence::Paste, canvas_, &NodeCanvas::paste);
   edit->addAction(tr("&Delete"), QKeySequence::Delete, canvas_, &NodeCanvas::deleteSelection);
   QMenu* view = menuBar()->addMenu(tr("&View"));
-  view->addAction(tr("&Frame All"), QKeySequence(Qt::Key_F), canvas_, &NodeCanvas::frameAll);
+  view->addAction(tr("&Frame All"), QKeySequence(Qt::Key_Home), canvas_, &NodeCanvas::frameAll);
   QMenu* workflow = menuBar()->addMenu(tr("&Workflow"));
   workflow->addAction(tr("&Run"), QKeySequence(Qt::CTRL | Qt::Key_Return), this, [this] { run(); });
   workflow->addAction(tr("&Interrupt"), QKeySequence(Qt::Key_Escape), bridge_, &app::EngineBridge::cancel);

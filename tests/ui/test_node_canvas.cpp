@@ -4,12 +4,14 @@
 // failed validation is marked on nodes, and the workflow built this way runs to an image.
 // A screenshot of it is kept as an artifact.
 #include <QDir>
+#include <QLineEdit>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "kiln/engine.h"
 #include "kiln/image_io.h"
 #include "node_canvas.h"
+#include "node_search.h"
 #include "workflow_document.h"
 
 using kiln::app::WorkflowDocument;
@@ -94,6 +96,27 @@ class TestNodeCanvas : public QObject {
     QCOMPARE(doc.workflow().nodes.size(), std::size_t{9});
     QCOMPARE(canvas.selectedIds().size(), std::size_t{2});
     canvas.deleteSelection();
+    QCOMPARE(doc.workflow().nodes.size(), std::size_t{7});
+
+    // The node search: best matches first, Enter adds the first at the place it opened.
+    kiln::ui::NodeSearch* search = canvas.openNodeSearch({100, 500}, "vae");
+    QCOMPARE(search->matches().front(), std::string("VAEDecode"));
+    search->field()->setText("samp");
+    QCOMPARE(search->matches(), std::vector<std::string>{"Sampler"});
+    QTest::keyClick(search->field(), Qt::Key_Return);
+    QCOMPARE(doc.workflow().nodes.size(), std::size_t{8});
+    QCOMPARE(doc.workflow().nodes.back().type, std::string("Sampler"));
+    QCOMPARE(doc.workflow().nodes.back().x, 100.0);
+    QCOMPARE(canvas.selectedIds(), std::vector<std::string>{doc.workflow().nodes.back().id});
+    doc.undoStack()->undo();
+    // Typing a letter on the canvas opens the search with it.
+    QTRY_VERIFY(!canvas.findChild<kiln::ui::NodeSearch*>());  // the first one closed and went
+    QTest::keyClick(canvas.viewport(), Qt::Key_L, Qt::NoModifier);
+    auto* typed = canvas.findChild<kiln::ui::NodeSearch*>();
+    QTRY_VERIFY(typed);
+    QCOMPARE(typed->field()->text(), QString("l"));
+    QCOMPARE(typed->matches().front(), std::string("LoadCheckpoint"));
+    QTest::keyClick(typed->field(), Qt::Key_Escape);
     QCOMPARE(doc.workflow().nodes.size(), std::size_t{7});
 
     // The workflow the canvas built runs to an image.
