@@ -59,9 +59,10 @@ class NodeItem : public QGraphicsItem {
   }
   const std::string& id() const { return node_.id; }
   const kiln::NodeSchema& schema() const { return schema_; }
-  void setState(const QString& state, const QString& message) {
+  void setState(const QString& state, const QString& message, double progress = -1) {
     state_ = state;
     message_ = message;
+    progress_ = progress;
     update();
   }
   void setProblem(const QString& problem) {
@@ -115,6 +116,14 @@ class NodeItem : public QGraphicsItem {
       p->drawText(QRectF(kWidth / 2, at.y() - kRow / 2, kWidth / 2 - 10, kRow), Qt::AlignVCenter | Qt::AlignRight,
                   QString::fromStdString(schema_.outputs[i].display_name));
     }
+    if (progress_ >= 0 && problem_.isEmpty()) {
+      const QRectF track(8, body.height() - 5, kWidth - 16, 3);
+      p->setPen(Qt::NoPen);
+      p->setBrush(pal.color(QPalette::Mid));
+      p->drawRect(track);
+      p->setBrush(pal.color(QPalette::Highlight));
+      p->drawRect(QRectF(track.topLeft(), QSizeF(track.width() * std::clamp(progress_, 0.0, 1.0), track.height())));
+    }
     const QString line = !problem_.isEmpty() ? problem_ : (message_.isEmpty() ? state_ : state_ + ": " + message_);
     if (!line.isEmpty()) {
       p->setPen(!problem_.isEmpty() || state_ == "failed" ? QColor(220, 50, 47) : pal.color(QPalette::Text));
@@ -127,6 +136,7 @@ class NodeItem : public QGraphicsItem {
   kiln::WorkflowNode node_;
   kiln::NodeSchema schema_;
   QString state_, message_, problem_;
+  double progress_ = -1;  // of a running node, 0 to 1; < 0: none shown
 };
 
 NodeCanvas::NodeCanvas(app::WorkflowDocument* document, QWidget* parent) : QGraphicsView(parent), doc_(document) {
@@ -164,7 +174,7 @@ void NodeCanvas::rebuild() {
     scene()->addItem(item);
     const QString id = QString::fromStdString(n.id);
     nodes_.insert(id, item);
-    if (states_.contains(id)) item->setState(states_[id].first, states_[id].second);
+    if (states_.contains(id)) item->setState(states_[id].first, states_[id].second, progress_.value(id, -1));
     if (problems_.contains(id)) item->setProblem(problems_[id]);
   }
   for (const auto& l : w.links) {
@@ -398,7 +408,16 @@ void NodeCanvas::setNodeState(const std::string& node, const QString& state, con
   const QString id = QString::fromStdString(node);
   if (state.isEmpty()) states_.remove(id);
   else states_.insert(id, {state, message});
-  if (NodeItem* item = nodes_.value(id)) item->setState(state, message);
+  if (state != "running") progress_.remove(id);
+  if (NodeItem* item = nodes_.value(id)) item->setState(state, message, progress_.value(id, -1));
+}
+
+void NodeCanvas::setNodeProgress(const std::string& node, qint64 done, qint64 total) {
+  const QString id = QString::fromStdString(node);
+  if (!states_.contains(id) || total <= 0) return;
+  progress_.insert(id, static_cast<double>(done) / static_cast<double>(total));
+  states_[id].second = QString::number(done) + "/" + QString::number(total);
+  if (NodeItem* item = nodes_.value(id)) item->setState(states_[id].first, states_[id].second, progress_[id]);
 }
 
 void NodeCanvas::showProblems(const std::vector<kiln::WorkflowProblem>& problems) {

@@ -50,6 +50,9 @@ class NodeCanvas : public QGraphicsView {
   // workflow runs; an empty state clears it.
   void setNodeState(const std::string& node, const QString& state, const QString& message = {});
   QString nodeState(const std::string& node) const { return states_.value(QString::fromStdString(node)).first; }
+  // A running node's own progress (its stage's done of total), drawn as a bar on it.
+  void setNodeProgress(const std::string& node, qint64 done, qint64 total);
+  double nodeProgress(const std::string& node) const { return progress_.value(QString::fromStdString(node), -1); }
   // Marks the nodes a validation names, until the next edit.
   void showProblems(const std::vector<kiln::WorkflowProblem>& problems);
   QString nodeProblem(const std::string& node) const { return problems_.value(QString::fromStdString(node)); }
@@ -77,6 +80,7 @@ class NodeCanvas : public QGraphicsView {
   QMap<QString, NodeItem*> nodes_;
   QMap<QString, QPair<QString, QString>> states_;  // node -> (state, message)
   QMap<QString, QString> problems_;
+  QMap<QString, double> progress_;  // running node -> fraction
   // A connection being dragged.
   PortHit drag_from_;
   QGraphicsPathItem* drag_line_ = nullptr;

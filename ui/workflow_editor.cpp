@@ -66,7 +66,13 @@ WorkflowEditor::WorkflowEditor(app::EngineBridge* bridge, app::Settings& setting
     editing_ = false;
   });
   connect(bridge_, &app::EngineBridge::nodeState, this, [this](const QString& node, const QString& state, const QString& message) {
-    if (running_) canvas_->setNodeState(node.toStdString(), state, message);
+    if (!running_) return;
+    canvas_->setNodeState(node.toStdString(), state, message);
+    if (state == "running") running_node_ = node.toStdString();
+  });
+  // The running node's stage reports its own progress: drawn on that node.
+  connect(bridge_, &app::EngineBridge::stageProgress, this, [this](int, qint64 done, qint64 total) {
+    if (running_ && !running_node_.empty()) canvas_->setNodeProgress(running_node_, done, total);
   });
   connect(bridge_, &app::EngineBridge::finished, this, [this] {
     if (running_) status_->setText(tr("Done"));
@@ -228,6 +234,7 @@ bool WorkflowEditor::run() {
     return false;
   }
   for (const auto& n : doc_->workflow().nodes) canvas_->setNodeState(n.id, {});
+  running_node_.clear();
   app::GenerateRequest r;
   r.workflow = std::make_shared<kiln::Workflow>(doc_->workflow());
   r.output_folder = settings_.outputFolder();

@@ -72,6 +72,7 @@ class WorkflowEditor : public QMainWindow {
   std::string panel_node_;  // the node the side panel shows
   bool editing_ = false;    // the side panel is writing into the document
   bool running_ = false;
+  std::string running_node_;  // the node whose stage runs now
 };
 
 }  // namespace kiln::ui

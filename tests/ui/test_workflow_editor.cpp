@@ -52,6 +52,17 @@ class TestWorkflowEditor : public QObject {
     // Run: the conformance model at 64 px.
     QVERIFY(doc->setParam("model", "ckpt_name",
                           std::string(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"));
+    // A slow sampler shows its own progress on its node while it runs.
+    QVERIFY(doc->setParam("sampler", "steps", int64_t{400}));
+    QVERIFY(editor->run());
+    QTRY_VERIFY_WITH_TIMEOUT(editor->canvas()->nodeState("sampler") == "running" &&
+                                 editor->canvas()->nodeProgress("sampler") > 0.0,
+                             60000);
+    QCOMPARE(editor->canvas()->nodeState("model"), QString("done"));
+    window.bridge()->cancel();
+    QTRY_VERIFY_WITH_TIMEOUT(!window.bridge()->busy() && editor->statusText() == "Stopped", 10000);
+    doc->undoStack()->undo();  // back to 2 steps
+    QCOMPARE(std::get<int64_t>(doc->workflow().node("sampler")->params.at("steps")), int64_t{2});
     QVERIFY(editor->run());
     QTRY_VERIFY2_WITH_TIMEOUT(!window.bridge()->busy() && editor->statusText() == "Done", qPrintable(editor->statusText()),
                               120000);
