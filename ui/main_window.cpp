@@ -148,11 +148,10 @@ MainWindow::MainWindow(std::unique_ptr<app::Settings> settings, QWidget* parent)
   } catch (const kiln::Error& e) {
     appendLog(tr("Memory settings ignored: %1").arg(QString::fromUtf8(e.what())));
   }
-  retranslate();
   stage_->setText(tr("Idle"));
   resize(1280, 820);
   refreshModels();
-  applyDefaultWorkflow();
+  applyDefaultWorkflow();  // sets every text (retranslate) with the template
   gallery_->setFolder(settings_->outputFolder());
   updateButtons();
 
@@ -479,7 +478,7 @@ void MainWindow::onProgress(const QString& stage, qint64 done, qint64 total, con
                 : stage;
   text += tr(" · %1%").arg(std::lround(fraction * 100));
   if (eta_seconds >= 0.5) text += tr(" · about %1 s left").arg(std::lround(eta_seconds));
-  const int waiting = static_cast<int>(bridge_->queue().size()) - 1;
+  const int waiting = bridge_->waiting();
   if (waiting > 0) text += tr(" · %1 waiting").arg(waiting);
   stage_->setText(text);
 }

@@ -91,6 +91,7 @@ class EngineBridge : public QObject {
   // Moves a pending request `delta` places (negative: sooner); false when it cannot move.
   bool moveItem(quint64 id, int delta);
   QList<QueueItem> queue() const;
+  int waiting() const noexcept { return static_cast<int>(pending_.size()); }  // requests not started yet
 
   // New offload settings: loaded models are placed again at once when idle (else when
   // the next job starts), without reloading; memoryChanged() reports the new placement.
