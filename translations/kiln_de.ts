@@ -1,4 +1,4 @@
-<?xml version='1.0' encoding='utf-8'?>
+<?xml version="1.0" encoding="utf-8"?>
 <!DOCTYPE TS>
 <TS version="2.1" language="de_DE">
 <context>
@@ -368,12 +368,13 @@
 <context>
     <name>kiln::app::Workflow</name>
     <message>
+        <location filename="../app/workflows/node_texts.cpp" line="+36" />
         <location filename="../app/workflows/template_workflow.cpp" line="+46" />
         <source>Model</source>
         <translation>Modell</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
         <source>Prompt</source>
         <translation>Prompt</translation>
     </message>
@@ -383,32 +384,243 @@
         <translation>Negativer Prompt</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location filename="../app/workflows/node_texts.cpp" line="+5" />
+        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
         <source>Sampler</source>
         <translation>Sampler</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+3" />
+        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
         <source>Seed</source>
         <translation>Seed</translation>
     </message>
     <message>
         <location line="+1" />
+        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
         <source>Steps</source>
         <translation>Schritte</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="-30" />
+        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
         <source>CFG scale</source>
         <translation>CFG-Skala</translation>
     </message>
     <message>
+        <location line="-1" />
+        <source>Batch size</source>
+        <translation>Stapelgröße</translation>
+    </message>
+    <message>
+        <location line="+2" />
+        <source>Checkpoint</source>
+        <translation>Checkpoint</translation>
+    </message>
+    <message>
         <location line="+1" />
+        <source>Compute precision</source>
+        <translation>Rechengenauigkeit</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Conditioning</source>
+        <translation>Konditionierung</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Denoise</source>
+        <translation>Entrauschen</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Empty latent</source>
+        <translation>Leerer Latent</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>File name prefix</source>
+        <translation>Dateinamenpräfix</translation>
+    </message>
+    <message>
+        <location line="+2" />
+        <source>Image</source>
+        <translation>Bild</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Images</source>
+        <translation>Bilder</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Latent</source>
+        <translation>Latent</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>LoRA</source>
+        <translation>LoRA</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Load LoRA</source>
+        <translation>LoRA laden</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Load LoRA (model only)</source>
+        <translation>LoRA laden (nur Modell)</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Load VAE</source>
+        <translation>VAE laden</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Load checkpoint</source>
+        <translation>Checkpoint laden</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Load image</source>
+        <translation>Bild laden</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Load mask</source>
+        <translation>Maske laden</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Mask</source>
+        <translation>Maske</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Mask feather</source>
+        <translation>Maskenweichzeichnung</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Mode</source>
+        <translation>Modus</translation>
+    </message>
+    <message>
+        <location line="+2" />
+        <source>Model strength</source>
+        <translation>Modellstärke</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Negative</source>
+        <translation>Negativ</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Positive</source>
+        <translation>Positiv</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Preview image</source>
+        <translation>Bildvorschau</translation>
+    </message>
+    <message>
+        <location line="+2" />
+        <source>Save image</source>
+        <translation>Bild speichern</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Schedule</source>
+        <translation>Zeitplan</translation>
+    </message>
+    <message>
+        <location line="+3" />
+        <source>Text</source>
+        <translation>Text</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Text encode</source>
+        <translation>Text kodieren</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Text encoder</source>
+        <translation>Text-Encoder</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Text encoder strength</source>
+        <translation>Text-Encoder-Stärke</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Tile overlap</source>
+        <translation>Kachelüberlappung</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Tile size</source>
+        <translation>Kachelgröße</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Tiling</source>
+        <translation>Kacheln</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>VAE</source>
+        <translation>VAE</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>VAE decode</source>
+        <translation>VAE-Dekodierung</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>VAE encode</source>
+        <translation>VAE-Kodierung</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
         <source>Width</source>
         <translation>Breite</translation>
     </message>
     <message>
         <location line="+1" />
+        <source>conditioning</source>
+        <translation>Konditionierung</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>image</source>
+        <translation>Bild</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>latent</source>
+        <translation>Latent</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>loaders</source>
+        <translation>Laden</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>sampling</source>
+        <translation>Sampling</translation>
+    </message>
+    <message>
+        <location line="-39" />
+        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
         <source>Height</source>
         <translation>Höhe</translation>
     </message>
@@ -416,7 +628,7 @@
 <context>
     <name>kiln::app::WorkflowDocument</name>
     <message>
-        <location filename="../app/editor/workflow_document.cpp" line="+59" />
+        <location filename="../app/editor/workflow_document.cpp" line="+60" />
         <source>%1 takes a whole number</source>
         <translation>%1 nimmt eine ganze Zahl</translation>
     </message>
@@ -451,19 +663,19 @@
         <translation>%1 muss zwischen %2 und %3 liegen</translation>
     </message>
     <message>
-        <location line="+51" />
-        <location line="+155" />
+        <location line="+60" />
+        <location line="+206" />
         <source>Kiln has no node type %1</source>
         <translation>Kiln hat keinen Knotentyp %1</translation>
     </message>
     <message>
-        <location line="-144" />
+        <location line="-195" />
         <source>Add %1</source>
         <translation>%1 hinzufügen</translation>
     </message>
     <message>
         <location line="+9" />
-        <location line="+20" />
+        <location line="+21" />
         <source>None of those nodes is in the workflow</source>
         <translation>Keiner dieser Knoten ist im Workflow</translation>
     </message>
@@ -504,7 +716,44 @@
         <translation>Knoten umbenennen</translation>
     </message>
     <message>
+        <location line="+9" />
+        <source>Select the nodes to group first</source>
+        <translation>Wählen Sie zuerst die Knoten zum Gruppieren aus</translation>
+    </message>
+    <message>
         <location line="+7" />
+        <source>Group</source>
+        <translation>Gruppe</translation>
+    </message>
+    <message>
+        <location line="+5" />
+        <location line="+7" />
+        <location line="+7" />
+        <source>There is no such group</source>
+        <translation>Diese Gruppe gibt es nicht</translation>
+    </message>
+    <message>
+        <location line="-11" />
+        <source>Ungroup</source>
+        <translation>Gruppierung aufheben</translation>
+    </message>
+    <message>
+        <location line="+7" />
+        <source>Rename group</source>
+        <translation>Gruppe umbenennen</translation>
+    </message>
+    <message>
+        <location line="+7" />
+        <source>%1 is not a colour of the form #rrggbb</source>
+        <translation>%1 ist keine Farbe der Form #rrggbb</translation>
+    </message>
+    <message>
+        <location line="+3" />
+        <source>Colour group</source>
+        <translation>Gruppe einfärben</translation>
+    </message>
+    <message>
+        <location line="+13" />
         <source>Both ends must be nodes of the workflow</source>
         <translation>Beide Enden müssen Knoten des Workflows sein</translation>
     </message>
@@ -569,12 +818,12 @@
         <translation>Aus der Erzeugen-Leiste nehmen</translation>
     </message>
     <message>
-        <location line="+17" />
+        <location line="+20" />
         <source>The clipboard holds no Kiln nodes: %1</source>
         <translation>Die Zwischenablage enthält keine Kiln-Knoten: %1</translation>
     </message>
     <message>
-        <location line="+24" />
+        <location line="+31" />
         <source>The clipboard holds no nodes</source>
         <translation>Die Zwischenablage enthält keine Knoten</translation>
     </message>
@@ -625,7 +874,7 @@
 <context>
     <name>kiln::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+227" />
+        <location filename="../ui/main_window.cpp" line="+226" />
         <source>Kiln</source>
         <translation>Kiln</translation>
     </message>
@@ -650,12 +899,12 @@
         <translation>Bereit</translation>
     </message>
     <message>
-        <location line="-3" />
+        <location line="-2" />
         <source>Memory settings ignored: %1</source>
         <translation>Speichereinstellungen ignoriert: %1</translation>
     </message>
     <message>
-        <location line="+63" />
+        <location line="+62" />
         <source>&amp;Edit</source>
         <translation>&amp;Bearbeiten</translation>
     </message>
@@ -670,12 +919,12 @@
         <translation>Starte…</translation>
     </message>
     <message>
-        <location line="-97" />
+        <location line="-96" />
         <source>Computing on the CPU: %1</source>
         <translation>Es wird auf der CPU gerechnet: %1</translation>
     </message>
     <message>
-        <location line="+122" />
+        <location line="+121" />
         <source>&amp;File</source>
         <translation>&amp;Datei</translation>
     </message>
@@ -1019,7 +1268,99 @@
 <context>
     <name>kiln::ui::NodeCanvas</name>
     <message>
-        <location filename="../ui/node_canvas.cpp" line="+349" />
+        <location filename="../ui/node_canvas.cpp" line="+63" />
+        <source>on</source>
+        <translation>an</translation>
+    </message>
+    <message>
+        <location line="+0" />
+        <source>off</source>
+        <translation>aus</translation>
+    </message>
+    <message>
+        <location line="+6" />
+        <source>starter model</source>
+        <translation>Startmodell</translation>
+    </message>
+    <message>
+        <location line="+0" />
+        <source>none</source>
+        <translation>keine</translation>
+    </message>
+    <message>
+        <location line="+5" />
+        <source>(required)</source>
+        <translation>(erforderlich)</translation>
+    </message>
+    <message>
+        <location line="+245" />
+        <location line="+57" />
+        <source>Group</source>
+        <translation>Gruppe</translation>
+    </message>
+    <message>
+        <location line="+297" />
+        <source>Rename Group…</source>
+        <translation>Gruppe umbenennen …</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <location line="+7" />
+        <source>Group Colour</source>
+        <translation>Gruppenfarbe</translation>
+    </message>
+    <message>
+        <location line="-6" />
+        <source>Theme</source>
+        <translation>Design</translation>
+    </message>
+    <message>
+        <location line="+0" />
+        <source>Red</source>
+        <translation>Rot</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Orange</source>
+        <translation>Orange</translation>
+    </message>
+    <message>
+        <location line="+0" />
+        <source>Green</source>
+        <translation>Grün</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Blue</source>
+        <translation>Blau</translation>
+    </message>
+    <message>
+        <location line="+0" />
+        <source>Purple</source>
+        <translation>Violett</translation>
+    </message>
+    <message>
+        <location line="+3" />
+        <source>Other…</source>
+        <translation>Andere …</translation>
+    </message>
+    <message>
+        <location line="+4" />
+        <source>Ungroup</source>
+        <translation>Gruppierung aufheben</translation>
+    </message>
+    <message>
+        <location line="+4" />
+        <source>Group Selection</source>
+        <translation>Auswahl gruppieren</translation>
+    </message>
+    <message>
+        <location line="+0" />
+        <source>Ctrl+G</source>
+        <translation>Ctrl+G</translation>
+    </message>
+    <message>
+        <location line="+3" />
         <source>Search…</source>
         <translation>Suchen…</translation>
     </message>
@@ -1199,7 +1540,7 @@
 <context>
     <name>kiln::ui::WorkflowEditor</name>
     <message>
-        <location filename="../ui/workflow_editor.cpp" line="+72" />
+        <location filename="../ui/workflow_editor.cpp" line="+78" />
         <source>Done</source>
         <translation>Fertig</translation>
     </message>
@@ -1331,7 +1672,10 @@
     <message numerus="yes">
         <location line="+1" />
         <source>%n nodes selected</source>
-        <translation><numerusform>%n Knoten gewählt</numerusform><numerusform>%n Knoten gewählt</numerusform></translation>
+        <translation>
+            <numerusform>%n Knoten gewählt</numerusform>
+            <numerusform>%n Knoten gewählt</numerusform>
+        </translation>
     </message>
     <message>
         <location line="+13" />
@@ -1370,7 +1714,7 @@
         <translation>Der Workflow kann nicht laufen: %1</translation>
     </message>
     <message>
-        <location line="+9" />
+        <location line="+10" />
         <source>Queued</source>
         <translation>Eingereiht</translation>
     </message>

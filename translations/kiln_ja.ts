@@ -1,4 +1,4 @@
-<?xml version='1.0' encoding='utf-8'?>
+<?xml version="1.0" encoding="utf-8"?>
 <!DOCTYPE TS>
 <TS version="2.1" language="ja_JP">
 <context>
@@ -368,12 +368,13 @@
 <context>
     <name>kiln::app::Workflow</name>
     <message>
+        <location filename="../app/workflows/node_texts.cpp" line="+36" />
         <location filename="../app/workflows/template_workflow.cpp" line="+46" />
         <source>Model</source>
         <translation>モデル</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
         <source>Prompt</source>
         <translation>プロンプト</translation>
     </message>
@@ -383,32 +384,243 @@
         <translation>ネガティブプロンプト</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location filename="../app/workflows/node_texts.cpp" line="+5" />
+        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
         <source>Sampler</source>
         <translation>サンプラー</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+3" />
+        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
         <source>Seed</source>
         <translation>シード</translation>
     </message>
     <message>
         <location line="+1" />
+        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
         <source>Steps</source>
         <translation>ステップ数</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="-30" />
+        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
         <source>CFG scale</source>
         <translation>CFG スケール</translation>
     </message>
     <message>
+        <location line="-1" />
+        <source>Batch size</source>
+        <translation>バッチサイズ</translation>
+    </message>
+    <message>
+        <location line="+2" />
+        <source>Checkpoint</source>
+        <translation>チェックポイント</translation>
+    </message>
+    <message>
         <location line="+1" />
+        <source>Compute precision</source>
+        <translation>計算精度</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Conditioning</source>
+        <translation>コンディショニング</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Denoise</source>
+        <translation>ノイズ除去</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Empty latent</source>
+        <translation>空の潜在画像</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>File name prefix</source>
+        <translation>ファイル名の接頭辞</translation>
+    </message>
+    <message>
+        <location line="+2" />
+        <source>Image</source>
+        <translation>画像</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Images</source>
+        <translation>画像</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Latent</source>
+        <translation>潜在画像</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>LoRA</source>
+        <translation>LoRA</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Load LoRA</source>
+        <translation>LoRA を読み込む</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Load LoRA (model only)</source>
+        <translation>LoRA を読み込む（モデルのみ）</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Load VAE</source>
+        <translation>VAE を読み込む</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Load checkpoint</source>
+        <translation>チェックポイントを読み込む</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Load image</source>
+        <translation>画像を読み込む</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Load mask</source>
+        <translation>マスクを読み込む</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Mask</source>
+        <translation>マスク</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Mask feather</source>
+        <translation>マスクのぼかし</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Mode</source>
+        <translation>モード</translation>
+    </message>
+    <message>
+        <location line="+2" />
+        <source>Model strength</source>
+        <translation>モデルの強さ</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Negative</source>
+        <translation>ネガティブ</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Positive</source>
+        <translation>ポジティブ</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Preview image</source>
+        <translation>画像のプレビュー</translation>
+    </message>
+    <message>
+        <location line="+2" />
+        <source>Save image</source>
+        <translation>画像を保存</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Schedule</source>
+        <translation>スケジュール</translation>
+    </message>
+    <message>
+        <location line="+3" />
+        <source>Text</source>
+        <translation>テキスト</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Text encode</source>
+        <translation>テキストのエンコード</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Text encoder</source>
+        <translation>テキストエンコーダー</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Text encoder strength</source>
+        <translation>テキストエンコーダーの強さ</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Tile overlap</source>
+        <translation>タイルの重なり</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Tile size</source>
+        <translation>タイルのサイズ</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Tiling</source>
+        <translation>タイル分割</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>VAE</source>
+        <translation>VAE</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>VAE decode</source>
+        <translation>VAE デコード</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>VAE encode</source>
+        <translation>VAE エンコード</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
         <source>Width</source>
         <translation>幅</translation>
     </message>
     <message>
         <location line="+1" />
+        <source>conditioning</source>
+        <translation>コンディショニング</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>image</source>
+        <translation>画像</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>latent</source>
+        <translation>潜在画像</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>loaders</source>
+        <translation>読み込み</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>sampling</source>
+        <translation>サンプリング</translation>
+    </message>
+    <message>
+        <location line="-39" />
+        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
         <source>Height</source>
         <translation>高さ</translation>
     </message>
@@ -416,7 +628,7 @@
 <context>
     <name>kiln::app::WorkflowDocument</name>
     <message>
-        <location filename="../app/editor/workflow_document.cpp" line="+59" />
+        <location filename="../app/editor/workflow_document.cpp" line="+60" />
         <source>%1 takes a whole number</source>
         <translation>%1 には整数を指定します</translation>
     </message>
@@ -451,19 +663,19 @@
         <translation>%1 は %2 から %3 の間でなければなりません</translation>
     </message>
     <message>
-        <location line="+51" />
-        <location line="+155" />
+        <location line="+60" />
+        <location line="+206" />
         <source>Kiln has no node type %1</source>
         <translation>Kiln にノード種別 %1 はありません</translation>
     </message>
     <message>
-        <location line="-144" />
+        <location line="-195" />
         <source>Add %1</source>
         <translation>%1 を追加</translation>
     </message>
     <message>
         <location line="+9" />
-        <location line="+20" />
+        <location line="+21" />
         <source>None of those nodes is in the workflow</source>
         <translation>それらのノードはワークフローにありません</translation>
     </message>
@@ -504,7 +716,44 @@
         <translation>ノード名を変更</translation>
     </message>
     <message>
+        <location line="+9" />
+        <source>Select the nodes to group first</source>
+        <translation>まずグループにするノードを選択してください</translation>
+    </message>
+    <message>
         <location line="+7" />
+        <source>Group</source>
+        <translation>グループ</translation>
+    </message>
+    <message>
+        <location line="+5" />
+        <location line="+7" />
+        <location line="+7" />
+        <source>There is no such group</source>
+        <translation>そのグループはありません</translation>
+    </message>
+    <message>
+        <location line="-11" />
+        <source>Ungroup</source>
+        <translation>グループを解除</translation>
+    </message>
+    <message>
+        <location line="+7" />
+        <source>Rename group</source>
+        <translation>グループ名の変更</translation>
+    </message>
+    <message>
+        <location line="+7" />
+        <source>%1 is not a colour of the form #rrggbb</source>
+        <translation>%1 は #rrggbb 形式の色ではありません</translation>
+    </message>
+    <message>
+        <location line="+3" />
+        <source>Colour group</source>
+        <translation>グループの色を変更</translation>
+    </message>
+    <message>
+        <location line="+13" />
         <source>Both ends must be nodes of the workflow</source>
         <translation>両端ともワークフローのノードでなければなりません</translation>
     </message>
@@ -569,12 +818,12 @@
         <translation>生成パネルから隠す</translation>
     </message>
     <message>
-        <location line="+17" />
+        <location line="+20" />
         <source>The clipboard holds no Kiln nodes: %1</source>
         <translation>クリップボードに Kiln のノードはありません：%1</translation>
     </message>
     <message>
-        <location line="+24" />
+        <location line="+31" />
         <source>The clipboard holds no nodes</source>
         <translation>クリップボードにノードはありません</translation>
     </message>
@@ -625,7 +874,7 @@
 <context>
     <name>kiln::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+227" />
+        <location filename="../ui/main_window.cpp" line="+226" />
         <source>Kiln</source>
         <translation>Kiln</translation>
     </message>
@@ -650,12 +899,12 @@
         <translation>待機中</translation>
     </message>
     <message>
-        <location line="-3" />
+        <location line="-2" />
         <source>Memory settings ignored: %1</source>
         <translation>メモリ設定を無視しました：%1</translation>
     </message>
     <message>
-        <location line="+63" />
+        <location line="+62" />
         <source>&amp;Edit</source>
         <translation>編集(&amp;E)</translation>
     </message>
@@ -670,12 +919,12 @@
         <translation>開始中…</translation>
     </message>
     <message>
-        <location line="-97" />
+        <location line="-96" />
         <source>Computing on the CPU: %1</source>
         <translation>CPU で計算します：%1</translation>
     </message>
     <message>
-        <location line="+122" />
+        <location line="+121" />
         <source>&amp;File</source>
         <translation>ファイル(&amp;F)</translation>
     </message>
@@ -1019,7 +1268,99 @@
 <context>
     <name>kiln::ui::NodeCanvas</name>
     <message>
-        <location filename="../ui/node_canvas.cpp" line="+349" />
+        <location filename="../ui/node_canvas.cpp" line="+63" />
+        <source>on</source>
+        <translation>オン</translation>
+    </message>
+    <message>
+        <location line="+0" />
+        <source>off</source>
+        <translation>オフ</translation>
+    </message>
+    <message>
+        <location line="+6" />
+        <source>starter model</source>
+        <translation>スターターモデル</translation>
+    </message>
+    <message>
+        <location line="+0" />
+        <source>none</source>
+        <translation>なし</translation>
+    </message>
+    <message>
+        <location line="+5" />
+        <source>(required)</source>
+        <translation>（必須）</translation>
+    </message>
+    <message>
+        <location line="+245" />
+        <location line="+57" />
+        <source>Group</source>
+        <translation>グループ</translation>
+    </message>
+    <message>
+        <location line="+297" />
+        <source>Rename Group…</source>
+        <translation>グループ名を変更…</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <location line="+7" />
+        <source>Group Colour</source>
+        <translation>グループの色</translation>
+    </message>
+    <message>
+        <location line="-6" />
+        <source>Theme</source>
+        <translation>テーマ</translation>
+    </message>
+    <message>
+        <location line="+0" />
+        <source>Red</source>
+        <translation>赤</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Orange</source>
+        <translation>オレンジ</translation>
+    </message>
+    <message>
+        <location line="+0" />
+        <source>Green</source>
+        <translation>緑</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Blue</source>
+        <translation>青</translation>
+    </message>
+    <message>
+        <location line="+0" />
+        <source>Purple</source>
+        <translation>紫</translation>
+    </message>
+    <message>
+        <location line="+3" />
+        <source>Other…</source>
+        <translation>その他…</translation>
+    </message>
+    <message>
+        <location line="+4" />
+        <source>Ungroup</source>
+        <translation>グループを解除</translation>
+    </message>
+    <message>
+        <location line="+4" />
+        <source>Group Selection</source>
+        <translation>選択をグループ化</translation>
+    </message>
+    <message>
+        <location line="+0" />
+        <source>Ctrl+G</source>
+        <translation>Ctrl+G</translation>
+    </message>
+    <message>
+        <location line="+3" />
         <source>Search…</source>
         <translation>検索…</translation>
     </message>
@@ -1199,7 +1540,7 @@
 <context>
     <name>kiln::ui::WorkflowEditor</name>
     <message>
-        <location filename="../ui/workflow_editor.cpp" line="+72" />
+        <location filename="../ui/workflow_editor.cpp" line="+78" />
         <source>Done</source>
         <translation>完了</translation>
     </message>
@@ -1331,7 +1672,9 @@
     <message numerus="yes">
         <location line="+1" />
         <source>%n nodes selected</source>
-        <translation><numerusform>%n 個のノードを選択</numerusform></translation>
+        <translation>
+            <numerusform>%n 個のノードを選択</numerusform>
+        </translation>
     </message>
     <message>
         <location line="+13" />
@@ -1370,7 +1713,7 @@
         <translation>ワークフローを実行できません：%1</translation>
     </message>
     <message>
-        <location line="+9" />
+        <location line="+10" />
         <source>Queued</source>
         <translation>待機中</translation>
     </message>

@@ -9,6 +9,7 @@
 
 #include <QGraphicsView>
 #include <QMap>
+#include <QPointer>
 
 #include <string>
 #include <vector>
@@ -19,8 +20,11 @@ namespace kiln::app {
 class WorkflowDocument;
 }
 
+class QLineEdit;
+
 namespace kiln::ui {
 
+class GroupItem;
 class NodeItem;
 class NodeSearch;
 
@@ -37,6 +41,24 @@ class NodeCanvas : public QGraphicsView {
   // Where a node's port is drawn, in scene coordinates (for tests and automation).
   QPointF portPosition(const std::string& node, const std::string& port, bool output) const;
   QPointF nodePosition(const std::string& node) const;
+
+  // The centre of a parameter's row on its node, in scene coordinates (null: none).
+  QPointF paramPosition(const std::string& node, const std::string& param) const;
+  // Edits a parameter in place, over its row (what a click on the row does); the editor
+  // closes with Enter, Escape or a click elsewhere. Null when there is no such parameter.
+  QWidget* editParam(const std::string& node, const std::string& param);
+  QWidget* paramEditor() const { return param_editor_; }
+  void closeParamEditor();
+
+  // Groups: the one at `scene_pos` (-1: none), in its title bar only if `title_only`;
+  // where one is drawn; grouping the selection (Ctrl+G; returns the group or -1),
+  // ungrouping the selection's groups (Ctrl+Shift+G); renaming in place (a double click
+  // on the title) with the editor it opens.
+  int groupAt(const QPointF& scene_pos, bool title_only = false) const;
+  QRectF groupRect(int group) const;
+  int groupSelection();
+  void ungroupSelection();
+  QLineEdit* renameGroup(int group);
 
   // What the refused connection under the cursor says while dragging ("" otherwise).
   QString dragProblem() const { return drag_problem_; }
@@ -65,6 +87,8 @@ class NodeCanvas : public QGraphicsView {
   void wheelEvent(QWheelEvent* event) override;
   void keyPressEvent(QKeyEvent* event) override;
   void contextMenuEvent(QContextMenuEvent* event) override;
+  void changeEvent(QEvent* event) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
   struct PortHit {
@@ -78,6 +102,7 @@ class NodeCanvas : public QGraphicsView {
 
   app::WorkflowDocument* doc_;
   QMap<QString, NodeItem*> nodes_;
+  std::vector<GroupItem*> groups_;
   QMap<QString, QPair<QString, QString>> states_;  // node -> (state, message)
   QMap<QString, QString> problems_;
   QMap<QString, double> progress_;  // running node -> fraction
@@ -89,6 +114,17 @@ class NodeCanvas : public QGraphicsView {
   QMap<QString, QPointF> move_start_;
   bool panning_ = false;
   QPoint pan_last_;
+  // A group being dragged by its title bar (-1: none), from where.
+  int group_drag_ = -1;
+  QPointF group_drag_start_;
+  // A press on a parameter's row: a release without a drag edits it.
+  struct PendingParam {
+    std::string node, param;
+    QPoint press;
+  };
+  PendingParam pending_param_;
+  QPointer<QWidget> param_editor_;
+  bool editing_param_ = false;  // the inline editor's own edit is going into the document
 };
 
 }  // namespace kiln::ui

@@ -126,6 +126,9 @@ void WorkflowEditor::buildMenus() {
   edit->addAction(tr("&Copy"), QKeySequence::Copy, canvas_, &NodeCanvas::copySelection);
   edit->addAction(tr("&Paste"), QKeySequence::Paste, canvas_, &NodeCanvas::paste);
   edit->addAction(tr("&Delete"), QKeySequence::Delete, canvas_, &NodeCanvas::deleteSelection);
+  edit->addSeparator();
+  edit->addAction(tr("&Group Selection"), QKeySequence(Qt::CTRL | Qt::Key_G), this, [this] { canvas_->groupSelection(); });
+  edit->addAction(tr("U&ngroup"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_G), canvas_, &NodeCanvas::ungroupSelection);
   QMenu* view = menuBar()->addMenu(tr("&View"));
   view->addAction(tr("&Frame All"), QKeySequence(Qt::Key_Home), canvas_, &NodeCanvas::frameAll);
   QMenu* workflow = menuBar()->addMenu(tr("&Workflow"));

@@ -59,6 +59,8 @@ RenderParams parseParams(const QCommandLineParser& p) {
     r.cfg_scale = p.value("cfg").toDouble(&ok);
     if (!ok) throw UsageError{"--cfg needs a number, got '" + p.value("cfg") + "'"};
   }
+  if (p.isSet("sampler")) r.sampler = p.value("sampler").toStdString();
+  if (p.isSet("scheduler")) r.scheduler = p.value("scheduler").toStdString();
   r.width = toInt(p, "width", 0);
   r.height = toInt(p, "height", 0);
   if ((r.width == 0) != (r.height == 0))
@@ -165,6 +167,14 @@ int runRender(const QStringList& arguments) {
       {"seed", "Seed of the initial noise (default 0).", "n"},
       {"steps", "Sampling steps (default 20).", "n"},
       {"cfg", "Classifier-free guidance scale (default 7).", "x"},
+      {"sampler",
+       "Sampler: euler (default), euler_ancestral, heun, dpm_2, dpmpp_2m, dpmpp_2m_sde, dpmpp_sde, ddim, lcm, "
+       "uni_pc or uni_pc_bh2.",
+       "name"},
+      {"scheduler",
+       "Schedule of noise levels: normal (default), karras, exponential, simple, sgm_uniform, ddim_uniform or "
+       "diffusers (the model's scheduler config as diffusers computes it).",
+       "name"},
       {"width", "Image width in pixels (default: the model's native size).", "w"},
       {"height", "Image height in pixels (default: the model's native size).", "h"},
       {"original-size", "SDXL size conditioning: original WIDTHxHEIGHT (default: the output size).",

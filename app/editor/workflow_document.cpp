@@ -1,6 +1,7 @@
 #include "workflow_document.h"
 
 #include <QFile>
+#include <QRegularExpression>
 #include <QSaveFile>
 #include <QUndoCommand>
 
@@ -84,6 +85,15 @@ bool contains(const std::vector<std::string>& ids, const std::string& id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
+// Takes `ids` out of every group; groups left empty go.
+void dropFromGroups(kiln::Workflow& w, const std::vector<std::string>& ids) {
+  for (auto& g : w.groups)
+    g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(), [&](const auto& n) { return contains(ids, n); }),
+                  g.nodes.end());
+  w.groups.erase(std::remove_if(w.groups.begin(), w.groups.end(), [](const auto& g) { return g.nodes.empty(); }),
+                 w.groups.end());
+}
+
 }  // namespace
 
 WorkflowDocument::WorkflowDocument(std::vector<kiln::NodeSchema> schemas, QObject* parent)
@@ -154,6 +164,7 @@ bool WorkflowDocument::removeNodes(const std::vector<std::string>& ids) {
   next.exposed.erase(std::remove_if(next.exposed.begin(), next.exposed.end(),
                                     [&](const auto& e) { return contains(ids, e.node); }),
                      next.exposed.end());
+  dropFromGroups(next, ids);
   return push(before - next.nodes.size() == 1 ? tr("Delete node") : tr("Delete %1 nodes").arg(before - next.nodes.size()),
               std::move(next));
 }
@@ -192,6 +203,53 @@ bool WorkflowDocument::setTitle(const std::string& id, const QString& title) {
   kiln::Workflow next = workflow_;
   next.node(id)->title = title.trimmed().toStdString();
   return push(tr("Rename node"), std::move(next));
+}
+
+int WorkflowDocument::groupNodes(const std::vector<std::string>& ids, const QString& title) {
+  kiln::WorkflowGroup group;
+  group.title = title.trimmed().toStdString();
+  for (const auto& n : workflow_.nodes)
+    if (contains(ids, n.id)) group.nodes.push_back(n.id);
+  if (group.nodes.empty()) {
+    fail(tr("Select the nodes to group first"));
+    return -1;
+  }
+  kiln::Workflow next = workflow_;
+  dropFromGroups(next, group.nodes);
+  next.groups.push_back(std::move(group));
+  const int index = static_cast<int>(next.groups.size()) - 1;
+  push(tr("Group"), std::move(next));
+  return index;
+}
+
+bool WorkflowDocument::ungroup(int group) {
+  if (group < 0 || group >= static_cast<int>(workflow_.groups.size())) return fail(tr("There is no such group"));
+  kiln::Workflow next = workflow_;
+  next.groups.erase(next.groups.begin() + group);
+  return push(tr("Ungroup"), std::move(next));
+}
+
+bool WorkflowDocument::setGroupTitle(int group, const QString& title) {
+  if (group < 0 || group >= static_cast<int>(workflow_.groups.size())) return fail(tr("There is no such group"));
+  kiln::Workflow next = workflow_;
+  next.groups[static_cast<std::size_t>(group)].title = title.trimmed().toStdString();
+  return push(tr("Rename group"), std::move(next));
+}
+
+bool WorkflowDocument::setGroupColor(int group, const QString& color) {
+  if (group < 0 || group >= static_cast<int>(workflow_.groups.size())) return fail(tr("There is no such group"));
+  static const QRegularExpression hex("^#[0-9a-fA-F]{6}$");
+  if (!color.isEmpty() && !hex.match(color).hasMatch())
+    return fail(tr("%1 is not a colour of the form #rrggbb").arg(color));
+  kiln::Workflow next = workflow_;
+  next.groups[static_cast<std::size_t>(group)].color = color.toStdString();
+  return push(tr("Colour group"), std::move(next));
+}
+
+int WorkflowDocument::groupOf(const std::string& node) const {
+  for (std::size_t i = 0; i < workflow_.groups.size(); ++i)
+    if (contains(workflow_.groups[i].nodes, node)) return static_cast<int>(i);
+  return -1;
 }
 
 QString WorkflowDocument::connectionProblem(const std::string& from_node, const std::string& output,
@@ -269,6 +327,9 @@ QString WorkflowDocument::copy(const std::vector<std::string>& ids) const {
     if (contains(ids, n.id)) fragment.nodes.push_back(n);
   for (const auto& l : workflow_.links)
     if (contains(ids, l.from_node) && contains(ids, l.to_node)) fragment.links.push_back(l);
+  for (const auto& g : workflow_.groups)
+    if (std::all_of(g.nodes.begin(), g.nodes.end(), [&](const auto& n) { return contains(ids, n); }))
+      fragment.groups.push_back(g);
   return QString::fromStdString(kiln::workflowToJson(fragment));
 }
 
@@ -300,6 +361,13 @@ std::vector<std::string> WorkflowDocument::paste(const QString& text, double dx,
   for (const auto& l : fragment.links)
     if (ids.count(l.from_node) && ids.count(l.to_node))
       next.links.push_back({ids[l.from_node], l.from_output, ids[l.to_node], l.to_input});
+  for (auto g : fragment.groups) {
+    std::vector<std::string> members;
+    for (const auto& n : g.nodes)
+      if (ids.count(n)) members.push_back(ids[n]);
+    g.nodes = std::move(members);
+    if (!g.nodes.empty()) next.groups.push_back(std::move(g));
+  }
   if (added.empty()) {
     fail(tr("The clipboard holds no nodes"));
     return {};

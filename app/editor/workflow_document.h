@@ -1,6 +1,6 @@
 // The workflow editor's document: a workflow being edited, every edit an undoable
 // command on one QUndoStack (add, delete, move, connect, disconnect, set a parameter,
-// rename, expose, paste), connections checked against the node schemas as they are
+// rename, expose, group, paste), connections checked against the node schemas as they are
 // made, copy and paste as workflow fragments, and opening and saving files. The canvas
 // and the parameter panel are views of it; it has no widgets and is tested without them.
 #pragma once
@@ -44,15 +44,25 @@ class WorkflowDocument : public QObject {
   // Shows or hides a parameter in the generate panel.
   bool setExposed(const std::string& node, const std::string& param, bool exposed, const QString& label = {});
 
+  // Frames the nodes `ids` as one group titled `title` (a node is in at most one group: it
+  // leaves its old one, and a group left empty goes); returns the group's index, or -1.
+  int groupNodes(const std::vector<std::string>& ids, const QString& title);
+  bool ungroup(int group);  // the nodes stay
+  bool setGroupTitle(int group, const QString& title);
+  bool setGroupColor(int group, const QString& color);  // "#rrggbb", or "" for the theme's
+  // The group holding `node` (-1: none).
+  int groupOf(const std::string& node) const;
+
   // Why `output` of `from_node` cannot feed `input` of `to_node` ("" when it can): the
   // editor asks while a connection is dragged.
   QString connectionProblem(const std::string& from_node, const std::string& output, const std::string& to_node,
                             const std::string& input) const;
 
-  // The nodes `ids` and the links among them, as workflow text for the clipboard.
+  // The nodes `ids`, the links among them and the groups wholly among them, as workflow
+  // text for the clipboard.
   QString copy(const std::vector<std::string>& ids) const;
   // Adds a copied fragment's nodes under fresh ids, shifted by (dx, dy), with their
-  // links among them; returns the new ids (empty, with lastError(), for text that is not
+  // links and groups among them; returns the new ids (empty, with lastError(), for text that is not
   // a fragment Kiln can use).
   std::vector<std::string> paste(const QString& fragment, double dx, double dy);
 

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "kiln/error.h"
+#include "sampling/sampler_names.h"
 
 namespace kiln {
 namespace {
@@ -247,18 +248,13 @@ std::optional<ParamValue> toParam(const json& v) {
   return std::nullopt;
 }
 
-constexpr const char* kSamplers[] = {"euler"};
-constexpr const char* kSchedulers[] = {"normal"};
-
-template <std::size_t N>
-bool known(const char* const (&names)[N], const std::string& name) {
-  return std::any_of(std::begin(names), std::end(names), [&](const char* n) { return name == n; });
+bool known(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-template <std::size_t N>
-std::string list(const char* const (&names)[N]) {
+std::string list(const std::vector<std::string>& names) {
   std::string out;
-  for (const char* n : names) out += (out.empty() ? "" : ", ") + std::string(n);
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
   return out;
 }
 
@@ -333,13 +329,13 @@ ComfyImport convert(std::vector<ComfyNode> nodes, const ModelFolders& folders, s
       if (m->file != FileKind::None && comfy == m->params.front().first)
         if (const auto* name = std::get_if<std::string>(&*v)) v = resolveFile(*name, m->file, folders, where, unmapped);
       if (std::string(kiln) == "sampler_name")
-        if (const auto* s = std::get_if<std::string>(&*v); s && !known(kSamplers, *s))
-          unmapped.push_back(where + ": sampler '" + *s + "' is not one of Kiln's samplers (" + list(kSamplers) +
+        if (const auto* s = std::get_if<std::string>(&*v); s && !known(sampling::samplerNames(), *s))
+          unmapped.push_back(where + ": sampler '" + *s + "' is not one of Kiln's samplers (" + list(sampling::samplerNames()) +
                              "); choose one before running");
       if (std::string(kiln) == "scheduler")
-        if (const auto* s = std::get_if<std::string>(&*v); s && !known(kSchedulers, *s))
+        if (const auto* s = std::get_if<std::string>(&*v); s && !known(sampling::scheduleNames(), *s))
           unmapped.push_back(where + ": scheduler '" + *s + "' is not one of Kiln's schedules (" +
-                             list(kSchedulers) + "); choose one before running");
+                             list(sampling::scheduleNames()) + "); choose one before running");
       node.params[kiln] = std::move(*v);
     }
     // What the table alone cannot say.
@@ -390,6 +386,26 @@ ComfyImport convert(std::vector<ComfyNode> nodes, const ModelFolders& folders, s
   return result;
 }
 
+// ComfyUI's groups are rectangles; a node belongs to one when its corner lies inside.
+void readGroups(const json& doc, Workflow& w) {
+  const auto groups = doc.find("groups");
+  if (groups == doc.end() || !groups->is_array()) return;
+  for (const json& g : *groups) {
+    const auto box = g.is_object() ? g.find("bounding") : g.end();
+    if (box == g.end() || !box->is_array() || box->size() != 4 ||
+        !std::all_of(box->begin(), box->end(), [](const json& v) { return v.is_number(); }))
+      continue;
+    const double x = (*box)[0].get<double>(), y = (*box)[1].get<double>();
+    const double right = x + (*box)[2].get<double>(), bottom = y + (*box)[3].get<double>();
+    WorkflowGroup group;
+    if (g.contains("title") && g["title"].is_string()) group.title = g["title"].get<std::string>();
+    if (g.contains("color") && g["color"].is_string()) group.color = g["color"].get<std::string>();
+    for (const WorkflowNode& n : w.nodes)
+      if (n.x >= x && n.x <= right && n.y >= y && n.y <= bottom) group.nodes.push_back(n.id);
+    if (!group.nodes.empty()) w.groups.push_back(std::move(group));
+  }
+}
+
 json parseJson(std::string_view text) {
   try {
     return json::parse(text.begin(), text.end());
@@ -416,7 +432,9 @@ ComfyImport importComfyWorkflow(std::string_view text, const ModelFolders& folde
     if (isUiFormat(doc)) {
       std::vector<std::string> unmapped;
       std::vector<ComfyNode> nodes = readUi(doc, unmapped);
-      return convert(std::move(nodes), folders, "ui", std::move(unmapped));
+      ComfyImport result = convert(std::move(nodes), folders, "ui", std::move(unmapped));
+      readGroups(doc, result.workflow);
+      return result;
     }
   } catch (const json::exception& e) {  // a field of an unexpected type somewhere
     bad(std::string("a field has an unexpected type (") + e.what() + ")");

@@ -122,6 +122,24 @@ Workflow parseWorkflow(std::string_view text) {
           {stringField(e, "node", where), stringField(e, "param", where), stringField(e, "label", where, false)});
     }
   }
+  if (const auto groups = doc.find("groups"); groups != doc.end()) {
+    if (!groups->is_array()) bad("\"groups\" must be an array");
+    for (std::size_t i = 0; i < groups->size(); ++i) {
+      const json& g = (*groups)[i];
+      const std::string where = "group #" + std::to_string(i + 1);
+      if (!g.is_object()) bad(where + " is not an object");
+      WorkflowGroup group;
+      group.title = stringField(g, "title", where, false);
+      group.color = stringField(g, "color", where, false);
+      const json& members = field(g, "nodes", where);
+      if (!members.is_array()) bad(where + ": \"nodes\" must be an array of node ids");
+      for (const json& m : members) {
+        if (!m.is_string()) bad(where + ": \"nodes\" must be an array of node ids");
+        group.nodes.push_back(m.get<std::string>());
+      }
+      w.groups.push_back(std::move(group));
+    }
+  }
   return w;
 }
 
@@ -148,6 +166,15 @@ std::string workflowToJson(const Workflow& w) {
   json exposed = json::array();
   for (const ExposedParam& e : w.exposed) exposed.push_back({{"node", e.node}, {"param", e.param}, {"label", e.label}});
   doc["exposed"] = std::move(exposed);
+  if (!w.groups.empty()) {
+    json groups = json::array();
+    for (const WorkflowGroup& g : w.groups) {
+      json group = {{"title", g.title}, {"nodes", g.nodes}};
+      if (!g.color.empty()) group["color"] = g.color;
+      groups.push_back(std::move(group));
+    }
+    doc["groups"] = std::move(groups);
+  }
   // Text that is not UTF-8 (from a command line, say) is written with replacement characters.
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

@@ -1,5 +1,6 @@
 #include "jobs/job_runner.h"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 
 #include <chrono>
@@ -124,6 +125,8 @@ void validateJob(const Job& job) {
   if (p.original_width < 0 || p.original_height < 0 || p.crop_top < 0 || p.crop_left < 0)
     throw Error(ErrorKind::InvalidArgument, "original size and crop offsets cannot be negative");
   if (p.dtype == ComputeDType::Invalid) throw Error(ErrorKind::InvalidArgument, "no compute dtype set");
+  (void)sampling::parseSampler(p.sampler);     // an unknown name throws, naming the ones Kiln has
+  (void)sampling::parseSchedule(p.scheduler);
   nodes::validateTiling(vaeTilingSettings(p));
   if (!std::isfinite(p.denoise) || p.denoise <= 0 || p.denoise > 1)
     throw Error(ErrorKind::InvalidArgument,
@@ -291,6 +294,8 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     }
 
     const int64_t channels = spec.unet.in_channels;
+    const sampling::SamplerKind sampler_kind = sampling::parseSampler(p.sampler);
+    const sampling::Schedule schedule = sampling::parseSchedule(p.scheduler);
     const nodes::SizeConditioning sizes{p.original_height > 0 ? p.original_height : p.height,
                                         p.original_width > 0 ? p.original_width : p.width,
                                         p.crop_top,
@@ -300,7 +305,14 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     for (int i = 0; i < job.batch; ++i) {
       RenderParams pi = p;
       pi.seed = p.seed + i;
-      const at::Tensor noise = nodes::seededNoise(pi.seed, {1, channels, p.height / f, p.width / f});
+      // The generator gives the initial noise, then what the sampler adds (k_samplers.h).
+      at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(pi.seed));
+      const int64_t lh = p.height / f, lw = p.width / f;
+      const auto draw = [&gen, channels, lh, lw] {
+        return at::randn({1, channels, lh, lw}, gen, at::TensorOptions().dtype(at::kFloat));
+      };
+      const at::Tensor noise = draw();
+      const nodes::SamplerSettings settings{sampler_kind, schedule, draw};
       tracker.start(denoise[static_cast<std::size_t>(i)]);
       model.setLoraProgress(0.0);  // keyframed LoRA strengths follow the steps
       const at::Tensor latent = pipeline->sample(
@@ -317,7 +329,7 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
               env.emit(std::move(e));
             }
           },
-          has_init ? &init : nullptr);
+          has_init ? &init : nullptr, settings);
       bytes.add(static_cast<int64_t>(latent.nbytes()));
       tracker.finish(denoise[static_cast<std::size_t>(i)]);
 
@@ -328,7 +340,7 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
       if (pixel_mask.defined()) decoded = init_rgb + (decoded - init_rgb) * pixel_mask;
       Image image = toImage(decoded);
       bytes.add(static_cast<int64_t>(image.pixels.size() * sizeof(float)));
-      image.text["parameters"] = formatA1111Parameters(pi, "Euler", model_name);
+      image.text["parameters"] = formatA1111Parameters(pi, sampling::a1111SamplerName(sampler_kind, schedule), model_name);
       tracker.finish(decode[static_cast<std::size_t>(i)]);
 
       if (save) {

@@ -1,5 +1,7 @@
 #include "jobs/workflow_nodes.h"
 
+#include <ATen/CPUGeneratorImpl.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -275,8 +277,11 @@ NodeDefinition sampler() {
                       "The noise; image i of a batch uses seed + i"),
                number("steps", ValueType::Int, int64_t{20}, 1, 1000, 1, "Steps", ""),
                number("cfg", ValueType::Float, 7.0, 0, 100, 0.5, "CFG scale", "How strongly the prompt steers"),
-               choice("sampler_name", {"euler"}, "euler", "Sampler", ""),
-               choice("scheduler", {"normal"}, "normal", "Schedule", "normal: the model's own timestep spacing"),
+               choice("sampler_name", sampling::samplerNames(), "euler", "Sampler",
+                      "The solver, with k-diffusion's semantics as ComfyUI and A1111 use them"),
+               choice("scheduler", sampling::scheduleNames(), "normal", "Schedule",
+                      "The noise levels the steps visit; diffusers: the model's scheduler config as "
+                      "diffusers computes it"),
                number("denoise", ValueType::Float, 1.0, 0, 1, 0.01, "Denoise",
                       "For a picture's latent: how much of it is repainted")},
               {out(ValueType::Latent, "Latent")}};
@@ -293,6 +298,8 @@ NodeDefinition sampler() {
     const auto& neg = c.input<ConditioningValue>("negative");
     const LatentValue& latent = c.input<LatentValue>("latent_image");
     const int64_t steps = c.intParam("steps"), seed = c.intParam("seed");
+    const sampling::SamplerKind kind = sampling::parseSampler(c.stringParam("sampler_name"));
+    const sampling::Schedule schedule = sampling::parseSchedule(c.stringParam("scheduler"));
     const double cfg = c.floatParam("cfg"), denoise = c.floatParam("denoise");
     const int64_t steps_run =
         latent.from_image ? std::min<int64_t>(steps, static_cast<int64_t>(std::floor(steps * denoise + 1e-9))) : steps;
@@ -330,7 +337,14 @@ NodeDefinition sampler() {
       if (pos.pooled.defined() && neg.pooled.defined()) cond.pooled = at::cat({neg.pooled, pos.pooled}, 0);
       const nodes::SizeConditioning sizes = nodes::SizeConditioning::forImage(h * f, w * f);
       for (int64_t b = 0; b < batch; ++b) {
-        const at::Tensor noise = nodes::seededNoise(seed + b, {1, channels, h, w});
+        // Image b's generator, seeded with seed + b, gives its initial noise and then, in
+        // order, what the sampler adds (see sampling/k_samplers.h).
+        at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed + b));
+        const auto draw = [&gen, channels, h, w] {
+          return at::randn({1, channels, h, w}, gen, at::TensorOptions().dtype(at::kFloat));
+        };
+        const at::Tensor noise = draw();
+        nodes::SamplerSettings settings{kind, schedule, draw};
         sampling::LatentInit init;
         if (latent.from_image) {
           init.latent = start.narrow(0, b, 1);
@@ -344,7 +358,7 @@ NodeDefinition sampler() {
               model.setLoraProgress(static_cast<double>(s.step + 1) / static_cast<double>(s.total));
               c.run.tracker.progress(c.stage, b * steps_run + s.step + 1, total);
             },
-            latent.from_image ? &init : nullptr);
+            latent.from_image ? &init : nullptr, settings);
         outs.push_back(toHost(c.run.device, out));
         RenderParams p;
         p.prompt = pos.text;
@@ -352,10 +366,12 @@ NodeDefinition sampler() {
         p.seed = seed + b;
         p.steps = static_cast<int>(steps);
         p.cfg_scale = cfg;
+        p.sampler = c.stringParam("sampler_name");
+        p.scheduler = c.stringParam("scheduler");
         p.width = static_cast<int>(w * f);
         p.height = static_cast<int>(h * f);
         if (latent.from_image) p.denoise = denoise;
-        result.parameters.push_back(formatA1111Parameters(p, "Euler", ref.name));
+        result.parameters.push_back(formatA1111Parameters(p, sampling::a1111SamplerName(kind, schedule), ref.name));
       }
     }
     result.samples = at::cat(outs, 0);

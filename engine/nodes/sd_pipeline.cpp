@@ -3,7 +3,9 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "core/data_paths.h"
+#include "core/interrupt.h"
 #include "kiln/error.h"
+#include "sampling/denoiser.h"
 
 namespace kiln::nodes {
 namespace {
@@ -144,24 +146,51 @@ at::Tensor SdPipeline::timeIds(const SizeConditioning& s) {
 at::Tensor SdPipeline::sample(const Conditioning& cond, const at::Tensor& noise, int64_t steps,
                               double cfg_scale, const SizeConditioning& sizes,
                               const std::function<void(const sampling::StepInfo&)>& on_step,
-                              const sampling::LatentInit* init) const {
+                              const sampling::LatentInit* init, const SamplerSettings& settings) const {
   at::Tensor y;
   if (unet_->config().adm_in_channels > 0) {
     if (!cond.pooled.defined())
       throw Error(ErrorKind::InvalidArgument, "SDXL sampling needs the pooled text embedding");
     y = unet_->timeIdConditioning(cond.pooled, timeIds(sizes));
   }
-  const sampling::EulerSchedule schedule =
-      sampling::makeEulerSchedule(checkpoint_.spec.schedule, steps);
+  const sampling::SigmaTable table(checkpoint_.spec.schedule);
+  const sampling::SigmaSchedule schedule = sampling::makeSigmaSchedule(table, settings.schedule, steps);
+  const int64_t start = init ? init->start_step : 0;
+  if (start < 0 || start >= steps)
+    throw Error(ErrorKind::InvalidArgument,
+                "sampling cannot start at step " + std::to_string(start + 1) + " of " + std::to_string(steps));
+  const std::vector<double> sigmas(schedule.sigmas.begin() + start, schedule.sigmas.end());
+  const at::Tensor noise_f = noise.to(at::kFloat);
+  const at::Tensor clean = init ? init->latent.to(at::kFloat) : at::Tensor();
+  const at::Tensor mask = init && init->mask.defined() ? init->mask.to(at::kFloat) : at::Tensor();
+  const at::Tensor x = init ? clean + noise_f * sigmas.front() : noise_f * schedule.init_noise_scale;
+
   CfgDenoiser denoiser(*unet_, cond, y, cfg_scale);
-  return sampling::sampleEuler(denoiser, noise, schedule, [&](const sampling::StepInfo& info) {
-    if (!at::isfinite(*info.latent).all().item<bool>())
-      throw Error(ErrorKind::NonFinite,
-                  "NaN or infinity appeared in the latents at denoising step " +
-                      std::to_string(info.step + 1) + "/" + std::to_string(info.total) +
-                      "; try float32 compute or a lower CFG scale");
-    if (on_step) on_step(info);
-  }, init);
+  at::Tensor last_in, last_eps;
+  // The denoiser in sigma terms: D(x, sigma) = x - sigma * eps(x / sqrt(sigma^2 + 1), t).
+  const sampling::DenoiseFn model = [&](const at::Tensor& x_now, double sigma) {
+    core::checkInterrupt();
+    const at::Tensor x_in = mask.defined() ? (clean + noise_f * sigma) * (1 - mask) + x_now * mask : x_now;
+    double t = table.timestep(sigma);
+    for (std::size_t k = 0; k < schedule.timesteps.size(); ++k)
+      if (schedule.sigmas[k] == sigma) t = schedule.timesteps[k];  // the schedule's own timestep
+    last_in = x_in / std::sqrt(sigma * sigma + 1);
+    last_eps = denoiser.predictNoise(last_in, static_cast<float>(t)).to(at::kFloat);
+    // Written as the reference writes it, so rounding matches.
+    const at::Tensor denoised = x_in - last_eps * sigma;
+    return mask.defined() ? denoised * mask + clean * (1 - mask) : denoised;
+  };
+  const auto steps_run = static_cast<int64_t>(sigmas.size()) - 1;
+  at::Tensor out = sampling::sampleSigmas(
+      settings.sampler, model, x, sigmas, settings.noise, [&](const sampling::SamplerStep& s) {
+        if (!at::isfinite(*s.x).all().item<bool>())
+          throw Error(ErrorKind::NonFinite,
+                      "NaN or infinity appeared in the latents at denoising step " + std::to_string(s.step + 1) + "/" +
+                          std::to_string(steps_run) + "; try float32 compute or a lower CFG scale");
+        if (on_step) on_step({s.step, s.total, &last_in, &last_eps, s.x, s.denoised});
+      });
+  if (mask.defined()) out = out * mask + clean * (1 - mask);
+  return out;
 }
 
 at::Tensor SdPipeline::decode(const at::Tensor& latent, const models::LatentTiles* tiles,

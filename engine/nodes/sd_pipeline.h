@@ -13,7 +13,9 @@
 #include "models/text/clip_tokenizer.h"
 #include "models/vae/vae_tiling.h"
 #include "nodes/vae_codec.h"
-#include "sampling/euler.h"
+#include "sampling/steps.h"
+#include "sampling/k_samplers.h"
+#include "sampling/sigmas.h"
 
 namespace kiln::nodes {
 
@@ -32,6 +34,15 @@ struct SizeConditioning {
   static SizeConditioning forImage(int64_t height, int64_t width) {
     return {height, width, 0, 0, height, width};
   }
+};
+
+// Which sampler walks which schedule. The defaults are what diffusers' Euler computes
+// with the model's own scheduler config (the conformance reference).
+struct SamplerSettings {
+  sampling::SamplerKind sampler = sampling::SamplerKind::Euler;
+  sampling::Schedule schedule = sampling::Schedule::Diffusers;
+  // Noise for samplers that add it, drawn after the initial noise (see k_samplers.h).
+  sampling::NoiseFn noise;
 };
 
 struct TextEncoding {
@@ -63,12 +74,13 @@ class SdPipeline {
   Conditioning encodePrompts(const std::string& prompt, const std::string& negative) const;
   static at::Tensor timeIds(const SizeConditioning& sizes);  // [2, 6] (SDXL)
 
-  // CFG Euler sampling from the given initial noise [1, 4, h, w]; with `init`, from a
-  // picture's latent (image-to-image, inpainting).
+  // CFG sampling from the given initial noise [1, 4, h, w]; with `init`, from a
+  // picture's latent (image-to-image; inpainting, where the kept area is held at the
+  // picture noised to each model call's level and the result is the picture there).
   at::Tensor sample(const Conditioning& cond, const at::Tensor& noise, int64_t steps,
                     double cfg_scale, const SizeConditioning& sizes,
                     const std::function<void(const sampling::StepInfo&)>& on_step = {},
-                    const sampling::LatentInit* init = nullptr) const;
+                    const sampling::LatentInit* init = nullptr, const SamplerSettings& settings = {}) const;
   // The VAE with this model's latent scaling.
   VaeCodec codec() const { return {vae_.get(), dtype_, checkpoint_.spec.vae.scaling_factor}; }
   // Scaled latent -> image [B, 3, H, W] in ~[-1, 1] (raw VAE output, float32); in tiles

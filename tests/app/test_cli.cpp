@@ -78,7 +78,7 @@ class TestCli : public QObject {
                     "--steps",  "6",       "--cfg",
                     "7",        "--width", "96",
                     "--height", "128",     "--out",
-                    out,        "--quiet"} +
+                    out,        "--quiet", "--scheduler", "diffusers"} +  // the reference's schedule
         extra);
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
     const kiln::Image img = kiln::readImage(out.toStdString());
@@ -156,6 +156,12 @@ class TestCli : public QObject {
         << "record-stream needs streams";
     QTest::newRow("bad extension")
         << (base + QStringList{"--model", sd1, "--out", "o.notanimage"}) << 1 << "no image format";
+    QTest::newRow("unknown sampler")
+        << (base + QStringList{"--model", sd1, "--sampler", "dpmpp_3m", "--out", "o.png"}) << 1
+        << "unknown sampler 'dpmpp_3m' (Kiln has euler, euler_ancestral";
+    QTest::newRow("unknown scheduler")
+        << (base + QStringList{"--model", sd1, "--scheduler", "beta", "--out", "o.png"}) << 1
+        << "unknown schedule 'beta'";
     QTest::newRow("bad vae tiling")
         << (base + QStringList{"--model", sd1, "--vae-tiling", "sometimes", "--out", "o.png"}) << 2
         << "--vae-tiling must be auto, always or never";
@@ -556,13 +562,13 @@ class TestCli : public QObject {
 
     QFile f(dir_.filePath("comfy-dpm.json"));
     QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(QString(api).replace("SAMPLER", "dpmpp_2m").toUtf8());
+    f.write(QString(api).replace("SAMPLER", "euler_cfg_pp").toUtf8());
     f.close();
     const CliRun v = runCli({"validate", f.fileName()});
     QCOMPARE(v.exit_code, 1);
-    QVERIFY2(v.err.contains("note: node 3 (KSampler): sampler 'dpmpp_2m' is not one of Kiln's samplers"),
+    QVERIFY2(v.err.contains("note: node 3 (KSampler): sampler 'euler_cfg_pp' is not one of Kiln's samplers"),
              qPrintable(v.err));
-    QVERIFY2(v.out.contains("node 3: Sampler: 'sampler_name' is 'dpmpp_2m'"), qPrintable(v.out));
+    QVERIFY2(v.out.contains("node 3: Sampler: 'sampler_name' is 'euler_cfg_pp'"), qPrintable(v.out));
   }
 
   void snapsSizeWithNotice() {

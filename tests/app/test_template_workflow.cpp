@@ -8,6 +8,7 @@
 
 #include "kiln/workflow.h"
 #include "model_list.h"
+#include "node_texts.h"
 #include "template_workflow.h"
 
 using namespace kiln::app;
@@ -126,6 +127,29 @@ class TestTemplateWorkflow : public QObject {
     config.write("{\"sample_size\": 96}");
     config.close();
     QCOMPARE(nativeSize(dir.filePath("diffusers")), QSize(768, 768));
+  }
+
+  // Every text a built-in node shows is listed for translation; a new node or parameter
+  // without its entry fails here, naming it.
+  void everyNodeTextIsListed() {
+    QStringList missing;
+    const auto check = [&](const std::string& text) {
+      if (!text.empty() && !kiln::app::nodeTextListed(text)) missing << QString::fromStdString(text);
+    };
+    int count = 0;
+    for (const kiln::NodeSchema& s : kiln::builtinNodeSchemas()) {
+      check(s.display_name);
+      check(s.category);
+      for (const auto& i : s.inputs) check(i.display_name);
+      for (const auto& o : s.outputs) check(o.display_name);
+      for (const auto& p : s.params) check(p.display_name);
+      count += 2 + static_cast<int>(s.inputs.size() + s.outputs.size() + s.params.size());
+    }
+    QVERIFY(count > 40);
+    missing.removeDuplicates();
+    QVERIFY2(missing.isEmpty(), qPrintable("not listed in node_texts.cpp: " + missing.join(", ")));
+    QVERIFY(!kiln::app::nodeTextListed("No such text"));
+    QCOMPARE(kiln::app::nodeText("Sampler"), QString("Sampler"));  // no translator: English
   }
 };
 

@@ -174,11 +174,60 @@ class TestWorkflowDocument : public QObject {
     QVERIFY(doc.lastError().contains("Nope"));
   }
 
+  // Groups: made from a selection, renamed, coloured, emptied by deletes, undone; a node
+  // is in one group at most; copy and paste bring whole groups along.
+  void groupsFrameNodes() {
+    WorkflowDocument doc(kiln::builtinNodeSchemas());
+    const Graph g = build(doc);
+    QCOMPARE(doc.groupNodes({}, "Nothing"), -1);
+    QVERIFY(doc.lastError().contains("Select"));
+    QCOMPARE(doc.groupNodes({g.pos, g.neg, "ghost"}, "  Prompts "), 0);
+    QCOMPARE(doc.workflow().groups[0].title, std::string("Prompts"));
+    QCOMPARE(doc.workflow().groups[0].nodes, (std::vector<std::string>{g.pos, g.neg}));
+    QCOMPARE(doc.groupOf(g.neg), 0);
+    QCOMPARE(doc.groupOf(g.sampler), -1);
+    QVERIFY(doc.problems().empty());
+    // Regrouping a member moves it to the new group.
+    QCOMPARE(doc.groupNodes({g.neg, g.latent}, "Inputs"), 1);
+    QCOMPARE(doc.workflow().groups[0].nodes, (std::vector<std::string>{g.pos}));
+    QCOMPARE(doc.groupOf(g.neg), 1);
+    QVERIFY(doc.setGroupTitle(1, "Sizes"));
+    QVERIFY(doc.setGroupColor(1, "#3f789e"));
+    QVERIFY(!doc.setGroupColor(1, "blue"));
+    QVERIFY(doc.lastError().contains("#rrggbb"));
+    QVERIFY(!doc.setGroupTitle(7, "x"));
+    QCOMPARE(doc.workflow().groups[1].title, std::string("Sizes"));
+    QCOMPARE(doc.workflow().groups[1].color, std::string("#3f789e"));
+    // Copying a whole group brings it along with fresh ids; a partly copied one stays behind.
+    const std::vector<std::string> pasted = doc.paste(doc.copy({g.neg, g.latent, g.pos, g.sampler}), 50, 50);
+    QCOMPARE(pasted.size(), std::size_t{4});
+    QCOMPARE(doc.workflow().groups.size(), std::size_t{4});
+    const kiln::WorkflowGroup& copied = doc.workflow().groups[3];
+    QCOMPARE(copied.title, std::string("Sizes"));
+    QCOMPARE(copied.nodes.size(), std::size_t{2});
+    for (const auto& id : copied.nodes) QVERIFY(std::find(pasted.begin(), pasted.end(), id) != pasted.end());
+    doc.undoStack()->undo();
+    QCOMPARE(doc.workflow().groups.size(), std::size_t{2});
+    // Deleting its last node takes the group away; undo brings both back.
+    QVERIFY(doc.removeNodes({g.pos}));
+    QCOMPARE(doc.workflow().groups.size(), std::size_t{1});
+    QCOMPARE(doc.workflow().groups[0].title, std::string("Sizes"));
+    doc.undoStack()->undo();
+    QCOMPARE(doc.workflow().groups.size(), std::size_t{2});
+    QVERIFY(doc.ungroup(0));
+    QCOMPARE(doc.workflow().groups.size(), std::size_t{1});
+    QCOMPARE(doc.workflow().nodes.size(), std::size_t{7});  // the nodes stay
+    QVERIFY(!doc.ungroup(5));
+    doc.undoStack()->undo();
+    QCOMPARE(doc.workflow().groups[0].title, std::string("Prompts"));
+  }
+
   void savesAndOpens() {
     QTemporaryDir dir;
     WorkflowDocument doc(kiln::builtinNodeSchemas());
     const Graph g = build(doc);
     QVERIFY(doc.setExposed(g.pos, "text", true, "Prompt"));
+    QCOMPARE(doc.groupNodes({g.pos, g.neg}, "Prompts"), 0);
     QVERIFY(doc.isModified());
     QVERIFY(doc.save(dir.filePath("t2i.json")));
     QVERIFY(!doc.isModified());
@@ -187,6 +236,7 @@ class TestWorkflowDocument : public QObject {
     QVERIFY(other.open(dir.filePath("t2i.json")));
     QCOMPARE(kiln::workflowToJson(other.workflow()), kiln::workflowToJson(doc.workflow()));
     QCOMPARE(other.undoStack()->count(), 0);
+    QCOMPARE(other.workflow().groups.size(), std::size_t{1});
     QVERIFY(!other.isModified());
     QVERIFY(!other.open(dir.filePath("missing.json")));
     QVERIFY(other.lastError().contains("does not exist"));

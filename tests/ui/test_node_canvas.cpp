@@ -2,9 +2,11 @@
 // wired up by dragging from outputs to inputs (a wrong type is refused while dragging,
 // with the reason), nodes are deleted with Del and come back with undo, copied and pasted,
 // failed validation is marked on nodes, and the workflow built this way runs to an image.
-// A screenshot of it is kept as an artifact.
+// Groups are made with Ctrl+G, dragged by their title bar and renamed in place;
+// parameters are edited on the nodes themselves. A screenshot is kept as an artifact.
 #include <QDir>
 #include <QLineEdit>
+#include <QSpinBox>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -136,12 +138,89 @@ class TestNodeCanvas : public QObject {
     QVERIFY(engine.submit(job) > 0);
     QVERIFY(engine.waitIdle(120));
     QCOMPARE(QDir(dir.path()).entryList({"*.png"}).size(), 1);
+    // A group around the prompts, for the screenshot.
+    canvas.selectIds({pos, neg});
+    QVERIFY(canvas.groupSelection() >= 0);
+    QVERIFY(doc.setGroupTitle(0, "Prompts"));
     // States show on the nodes while a workflow runs.
     canvas.setNodeState(sampler, "running", "12/30 steps");
     canvas.setNodeState(decode, "failed", "out of memory");
     const QString shot = QString(KILN_TEST_ARTIFACTS) + "/workflow_editor.png";
     QDir().mkpath(KILN_TEST_ARTIFACTS);
     QVERIFY(canvas.grab().save(shot));
+  }
+
+  void groupsAndEditsOnNodes() {
+    WorkflowDocument doc(kiln::builtinNodeSchemas());
+    NodeCanvas canvas(&doc);
+    canvas.resize(1200, 800);
+    canvas.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&canvas));
+    const std::string sampler = doc.addNode("Sampler", 0, 0);
+    const std::string latent = doc.addNode("EmptyLatent", 0, 320);
+    const std::string save = doc.addNode("SaveImage", 400, 0);
+    canvas.centerOn(200, 200);
+    // Ctrl+G frames the selection as one group.
+    canvas.selectIds({sampler, latent});
+    QTest::keyClick(canvas.viewport(), Qt::Key_G, Qt::ControlModifier);
+    QCOMPARE(doc.workflow().groups.size(), std::size_t{1});
+    QCOMPARE(doc.workflow().groups[0].nodes, (std::vector<std::string>{sampler, latent}));
+    const QRectF frame = canvas.groupRect(0);
+    QVERIFY(frame.contains(canvas.nodePosition(sampler)) && frame.contains(canvas.nodePosition(latent)));
+    QVERIFY(!frame.contains(canvas.nodePosition(save)));
+    // Dragging its title bar moves the group and its nodes, as one undo step.
+    const QPointF bar = frame.topLeft() + QPointF(60, 12);
+    QCOMPARE(canvas.groupAt(bar, true), 0);
+    const int steps_before = doc.undoStack()->count();
+    drag(canvas, bar, bar + QPointF(100, 50));
+    QVERIFY2(std::abs(doc.workflow().node(sampler)->x - 100) < 1.5, qPrintable(QString::number(doc.workflow().node(sampler)->x)));
+    QVERIFY(std::abs(doc.workflow().node(latent)->y - 370) < 1.5);
+    QCOMPARE(doc.workflow().node(save)->x, 400.0);  // not in the group
+    QCOMPARE(doc.undoStack()->count(), steps_before + 1);
+    QVERIFY(std::abs(canvas.groupRect(0).left() - (frame.left() + 100)) < 1.5);  // the frame follows
+    doc.undoStack()->undo();
+    QCOMPARE(doc.workflow().node(sampler)->x, 0.0);
+    // A double click on the title renames it in place.
+    QTest::mouseDClick(canvas.viewport(), Qt::LeftButton, {}, canvas.mapFromScene(bar));
+    auto* title = canvas.findChild<QLineEdit*>("groupTitleEditor");
+    QVERIFY(title);
+    title->setText("Sampling");
+    QTest::keyClick(title, Qt::Key_Return);
+    QCOMPARE(doc.workflow().groups[0].title, std::string("Sampling"));
+
+    // A click on a parameter's row edits it on the node; typing changes the document
+    // (one undo step for the typing), Enter closes the editor.
+    QCOMPARE(doc.workflow().node(sampler)->params.count("steps"), std::size_t{0});
+    QTest::mouseClick(canvas.viewport(), Qt::LeftButton, {}, canvas.mapFromScene(canvas.paramPosition(sampler, "steps")));
+    QVERIFY(canvas.paramEditor());
+    auto* spin = canvas.paramEditor()->findChild<QSpinBox*>();
+    QVERIFY(spin);
+    const int before = doc.undoStack()->count();
+    spin->selectAll();
+    QTest::keyClicks(spin, "33");
+    QCOMPARE(std::get<int64_t>(doc.workflow().node(sampler)->params.at("steps")), int64_t{33});
+    QCOMPARE(doc.undoStack()->count(), before + 1);
+    QVERIFY(canvas.paramEditor());  // still open while typing
+    QTest::keyClick(spin, Qt::Key_Return);
+    QTRY_VERIFY(!canvas.paramEditor());
+    doc.undoStack()->undo();
+    QCOMPARE(doc.workflow().node(sampler)->params.count("steps"), std::size_t{0});
+    // Escape closes it without a change; dragging a row moves the node instead of editing.
+    QVERIFY(canvas.editParam(latent, "width"));
+    QTest::keyClick(canvas.paramEditor()->findChild<QSpinBox*>(), Qt::Key_Escape);
+    QTRY_VERIFY(!canvas.paramEditor());
+    QCOMPARE(doc.undoStack()->index(), before);  // nothing new since the undo
+    const QPointF row = canvas.paramPosition(latent, "width");
+    drag(canvas, row, row + QPointF(0, 80));
+    QVERIFY(!canvas.paramEditor());
+    QVERIFY(std::abs(doc.workflow().node(latent)->y - 400) < 1.5);
+    QVERIFY(!canvas.editParam(latent, "nothing"));
+    // Ctrl+Shift+G ungroups the selection's group; the nodes stay.
+    canvas.selectIds({sampler});
+    QTest::keyClick(canvas.viewport(), Qt::Key_G, Qt::ControlModifier | Qt::ShiftModifier);
+    QVERIFY(doc.workflow().groups.empty());
+    QCOMPARE(doc.workflow().nodes.size(), std::size_t{3});
+    QCOMPARE(canvas.groupAt(bar), -1);
   }
 };
 

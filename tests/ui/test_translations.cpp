@@ -8,6 +8,7 @@
 #include <QtTest>
 
 #include "main_window.h"
+#include "node_texts.h"
 #include "preferences_dialog.h"
 #include "settings.h"
 
@@ -21,8 +22,11 @@ class TestTranslations : public QObject {
     QTest::addColumn<QString>("memory");
     QTest::addColumn<QString>("unet_tip");
     QTest::addColumn<QString>("reserve");
-    QTest::newRow("de") << "de" << "Generieren" << "Speicher" << "Auslagerungsmodus des UNet" << "Arbeitsspeicher-Reserve";
-    QTest::newRow("ja") << "ja" << "生成" << "メモリ" << "UNet のオフロード方式" << "作業用メモリの予約";
+    QTest::addColumn<QString>("load_checkpoint");
+    QTest::newRow("de") << "de" << "Generieren" << "Speicher" << "Auslagerungsmodus des UNet" << "Arbeitsspeicher-Reserve"
+                        << "Checkpoint laden";
+    QTest::newRow("ja") << "ja" << "生成" << "メモリ" << "UNet のオフロード方式" << "作業用メモリの予約"
+                        << "チェックポイントを読み込む";
   }
   void translateTheWindow() {
     QFETCH(QString, language);
@@ -30,6 +34,7 @@ class TestTranslations : public QObject {
     QFETCH(QString, memory);
     QFETCH(QString, unet_tip);
     QFETCH(QString, reserve);
+    QFETCH(QString, load_checkpoint);
     QTranslator translator;
     QVERIFY(translator.load(QString(KILN_QM_DIR) + "/kiln_" + language + ".qm"));
     QVERIFY(!translator.isEmpty());
@@ -52,6 +57,8 @@ class TestTranslations : public QObject {
         if (l->buddy() == unet) unet_label = l->text();
       QCOMPARE(unet_label, QString("UNet"));
       QCOMPARE(kiln::app::settingTitle("memory/working_reserve"), reserve);
+      // The node schemas' texts (engine strings) too.
+      QCOMPARE(kiln::app::nodeText("Load checkpoint"), load_checkpoint);
     }
     QCoreApplication::removeTranslator(&translator);
   }

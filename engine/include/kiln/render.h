@@ -28,6 +28,10 @@ struct RenderParams {
   int64_t seed = 0;
   int steps = 20;
   double cfg_scale = 7.0;
+  // The sampler and schedule, by ComfyUI's names ("euler", "dpmpp_2m", ...; "normal",
+  // "karras", ...); the Sampler node lists them.
+  std::string sampler = "euler";
+  std::string scheduler = "normal";
   // 0: the model's native size (see modelspec.resolution), 512 for SD 1.x.
   int width = 0;
   int height = 0;

@@ -103,11 +103,20 @@ struct ExposedParam {
   std::string node, param, label;
 };
 
+// A titled frame the editor draws around some nodes; moving it moves them. It does not
+// change what the workflow computes.
+struct WorkflowGroup {
+  std::string title;
+  std::vector<std::string> nodes;  // the ids of its nodes
+  std::string color;               // "#rrggbb"; empty: the theme's
+};
+
 struct Workflow {
   int version = kWorkflowVersion;
   std::vector<WorkflowNode> nodes;
   std::vector<WorkflowLink> links;
   std::vector<ExposedParam> exposed;
+  std::vector<WorkflowGroup> groups;
 
   const WorkflowNode* node(std::string_view id) const noexcept;
   WorkflowNode* node(std::string_view id) noexcept;
@@ -121,7 +130,7 @@ std::vector<NodeSchema> builtinNodeSchemas();
 // a workflow (bad JSON, wrong field types, a newer version), naming what is wrong; checks
 // against the node schemas are validateWorkflow's.
 Workflow parseWorkflow(std::string_view json);
-// The file text (version, nodes in order, links, exposed parameters), indented.
+// The file text (version, nodes in order, links, exposed parameters, groups), indented.
 std::string workflowToJson(const Workflow& workflow);
 
 struct WorkflowProblem {
@@ -133,7 +142,8 @@ struct WorkflowProblem {
 // missing parameters, parameters of the wrong type or out of range, unknown enum choices,
 // links from or to unknown nodes, outputs or inputs (dangling links), type mismatches,
 // inputs linked twice, required inputs not linked, cycles, exposed parameters that do
-// not exist, and a workflow with no output node. Empty: the workflow can run.
+// not exist, groups naming nodes that do not exist, and a workflow with no output node.
+// Empty: the workflow can run.
 std::vector<WorkflowProblem> validateWorkflow(const Workflow& workflow, const std::vector<NodeSchema>& schemas);
 // "node 3 (Sampler): steps 0 is below the minimum 1" per problem, one per line.
 std::string describeProblems(const std::vector<WorkflowProblem>& problems);

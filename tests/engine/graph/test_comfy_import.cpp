@@ -77,7 +77,9 @@ std::string uiWorkflow() {
             [11, 4, 2, 10, 0, "VAE"], [12, 10, 0, 8, 1, "VAE"], [13, 11, 0, 3, 4, "INT"],
             [14, 4, 0, 14, 0, "MODEL"], [15, 14, 0, 3, 0, "MODEL"], [16, 4, 1, 14, 1, "CLIP"],
             [17, 14, 1, 6, 0, "CLIP"]],
-  "groups": [], "config": {}, "extra": {}})";
+  "groups": [{"title": "Prompts", "bounding": [400, 150, 200, 300], "color": "#3f789e"},
+             {"title": "Empty", "bounding": [5000, 5000, 10, 10]}, {"title": "Bad", "bounding": "x"}],
+  "config": {}, "extra": {}})";
 }
 
 bool hasLine(const std::vector<std::string>& lines, const std::string& text) {
@@ -140,13 +142,23 @@ class TestComfyImport : public QObject {
   // Sampler and schedule names Kiln lacks are kept and reported, and validation names them.
   void reportsSamplersKilnLacks() {
     const kiln::ComfyImport im =
-        kiln::importComfyWorkflow(apiWorkflow("missing.safetensors", "dpmpp_2m", "karras"), folders_);
-    QVERIFY(hasLine(im.unmapped, "node 3 (KSampler): sampler 'dpmpp_2m' is not one of Kiln's samplers (euler)"));
-    QVERIFY(hasLine(im.unmapped, "scheduler 'karras' is not one of Kiln's schedules"));
+        kiln::importComfyWorkflow(apiWorkflow("missing.safetensors", "euler_cfg_pp", "beta"), folders_);
+    QVERIFY2(hasLine(im.unmapped, "node 3 (KSampler): sampler 'euler_cfg_pp' is not one of Kiln's samplers (euler, "
+                                  "euler_ancestral, heun, dpm_2, dpmpp_2m, dpmpp_2m_sde, dpmpp_sde, ddim, lcm, uni_pc, "
+                                  "uni_pc_bh2)"),
+             joined(im.unmapped).c_str());
+    QVERIFY(hasLine(im.unmapped, "scheduler 'beta' is not one of Kiln's schedules"));
     QVERIFY(hasLine(im.unmapped, "'missing.safetensors' was not found in the model folders"));
     const std::string problems = kiln::describeProblems(kiln::validateWorkflow(im.workflow, kiln::builtinNodeSchemas()));
-    QVERIFY2(problems.find("'sampler_name' is 'dpmpp_2m', which is not one of: euler") != std::string::npos,
+    QVERIFY2(problems.find("'sampler_name' is 'euler_cfg_pp', which is not one of: euler, euler_ancestral") !=
+                 std::string::npos,
              problems.c_str());
+    // The ones Kiln has come through as they are.
+    const kiln::ComfyImport known =
+        kiln::importComfyWorkflow(apiWorkflow("sd1/tiny.safetensors", "dpmpp_2m_sde", "karras"), folders_);
+    QVERIFY2(known.unmapped.empty(), joined(known.unmapped).c_str());
+    QCOMPARE(std::get<std::string>(known.workflow.node("3")->params.at("sampler_name")), std::string("dpmpp_2m_sde"));
+    QCOMPARE(std::get<std::string>(known.workflow.node("3")->params.at("scheduler")), std::string("karras"));
   }
 
   void importsTheUiFormat() {
@@ -162,6 +174,11 @@ class TestComfyImport : public QObject {
     QCOMPARE(std::get<std::string>(w.node("14")->params.at("lora_name")), lora_);
     QCOMPARE(std::get<double>(w.node("14")->params.at("strength_clip")), 0.4);
     QCOMPARE(w.node("8")->x, 1209.0);
+    // A group holds the nodes inside its rectangle; an empty or unreadable one is dropped.
+    QCOMPARE(w.groups.size(), std::size_t{1});
+    QCOMPARE(w.groups[0].title, std::string("Prompts"));
+    QCOMPARE(w.groups[0].color, std::string("#3f789e"));
+    QCOMPARE(w.groups[0].nodes, (std::vector<std::string>{"6", "7"}));
     const auto problems = kiln::validateWorkflow(w, kiln::builtinNodeSchemas());
     QVERIFY2(problems.empty(), kiln::describeProblems(problems).c_str());
     bool through_reroute = false, lora_clip = false;

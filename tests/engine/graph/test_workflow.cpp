@@ -79,16 +79,18 @@ class TestWorkflow : public QObject {
     const QStringList rows{"unknown type", "duplicate id",  "unknown parameter", "missing parameter",
                            "wrong type",   "out of range",  "bad choice",        "dangling link",
                            "unknown output", "unknown input", "type mismatch",   "linked twice",
-                           "input not linked", "cycle",      "unknown exposed",   "no output node"};
+                           "input not linked", "cycle",      "unknown exposed",   "no output node",
+                           "unknown group member"};
     const QStringList nodes{"ckpt", "pos", "sampler", "save", "sampler", "sampler", "sampler", "decode",
-                            "decode", "decode", "decode", "sampler", "decode", "pos", "nowhere", ""};
+                            "decode", "decode", "decode", "sampler", "decode", "pos", "nowhere", "",
+                            "ghost"};
     const QStringList messages{"unknown node type 'Checkpoint'",
                                "the id is used by more than one node",
                                "Sampler has no parameter 'stepz'",
                                "parameter 'lora_name' is required",
                                "'steps' must be a whole number, got \"many\"",
                                "'cfg' is 250, outside 0 to 100",
-                               "'sampler_name' is 'dpm', which is not one of: euler",
+                               "'sampler_name' is 'dpm', which is not one of: euler, euler_ancestral, heun",
                                "refers to a node that does not exist (ghost)",
                                "Sampler has no output 'IMAGE'",
                                "VAEDecode has no input 'latent'",
@@ -97,7 +99,8 @@ class TestWorkflow : public QObject {
                                "input 'vae' (VAE) is not linked",
                                "the links form a cycle",
                                "belongs to a node that does not exist",
-                               "the workflow has no output node"};
+                               "the workflow has no output node",
+                               "the group 'Inputs' names a node that does not exist"};
     for (int i = 0; i < rows.size(); ++i) QTest::newRow(qPrintable(rows[i])) << i << nodes[i] << messages[i];
   }
   void reportsEveryKindOfProblem() {
@@ -134,6 +137,7 @@ class TestWorkflow : public QObject {
         break;
       case 14: w.exposed.push_back({"nowhere", "text", "X"}); break;
       case 15: w.nodes.pop_back(); w.links.pop_back(); break;
+      case 16: w.groups.push_back({"Inputs", {"pos", "ghost"}, ""}); break;
       default: QFAIL("no such edit");
     }
     const auto problems = kiln::validateWorkflow(w, schemas());
@@ -170,6 +174,18 @@ class TestWorkflow : public QObject {
     QVERIFY(std::get<int64_t>(back.node("sampler")->params.at("steps")) == 2);
     QCOMPARE(back.exposed.size(), std::size_t{2});
     QCOMPARE(back.exposed[1].param, std::string("seed"));
+    QVERIFY(back.groups.empty());
+    QVERIFY(text.find("\"groups\"") == std::string::npos);  // files without groups stay as they were
+
+    kiln::Workflow grouped = w;
+    grouped.groups = {{"Prompts", {"pos", "neg"}, "#3f789e"}, {"", {"save"}, ""}};
+    const kiln::Workflow again = kiln::parseWorkflow(kiln::workflowToJson(grouped));
+    QCOMPARE(again.groups.size(), std::size_t{2});
+    QCOMPARE(again.groups[0].title, std::string("Prompts"));
+    QCOMPARE(again.groups[0].nodes, (std::vector<std::string>{"pos", "neg"}));
+    QCOMPARE(again.groups[0].color, std::string("#3f789e"));
+    QCOMPARE(again.groups[1].nodes, (std::vector<std::string>{"save"}));
+    QVERIFY(kiln::validateWorkflow(again, schemas()).empty());
   }
 
   void refusesMalformedFiles_data() {
@@ -190,6 +206,10 @@ class TestWorkflow : public QObject {
                                   << "\"position\" must be [x, y]";
     QTest::newRow("link fields") << R"({"kiln_workflow": 1, "nodes": [], "links": [{"from": "1"}]})"
                                  << "link #1 has no \"output\"";
+    QTest::newRow("group nodes") << R"({"kiln_workflow": 1, "nodes": [], "groups": [{"title": "a", "nodes": [1]}]})"
+                                 << "group #1: \"nodes\" must be an array of node ids";
+    QTest::newRow("group not object") << R"({"kiln_workflow": 1, "nodes": [], "groups": [3]})"
+                                      << "group #1 is not an object";
   }
   void refusesMalformedFiles() {
     QFETCH(QString, text);

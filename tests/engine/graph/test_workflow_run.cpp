@@ -167,6 +167,59 @@ class TestWorkflowRun : public QObject {
     for (const auto& [node, state] : rec_.states(id)) QVERIFY2(state == NodeState::Done, node.c_str());
   }
 
+  // Every sampler and schedule runs through the Sampler node, names itself in the
+  // picture's parameters as A1111 would, and draws what the render API draws with the same
+  // settings (the same noise, in the same order, for the ones that add noise).
+  void everySamplerRunsThroughTheNode_data() {
+    QTest::addColumn<QString>("sampler");
+    QTest::addColumn<QString>("scheduler");
+    QTest::addColumn<QString>("label");
+    QTest::newRow("euler_ancestral") << "euler_ancestral" << "normal" << "Euler a";
+    QTest::newRow("heun karras") << "heun" << "karras" << "Heun Karras";
+    QTest::newRow("dpm_2 exponential") << "dpm_2" << "exponential" << "DPM2 Exponential";
+    QTest::newRow("dpmpp_2m karras") << "dpmpp_2m" << "karras" << "DPM++ 2M Karras";
+    QTest::newRow("dpmpp_2m_sde simple") << "dpmpp_2m_sde" << "simple" << "DPM++ 2M SDE";
+    QTest::newRow("dpmpp_sde sgm_uniform") << "dpmpp_sde" << "sgm_uniform" << "DPM++ SDE";
+    QTest::newRow("ddim ddim_uniform") << "ddim" << "ddim_uniform" << "DDIM";
+    QTest::newRow("lcm") << "lcm" << "normal" << "LCM";
+    QTest::newRow("uni_pc") << "uni_pc" << "normal" << "UniPC";
+    QTest::newRow("uni_pc_bh2 diffusers") << "uni_pc_bh2" << "diffusers" << "UniPC (bh2)";
+  }
+  void everySamplerRunsThroughTheNode() {
+    QFETCH(QString, sampler);
+    QFETCH(QString, scheduler);
+    QFETCH(QString, label);
+    kiln::Workflow w = textToImage(11);
+    w.node("sampler")->params["sampler_name"] = sampler.toStdString();
+    w.node("sampler")->params["scheduler"] = scheduler.toStdString();
+    const kiln::JobId id = submit(w);
+    const kiln::Event end = rec_.waitEnd(id);
+    QVERIFY2(end.type == EventType::JobFinished, end.message.c_str());
+    const std::string& parameters = end.outputs.at(0).text.at("parameters");
+    QVERIFY2(parameters.find("Sampler: " + label.toStdString() + ", CFG scale") != std::string::npos, parameters.c_str());
+    kiln::RenderParams p = sameAsRender(11);
+    p.sampler = sampler.toStdString();
+    p.scheduler = scheduler.toStdString();
+    const kiln::Image reference = kiln::render(p).image;
+    const double diff = maxDiff(end.outputs[0], reference);
+    QVERIFY2(diff < 1e-4, qPrintable(QString::number(diff)));
+    // Another sampler draws another picture from the same seed.
+    QVERIFY(maxDiff(end.outputs[0], kiln::render(sameAsRender(11)).image) > 1e-3);
+  }
+
+  // An unknown sampler in the render API is refused before anything loads.
+  void renderRefusesUnknownSamplers() {
+    kiln::RenderParams p = sameAsRender(1);
+    p.sampler = "dpmpp_3m";
+    try {
+      (void)kiln::render(p);
+      QFAIL("rendered");
+    } catch (const kiln::Error& e) {
+      QCOMPARE(e.kind(), kiln::ErrorKind::InvalidArgument);
+      QVERIFY2(std::string(e.what()).find("unknown sampler 'dpmpp_3m'") != std::string::npos, e.what());
+    }
+  }
+
   // Changing only the seed re-runs the sampler, the decode and the save; the same
   // workflow again re-runs only the save; clearing the cache re-runs everything.
   void cachesByInputSignature() {

@@ -14,7 +14,7 @@
 #include "lora_files.h"
 #include "memory/device.h"
 #include "memory/model_cache.h"
-#include "sampling/euler.h"
+#include "sampling/steps.h"
 #include "nodes/sd_pipeline.h"
 #include "ref_tensors.h"
 

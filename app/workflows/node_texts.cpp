@@ -1,0 +1,74 @@
+#include "node_texts.h"
+
+#include <QCoreApplication>
+
+#include <algorithm>
+#include <iterator>
+
+namespace kiln::app {
+namespace {
+
+// Every text of the built-in node schemas (test_template_workflow checks that none is
+// missing): node names, categories, parameter and port names.
+constexpr const char* kTexts[] = {
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Batch size"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "CFG scale"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Checkpoint"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Compute precision"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Conditioning"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Denoise"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Empty latent"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "File name prefix"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Height"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Image"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Images"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Latent"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "LoRA"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Load LoRA"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Load LoRA (model only)"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Load VAE"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Load checkpoint"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Load image"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Load mask"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Mask"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Mask feather"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Mode"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Model"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Model strength"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Negative"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Positive"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Preview image"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Sampler"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Save image"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Schedule"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Seed"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Steps"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Text"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Text encode"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Text encoder"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Text encoder strength"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Tile overlap"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Tile size"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Tiling"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "VAE"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "VAE decode"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "VAE encode"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Width"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "conditioning"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "image"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "latent"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "loaders"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "sampling"),
+};
+
+}  // namespace
+
+QString nodeText(const std::string& text) {
+  return QCoreApplication::translate("kiln::app::Workflow", text.c_str());
+}
+
+bool nodeTextListed(std::string_view text) {
+  return std::any_of(std::begin(kTexts), std::end(kTexts), [&](const char* t) { return text == t; });
+}
+
+}  // namespace kiln::app
