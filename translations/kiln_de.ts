@@ -368,7 +368,7 @@
 <context>
     <name>kiln::app::Workflow</name>
     <message>
-        <location filename="../app/workflows/node_texts.cpp" line="+36" />
+        <location filename="../app/workflows/node_texts.cpp" line="+37" />
         <location filename="../app/workflows/template_workflow.cpp" line="+46" />
         <source>Model</source>
         <translation>Modell</translation>
@@ -402,7 +402,7 @@
         <translation>Schritte</translation>
     </message>
     <message>
-        <location line="-30" />
+        <location line="-31" />
         <location filename="../app/workflows/template_workflow.cpp" line="+1" />
         <source>CFG scale</source>
         <translation>CFG-Skala</translation>
@@ -416,6 +416,11 @@
         <location line="+2" />
         <source>Checkpoint</source>
         <translation>Checkpoint</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Clip skip</source>
+        <translation>CLIP-Skip</translation>
     </message>
     <message>
         <location line="+1" />
@@ -1628,6 +1633,16 @@
         <location line="+1" />
         <source>&amp;Delete</source>
         <translation>&amp;Löschen</translation>
+    </message>
+    <message>
+        <location line="+2" />
+        <source>&amp;Group Selection</source>
+        <translation>Auswahl &amp;gruppieren</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>U&amp;ngroup</source>
+        <translation>Gruppierung auf&amp;heben</translation>
     </message>
     <message>
         <location line="+1" />

@@ -368,7 +368,7 @@
 <context>
     <name>kiln::app::Workflow</name>
     <message>
-        <location filename="../app/workflows/node_texts.cpp" line="+36" />
+        <location filename="../app/workflows/node_texts.cpp" line="+37" />
         <location filename="../app/workflows/template_workflow.cpp" line="+46" />
         <source>Model</source>
         <translation>モデル</translation>
@@ -402,7 +402,7 @@
         <translation>ステップ数</translation>
     </message>
     <message>
-        <location line="-30" />
+        <location line="-31" />
         <location filename="../app/workflows/template_workflow.cpp" line="+1" />
         <source>CFG scale</source>
         <translation>CFG スケール</translation>
@@ -416,6 +416,11 @@
         <location line="+2" />
         <source>Checkpoint</source>
         <translation>チェックポイント</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>Clip skip</source>
+        <translation>CLIP スキップ</translation>
     </message>
     <message>
         <location line="+1" />
@@ -1628,6 +1633,16 @@
         <location line="+1" />
         <source>&amp;Delete</source>
         <translation>削除(&amp;D)</translation>
+    </message>
+    <message>
+        <location line="+2" />
+        <source>&amp;Group Selection</source>
+        <translation>選択をグループ化(&amp;G)</translation>
+    </message>
+    <message>
+        <location line="+1" />
+        <source>U&amp;ngroup</source>
+        <translation>グループを解除(&amp;N)</translation>
     </message>
     <message>
         <location line="+1" />

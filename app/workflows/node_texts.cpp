@@ -14,6 +14,7 @@ constexpr const char* kTexts[] = {
     QT_TRANSLATE_NOOP("kiln::app::Workflow", "Batch size"),
     QT_TRANSLATE_NOOP("kiln::app::Workflow", "CFG scale"),
     QT_TRANSLATE_NOOP("kiln::app::Workflow", "Checkpoint"),
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Clip skip"),
     QT_TRANSLATE_NOOP("kiln::app::Workflow", "Compute precision"),
     QT_TRANSLATE_NOOP("kiln::app::Workflow", "Conditioning"),
     QT_TRANSLATE_NOOP("kiln::app::Workflow", "Denoise"),

@@ -263,7 +263,16 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     memory::DeviceScope on_device(device);
 
     tracker.start(encode);
-    const nodes::Conditioning cond = pipeline->encodePrompts(p.prompt, p.negative_prompt);
+    nodes::Conditioning cond;
+    {
+      const nodes::TextEncoding positive = pipeline->encodeWeighted(p.prompt);
+      const nodes::TextEncoding negative = pipeline->encodeWeighted(p.negative_prompt);
+      if (!at::isfinite(positive.context).all().item<bool>() || !at::isfinite(negative.context).all().item<bool>())
+        throw Error(ErrorKind::NonFinite, "the text encoder produced NaN or infinity (encoding the prompt); "
+                                          "the checkpoint's text encoder weights are probably damaged");
+      cond.context = nodes::batchContexts(negative.context, positive.context);
+      if (positive.pooled.defined()) cond.pooled = at::cat({negative.pooled, positive.pooled}, 0);
+    }
     bytes.add(static_cast<int64_t>(cond.context.nbytes()));
     tracker.progress(encode, encoders, encoders);
     tracker.finish(encode);

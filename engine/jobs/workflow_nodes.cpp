@@ -221,7 +221,11 @@ NodeDefinition textEncode() {
   NodeDefinition d;
   d.schema = {"TextEncode", "Text encode", "conditioning", "Encodes a prompt with the model's text encoders",
               {in("clip", ValueType::Clip, "Text encoder")},
-              {text("text", ValueType::String, std::string(), "Text", "The prompt", true)},
+              {text("text", ValueType::String, std::string(), "Text",
+                    "The prompt: (word:1.3), (word), [word] and \\( for a bracket; BREAK starts a new window", true),
+               number("clip_skip", ValueType::Int, int64_t{1}, 1, 12, 1, "Clip skip",
+                      "Use the text encoder's output this many layers from its end (2 is A1111's clip skip 2); "
+                      "for SD 1.x, whose encoder uses its last layer")},
               {out(ValueType::Conditioning, "Conditioning")}};
   d.stage = StageKind::EncodePrompt;
   d.stage_name = "Encoding prompt";
@@ -234,7 +238,8 @@ NodeDefinition textEncode() {
     v.text = c.stringParam("text");
     {
       memory::DeviceScope on_device(c.run.device);
-      const nodes::TextEncoding enc = model.pipeline().encodeText({v.text});
+      const nodes::TextEncoding enc =
+          model.pipeline().encodeWeighted(v.text, static_cast<int>(c.intParam("clip_skip")));
       if (!at::isfinite(enc.context).all().item<bool>())
         throw Error(ErrorKind::NonFinite, "the text encoder produced NaN or infinity; the checkpoint's text encoder "
                                           "weights are probably damaged");
@@ -308,7 +313,7 @@ NodeDefinition sampler() {
                                                   " steps runs no step; raise the denoise strength or the steps");
     if (!latent.from_image && denoise != 1.0)
       c.run.env.emit(logEvent("denoise applies to a picture's latent (VAEEncode); ignored for an empty latent"));
-    if (pos.context.sizes() != neg.context.sizes())
+    if (pos.context.size(-1) != neg.context.size(-1) || pos.context.dim() != neg.context.dim())
       throw Error(ErrorKind::InvalidArgument, "the positive and negative conditioning come from different text "
                                               "encoders; link both to the same model's TextEncode nodes");
     PipelineModel& model = c.run.prepare(ref, WorkflowRun::Part::Unet, 0);
@@ -333,7 +338,7 @@ NodeDefinition sampler() {
     std::vector<at::Tensor> outs;
     {
       memory::DeviceScope on_device(c.run.device);
-      nodes::Conditioning cond{at::cat({neg.context, pos.context}, 0), {}};
+      nodes::Conditioning cond{nodes::batchContexts(neg.context, pos.context), {}};
       if (pos.pooled.defined() && neg.pooled.defined()) cond.pooled = at::cat({neg.pooled, pos.pooled}, 0);
       const nodes::SizeConditioning sizes = nodes::SizeConditioning::forImage(h * f, w * f);
       for (int64_t b = 0; b < batch; ++b) {

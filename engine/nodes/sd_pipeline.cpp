@@ -2,8 +2,11 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <numeric>
+
 #include "core/data_paths.h"
 #include "core/interrupt.h"
+#include "models/text/prompt_weights.h"
 #include "kiln/error.h"
 #include "sampling/denoiser.h"
 
@@ -122,6 +125,78 @@ TextEncoding SdPipeline::encodeText(const std::vector<std::string>& prompts) con
   }
   out.context = contexts.size() == 1 ? contexts[0] : at::cat(contexts, -1);
   return out;
+}
+
+TextEncoding SdPipeline::encodeWeighted(const std::string& prompt, int clip_skip) const {
+  constexpr std::size_t kWindow = 75;
+  // Tokens and their weights, in windows.
+  std::vector<std::vector<std::pair<int64_t, double>>> windows(1);
+  for (const models::WeightedText& run : models::parsePromptWeights(prompt)) {
+    if (run.is_break) {
+      windows.emplace_back();
+      continue;
+    }
+    for (int64_t id : tokenizer_.encode(run.text)) {
+      if (windows.back().size() == kWindow) windows.emplace_back();
+      windows.back().emplace_back(id, run.weight);
+    }
+  }
+  const auto& spec = checkpoint_.spec;
+  TextEncoding out;
+  std::vector<at::Tensor> contexts;
+  for (std::size_t e = 0; e < text_.size(); ++e) {
+    const auto& te = spec.text_encoders[e];
+    const int64_t length = te.config.max_positions;
+    std::vector<int64_t> flat;
+    std::vector<float> weights;
+    bool weighted = false;
+    for (const auto& window : windows) {
+      std::vector<int64_t> ids{models::ClipTokenizer::kBos};
+      std::vector<float> w{1.0f};
+      for (const auto& [id, weight] : window) {
+        ids.push_back(id);
+        w.push_back(static_cast<float>(weight));
+        weighted = weighted || weight != 1.0;
+      }
+      ids.push_back(models::ClipTokenizer::kEos);
+      ids.resize(static_cast<std::size_t>(length), te.pad_id);
+      w.resize(static_cast<std::size_t>(length), 1.0f);
+      flat.insert(flat.end(), ids.begin(), ids.end());
+      weights.insert(weights.end(), w.begin(), w.end());
+    }
+    const auto count = static_cast<int64_t>(windows.size());
+    const at::Tensor ids = at::tensor(flat, at::TensorOptions().dtype(at::kLong)).reshape({count, length});
+    const models::ClipTextOutput o = text_[e]->forward(ids);
+    const std::size_t layers = o.hidden_states.size();
+    at::Tensor z;
+    if (te.output == models::TextOutput::Penultimate) {
+      z = o.hidden_states[layers - 2];
+    } else if (clip_skip > 1) {
+      const auto back = std::min<std::size_t>(static_cast<std::size_t>(clip_skip), layers - 1);
+      z = text_[e]->finalNorm(o.hidden_states[layers - back]);
+    } else {
+      z = o.last_hidden_state;
+    }
+    if (weighted) {
+      // A1111: weight each token's vector, then restore each window's mean.
+      const at::Tensor w = at::tensor(weights).reshape({count, length, 1}).to(z.scalar_type());
+      const at::Tensor before = z.mean({1, 2}, true);
+      z = z * w;
+      z = z * (before / z.mean({1, 2}, true));
+    }
+    contexts.push_back(z.reshape({1, count * length, z.size(-1)}));
+    if (te.provides_pooled) out.pooled = (o.text_embeds.defined() ? o.text_embeds : o.pooled).narrow(0, 0, 1);
+    out.ids.push_back(ids);
+  }
+  out.context = contexts.size() == 1 ? contexts[0] : at::cat(contexts, -1);
+  return out;
+}
+
+at::Tensor batchContexts(const at::Tensor& negative, const at::Tensor& positive) {
+  const int64_t a = negative.size(1), b = positive.size(1);
+  if (a == b) return at::cat({negative, positive}, 0);
+  const int64_t both = std::lcm(a, b);
+  return at::cat({negative.repeat({1, both / a, 1}), positive.repeat({1, both / b, 1})}, 0);
 }
 
 Conditioning SdPipeline::encodePrompts(const std::string& prompt,

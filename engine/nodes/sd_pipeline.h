@@ -70,7 +70,15 @@ class SdPipeline {
 
   // Encodes each prompt (rows of the result follow the order of `prompts`).
   TextEncoding encodeText(const std::vector<std::string>& prompts) const;
-  // [negative, positive] conditioning for CFG.
+  // A prompt with emphasis syntax (models/text/prompt_weights.h), split into windows of
+  // 75 tokens (a BREAK starts a new one), each encoded as BOS + tokens + EOS + padding and
+  // weighted as A1111 does: each token's vector times its weight, then the window scaled
+  // back to its unweighted mean. Context [1, 77 * windows, C]; pooled from the first
+  // window. clip_skip > 1 takes the output that many layers from the end, through the
+  // final layer norm, for encoders that use the last layer (SD 1.x).
+  TextEncoding encodeWeighted(const std::string& prompt, int clip_skip = 1) const;
+  // [negative, positive] conditioning for CFG, the prompts taken literally (as diffusers
+  // does).
   Conditioning encodePrompts(const std::string& prompt, const std::string& negative) const;
   static at::Tensor timeIds(const SizeConditioning& sizes);  // [2, 6] (SDXL)
 
@@ -109,6 +117,10 @@ class SdPipeline {
   std::unique_ptr<models::AutoencoderKL> vae_;
   mutable at::Tensor preview_map_;  // [C + 1, 3]: latent channels and a bias -> RGB
 };
+
+// The two contexts at one length for a CFG batch: the shorter one repeated, as ComfyUI
+// does when prompts span different numbers of windows. Returns [negative, positive].
+at::Tensor batchContexts(const at::Tensor& negative, const at::Tensor& positive);
 
 // Seeded initial noise from libtorch's CPU generator: the same numbers as
 // torch.manual_seed(seed); torch.randn(shape) in PyTorch.

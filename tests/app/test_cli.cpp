@@ -61,7 +61,7 @@ class TestCli : public QObject {
                          << "A photo of an astronaut riding a horse on Mars, 4k, highly detailed!"
                          << "" << QStringList{};
     QTest::newRow("sdxl") << "sdxl"
-                          << "a cat's portrait in watercolor, by Claude Monet (1890)"
+                          << "a cat's portrait in watercolor, by Claude Monet \\(1890\\)"  // literal brackets
                           << "blurry, low quality"
                           << QStringList{"--original-size", "100x120", "--crop", "4,8"};
   }

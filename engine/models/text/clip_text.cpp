@@ -160,4 +160,9 @@ ClipTextOutput ClipTextModel::forward(const at::Tensor& ids) const {
   return out;
 }
 
+at::Tensor ClipTextModel::finalNorm(const at::Tensor& hidden) const {
+  const GroupScope group(params_, final_group_);
+  return final_ln_(hidden);
+}
+
 }  // namespace kiln::models

@@ -49,6 +49,8 @@ class ClipTextModel {
   std::vector<std::string> ignoredKeys() const;
   // ids: [B, N] int64.
   ClipTextOutput forward(const at::Tensor& ids) const;
+  // The final layer norm on another layer's output (clip skip).
+  at::Tensor finalNorm(const at::Tensor& hidden) const;
 
  private:
   struct Layer {

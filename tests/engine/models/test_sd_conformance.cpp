@@ -247,6 +247,62 @@ class TestSdConformance : public QObject {
     QVERIFY(at::equal(a.decode(la), b.decode(lb)));
     QVERIFY(at::equal(a.vae().encodeMoments(a.decode(la)), b.vae().encodeMoments(b.decode(lb))));
   }
+
+  // Prompt syntax on the real encoders: plain and escaped prompts encode as the literal
+  // text does; a weight scales its token's vector and the window keeps its mean (A1111);
+  // long prompts and BREAK make more 77-token windows; clip skip takes an earlier layer.
+  void weightedPrompts_data() {
+    QTest::addColumn<QString>("family");
+    QTest::newRow("sd1") << QString("sd1");
+    QTest::newRow("sdxl") << QString("sdxl");
+  }
+  void weightedPrompts() {
+    QFETCH(QString, family);
+    const auto& pipe = pipeline(family, "single");
+    const auto plain = pipe.encodeWeighted("a red star");
+    const auto literal = pipe.encodeText({"a red star"});
+    QVERIFY(at::equal(plain.context, literal.context));
+    QCOMPARE(plain.pooled.defined(), family == "sdxl");
+    if (family == "sdxl") QVERIFY(at::equal(plain.pooled, literal.pooled));
+    QVERIFY(at::equal(pipe.encodeWeighted("a \\(red\\) star").context, pipe.encodeText({"a (red) star"}).context));
+
+    // "red" is token 2 (after BOS and "a").
+    const at::Tensor weighted = pipe.encodeWeighted("a (red:1.5) star").context;
+    at::Tensor w = at::ones({1, 77, 1});
+    w[0][2][0] = 1.5;
+    // Each encoder's part (SDXL has two, side by side) keeps its own mean.
+    const int64_t first = pipe.textEncoder(0).config().hidden;
+    std::vector<at::Tensor> parts;
+    for (const at::Tensor& part :
+         {plain.context.narrow(2, 0, first), plain.context.narrow(2, first, plain.context.size(2) - first)}) {
+      if (part.size(2) == 0) continue;
+      const at::Tensor scaled = part * w;
+      parts.push_back(scaled * (part.mean() / scaled.mean()));
+    }
+    expectClose(weighted, at::cat(parts, 2), 1e-5, "weighted context");
+    QVERIFY(!at::allclose(weighted, plain.context));
+
+    std::string long_prompt;
+    for (int i = 0; i < 100; ++i) long_prompt += "red ";
+    const at::Tensor two = pipe.encodeWeighted(long_prompt).context;
+    QCOMPARE(two.size(1), int64_t{154});
+    expectClose(two.narrow(1, 0, 77), pipe.encodeText({long_prompt}).context, 1e-5, "first window");
+    QCOMPARE(pipe.encodeWeighted("a cat BREAK a dog").context.size(1), int64_t{154});
+
+    // Shorter contexts are repeated to the longer one's length for the CFG batch.
+    const at::Tensor batch = kiln::nodes::batchContexts(plain.context, two);
+    QCOMPARE(batch.size(0), int64_t{2});
+    QCOMPARE(batch.size(1), int64_t{154});
+    QVERIFY(at::equal(batch[0].narrow(0, 77, 77), plain.context[0]));
+
+    if (family == "sd1") {
+      const auto& model = pipe.textEncoder(0);
+      const auto out = model.forward(literal.ids[0]);
+      const at::Tensor skipped = model.finalNorm(out.hidden_states[out.hidden_states.size() - 2]);
+      expectClose(pipe.encodeWeighted("a red star", 2).context, skipped, 1e-6, "clip skip 2");
+      QVERIFY(!at::allclose(skipped, plain.context));
+    }
+  }
 };
 
 QTEST_APPLESS_MAIN(TestSdConformance)
