@@ -384,7 +384,7 @@
         <translation>Negativer Prompt</translation>
     </message>
     <message>
-        <location filename="../app/workflows/node_texts.cpp" line="+5" />
+        <location filename="../app/workflows/node_texts.cpp" line="+6" />
         <location filename="../app/workflows/template_workflow.cpp" line="+1" />
         <source>Sampler</source>
         <translation>Sampler</translation>
@@ -402,7 +402,7 @@
         <translation>Schritte</translation>
     </message>
     <message>
-        <location line="-31" />
+        <location line="-32" />
         <location filename="../app/workflows/template_workflow.cpp" line="+1" />
         <source>CFG scale</source>
         <translation>CFG-Skala</translation>
@@ -529,6 +529,11 @@
     </message>
     <message>
         <location line="+1" />
+        <source>Prediction</source>
+        <translation>Vorhersage</translation>
+    </message>
+    <message>
+        <location line="+1" />
         <source>Preview image</source>
         <translation>Bildvorschau</translation>
     </message>
@@ -600,6 +605,11 @@
     </message>
     <message>
         <location line="+1" />
+        <source>Zero terminal SNR</source>
+        <translation>Null-SNR am Ende</translation>
+    </message>
+    <message>
+        <location line="+1" />
         <source>conditioning</source>
         <translation>Konditionierung</translation>
     </message>
@@ -624,7 +634,7 @@
         <translation>Sampling</translation>
     </message>
     <message>
-        <location line="-39" />
+        <location line="-41" />
         <location filename="../app/workflows/template_workflow.cpp" line="+1" />
         <source>Height</source>
         <translation>Höhe</translation>

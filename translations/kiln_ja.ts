@@ -384,7 +384,7 @@
         <translation>ネガティブプロンプト</translation>
     </message>
     <message>
-        <location filename="../app/workflows/node_texts.cpp" line="+5" />
+        <location filename="../app/workflows/node_texts.cpp" line="+6" />
         <location filename="../app/workflows/template_workflow.cpp" line="+1" />
         <source>Sampler</source>
         <translation>サンプラー</translation>
@@ -402,7 +402,7 @@
         <translation>ステップ数</translation>
     </message>
     <message>
-        <location line="-31" />
+        <location line="-32" />
         <location filename="../app/workflows/template_workflow.cpp" line="+1" />
         <source>CFG scale</source>
         <translation>CFG スケール</translation>
@@ -529,6 +529,11 @@
     </message>
     <message>
         <location line="+1" />
+        <source>Prediction</source>
+        <translation>予測</translation>
+    </message>
+    <message>
+        <location line="+1" />
         <source>Preview image</source>
         <translation>画像のプレビュー</translation>
     </message>
@@ -600,6 +605,11 @@
     </message>
     <message>
         <location line="+1" />
+        <source>Zero terminal SNR</source>
+        <translation>終端 SNR ゼロ</translation>
+    </message>
+    <message>
+        <location line="+1" />
         <source>conditioning</source>
         <translation>コンディショニング</translation>
     </message>
@@ -624,7 +634,7 @@
         <translation>サンプリング</translation>
     </message>
     <message>
-        <location line="-39" />
+        <location line="-41" />
         <location filename="../app/workflows/template_workflow.cpp" line="+1" />
         <source>Height</source>
         <translation>高さ</translation>

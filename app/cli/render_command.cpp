@@ -156,7 +156,7 @@ QString defaultOutputPath() {
 
 int runRender(const QStringList& arguments) {
   QCommandLineParser p;
-  p.setApplicationDescription("Render one image from a prompt with an SD 1.x or SDXL checkpoint.");
+  p.setApplicationDescription("Render one image from a prompt with an SD 1.x, SD 2.x or SDXL checkpoint.");
   p.addHelpOption();
   p.addOptions({
       {"model",

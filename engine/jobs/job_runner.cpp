@@ -321,7 +321,10 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
         return at::randn({1, channels, lh, lw}, gen, at::TensorOptions().dtype(at::kFloat));
       };
       const at::Tensor noise = draw();
-      const nodes::SamplerSettings settings{sampler_kind, schedule, draw};
+      nodes::SamplerSettings settings;
+      settings.sampler = sampler_kind;
+      settings.schedule = schedule;
+      settings.noise = draw;
       tracker.start(denoise[static_cast<std::size_t>(i)]);
       model.setLoraProgress(0.0);  // keyframed LoRA strengths follow the steps
       const at::Tensor latent = pipeline->sample(

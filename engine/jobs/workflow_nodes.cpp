@@ -99,9 +99,13 @@ std::pair<at::Tensor, at::Tensor> readPicture(const NodeCall& c, const std::stri
 NodeDefinition loadCheckpoint() {
   NodeDefinition d;
   d.schema = {"LoadCheckpoint", "Load checkpoint", "loaders",
-              "Loads an SD 1.x or SDXL checkpoint (a .safetensors file or a diffusers folder)", {},
+              "Loads an SD 1.x, SD 2.x or SDXL checkpoint (a .safetensors file or a diffusers folder)", {},
               {text("ckpt_name", ValueType::File, std::string(), "Checkpoint", "The model file; empty: the starter model"),
-               choice("dtype", {"fp32", "bf16"}, "fp32", "Compute precision", "bf16 is faster on recent CPUs")},
+               choice("dtype", {"fp32", "bf16"}, "fp32", "Compute precision", "bf16 is faster on recent CPUs"),
+               choice("prediction", {"auto", "epsilon", "v_prediction"}, "auto", "Prediction",
+                      "What the model predicts; auto: what the file says (SD 2.x 768 models predict v)"),
+               choice("zero_terminal_snr", {"auto", "on", "off"}, "auto", "Zero terminal SNR",
+                      "Rescale the noise schedule to zero terminal SNR (for models trained that way)")},
               {out(ValueType::Model, "Model"), out(ValueType::Clip, "Text encoder"), out(ValueType::Vae, "VAE")}};
   d.stage = StageKind::LoadModel;
   d.stage_name = "Loading model";
@@ -111,6 +115,9 @@ NodeDefinition loadCheckpoint() {
     ref.path = resolveModelPath(c.stringParam("ckpt_name"));
     ref.dtype = c.stringParam("dtype") == "bf16" ? at::kBFloat16 : at::kFloat;
     ref.key = modelKey(ref.path, ref.dtype);
+    if (c.stringParam("prediction") != "auto")
+      ref.prediction = c.stringParam("prediction") == "v_prediction" ? sampling::Prediction::V : sampling::Prediction::Epsilon;
+    if (c.stringParam("zero_terminal_snr") != "auto") ref.zero_terminal_snr = c.stringParam("zero_terminal_snr") == "on";
     WorkflowRun& run = c.run;
     const auto progress = [&c](std::size_t done, std::size_t total) {
       c.run.tracker.progress(c.stage, static_cast<int64_t>(done), static_cast<int64_t>(total));
@@ -349,7 +356,12 @@ NodeDefinition sampler() {
           return at::randn({1, channels, h, w}, gen, at::TensorOptions().dtype(at::kFloat));
         };
         const at::Tensor noise = draw();
-        nodes::SamplerSettings settings{kind, schedule, draw};
+        nodes::SamplerSettings settings;
+        settings.sampler = kind;
+        settings.schedule = schedule;
+        settings.noise = draw;
+        settings.prediction = ref.prediction;
+        settings.zero_terminal_snr = ref.zero_terminal_snr;
         sampling::LatentInit init;
         if (latent.from_image) {
           init.latent = start.narrow(0, b, 1);

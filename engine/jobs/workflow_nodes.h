@@ -34,6 +34,9 @@ struct ModelRef {
   std::vector<LoraSpec> loras;
   LoraMode lora_mode = LoraMode::Auto;
   bool vae_file = false;  // a VAE of its own (LoadVAE), not a checkpoint
+  // LoadCheckpoint's overrides of what the file says (unset: the file's).
+  std::optional<sampling::Prediction> prediction;
+  std::optional<bool> zero_terminal_snr;
 };
 
 struct ConditioningValue {

@@ -117,8 +117,9 @@ TextEncoding SdPipeline::encodeText(const std::vector<std::string>& prompts) con
                          .reshape({static_cast<int64_t>(prompts.size()), te.config.max_positions});
     models::ClipTextOutput o = text_[i]->forward(ids);
     const std::size_t layers = o.hidden_states.size();
-    contexts.push_back(te.output == models::TextOutput::Penultimate ? o.hidden_states[layers - 2]
-                                                                    : o.last_hidden_state);
+    contexts.push_back(te.output == models::TextOutput::Penultimate         ? o.hidden_states[layers - 2]
+                       : te.output == models::TextOutput::PenultimateNormed ? text_[i]->finalNorm(o.hidden_states[layers - 2])
+                                                                            : o.last_hidden_state);
     if (te.provides_pooled) out.pooled = o.text_embeds.defined() ? o.text_embeds : o.pooled;
     out.ids.push_back(ids);
     out.outputs.push_back(std::move(o));
@@ -171,6 +172,8 @@ TextEncoding SdPipeline::encodeWeighted(const std::string& prompt, int clip_skip
     at::Tensor z;
     if (te.output == models::TextOutput::Penultimate) {
       z = o.hidden_states[layers - 2];
+    } else if (te.output == models::TextOutput::PenultimateNormed) {
+      z = text_[e]->finalNorm(o.hidden_states[layers - 2]);
     } else if (clip_skip > 1) {
       const auto back = std::min<std::size_t>(static_cast<std::size_t>(clip_skip), layers - 1);
       z = text_[e]->finalNorm(o.hidden_states[layers - back]);
@@ -228,7 +231,10 @@ at::Tensor SdPipeline::sample(const Conditioning& cond, const at::Tensor& noise,
       throw Error(ErrorKind::InvalidArgument, "SDXL sampling needs the pooled text embedding");
     y = unet_->timeIdConditioning(cond.pooled, timeIds(sizes));
   }
-  const sampling::SigmaTable table(checkpoint_.spec.schedule);
+  sampling::ScheduleConfig schedule_config = checkpoint_.spec.schedule;
+  schedule_config.zero_terminal_snr = settings.zero_terminal_snr.value_or(schedule_config.zero_terminal_snr);
+  const sampling::Prediction prediction = settings.prediction.value_or(checkpoint_.spec.prediction);
+  const sampling::SigmaTable table(schedule_config);
   const sampling::SigmaSchedule schedule = sampling::makeSigmaSchedule(table, settings.schedule, steps);
   const int64_t start = init ? init->start_step : 0;
   if (start < 0 || start >= steps)
@@ -242,7 +248,8 @@ at::Tensor SdPipeline::sample(const Conditioning& cond, const at::Tensor& noise,
 
   CfgDenoiser denoiser(*unet_, cond, y, cfg_scale);
   at::Tensor last_in, last_eps;
-  // The denoiser in sigma terms: D(x, sigma) = x - sigma * eps(x / sqrt(sigma^2 + 1), t).
+  // The denoiser in sigma terms: the model sees x / sqrt(sigma^2 + 1) at timestep t(sigma)
+  // and its output (noise or v) gives the clean estimate.
   const sampling::DenoiseFn model = [&](const at::Tensor& x_now, double sigma) {
     core::checkInterrupt();
     const at::Tensor x_in = mask.defined() ? (clean + noise_f * sigma) * (1 - mask) + x_now * mask : x_now;
@@ -251,8 +258,7 @@ at::Tensor SdPipeline::sample(const Conditioning& cond, const at::Tensor& noise,
       if (schedule.sigmas[k] == sigma) t = schedule.timesteps[k];  // the schedule's own timestep
     last_in = x_in / std::sqrt(sigma * sigma + 1);
     last_eps = denoiser.predictNoise(last_in, static_cast<float>(t)).to(at::kFloat);
-    // Written as the reference writes it, so rounding matches.
-    const at::Tensor denoised = x_in - last_eps * sigma;
+    const at::Tensor denoised = sampling::denoisedFrom(prediction, x_in, last_eps, sigma);
     return mask.defined() ? denoised * mask + clean * (1 - mask) : denoised;
   };
   const auto steps_run = static_cast<int64_t>(sigmas.size()) - 1;

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,10 @@ struct SamplerSettings {
   sampling::Schedule schedule = sampling::Schedule::Diffusers;
   // Noise for samplers that add it, drawn after the initial noise (see k_samplers.h).
   sampling::NoiseFn noise;
+  // What the model predicts and whether its schedule is rescaled to zero terminal SNR,
+  // when not what the checkpoint says.
+  std::optional<sampling::Prediction> prediction;
+  std::optional<bool> zero_terminal_snr;
 };
 
 struct TextEncoding {

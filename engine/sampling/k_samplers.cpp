@@ -129,6 +129,12 @@ class UniPC {
 
 }  // namespace
 
+at::Tensor denoisedFrom(Prediction prediction, const at::Tensor& x, const at::Tensor& out, double sigma) {
+  if (prediction == Prediction::V)
+    return x / (sigma * sigma + 1) - out * (sigma / std::sqrt(sigma * sigma + 1));
+  return x - out * sigma;
+}
+
 at::Tensor sampleSigmas(SamplerKind kind, const DenoiseFn& model, at::Tensor x, const std::vector<double>& sigmas,
                         const NoiseFn& noise, const std::function<void(const SamplerStep&)>& on_step) {
   if (sigmas.size() < 2) throw Error(ErrorKind::InvalidArgument, "sampling needs at least one step");

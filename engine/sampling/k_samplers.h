@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sampling/sampler_names.h"
+#include "sampling/schedule.h"
 
 namespace kiln::sampling {
 
@@ -21,6 +22,11 @@ namespace kiln::sampling {
 using DenoiseFn = std::function<at::Tensor(const at::Tensor& x, double sigma)>;
 // A standard normal tensor shaped like the latent, a new one per call.
 using NoiseFn = std::function<at::Tensor()>;
+
+// The clean estimate from a model's output `out` for x (x = x0 + sigma * noise) at sigma:
+// epsilon: x - sigma * out; v: x / (sigma^2 + 1) - out * sigma / sqrt(sigma^2 + 1)
+// (k-diffusion's VDenoiser with sigma_data = 1).
+at::Tensor denoisedFrom(Prediction prediction, const at::Tensor& x, const at::Tensor& out, double sigma);
 
 struct SamplerStep {
   int64_t step = 0;  // 0-based

@@ -26,6 +26,13 @@ EulerSchedule makeEulerSchedule(const ScheduleConfig& config, int64_t steps) {
       at::linspace(std::sqrt(config.beta_start), std::sqrt(config.beta_end), n, f32).pow(2);
   EulerSchedule s;
   s.alphas_cumprod = at::cumprod(1.0 - betas, 0);
+  if (config.zero_terminal_snr) {
+    at::Tensor root = s.alphas_cumprod.sqrt();
+    const at::Tensor first = root[0].clone(), last = root[n - 1].clone();
+    root = (root - last) * (first / (first - last));
+    s.alphas_cumprod = root * root;
+    s.alphas_cumprod[n - 1] = 4.8973451890853435e-08;
+  }
   at::Tensor table = ((1 - s.alphas_cumprod) / s.alphas_cumprod).pow(0.5).contiguous();
   const float* sig = table.data_ptr<float>();
 

@@ -16,7 +16,15 @@ struct ScheduleConfig {
   int64_t train_steps = 1000;
   TimestepSpacing spacing = TimestepSpacing::Leading;
   int64_t steps_offset = 1;
+  // Rescale the betas to zero terminal SNR (Lin et al. 2024): alphabar's square root is
+  // shifted and scaled so the first stays and the last is 0, which is then set to
+  // 4.8973451890853435e-08 as ComfyUI does (sigma_max about 4518, not infinite).
+  bool zero_terminal_snr = false;
 };
+
+// What the model's output is: the noise (epsilon) or v = alpha * noise - sigma * x0
+// (Salimans & Ho 2022; SD 2.x 768 models).
+enum class Prediction { Epsilon, V };
 
 struct EulerSchedule {
   at::Tensor alphas_cumprod;     // [train_steps] float32

@@ -9,6 +9,7 @@
 
 #include "kiln/error.h"
 #include "tensor_io/key_map.h"
+#include "tensor_io/materialize.h"
 
 namespace kiln::models {
 namespace fs = std::filesystem;
@@ -17,6 +18,7 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kSd1Text = "cond_stage_model.transformer.text_model.";
+constexpr const char* kSd2Text = "cond_stage_model.model.";
 constexpr const char* kSdxlText1 = "conditioner.embedders.0.transformer.text_model.";
 constexpr const char* kSdxlText2 = "conditioner.embedders.1.model.";
 
@@ -50,6 +52,9 @@ void applyLdmConfig(const json& j, SdModelSpec& spec, const std::string& where) 
   if (j.contains("linear_start")) spec.schedule.beta_start = j["linear_start"].get<double>();
   if (j.contains("linear_end")) spec.schedule.beta_end = j["linear_end"].get<double>();
   if (j.contains("timesteps")) spec.schedule.train_steps = j["timesteps"].get<int64_t>();
+  if (j.contains("parameterization") && j["parameterization"].is_string())
+    spec.prediction = j["parameterization"].get<std::string>() == "v" ? sampling::Prediction::V
+                                                                       : sampling::Prediction::Epsilon;
   for (const char* key : {"unet_config", "network_config"}) {
     if (!j.contains(key)) continue;
     const json& u = j[key];
@@ -115,6 +120,43 @@ void applyResolutionMetadata(Checkpoint& ck) {
   }
 }
 
+// What the file itself says about its prediction type (see SdModelSpec::prediction).
+void applyPredictionHints(Checkpoint& ck) {
+  bool known = false;
+  for (const auto& file : ck.index.files()) {
+    const auto& meta = file->metadata();
+    const auto it = meta.find("modelspec.prediction_type");
+    if (it == meta.end()) continue;
+    if (it->second == "v" || it->second == "v_prediction") ck.spec.prediction = sampling::Prediction::V;
+    else if (it->second == "epsilon" || it->second == "eps") ck.spec.prediction = sampling::Prediction::Epsilon;
+    else continue;
+    known = true;
+    ck.notes.push_back("prediction type from modelspec.prediction_type '" + it->second + "'");
+  }
+  if (ck.index.contains("v_pred")) {
+    ck.spec.prediction = sampling::Prediction::V;
+    known = true;
+    ck.notes.push_back("v-prediction: the file has a v_pred key");
+  }
+  if (ck.index.contains("ztsnr")) {
+    ck.spec.schedule.zero_terminal_snr = true;
+    ck.notes.push_back("zero terminal SNR: the file has a ztsnr key");
+  }
+  // SD 2.x 768 models predict v and the 512 base models epsilon, and nothing in the file
+  // says which: ComfyUI tells them by the spread of one norm's bias, as here.
+  const std::string probe = ck.spec.unet_prefix + "output_blocks.11.1.transformer_blocks.0.norm1.bias";
+  if (!known && ck.spec.family == ModelFamily::SD2 && ck.spec.prediction == sampling::Prediction::Epsilon &&
+      ck.spec.unet.in_channels == 4 && ck.index.contains(probe)) {
+    const at::Tensor bias = tensor_io::materialize(ck.index.at(probe), at::kFloat);
+    if (bias.std(/*unbiased=*/false).item<double>() > 0.09) {
+      ck.spec.prediction = sampling::Prediction::V;
+      ck.notes.push_back("v-prediction: SD 2.x whose UNet norms look like the 768-v model's");
+    }
+  }
+  if (ck.spec.family == ModelFamily::SD2 && ck.spec.prediction == sampling::Prediction::V)
+    ck.spec.native_width = ck.spec.native_height = 768;
+}
+
 fs::path findWeights(const fs::path& dir, std::initializer_list<const char*> names) {
   for (const char* n : names) {
     std::error_code ec;
@@ -167,9 +209,12 @@ void applyDiffusersConfigs(const fs::path& dir, Checkpoint& ck) {
     if (s.value("beta_schedule", "scaled_linear") != "scaled_linear")
       throw Error(ErrorKind::UnsupportedModel,
                   where + ": only the scaled_linear beta schedule is supported");
-    if (s.value("prediction_type", "epsilon") != "epsilon")
+    const std::string prediction = s.value("prediction_type", "epsilon");
+    if (prediction != "epsilon" && prediction != "v_prediction")
       throw Error(ErrorKind::UnsupportedModel,
-                  where + ": only epsilon prediction is supported so far");
+                  where + ": prediction type '" + prediction + "' is not supported (epsilon or v_prediction)");
+    spec.prediction = prediction == "v_prediction" ? sampling::Prediction::V : sampling::Prediction::Epsilon;
+    spec.schedule.zero_terminal_snr = s.value("rescale_betas_zero_snr", false);
     spec.schedule.beta_start = s.value("beta_start", spec.schedule.beta_start);
     spec.schedule.beta_end = s.value("beta_end", spec.schedule.beta_end);
     spec.schedule.train_steps = s.value("num_train_timesteps", spec.schedule.train_steps);
@@ -224,6 +269,8 @@ const char* familyName(ModelFamily family) {
       return "sd1";
     case ModelFamily::SDXL:
       return "sdxl";
+    case ModelFamily::SD2:
+      return "sd2";
     case ModelFamily::Invalid:
       break;
   }
@@ -254,18 +301,22 @@ SdModelSpec detectSdModel(const tensor_io::TensorIndex& index) {
     spec.vae.scaling_factor = 0.18215;
     spec.schedule.spacing = sampling::TimestepSpacing::Linspace;
     spec.native_width = spec.native_height = 512;
-  } else if (index.contains("cond_stage_model.model.token_embedding.weight")) {
-    throw Error(ErrorKind::UnsupportedModel,
-                "this looks like an SD 2.x checkpoint (OpenCLIP text encoder under "
-                "cond_stage_model.model); Kiln runs SD 1.x and SDXL base checkpoints so far");
+  } else if (index.contains(std::string(kSd2Text) + "token_embedding.weight")) {
+    // SD 2.x: OpenCLIP ViT-H, its penultimate layer through the final norm, padded with 0.
+    spec.family = ModelFamily::SD2;
+    spec.text_encoders = {{kSd2Text, ClipTextConfig::detect(index, kSd2Text, ClipLayout::OpenClip), 0,
+                           TextOutput::PenultimateNormed, false}};
+    spec.vae.scaling_factor = 0.18215;
+    spec.schedule.spacing = sampling::TimestepSpacing::Leading;
+    spec.native_width = spec.native_height = 512;
   } else if (index.hasPrefix("conditioner.embedders.0.model.")) {
     throw Error(
         ErrorKind::UnsupportedModel,
-        "this looks like an SDXL refiner checkpoint; Kiln runs SD 1.x and SDXL base so far");
+        "this looks like an SDXL refiner checkpoint; Kiln runs SD 1.x, SD 2.x and SDXL base so far");
   } else {
     throw Error(
         ErrorKind::UnsupportedModel,
-        "not a checkpoint Kiln recognises (expected an SD 1.x or SDXL text encoder); found " +
+        "not a checkpoint Kiln recognises (expected an SD 1.x, SD 2.x or SDXL text encoder); found " +
             index.summary());
   }
   if (!has_unet || !has_vae)
@@ -296,8 +347,9 @@ SdModelSpec detectSdModel(const tensor_io::TensorIndex& index) {
                                                 "-wide context but the UNet expects " +
                                                 std::to_string(spec.unet.context_dim));
   } else {
-    spec.unet.num_heads = 8;
-    spec.unet.num_head_channels = 0;
+    // SD 1.x: 8 heads; SD 2.x: 64-wide heads.
+    spec.unet.num_heads = spec.family == ModelFamily::SD2 ? 0 : 8;
+    spec.unet.num_head_channels = spec.family == ModelFamily::SD2 ? 64 : 0;
     if (spec.text_encoders[0].config.hidden != spec.unet.context_dim)
       throw Error(ErrorKind::ShapeMismatch,
                   "the text encoder gives " + std::to_string(spec.text_encoders[0].config.hidden) +
@@ -334,6 +386,7 @@ Checkpoint openCheckpoint(const std::string& path) {
   ck.index.addFile(tensor_io::SafetensorsFile::open(path));
   ck.spec = detectSdModel(ck.index);
   applySidecar(p, ck);
+  applyPredictionHints(ck);
   applyResolutionMetadata(ck);
   return ck;
 }

@@ -13,10 +13,12 @@
 
 namespace kiln::models {
 
-enum class ModelFamily { Invalid = 0, SD1, SDXL };
+enum class ModelFamily { Invalid = 0, SD1, SDXL, SD2 };
 const char* familyName(ModelFamily family);
 
-enum class TextOutput { Invalid = 0, LastHidden, Penultimate };
+// Which hidden state conditions the UNet: the last (through the final layer norm), the
+// penultimate as it is (SDXL), or the penultimate through the final layer norm (SD 2.x).
+enum class TextOutput { Invalid = 0, LastHidden, Penultimate, PenultimateNormed };
 
 struct TextEncoderSpec {
   std::string prefix;
@@ -34,8 +36,14 @@ struct SdModelSpec {
   VaeConfig vae;
   std::vector<TextEncoderSpec> text_encoders;
   sampling::ScheduleConfig schedule;
+  // Epsilon unless the file says otherwise: a "v_pred" key or "ztsnr" key (ComfyUI's
+  // marks), "modelspec.prediction_type" metadata, "parameterization": "v" in the sidecar
+  // configuration, a diffusers scheduler's prediction_type; for SD 2.x without any of
+  // these, ComfyUI's test of one UNet norm's spread.
+  sampling::Prediction prediction = sampling::Prediction::Epsilon;
   // The picture size the model was trained at: the file's "modelspec.resolution"
-  // metadata ("512x512"), else the family's (SD 1.x 512, SDXL 1024).
+  // metadata ("512x512"), else the family's (SD 1.x 512, SDXL 1024, SD 2.x 768 for
+  // v-prediction and 512 otherwise).
   int native_width = 0;
   int native_height = 0;
 };

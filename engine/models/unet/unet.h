@@ -1,4 +1,4 @@
-// The latent-diffusion UNet (ldm/sgm "openaimodel") that SD 1.x and SDXL share, with
+// The latent-diffusion UNet (ldm/sgm "openaimodel") that SD 1.x, 2.x and SDXL share, with
 // parameters registered under the original single-file keys (input_blocks.N.M...).
 #pragma once
 

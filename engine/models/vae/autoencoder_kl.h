@@ -1,4 +1,4 @@
-// AutoencoderKL, the image VAE of SD 1.x and SDXL, under the original single-file keys
+// AutoencoderKL, the image VAE of SD 1.x, 2.x and SDXL, under the original single-file keys
 // (encoder.down.N.block.M..., decoder.up.N..., quant_conv, post_quant_conv).
 #pragma once
 

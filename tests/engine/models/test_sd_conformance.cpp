@@ -1,7 +1,11 @@
 // Conformance of the SD 1.x and SDXL models against the reference implementation's
 // vectors in ../shared/conformance/sd-tiny-1234, for single files and diffusers folders.
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -9,6 +13,7 @@
 
 #include "kiln/error.h"
 #include "nodes/sd_pipeline.h"
+#include "checkpoint_variants.h"
 #include "ref_tensors.h"
 
 using kiln::testing::maxAbs;
@@ -302,6 +307,147 @@ class TestSdConformance : public QObject {
       expectClose(pipe.encodeWeighted("a red star", 2).context, skipped, 1e-6, "clip skip 2");
       QVERIFY(!at::allclose(skipped, plain.context));
     }
+  }
+
+  // SD 2.x: the sd1 file with its text encoder moved to OpenCLIP's layout under
+  // cond_stage_model.model. (q, k and v fused into in_proj) is SD 2.x. Its text encoder
+  // gives what SD 1.x gives with clip skip 2 up to the end token (the penultimate layer
+  // through the final norm; SD 2.x pads with 0 after it); "parameterization": "v" in its
+  // configuration, a v_pred key or modelspec metadata say it predicts v; it samples.
+  void detectsAndRunsSd2() {
+    QTemporaryDir dir;
+    const QString v_file = dir.filePath("sd2_v.safetensors");
+    try {
+      writeSd2(v_file, false, {}, "v");
+    } catch (const std::exception& e) {
+      QFAIL(e.what());
+    }
+    kiln::models::Checkpoint ck;
+    try {
+      ck = kiln::models::openCheckpoint(v_file.toStdString());
+    } catch (const std::exception& e) {
+      QFAIL(e.what());
+    }
+    QCOMPARE(ck.spec.family, kiln::models::ModelFamily::SD2);
+    QCOMPARE(ck.spec.text_encoders.size(), std::size_t{1});
+    QCOMPARE(ck.spec.text_encoders[0].output, kiln::models::TextOutput::PenultimateNormed);
+    QCOMPARE(ck.spec.text_encoders[0].pad_id, int64_t{0});
+    QCOMPARE(ck.spec.prediction, kiln::sampling::Prediction::V);
+    QCOMPARE(ck.spec.native_width, 768);
+    std::unique_ptr<kiln::nodes::SdPipeline> loaded;
+    try {
+      loaded = std::make_unique<kiln::nodes::SdPipeline>(kiln::models::openCheckpoint(v_file.toStdString()), at::kFloat);
+    } catch (const std::exception& e) {
+      QFAIL(e.what());
+    }
+    const kiln::nodes::SdPipeline& sd2 = *loaded;
+    const auto& sd1 = pipeline("sd1", "single");
+    const at::Tensor a = sd2.encodeText({"a red star"}).context, b = sd1.encodeWeighted("a red star", 2).context;
+    expectClose(a.narrow(1, 0, 5), b.narrow(1, 0, 5), 1e-5, "SD 2.x text encoder up to the end token");
+    QVERIFY(!at::allclose(a, b));  // the padding differs after it
+
+    const auto cond = sd2.encodePrompts("a red star", "");
+    const at::Tensor noise = kiln::nodes::seededNoise(3, {1, 4, 8, 8});
+    kiln::nodes::SamplerSettings settings;
+    settings.schedule = kiln::sampling::Schedule::Normal;
+    const at::Tensor as_v = sd2.sample(cond, noise, 3, 5.0, kiln::nodes::SizeConditioning::forImage(64, 64), {},
+                                       nullptr, settings);
+    settings.prediction = kiln::sampling::Prediction::Epsilon;
+    const at::Tensor as_eps = sd2.sample(cond, noise, 3, 5.0, kiln::nodes::SizeConditioning::forImage(64, 64), {},
+                                         nullptr, settings);
+    QVERIFY(at::isfinite(as_v).all().item<bool>());
+    QVERIFY(!at::allclose(as_v, as_eps));
+
+    // Without a word on it, SD 2.x predicts epsilon (512); a v_pred key or metadata say otherwise.
+    const QString plain = dir.filePath("sd2_plain.safetensors");
+    writeSd2(plain, false, {}, "");
+    const auto plain_ck = kiln::models::openCheckpoint(plain.toStdString());
+    QCOMPARE(plain_ck.spec.prediction, kiln::sampling::Prediction::Epsilon);
+    QCOMPARE(plain_ck.spec.native_width, 512);
+    const QString marked = dir.filePath("sd2_marked.safetensors");
+    writeSd2(marked, true, {}, "");
+    QCOMPARE(kiln::models::openCheckpoint(marked.toStdString()).spec.prediction, kiln::sampling::Prediction::V);
+    const QString meta = dir.filePath("sd2_meta.safetensors");
+    writeSd2(meta, false, {{"modelspec.prediction_type", "v"}}, "");
+    QCOMPARE(kiln::models::openCheckpoint(meta.toStdString()).spec.prediction, kiln::sampling::Prediction::V);
+
+    // An SDXL refiner's layout (OpenCLIP under conditioner.embedders.0.model.) is named.
+    const QString refiner = dir.filePath("refiner.safetensors");
+    kiln::testing::writeVariant(refiner, [](std::vector<kiln::testing::TensorToWrite>& t, auto&) {
+      for (auto& x : t)
+        if (x.name.rfind("cond_stage_model.", 0) == 0)
+          x.name = "conditioner.embedders.0.model." + x.name.substr(std::string("cond_stage_model.").size());
+    });
+    try {
+      (void)kiln::models::openCheckpoint(refiner.toStdString());
+      QFAIL("opened");
+    } catch (const kiln::Error& e) {
+      QCOMPARE(e.kind(), kiln::ErrorKind::UnsupportedModel);
+      QVERIFY2(std::string(e.what()).find("SDXL refiner") != std::string::npos, e.what());
+    }
+  }
+
+ private:
+  // The sd1 conformance file as SD 2.x (see detectsAndRunsSd2), with its configuration
+  // beside it: 4 heads (the tiny UNet is too narrow for SD 2.x's 64-wide heads) and the
+  // tiny encoder's quick_gelu; `parameterization` when not empty.
+  static void writeSd2(const QString& path, bool v_pred_key, const std::map<std::string, std::string>& metadata,
+                       const std::string& parameterization) {
+    static const std::vector<uint8_t> one{0, 0, 0x80, 0x3f};  // float 1
+    kiln::testing::writeVariant(
+        path,
+        [&](std::vector<kiln::testing::TensorToWrite>& t, std::vector<std::vector<uint8_t>>& s) {
+          const std::string hf = "cond_stage_model.transformer.text_model.", oc = "cond_stage_model.model.";
+          const std::vector<std::pair<std::string, std::string>> renames{
+              {"embeddings.token_embedding.weight", "token_embedding.weight"},
+              {"embeddings.position_embedding.weight", "positional_embedding"},
+              {"final_layer_norm.", "ln_final."},
+              {"encoder.layers.", "transformer.resblocks."},
+              {".self_attn.out_proj.", ".attn.out_proj."},
+              {".layer_norm1.", ".ln_1."},
+              {".layer_norm2.", ".ln_2."},
+              {".mlp.fc1.", ".mlp.c_fc."},
+              {".mlp.fc2.", ".mlp.c_proj."}};
+          // First in_proj = q | k | v along dim 0 (OpenCLIP has no position_ids), then the names.
+          std::vector<std::size_t> drop{kiln::testing::indexOf(t, hf + "embeddings.position_ids")};
+          for (std::size_t i = 0; i < t.size(); ++i) {
+            const auto q = t[i].name.find(".self_attn.q_proj.");
+            if (t[i].name.rfind(hf, 0) != 0 || q == std::string::npos) continue;
+            const std::string layer = t[i].name.substr(0, q), kind = t[i].name.substr(q + 18);  // weight, bias
+            for (const char* other : {".self_attn.k_proj.", ".self_attn.v_proj."}) {
+              const std::size_t j = kiln::testing::indexOf(t, layer + other + kind);
+              s[i].insert(s[i].end(), s[j].begin(), s[j].end());
+              drop.push_back(j);
+            }
+            t[i].shape[0] *= 3;
+            t[i].name = layer + ".attn.in_proj_" + kind;
+          }
+          std::sort(drop.rbegin(), drop.rend());
+          for (std::size_t j : drop) {
+            t.erase(t.begin() + static_cast<std::ptrdiff_t>(j));
+            s.erase(s.begin() + static_cast<std::ptrdiff_t>(j));
+          }
+          for (auto& tensor : t) {
+            if (tensor.name.rfind(hf, 0) != 0) continue;
+            std::string name = tensor.name.substr(hf.size());
+            for (const auto& [from, to] : renames)
+              if (const auto at = name.find(from); at != std::string::npos) name.replace(at, from.size(), to);
+            tensor.name = oc + name;
+          }
+          if (v_pred_key) {
+            s.push_back(one);
+            t.push_back({"v_pred", kiln::tensor_io::DType::F32, {1}, {}});
+          }
+        },
+        metadata);
+    QFile sidecar(QFileInfo(path).absolutePath() + "/" + QFileInfo(path).completeBaseName() + ".json");
+    if (!sidecar.open(QIODevice::WriteOnly | QIODevice::Truncate)) throw std::runtime_error("cannot write sidecar");
+    QJsonObject config{{"family", "sd2"},
+                       {"scale_factor", 0.18215},
+                       {"unet_config", QJsonObject{{"num_heads", 4}}},
+                       {"cond_stage_config", QJsonObject{{"act", "quick_gelu"}, {"heads", 4}}}};
+    if (!parameterization.empty()) config["parameterization"] = QString::fromStdString(parameterization);
+    sidecar.write(QJsonDocument(config).toJson());
   }
 };
 

@@ -356,6 +356,38 @@ class TestSamplers : public QObject {
     }
   }
 
+  // The clean estimate from each prediction type, by their definitions: x = x0 + sigma * eps
+  // and v = (eps - sigma * x0) / sqrt(1 + sigma^2) (alpha * eps - sigma_vp * x0).
+  void predictionTypesGiveTheCleanLatent() {
+    const double x0 = 0.7, eps = -1.3;
+    for (double sigma : {0.05, 1.0, 14.6}) {
+      const double x = x0 + sigma * eps, v = (eps - sigma * x0) / std::sqrt(1 + sigma * sigma);
+      QVERIFY(std::abs(value(kiln::sampling::denoisedFrom(kiln::sampling::Prediction::Epsilon, scalar(x), scalar(eps),
+                                                          sigma)) - x0) < 1e-12);
+      QVERIFY(std::abs(value(kiln::sampling::denoisedFrom(kiln::sampling::Prediction::V, scalar(x), scalar(v), sigma)) -
+                       x0) < 1e-12);
+    }
+  }
+
+  // Zero terminal SNR: the first noise level stays, the last becomes ComfyUI's cap.
+  void zeroTerminalSnrRescales() {
+    kiln::sampling::ScheduleConfig config;
+    config.zero_terminal_snr = true;
+    const kiln::sampling::SigmaTable rescaled(config);
+    const auto& plain = sd1Table();
+    QVERIFY(std::abs(rescaled.sigmaMin() - plain.sigmaMin()) < 1e-6);
+    QVERIFY2(std::abs(rescaled.sigmaMax() - std::sqrt((1 - 4.8973451890853435e-08) / 4.8973451890853435e-08)) < 1,
+             qPrintable(QString::number(rescaled.sigmaMax())));
+    // The square root of alphabar falls linearly in the old one: the middle follows.
+    const double a0 = 1 / std::sqrt(1 + plain.sigmaMin() * plain.sigmaMin());
+    const double aT = 1 / std::sqrt(1 + plain.sigmaMax() * plain.sigmaMax());
+    const double a500 = 1 / std::sqrt(1 + plain.sigma(500) * plain.sigma(500));
+    const double want = (a500 - aT) * a0 / (a0 - aT);
+    QVERIFY(std::abs(1 / std::sqrt(1 + rescaled.sigma(500) * rescaled.sigma(500)) - want) < 1e-5);
+    const auto s = kiln::sampling::makeSigmaSchedule(rescaled, Schedule::Karras, 10);
+    QVERIFY(s.sigmas.front() > 4000);
+  }
+
   void refusesBadSchedules() {
     const auto model = analytic();
     QVERIFY_THROWS_EXCEPTION(kiln::Error, kiln::sampling::sampleSigmas(SamplerKind::Euler, model, scalar(1), {1.0}));
