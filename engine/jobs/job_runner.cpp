@@ -1,6 +1,5 @@
 #include "jobs/job_runner.h"
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 
 #include <chrono>
@@ -314,17 +313,12 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     for (int i = 0; i < job.batch; ++i) {
       RenderParams pi = p;
       pi.seed = p.seed + i;
-      // The generator gives the initial noise, then what the sampler adds (k_samplers.h).
-      at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(pi.seed));
-      const int64_t lh = p.height / f, lw = p.width / f;
-      const auto draw = [&gen, channels, lh, lw] {
-        return at::randn({1, channels, lh, lw}, gen, at::TensorOptions().dtype(at::kFloat));
-      };
-      const at::Tensor noise = draw();
+      nodes::SeededNoise seeded = nodes::seededNoiseSource(pi.seed, {1, channels, p.height / f, p.width / f});
+      const at::Tensor noise = seeded.initial;
       nodes::SamplerSettings settings;
       settings.sampler = sampler_kind;
       settings.schedule = schedule;
-      settings.noise = draw;
+      settings.noise = std::move(seeded.more);
       tracker.start(denoise[static_cast<std::size_t>(i)]);
       model.setLoraProgress(0.0);  // keyframed LoRA strengths follow the steps
       const at::Tensor latent = pipeline->sample(

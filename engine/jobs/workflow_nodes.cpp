@@ -1,7 +1,5 @@
 #include "jobs/workflow_nodes.h"
 
-#include <ATen/CPUGeneratorImpl.h>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -349,17 +347,13 @@ NodeDefinition sampler() {
       if (pos.pooled.defined() && neg.pooled.defined()) cond.pooled = at::cat({neg.pooled, pos.pooled}, 0);
       const nodes::SizeConditioning sizes = nodes::SizeConditioning::forImage(h * f, w * f);
       for (int64_t b = 0; b < batch; ++b) {
-        // Image b's generator, seeded with seed + b, gives its initial noise and then, in
-        // order, what the sampler adds (see sampling/k_samplers.h).
-        at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed + b));
-        const auto draw = [&gen, channels, h, w] {
-          return at::randn({1, channels, h, w}, gen, at::TensorOptions().dtype(at::kFloat));
-        };
-        const at::Tensor noise = draw();
+        // Image b's noise comes from a generator seeded with seed + b.
+        nodes::SeededNoise seeded = nodes::seededNoiseSource(seed + b, {1, channels, h, w});
+        const at::Tensor noise = seeded.initial;
         nodes::SamplerSettings settings;
         settings.sampler = kind;
         settings.schedule = schedule;
-        settings.noise = draw;
+        settings.noise = std::move(seeded.more);
         settings.prediction = ref.prediction;
         settings.zero_terminal_snr = ref.zero_terminal_snr;
         sampling::LatentInit init;

@@ -65,6 +65,13 @@ at::Tensor seededNoise(int64_t seed, at::IntArrayRef shape) {
   return at::randn(shape, gen, at::TensorOptions().dtype(at::kFloat));
 }
 
+SeededNoise seededNoiseSource(int64_t seed, std::vector<int64_t> shape) {
+  auto gen = std::make_shared<at::Generator>(at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed)));
+  sampling::NoiseFn draw = [gen, shape] { return at::randn(shape, *gen, at::TensorOptions().dtype(at::kFloat)); };
+  at::Tensor initial = draw();
+  return {std::move(initial), std::move(draw)};
+}
+
 SdPipeline::SdPipeline(models::Checkpoint checkpoint, at::ScalarType dtype,
                        const LoadProgress& progress)
     : checkpoint_(std::move(checkpoint)),
@@ -116,16 +123,27 @@ TextEncoding SdPipeline::encodeText(const std::vector<std::string>& prompts) con
     at::Tensor ids = at::tensor(flat, at::TensorOptions().dtype(at::kLong))
                          .reshape({static_cast<int64_t>(prompts.size()), te.config.max_positions});
     models::ClipTextOutput o = text_[i]->forward(ids);
-    const std::size_t layers = o.hidden_states.size();
-    contexts.push_back(te.output == models::TextOutput::Penultimate         ? o.hidden_states[layers - 2]
-                       : te.output == models::TextOutput::PenultimateNormed ? text_[i]->finalNorm(o.hidden_states[layers - 2])
-                                                                            : o.last_hidden_state);
+    contexts.push_back(contextOf(i, o, 1));
     if (te.provides_pooled) out.pooled = o.text_embeds.defined() ? o.text_embeds : o.pooled;
     out.ids.push_back(ids);
     out.outputs.push_back(std::move(o));
   }
   out.context = contexts.size() == 1 ? contexts[0] : at::cat(contexts, -1);
   return out;
+}
+
+at::Tensor SdPipeline::contextOf(std::size_t encoder, const models::ClipTextOutput& o, int clip_skip) const {
+  const std::size_t layers = o.hidden_states.size();
+  switch (checkpoint_.spec.text_encoders[encoder].output) {
+    case models::TextOutput::Penultimate:
+      return o.hidden_states[layers - 2];
+    case models::TextOutput::PenultimateNormed:
+      return text_[encoder]->finalNorm(o.hidden_states[layers - 2]);
+    default:
+      if (clip_skip <= 1) return o.last_hidden_state;
+      return text_[encoder]->finalNorm(
+          o.hidden_states[layers - std::min<std::size_t>(static_cast<std::size_t>(clip_skip), layers - 1)]);
+  }
 }
 
 TextEncoding SdPipeline::encodeWeighted(const std::string& prompt, int clip_skip) const {
@@ -168,18 +186,7 @@ TextEncoding SdPipeline::encodeWeighted(const std::string& prompt, int clip_skip
     const auto count = static_cast<int64_t>(windows.size());
     const at::Tensor ids = at::tensor(flat, at::TensorOptions().dtype(at::kLong)).reshape({count, length});
     const models::ClipTextOutput o = text_[e]->forward(ids);
-    const std::size_t layers = o.hidden_states.size();
-    at::Tensor z;
-    if (te.output == models::TextOutput::Penultimate) {
-      z = o.hidden_states[layers - 2];
-    } else if (te.output == models::TextOutput::PenultimateNormed) {
-      z = text_[e]->finalNorm(o.hidden_states[layers - 2]);
-    } else if (clip_skip > 1) {
-      const auto back = std::min<std::size_t>(static_cast<std::size_t>(clip_skip), layers - 1);
-      z = text_[e]->finalNorm(o.hidden_states[layers - back]);
-    } else {
-      z = o.last_hidden_state;
-    }
+    at::Tensor z = contextOf(e, o, clip_skip);
     if (weighted) {
       // A1111: weight each token's vector, then restore each window's mean.
       const at::Tensor w = at::tensor(weights).reshape({count, length, 1}).to(z.scalar_type());

@@ -120,6 +120,9 @@ class SdPipeline {
   std::vector<std::unique_ptr<models::ClipTextModel>> text_;
   std::unique_ptr<models::UNetModel> unet_;
   std::unique_ptr<models::AutoencoderKL> vae_;
+  // The hidden state of encoder `encoder` that conditions the UNet (its TextOutput; for
+  // encoders using the last layer, clip_skip > 1 takes an earlier one through the norm).
+  at::Tensor contextOf(std::size_t encoder, const models::ClipTextOutput& out, int clip_skip) const;
   mutable at::Tensor preview_map_;  // [C + 1, 3]: latent channels and a bias -> RGB
 };
 
@@ -130,5 +133,13 @@ at::Tensor batchContexts(const at::Tensor& negative, const at::Tensor& positive)
 // Seeded initial noise from libtorch's CPU generator: the same numbers as
 // torch.manual_seed(seed); torch.randn(shape) in PyTorch.
 at::Tensor seededNoise(int64_t seed, at::IntArrayRef shape);
+
+// One image's noise: a generator seeded with `seed` gives the initial noise and then, in
+// order, what the sampler adds (see sampling/k_samplers.h). The source owns the generator.
+struct SeededNoise {
+  at::Tensor initial;
+  sampling::NoiseFn more;
+};
+SeededNoise seededNoiseSource(int64_t seed, std::vector<int64_t> shape);
 
 }  // namespace kiln::nodes
