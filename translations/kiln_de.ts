@@ -4,7 +4,7 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+39" />
+        <location filename="../ui/preferences_dialog.cpp" line="+39"/>
         <source>One per line</source>
         <translation>Eins pro Zeile</translation>
     </message>
@@ -12,72 +12,72 @@
 <context>
     <name>kiln::app::EngineBridge</name>
     <message>
-        <location filename="../app/bridge/engine_bridge.cpp" line="+104" />
+        <location filename="../app/bridge/engine_bridge.cpp" line="+104"/>
         <source>(no prompt)</source>
         <translation>(kein Prompt)</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>%1 · image %2 of %3 · seed %4</source>
         <translation>%1 · Bild %2 von %3 · Seed %4</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>%1 · %2 images · seed %3</source>
         <translation>%1 · %2 Bilder · Seed %3</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>%1 · seed %2</source>
         <translation>%1 · Seed %2</translation>
     </message>
     <message>
-        <location line="+33" />
+        <location line="+33"/>
         <source>Started %1</source>
         <translation>Gestartet: %1</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>Refused %1: %2</source>
         <translation>Abgelehnt: %1: %2</translation>
     </message>
     <message>
-        <location line="+24" />
+        <location line="+24"/>
         <source>Removed %1 from the queue</source>
         <translation>%1 aus der Warteschlange entfernt</translation>
     </message>
     <message>
-        <location line="+9" />
+        <location line="+9"/>
         <source>Removed %1 waiting requests</source>
         <translation>%1 wartende Aufträge entfernt</translation>
     </message>
     <message>
-        <location line="+83" />
+        <location line="+83"/>
         <source>Finished %1</source>
         <translation>Fertig: %1</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>the workflow ran but made no picture: give it a SaveImage or PreviewImage node</source>
         <translation>der Workflow lief, ergab aber kein Bild: er braucht einen SaveImage- oder PreviewImage-Knoten</translation>
     </message>
     <message>
-        <location line="+8" />
+        <location line="+8"/>
         <source>Saved %1</source>
         <translation>Gespeichert: %1</translation>
     </message>
     <message>
-        <location line="+9" />
+        <location line="+9"/>
         <source>Failed %1: %2</source>
         <translation>Fehlgeschlagen: %1: %2</translation>
     </message>
     <message>
-        <location line="+5" />
+        <location line="+5"/>
         <source>Stopped %1 (%2)</source>
         <translation>Abgebrochen: %1 (%2)</translation>
     </message>
     <message>
-        <location line="+10" />
+        <location line="+10"/>
         <source>There is no image to save yet.</source>
         <translation>Es gibt noch kein Bild zum Speichern.</translation>
     </message>
@@ -85,282 +85,282 @@
 <context>
     <name>kiln::app::Settings</name>
     <message>
-        <location filename="../app/settings/settings.cpp" line="+36" />
+        <location filename="../app/settings/settings.cpp" line="+36"/>
         <source>Folders searched for checkpoints, LoRAs and VAEs, including ComfyUI and A1111 model trees</source>
         <translation>Ordner, in denen Checkpoints, LoRAs und VAEs gesucht werden, auch Modellordner von ComfyUI und A1111</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Where results are saved</source>
         <translation>Wo Ergebnisse gespeichert werden</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Names of saved files: {date}, {time}, {seed}, {model} are filled in</source>
         <translation>Namen gespeicherter Dateien: {date}, {time}, {seed}, {model} werden eingesetzt</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Where to compute: cpu, cuda:N (takes effect when Kiln starts)</source>
         <translation>Wo gerechnet wird: cpu, cuda:N (wirkt beim nächsten Start von Kiln)</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>How weights move between host and device memory</source>
         <translation>Wie Gewichte zwischen Host- und Gerätespeicher wandern</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Offload mode of the text encoders</source>
         <translation>Auslagerungsmodus der Text-Encoder</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Offload mode of the UNet</source>
         <translation>Auslagerungsmodus des UNet</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Offload mode of the VAE</source>
         <translation>Auslagerungsmodus des VAE</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Blocks moved together in group-block mode</source>
         <translation>Im Modus group-block gemeinsam verschobene Blöcke</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Prefetch the next group while the current one runs</source>
         <translation>Die nächste Gruppe laden, während die aktuelle läuft</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Record tensors on the side stream (needs streams)</source>
         <translation>Tensoren auf dem Nebenstream vermerken (braucht Streams)</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Offloaded weights in pinned host memory</source>
         <translation>Ausgelagerte Gewichte in gepinntem Hostspeicher</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Host memory pinning leaves free</source>
         <translation>Hostspeicher, den das Pinnen frei lässt</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Components never offloaded</source>
         <translation>Nie ausgelagerte Komponenten</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Components always offloaded</source>
         <translation>Immer ausgelagerte Komponenten</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>VAE decode and encode in tiles</source>
         <translation>VAE-Dekodierung und -Kodierung in Kacheln</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>VAE tile size in pixels (0: the largest that fits)</source>
         <translation>VAE-Kachelgröße in Pixeln (0: die größte, die passt)</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Overlap of VAE tiles in pixels</source>
         <translation>Überlappung der VAE-Kacheln in Pixeln</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Device memory kept free for work beside the weights</source>
         <translation>Gerätespeicher, der neben den Gewichten für die Arbeit frei bleibt</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>How LoRAs reach the weights</source>
         <translation>Wie LoRAs auf die Gewichte wirken</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Language of the interface</source>
         <translation>Sprache der Oberfläche</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Colour theme</source>
         <translation>Farbschema</translation>
     </message>
     <message>
-        <location line="+8" />
+        <location line="+8"/>
         <source>Model folders</source>
         <translation>Modellordner</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Output folder</source>
         <translation>Ausgabeordner</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>File names</source>
         <translation>Dateinamen</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Device</source>
         <translation>Gerät</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Offload</source>
         <translation>Auslagerung</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Text encoders</source>
         <translation>Text-Encoder</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>UNet</source>
         <translation>UNet</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>VAE</source>
         <translation>VAE</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Blocks per group</source>
         <translation>Blöcke pro Gruppe</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Streams</source>
         <translation>Streams</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Record stream</source>
         <translation>Stream vermerken</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Pinned memory</source>
         <translation>Gepinnter Speicher</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Pinned memory reserve</source>
         <translation>Reserve beim Pinnen</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Never offload</source>
         <translation>Nie auslagern</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Always offload</source>
         <translation>Immer auslagern</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>VAE tiling</source>
         <translation>VAE-Kacheln</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Tile size</source>
         <translation>Kachelgröße</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Tile overlap</source>
         <translation>Kachelüberlappung</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Working memory reserve</source>
         <translation>Arbeitsspeicher-Reserve</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Apply mode</source>
         <translation>Anwendungsmodus</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Language</source>
         <translation>Sprache</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Theme</source>
         <translation>Farbschema</translation>
     </message>
     <message>
-        <location line="+27" />
+        <location line="+27"/>
         <source>%1 must be true or false</source>
         <translation>%1 muss true oder false sein</translation>
     </message>
     <message>
-        <location line="+4" />
-        <source>%1 must be a whole number, not '%2'</source>
-        <translation>%1 muss eine ganze Zahl sein, nicht '%2'</translation>
+        <location line="+4"/>
+        <source>%1 must be a whole number, not &apos;%2&apos;</source>
+        <translation>%1 muss eine ganze Zahl sein, nicht &apos;%2&apos;</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>%1 must be between %2 and %3, not %4</source>
         <translation>%1 muss zwischen %2 und %3 liegen, nicht %4</translation>
     </message>
     <message>
-        <location line="+8" />
-        <source>%1 must be a size like 2G or 512MiB, not '%2'</source>
-        <translation>%1 muss eine Größe wie 2G oder 512MiB sein, nicht '%2'</translation>
+        <location line="+8"/>
+        <source>%1 must be a size like 2G or 512MiB, not &apos;%2&apos;</source>
+        <translation>%1 muss eine Größe wie 2G oder 512MiB sein, nicht &apos;%2&apos;</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>%1 must be between %2 and %3</source>
         <translation>%1 muss zwischen %2 und %3 liegen</translation>
     </message>
     <message>
-        <location line="+7" />
-        <source>%1 must be one of %2, not '%3'</source>
-        <translation>%1 muss eins von %2 sein, nicht '%3'</translation>
+        <location line="+7"/>
+        <source>%1 must be one of %2, not &apos;%3&apos;</source>
+        <translation>%1 muss eins von %2 sein, nicht &apos;%3&apos;</translation>
     </message>
     <message>
-        <location line="+5" />
-        <source>%1 must be cpu, cuda:N or sim:SIZE, not '%2'</source>
-        <translation>%1 muss cpu, cuda:N oder sim:GRÖSSE sein, nicht '%2'</translation>
+        <location line="+5"/>
+        <source>%1 must be cpu, cuda:N or sim:SIZE, not &apos;%2&apos;</source>
+        <translation>%1 muss cpu, cuda:N oder sim:GRÖSSE sein, nicht &apos;%2&apos;</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>%1 must be a list of names</source>
         <translation>%1 muss eine Liste von Namen sein</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>%1 must not be empty</source>
         <translation>%1 darf nicht leer sein</translation>
     </message>
     <message>
-        <location line="+2" />
-        <source>%1 is a file name, not a path: '%2' has a folder separator</source>
-        <translation>%1 ist ein Dateiname, kein Pfad: '%2' enthält ein Ordnertrennzeichen</translation>
+        <location line="+2"/>
+        <source>%1 is a file name, not a path: &apos;%2&apos; has a folder separator</source>
+        <translation>%1 ist ein Dateiname, kein Pfad: &apos;%2&apos; enthält ein Ordnertrennzeichen</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>%1 has an unknown type</source>
         <translation>%1 hat einen unbekannten Typ</translation>
     </message>
     <message>
-        <location line="+24" />
+        <location line="+24"/>
         <source>Kiln has no setting %1</source>
         <translation>Kiln hat keine Einstellung %1</translation>
     </message>
@@ -368,274 +368,279 @@
 <context>
     <name>kiln::app::Workflow</name>
     <message>
-        <location filename="../app/workflows/node_texts.cpp" line="+37" />
-        <location filename="../app/workflows/template_workflow.cpp" line="+46" />
+        <location filename="../app/workflows/node_texts.cpp" line="+38"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+46"/>
         <source>Model</source>
         <translation>Modell</translation>
     </message>
     <message>
-        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
+        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Prompt</source>
         <translation>Prompt</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Negative prompt</source>
         <translation>Negativer Prompt</translation>
     </message>
     <message>
-        <location filename="../app/workflows/node_texts.cpp" line="+6" />
-        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
+        <location filename="../app/workflows/node_texts.cpp" line="+6"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Sampler</source>
         <translation>Sampler</translation>
     </message>
     <message>
-        <location line="+3" />
-        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
+        <location line="+3"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Seed</source>
         <translation>Seed</translation>
     </message>
     <message>
-        <location line="+1" />
-        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
+        <location line="+1"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Steps</source>
         <translation>Schritte</translation>
     </message>
     <message>
-        <location line="-32" />
-        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
+        <location line="-32"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>CFG scale</source>
         <translation>CFG-Skala</translation>
     </message>
     <message>
-        <location line="-1" />
+        <location line="-2"/>
+        <source>Aesthetic score</source>
+        <translation>Ästhetik-Wert</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Batch size</source>
         <translation>Stapelgröße</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Checkpoint</source>
         <translation>Checkpoint</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Clip skip</source>
         <translation>CLIP-Skip</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Compute precision</source>
         <translation>Rechengenauigkeit</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Conditioning</source>
         <translation>Konditionierung</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Denoise</source>
         <translation>Entrauschen</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Empty latent</source>
         <translation>Leerer Latent</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>File name prefix</source>
         <translation>Dateinamenpräfix</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Image</source>
         <translation>Bild</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Images</source>
         <translation>Bilder</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Latent</source>
         <translation>Latent</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>LoRA</source>
         <translation>LoRA</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Load LoRA</source>
         <translation>LoRA laden</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Load LoRA (model only)</source>
         <translation>LoRA laden (nur Modell)</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Load VAE</source>
         <translation>VAE laden</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Load checkpoint</source>
         <translation>Checkpoint laden</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Load image</source>
         <translation>Bild laden</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Load mask</source>
         <translation>Maske laden</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Mask</source>
         <translation>Maske</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Mask feather</source>
         <translation>Maskenweichzeichnung</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Mode</source>
         <translation>Modus</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Model strength</source>
         <translation>Modellstärke</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Negative</source>
         <translation>Negativ</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Positive</source>
         <translation>Positiv</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Prediction</source>
         <translation>Vorhersage</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Preview image</source>
         <translation>Bildvorschau</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Save image</source>
         <translation>Bild speichern</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Schedule</source>
         <translation>Zeitplan</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>Text</source>
         <translation>Text</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Text encode</source>
         <translation>Text kodieren</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Text encoder</source>
         <translation>Text-Encoder</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Text encoder strength</source>
         <translation>Text-Encoder-Stärke</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Tile overlap</source>
         <translation>Kachelüberlappung</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Tile size</source>
         <translation>Kachelgröße</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Tiling</source>
         <translation>Kacheln</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>VAE</source>
         <translation>VAE</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>VAE decode</source>
         <translation>VAE-Dekodierung</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>VAE encode</source>
         <translation>VAE-Kodierung</translation>
     </message>
     <message>
-        <location line="+1" />
-        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
+        <location line="+1"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Width</source>
         <translation>Breite</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Zero terminal SNR</source>
         <translation>Null-SNR am Ende</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>conditioning</source>
         <translation>Konditionierung</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>image</source>
         <translation>Bild</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>latent</source>
         <translation>Latent</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>loaders</source>
         <translation>Laden</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>sampling</source>
         <translation>Sampling</translation>
     </message>
     <message>
-        <location line="-41" />
-        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
+        <location line="-41"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Height</source>
         <translation>Höhe</translation>
     </message>
@@ -643,212 +648,212 @@
 <context>
     <name>kiln::app::WorkflowDocument</name>
     <message>
-        <location filename="../app/editor/workflow_document.cpp" line="+60" />
+        <location filename="../app/editor/workflow_document.cpp" line="+60"/>
         <source>%1 takes a whole number</source>
         <translation>%1 nimmt eine ganze Zahl</translation>
     </message>
     <message>
-        <location line="+5" />
+        <location line="+5"/>
         <source>%1 takes a number</source>
         <translation>%1 nimmt eine Zahl</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>%1 takes a finite number</source>
         <translation>%1 nimmt eine endliche Zahl</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>%1 is on or off</source>
         <translation>%1 ist an oder aus</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>%1 is one of the listed choices</source>
         <translation>%1 ist eine der aufgeführten Möglichkeiten</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>%1 takes text</source>
         <translation>%1 nimmt Text</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>%1 must be between %2 and %3</source>
         <translation>%1 muss zwischen %2 und %3 liegen</translation>
     </message>
     <message>
-        <location line="+60" />
-        <location line="+206" />
+        <location line="+60"/>
+        <location line="+206"/>
         <source>Kiln has no node type %1</source>
         <translation>Kiln hat keinen Knotentyp %1</translation>
     </message>
     <message>
-        <location line="-195" />
+        <location line="-195"/>
         <source>Add %1</source>
         <translation>%1 hinzufügen</translation>
     </message>
     <message>
-        <location line="+9" />
-        <location line="+21" />
+        <location line="+9"/>
+        <location line="+21"/>
         <source>None of those nodes is in the workflow</source>
         <translation>Keiner dieser Knoten ist im Workflow</translation>
     </message>
     <message>
-        <location line="-13" />
+        <location line="-13"/>
         <source>Delete node</source>
         <translation>Knoten löschen</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>Delete %1 nodes</source>
         <translation>%1 Knoten löschen</translation>
     </message>
     <message>
-        <location line="+16" />
+        <location line="+16"/>
         <source>Move</source>
         <translation>Verschieben</translation>
     </message>
     <message>
-        <location line="+5" />
-        <location line="+13" />
+        <location line="+5"/>
+        <location line="+13"/>
         <source>There is no node %1</source>
         <translation>Es gibt keinen Knoten %1</translation>
     </message>
     <message>
-        <location line="-9" />
+        <location line="-9"/>
         <source>%1 has no parameter %2</source>
         <translation>%1 hat keinen Parameter %2</translation>
     </message>
     <message>
-        <location line="+5" />
+        <location line="+5"/>
         <source>Set %1</source>
         <translation>%1 setzen</translation>
     </message>
     <message>
-        <location line="+7" />
+        <location line="+7"/>
         <source>Rename node</source>
         <translation>Knoten umbenennen</translation>
     </message>
     <message>
-        <location line="+9" />
+        <location line="+9"/>
         <source>Select the nodes to group first</source>
         <translation>Wählen Sie zuerst die Knoten zum Gruppieren aus</translation>
     </message>
     <message>
-        <location line="+7" />
+        <location line="+7"/>
         <source>Group</source>
         <translation>Gruppe</translation>
     </message>
     <message>
-        <location line="+5" />
-        <location line="+7" />
-        <location line="+7" />
+        <location line="+5"/>
+        <location line="+7"/>
+        <location line="+7"/>
         <source>There is no such group</source>
         <translation>Diese Gruppe gibt es nicht</translation>
     </message>
     <message>
-        <location line="-11" />
+        <location line="-11"/>
         <source>Ungroup</source>
         <translation>Gruppierung aufheben</translation>
     </message>
     <message>
-        <location line="+7" />
+        <location line="+7"/>
         <source>Rename group</source>
         <translation>Gruppe umbenennen</translation>
     </message>
     <message>
-        <location line="+7" />
+        <location line="+7"/>
         <source>%1 is not a colour of the form #rrggbb</source>
         <translation>%1 ist keine Farbe der Form #rrggbb</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>Colour group</source>
         <translation>Gruppe einfärben</translation>
     </message>
     <message>
-        <location line="+13" />
+        <location line="+13"/>
         <source>Both ends must be nodes of the workflow</source>
         <translation>Beide Enden müssen Knoten des Workflows sein</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>A node cannot feed itself</source>
         <translation>Ein Knoten kann sich nicht selbst speisen</translation>
     </message>
     <message>
-        <location line="+5" />
+        <location line="+5"/>
         <source>%1 has no output %2</source>
         <translation>%1 hat keinen Ausgang %2</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>%1 has no input %2</source>
         <translation>%1 hat keinen Eingang %2</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>The output gives %1 and the input takes %2</source>
         <translation>Der Ausgang liefert %1, der Eingang nimmt %2</translation>
     </message>
     <message>
-        <location line="+11" />
+        <location line="+11"/>
         <source>That link would make a cycle</source>
         <translation>Diese Verbindung ergäbe einen Kreis</translation>
     </message>
     <message>
-        <location line="+13" />
+        <location line="+13"/>
         <source>Connect</source>
         <translation>Verbinden</translation>
     </message>
     <message>
-        <location line="+9" />
+        <location line="+9"/>
         <source>Nothing is connected there</source>
         <translation>Dort ist nichts verbunden</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Disconnect</source>
         <translation>Trennen</translation>
     </message>
     <message>
-        <location line="+7" />
+        <location line="+7"/>
         <source>There is no parameter %1 on node %2</source>
         <translation>Knoten %2 hat keinen Parameter %1</translation>
     </message>
     <message>
-        <location line="+9" />
+        <location line="+9"/>
         <source>That parameter is not shown in the generate panel</source>
         <translation>Dieser Parameter wird in der Erzeugen-Leiste nicht gezeigt</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>Show in the generate panel</source>
         <translation>In der Erzeugen-Leiste zeigen</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>Hide from the generate panel</source>
         <translation>Aus der Erzeugen-Leiste nehmen</translation>
     </message>
     <message>
-        <location line="+20" />
+        <location line="+20"/>
         <source>The clipboard holds no Kiln nodes: %1</source>
         <translation>Die Zwischenablage enthält keine Kiln-Knoten: %1</translation>
     </message>
     <message>
-        <location line="+31" />
+        <location line="+31"/>
         <source>The clipboard holds no nodes</source>
         <translation>Die Zwischenablage enthält keine Knoten</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>Paste</source>
         <translation>Einfügen</translation>
     </message>
     <message>
-        <location line="+28" />
+        <location line="+28"/>
         <source>Cannot write %1: %2</source>
         <translation>%1 kann nicht geschrieben werden: %2</translation>
     </message>
@@ -856,32 +861,32 @@
 <context>
     <name>kiln::ui::GalleryPanel</name>
     <message>
-        <location filename="../ui/gallery_panel.cpp" line="+63" />
+        <location filename="../ui/gallery_panel.cpp" line="+63"/>
         <source>Show</source>
         <translation>Anzeigen</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Show the selected result in the viewer</source>
         <translation>Das gewählte Ergebnis in der Ansicht zeigen</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Reuse settings</source>
         <translation>Einstellungen übernehmen</translation>
     </message>
     <message>
-        <location line="+1" />
-        <source>Fill the generate panel with the selected result's prompt and settings</source>
+        <location line="+1"/>
+        <source>Fill the generate panel with the selected result&apos;s prompt and settings</source>
         <translation>Prompt und Einstellungen des gewählten Ergebnisses in die Erzeugen-Leiste übernehmen</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Refresh</source>
         <translation>Aktualisieren</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Read the output folder again</source>
         <translation>Den Ausgabeordner neu einlesen</translation>
     </message>
@@ -889,320 +894,320 @@
 <context>
     <name>kiln::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+226" />
+        <location filename="../ui/main_window.cpp" line="+226"/>
         <source>Kiln</source>
         <translation>Kiln</translation>
     </message>
     <message>
-        <location line="+5" />
+        <location line="+5"/>
         <source>Generate</source>
         <translation>Generieren</translation>
     </message>
     <message>
-        <location line="+6" />
+        <location line="+6"/>
         <source>Save As…</source>
         <translation>Speichern unter…</translation>
     </message>
     <message>
-        <location line="-3" />
+        <location line="-3"/>
         <source>Interrupt the render (Esc)</source>
         <translation>Das Rendern unterbrechen (Esc)</translation>
     </message>
     <message>
-        <location line="-83" />
+        <location line="-83"/>
         <source>Idle</source>
         <translation>Bereit</translation>
     </message>
     <message>
-        <location line="-2" />
+        <location line="-2"/>
         <source>Memory settings ignored: %1</source>
         <translation>Speichereinstellungen ignoriert: %1</translation>
     </message>
     <message>
-        <location line="+62" />
+        <location line="+62"/>
         <source>&amp;Edit</source>
         <translation>&amp;Bearbeiten</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;Preferences…</source>
         <translation>&amp;Einstellungen…</translation>
     </message>
     <message>
-        <location line="-37" />
+        <location line="-37"/>
         <source>Starting…</source>
         <translation>Starte…</translation>
     </message>
     <message>
-        <location line="-96" />
+        <location line="-96"/>
         <source>Computing on the CPU: %1</source>
         <translation>Es wird auf der CPU gerechnet: %1</translation>
     </message>
     <message>
-        <location line="+121" />
+        <location line="+121"/>
         <source>&amp;File</source>
         <translation>&amp;Datei</translation>
     </message>
     <message>
-        <location line="+6" />
+        <location line="+6"/>
         <source>&amp;Save Image As…</source>
         <translation>Bild &amp;speichern unter…</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>&amp;Quit</source>
         <translation>&amp;Beenden</translation>
     </message>
     <message>
-        <location line="+5" />
+        <location line="+5"/>
         <source>&amp;View</source>
         <translation>&amp;Ansicht</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>Zoom &amp;In</source>
         <translation>Ver&amp;größern</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Zoom &amp;Out</source>
         <translation>Ver&amp;kleinern</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;Fit to Window</source>
         <translation>An &amp;Fenster anpassen</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;Actual Pixels</source>
         <translation>&amp;Originalgröße</translation>
     </message>
     <message>
-        <location line="+7" />
+        <location line="+7"/>
         <source>Batch count</source>
         <translation>Anzahl Bilder</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Images rendered one after another, seed, seed + 1, …</source>
         <translation>Bilder nacheinander, mit Seed, Seed + 1, …</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>Render with these settings (Ctrl+Enter); while a render runs, queue another</source>
         <translation>Mit diesen Einstellungen erzeugen (Strg+Eingabe); während einer läuft, einen weiteren einreihen</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Interrupt</source>
         <translation>Abbrechen</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Skip</source>
         <translation>Überspringen</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Finish the current image and drop the rest of its batch</source>
         <translation>Das aktuelle Bild fertigstellen und den Rest der Serie verwerfen</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Queue</source>
         <translation>Warteschlange</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Gallery</source>
         <translation>Galerie</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Log</source>
         <translation>Protokoll</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Memory</source>
         <translation>Speicher</translation>
     </message>
     <message>
-        <location line="+51" />
+        <location line="+51"/>
         <source>The starter model is missing. Choose a model.</source>
         <translation>Das Startermodell fehlt. Bitte ein Modell wählen.</translation>
     </message>
     <message>
-        <location line="+109" />
+        <location line="+109"/>
         <source>Save image</source>
         <translation>Bild speichern</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>PNG images (*.png)</source>
         <translation>PNG-Bilder (*.png)</translation>
     </message>
     <message>
-        <location line="-71" />
-        <location line="+74" />
+        <location line="-71"/>
+        <location line="+74"/>
         <source>Saving failed</source>
         <translation>Speichern fehlgeschlagen</translation>
     </message>
     <message>
-        <location line="-203" />
+        <location line="-203"/>
         <source>&amp;Open Workflow…</source>
         <translation>Workflow ö&amp;ffnen…</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Save &amp;Workflow As…</source>
         <translation>&amp;Workflow speichern unter…</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;Default Workflow</source>
         <translation>&amp;Standard-Workflow</translation>
     </message>
     <message>
-        <location line="+11" />
+        <location line="+11"/>
         <source>&amp;Workflow Editor</source>
         <translation>&amp;Workflow-Editor</translation>
     </message>
     <message>
-        <location line="+14" />
+        <location line="+14"/>
         <source>Workflow: %1</source>
         <translation>Workflow: %1</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>text to image (built in)</source>
         <translation>Text zu Bild (eingebaut)</translation>
     </message>
     <message>
-        <location line="+70" />
+        <location line="+70"/>
         <source>%1: %2</source>
         <translation>%1: %2</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>%1 cannot run:
 %2</source>
         <translation>%1 kann nicht laufen:
 %2</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>%1 cannot run: %2</source>
         <translation>%1 kann nicht laufen: %2</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>Opened %1</source>
         <translation>%1 geöffnet</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>Cannot open %1: %2</source>
         <translation>%1 kann nicht geöffnet werden: %2</translation>
     </message>
     <message>
-        <location line="+6" />
+        <location line="+6"/>
         <source>Open workflow</source>
         <translation>Workflow öffnen</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Workflows and pictures (*.json *.png)</source>
         <translation>Workflows und Bilder (*.json *.png)</translation>
     </message>
     <message>
-        <location line="+6" />
+        <location line="+6"/>
         <source>Save workflow</source>
         <translation>Workflow speichern</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>Kiln workflows (*.json)</source>
         <translation>Kiln-Workflows (*.json)</translation>
     </message>
     <message>
-        <location line="+6" />
+        <location line="+6"/>
         <source>Cannot write %1: %2</source>
         <translation>%1 kann nicht geschrieben werden: %2</translation>
     </message>
     <message>
-        <location line="+9" />
+        <location line="+9"/>
         <source>workflow editor</source>
         <translation>Workflow-Editor</translation>
     </message>
     <message>
-        <location line="+72" />
+        <location line="+72"/>
         <source>Cannot show %1: %2</source>
         <translation>%1 kann nicht angezeigt werden: %2</translation>
     </message>
     <message>
-        <location line="+15" />
+        <location line="+15"/>
         <source>Workflow of %1 reopened</source>
         <translation>Workflow von %1 wieder geöffnet</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>The workflow in %1 cannot be read (%2); using its recorded settings</source>
         <translation>Der Workflow in %1 ist nicht lesbar (%2); seine gespeicherten Einstellungen werden verwendet</translation>
     </message>
     <message>
-        <location line="+5" />
+        <location line="+5"/>
         <source>%1 records no settings to reuse</source>
         <translation>%1 enthält keine Einstellungen zum Übernehmen</translation>
     </message>
     <message>
-        <location line="+22" />
+        <location line="+22"/>
         <source>Settings of %1 reused</source>
         <translation>Einstellungen von %1 übernommen</translation>
     </message>
     <message>
-        <location line="+13" />
-        <source>No translation for '%1': the interface stays in English</source>
-        <translation>Keine Übersetzung für '%1': die Oberfläche bleibt englisch</translation>
+        <location line="+13"/>
+        <source>No translation for &apos;%1&apos;: the interface stays in English</source>
+        <translation>Keine Übersetzung für &apos;%1&apos;: die Oberfläche bleibt englisch</translation>
     </message>
     <message>
-        <location line="+10" />
+        <location line="+10"/>
         <source> · %1%</source>
         <translation> · %1 %</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source> · about %1 s left</source>
         <translation> · noch etwa %1 s</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source> · %1 waiting</source>
         <translation> · %1 wartend</translation>
     </message>
     <message>
-        <location line="+22" />
+        <location line="+22"/>
         <source>Stopped</source>
         <translation>Angehalten</translation>
     </message>
     <message>
-        <location line="-14" />
+        <location line="-14"/>
         <source>Done</source>
         <translation>Fertig</translation>
     </message>
     <message>
-        <location line="-13" />
+        <location line="-13"/>
         <source>%1 %2</source>
         <translation>%1 %2</translation>
     </message>
     <message>
-        <location line="+13" />
+        <location line="+13"/>
         <source>Done. Note: %1</source>
         <translation>Fertig. Hinweis: %1</translation>
     </message>
     <message>
-        <location line="+8" />
+        <location line="+8"/>
         <source>Failed: %1</source>
         <translation>Fehlgeschlagen: %1</translation>
     </message>
@@ -1210,172 +1215,172 @@
 <context>
     <name>kiln::ui::MemoryPanel</name>
     <message>
-        <location filename="../ui/memory_panel.cpp" line="+34" />
+        <location filename="../ui/memory_panel.cpp" line="+34"/>
         <source>What</source>
         <translation>Was</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>Memory</source>
         <translation>Speicher</translation>
     </message>
     <message>
-        <location line="+8" />
+        <location line="+8"/>
         <source>Device</source>
         <translation>Gerät</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>not known yet</source>
         <translation>noch unbekannt</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Device memory in use</source>
         <translation>Belegter Gerätespeicher</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>%1 of %2 (peak %3)</source>
         <translation>%1 von %2 (Spitze %3)</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Pinned host memory</source>
         <translation>Gepinnter Hostspeicher</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>%1 (peak %2)</source>
         <translation>%1 (Spitze %2)</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Loaded models: %1</source>
         <translation>Geladene Modelle: %1</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>%1, %2 on the device</source>
         <translation>%1, davon %2 auf dem Gerät</translation>
     </message>
     <message>
-        <location line="+8" />
+        <location line="+8"/>
         <source>Running job</source>
         <translation>Laufender Auftrag</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Cached node results</source>
         <translation>Zwischengespeicherte Knotenergebnisse</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>%1 in %2 entries</source>
         <translation>%1 in %2 Einträgen</translation>
     </message>
     <message>
-        <location line="+1" />
-        <source>Kiln's resident memory</source>
+        <location line="+1"/>
+        <source>Kiln&apos;s resident memory</source>
         <translation>Speicher von Kiln (resident)</translation>
     </message>
 </context>
 <context>
     <name>kiln::ui::NodeCanvas</name>
     <message>
-        <location filename="../ui/node_canvas.cpp" line="+63" />
+        <location filename="../ui/node_canvas.cpp" line="+63"/>
         <source>on</source>
         <translation>an</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>off</source>
         <translation>aus</translation>
     </message>
     <message>
-        <location line="+6" />
+        <location line="+6"/>
         <source>starter model</source>
         <translation>Startmodell</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>none</source>
         <translation>keine</translation>
     </message>
     <message>
-        <location line="+5" />
+        <location line="+5"/>
         <source>(required)</source>
         <translation>(erforderlich)</translation>
     </message>
     <message>
-        <location line="+245" />
-        <location line="+57" />
+        <location line="+245"/>
+        <location line="+57"/>
         <source>Group</source>
         <translation>Gruppe</translation>
     </message>
     <message>
-        <location line="+297" />
+        <location line="+297"/>
         <source>Rename Group…</source>
         <translation>Gruppe umbenennen …</translation>
     </message>
     <message>
-        <location line="+1" />
-        <location line="+7" />
+        <location line="+1"/>
+        <location line="+7"/>
         <source>Group Colour</source>
         <translation>Gruppenfarbe</translation>
     </message>
     <message>
-        <location line="-6" />
+        <location line="-6"/>
         <source>Theme</source>
         <translation>Design</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>Red</source>
         <translation>Rot</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Orange</source>
         <translation>Orange</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>Green</source>
         <translation>Grün</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Blue</source>
         <translation>Blau</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>Purple</source>
         <translation>Violett</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>Other…</source>
         <translation>Andere …</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>Ungroup</source>
         <translation>Gruppierung aufheben</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>Group Selection</source>
         <translation>Auswahl gruppieren</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>Ctrl+G</source>
         <translation>Ctrl+G</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>Search…</source>
         <translation>Suchen…</translation>
     </message>
@@ -1383,12 +1388,12 @@
 <context>
     <name>kiln::ui::NodeSearch</name>
     <message>
-        <location filename="../ui/node_search.cpp" line="+17" />
+        <location filename="../ui/node_search.cpp" line="+17"/>
         <source>Search nodes</source>
         <translation>Knoten suchen</translation>
     </message>
     <message>
-        <location line="+33" />
+        <location line="+33"/>
         <source>%1  (%2)</source>
         <translation>%1  (%2)</translation>
     </message>
@@ -1396,64 +1401,64 @@
 <context>
     <name>kiln::ui::ParameterPanel</name>
     <message>
-        <location filename="../ui/parameter_panel.cpp" line="+85" />
-        <location line="+154" />
+        <location filename="../ui/parameter_panel.cpp" line="+85"/>
+        <location line="+154"/>
         <source>Kiln starter model</source>
         <translation>Kiln-Startermodell</translation>
     </message>
     <message>
-        <location line="-89" />
-        <location line="+57" />
+        <location line="-89"/>
+        <location line="+57"/>
         <source>Browse…</source>
         <translation>Durchsuchen…</translation>
     </message>
     <message>
-        <location line="-54" />
+        <location line="-54"/>
         <source>Open checkpoint</source>
         <translation>Checkpoint öffnen</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Checkpoints (*.safetensors)</source>
         <translation>Checkpoints (*.safetensors)</translation>
     </message>
     <message>
-        <location line="+55" />
+        <location line="+55"/>
         <source>Choose a file</source>
         <translation>Datei wählen</translation>
     </message>
     <message>
-        <location line="+18" />
+        <location line="+18"/>
         <source>From %1 to %2</source>
         <translation>Von %1 bis %2</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>What to avoid</source>
         <translation>Was vermieden werden soll</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>What to render</source>
         <translation>Was gezeigt werden soll</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Random</source>
         <translation>Zufällig</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>A new seed for every Generate; untick to keep the seed</source>
         <translation>Bei jedem Erzeugen ein neuer Seed; abwählen, um den Seed zu behalten</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>A .safetensors checkpoint or a diffusers folder</source>
         <translation>Ein .safetensors-Checkpoint oder ein diffusers-Ordner</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>This workflow exposes no parameters: Generate runs it as it is.</source>
         <translation>Dieser Workflow legt keine Parameter offen: Erzeugen führt ihn so aus, wie er ist.</translation>
     </message>
@@ -1461,32 +1466,32 @@
 <context>
     <name>kiln::ui::PreferencesDialog</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+46" />
+        <location filename="../ui/preferences_dialog.cpp" line="+46"/>
         <source>Preferences</source>
         <translation>Einstellungen</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>General</source>
         <translation>Allgemein</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>Memory</source>
         <translation>Speicher</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>LoRA</source>
         <translation>LoRA</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>Appearance</source>
         <translation>Darstellung</translation>
     </message>
     <message>
-        <location line="+46" />
+        <location line="+46"/>
         <source>Record stream needs streams: turn on streams or turn off record stream</source>
         <translation>Record Stream braucht Streams: Streams einschalten oder Record Stream ausschalten</translation>
     </message>
@@ -1494,47 +1499,47 @@
 <context>
     <name>kiln::ui::QueuePanel</name>
     <message>
-        <location filename="../ui/queue_panel.cpp" line="+35" />
+        <location filename="../ui/queue_panel.cpp" line="+35"/>
         <source>Cancel</source>
         <translation>Abbrechen</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Remove the selected request, or stop it if it is running</source>
         <translation>Den gewählten Auftrag entfernen oder, wenn er läuft, abbrechen</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Cancel all</source>
         <translation>Alle abbrechen</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Stop the running request and remove every waiting one</source>
         <translation>Den laufenden Auftrag abbrechen und alle wartenden entfernen</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Up</source>
         <translation>Nach oben</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Run the selected request sooner</source>
         <translation>Den gewählten Auftrag früher ausführen</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Down</source>
         <translation>Nach unten</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Run the selected request later</source>
         <translation>Den gewählten Auftrag später ausführen</translation>
     </message>
     <message>
-        <location line="+33" />
+        <location line="+33"/>
         <source>Running: %1</source>
         <translation>Läuft: %1</translation>
     </message>
@@ -1542,12 +1547,12 @@
 <context>
     <name>kiln::ui::StageProgressBar</name>
     <message>
-        <location filename="../ui/stage_progress_bar.cpp" line="+19" />
+        <location filename="../ui/stage_progress_bar.cpp" line="+19"/>
         <source>Progress</source>
         <translation>Fortschritt</translation>
     </message>
     <message>
-        <location line="+71" />
+        <location line="+71"/>
         <source>%1 %2</source>
         <translation>%1 %2</translation>
     </message>
@@ -1555,147 +1560,147 @@
 <context>
     <name>kiln::ui::WorkflowEditor</name>
     <message>
-        <location filename="../ui/workflow_editor.cpp" line="+78" />
+        <location filename="../ui/workflow_editor.cpp" line="+78"/>
         <source>Done</source>
         <translation>Fertig</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>Failed: %1</source>
         <translation>Fehlgeschlagen: %1</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>Stopped</source>
         <translation>Angehalten</translation>
     </message>
     <message>
-        <location line="+6" />
+        <location line="+6"/>
         <source>%1 %2/%3 · %4%</source>
         <translation>%1 %2/%3 · %4%</translation>
     </message>
     <message>
-        <location line="+12" />
+        <location line="+12"/>
         <source>&amp;File</source>
         <translation>&amp;Datei</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;New</source>
         <translation>&amp;Neu</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>&amp;Open…</source>
         <translation>Ö&amp;ffnen…</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Open workflow</source>
         <translation>Workflow öffnen</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Workflows and pictures (*.json *.png)</source>
         <translation>Workflows und Bilder (*.json *.png)</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>&amp;Save</source>
         <translation>&amp;Speichern</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Save &amp;As…</source>
         <translation>Speichern &amp;unter…</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Use in &amp;Generate Panel</source>
         <translation>In der &amp;Erzeugen-Leiste verwenden</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;Edit</source>
         <translation>&amp;Bearbeiten</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;Undo</source>
         <translation>&amp;Rückgängig</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>&amp;Redo</source>
         <translation>&amp;Wiederholen</translation>
     </message>
     <message>
-        <location line="+5" />
+        <location line="+5"/>
         <source>&amp;Copy</source>
         <translation>&amp;Kopieren</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;Paste</source>
         <translation>&amp;Einfügen</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;Delete</source>
         <translation>&amp;Löschen</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>&amp;Group Selection</source>
         <translation>Auswahl &amp;gruppieren</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>U&amp;ngroup</source>
         <translation>Gruppierung auf&amp;heben</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;View</source>
         <translation>&amp;Ansicht</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;Frame All</source>
         <translation>&amp;Alles zeigen</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;Workflow</source>
         <translation>&amp;Workflow</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;Run</source>
         <translation>&amp;Ausführen</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;Interrupt</source>
         <translation>A&amp;bbrechen</translation>
     </message>
     <message>
-        <location line="+15" />
+        <location line="+15"/>
         <source>Untitled workflow</source>
         <translation>Unbenannter Workflow</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>%1%2 — Kiln workflow editor</source>
         <translation>%1%2 — Kiln-Workflow-Editor</translation>
     </message>
     <message>
-        <location line="+15" />
+        <location line="+15"/>
         <source>Select a node to edit its parameters.</source>
         <translation>Einen Knoten wählen, um seine Parameter zu bearbeiten.</translation>
     </message>
     <message numerus="yes">
-        <location line="+1" />
+        <location line="+1"/>
         <source>%n nodes selected</source>
         <translation>
             <numerusform>%n Knoten gewählt</numerusform>
@@ -1703,53 +1708,53 @@
         </translation>
     </message>
     <message>
-        <location line="+13" />
+        <location line="+13"/>
         <source>Show %1 in the generate panel</source>
         <translation>%1 in der Erzeugen-Leiste zeigen</translation>
     </message>
     <message>
-        <location line="+21" />
+        <location line="+21"/>
         <source>Cannot open %1: %2</source>
         <translation>%1 kann nicht geöffnet werden: %2</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>Opened %1</source>
         <translation>%1 geöffnet</translation>
     </message>
     <message>
-        <location line="+6" />
+        <location line="+6"/>
         <source>Save workflow</source>
         <translation>Workflow speichern</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Kiln workflows (*.json)</source>
         <translation>Kiln-Workflows (*.json)</translation>
     </message>
     <message>
-        <location line="+3" />
-        <location line="+10" />
+        <location line="+3"/>
+        <location line="+10"/>
         <source>Saving failed</source>
         <translation>Speichern fehlgeschlagen</translation>
     </message>
     <message>
-        <location line="+10" />
+        <location line="+10"/>
         <source>The workflow cannot run: %1</source>
         <translation>Der Workflow kann nicht laufen: %1</translation>
     </message>
     <message>
-        <location line="+10" />
+        <location line="+10"/>
         <source>Queued</source>
         <translation>Eingereiht</translation>
     </message>
     <message>
-        <location line="+25" />
+        <location line="+25"/>
         <source>Unsaved changes</source>
         <translation>Ungespeicherte Änderungen</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>Save the changes to this workflow?</source>
         <translation>Die Änderungen an diesem Workflow speichern?</translation>
     </message>

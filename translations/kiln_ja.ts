@@ -4,7 +4,7 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+39" />
+        <location filename="../ui/preferences_dialog.cpp" line="+39"/>
         <source>One per line</source>
         <translation>1行に1つ</translation>
     </message>
@@ -12,72 +12,72 @@
 <context>
     <name>kiln::app::EngineBridge</name>
     <message>
-        <location filename="../app/bridge/engine_bridge.cpp" line="+104" />
+        <location filename="../app/bridge/engine_bridge.cpp" line="+104"/>
         <source>(no prompt)</source>
         <translation>（プロンプトなし）</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>%1 · image %2 of %3 · seed %4</source>
         <translation>%1 · %3 枚中 %2 枚目 · シード %4</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>%1 · %2 images · seed %3</source>
         <translation>%1 · %2 枚 · シード %3</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>%1 · seed %2</source>
         <translation>%1 · シード %2</translation>
     </message>
     <message>
-        <location line="+33" />
+        <location line="+33"/>
         <source>Started %1</source>
         <translation>開始：%1</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>Refused %1: %2</source>
         <translation>拒否：%1：%2</translation>
     </message>
     <message>
-        <location line="+24" />
+        <location line="+24"/>
         <source>Removed %1 from the queue</source>
         <translation>%1 をキューから削除しました</translation>
     </message>
     <message>
-        <location line="+9" />
+        <location line="+9"/>
         <source>Removed %1 waiting requests</source>
         <translation>待機中の %1 件を削除しました</translation>
     </message>
     <message>
-        <location line="+83" />
+        <location line="+83"/>
         <source>Finished %1</source>
         <translation>完了：%1</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>the workflow ran but made no picture: give it a SaveImage or PreviewImage node</source>
         <translation>ワークフローは実行されましたが画像ができませんでした。SaveImage か PreviewImage ノードを加えてください</translation>
     </message>
     <message>
-        <location line="+8" />
+        <location line="+8"/>
         <source>Saved %1</source>
         <translation>保存しました：%1</translation>
     </message>
     <message>
-        <location line="+9" />
+        <location line="+9"/>
         <source>Failed %1: %2</source>
         <translation>失敗：%1：%2</translation>
     </message>
     <message>
-        <location line="+5" />
+        <location line="+5"/>
         <source>Stopped %1 (%2)</source>
         <translation>中断：%1（%2）</translation>
     </message>
     <message>
-        <location line="+10" />
+        <location line="+10"/>
         <source>There is no image to save yet.</source>
         <translation>保存する画像はまだありません。</translation>
     </message>
@@ -85,282 +85,282 @@
 <context>
     <name>kiln::app::Settings</name>
     <message>
-        <location filename="../app/settings/settings.cpp" line="+36" />
+        <location filename="../app/settings/settings.cpp" line="+36"/>
         <source>Folders searched for checkpoints, LoRAs and VAEs, including ComfyUI and A1111 model trees</source>
         <translation>チェックポイント、LoRA、VAE を探すフォルダ（ComfyUI と A1111 のモデルフォルダを含む）</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Where results are saved</source>
         <translation>結果の保存先</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Names of saved files: {date}, {time}, {seed}, {model} are filled in</source>
         <translation>保存するファイル名：{date}、{time}、{seed}、{model} が置き換えられます</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Where to compute: cpu, cuda:N (takes effect when Kiln starts)</source>
         <translation>計算するデバイス：cpu、cuda:N（Kiln の次回起動時に有効）</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>How weights move between host and device memory</source>
         <translation>重みをホストメモリとデバイスメモリの間でどう移すか</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Offload mode of the text encoders</source>
         <translation>テキストエンコーダのオフロード方式</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Offload mode of the UNet</source>
         <translation>UNet のオフロード方式</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Offload mode of the VAE</source>
         <translation>VAE のオフロード方式</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Blocks moved together in group-block mode</source>
         <translation>group-block 方式で一緒に移すブロック数</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Prefetch the next group while the current one runs</source>
         <translation>現在のグループの実行中に次のグループを先読みする</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Record tensors on the side stream (needs streams)</source>
         <translation>サイドストリームでテンソルを記録する（ストリームが必要）</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Offloaded weights in pinned host memory</source>
         <translation>オフロードした重みをピン留めしたホストメモリに置く</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Host memory pinning leaves free</source>
         <translation>ピン留めで残しておくホストメモリ</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Components never offloaded</source>
         <translation>オフロードしないコンポーネント</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Components always offloaded</source>
         <translation>常にオフロードするコンポーネント</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>VAE decode and encode in tiles</source>
         <translation>VAE のデコードとエンコードをタイルで行う</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>VAE tile size in pixels (0: the largest that fits)</source>
         <translation>VAE のタイルサイズ（ピクセル、0：収まる最大）</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Overlap of VAE tiles in pixels</source>
         <translation>VAE タイルの重なり（ピクセル）</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Device memory kept free for work beside the weights</source>
         <translation>重みとは別に作業用に空けておくデバイスメモリ</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>How LoRAs reach the weights</source>
         <translation>LoRA を重みに適用する方法</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Language of the interface</source>
         <translation>表示言語</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Colour theme</source>
         <translation>配色テーマ</translation>
     </message>
     <message>
-        <location line="+8" />
+        <location line="+8"/>
         <source>Model folders</source>
         <translation>モデルフォルダ</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Output folder</source>
         <translation>出力フォルダ</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>File names</source>
         <translation>ファイル名</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Device</source>
         <translation>デバイス</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Offload</source>
         <translation>オフロード</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Text encoders</source>
         <translation>テキストエンコーダ</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>UNet</source>
         <translation>UNet</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>VAE</source>
         <translation>VAE</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Blocks per group</source>
         <translation>グループあたりのブロック数</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Streams</source>
         <translation>ストリーム</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Record stream</source>
         <translation>ストリームを記録</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Pinned memory</source>
         <translation>ピン留めメモリ</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Pinned memory reserve</source>
         <translation>ピン留めで残すメモリ</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Never offload</source>
         <translation>オフロードしない</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Always offload</source>
         <translation>常にオフロード</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>VAE tiling</source>
         <translation>VAE タイル処理</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Tile size</source>
         <translation>タイルサイズ</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Tile overlap</source>
         <translation>タイルの重なり</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Working memory reserve</source>
         <translation>作業用メモリの予約</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Apply mode</source>
         <translation>適用方法</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Language</source>
         <translation>言語</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Theme</source>
         <translation>テーマ</translation>
     </message>
     <message>
-        <location line="+27" />
+        <location line="+27"/>
         <source>%1 must be true or false</source>
         <translation>%1 は true か false でなければなりません</translation>
     </message>
     <message>
-        <location line="+4" />
-        <source>%1 must be a whole number, not '%2'</source>
-        <translation>%1 は整数でなければなりません（'%2' ではなく）</translation>
+        <location line="+4"/>
+        <source>%1 must be a whole number, not &apos;%2&apos;</source>
+        <translation>%1 は整数でなければなりません（&apos;%2&apos; ではなく）</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>%1 must be between %2 and %3, not %4</source>
         <translation>%1 は %2 から %3 の間でなければなりません（%4 ではなく）</translation>
     </message>
     <message>
-        <location line="+8" />
-        <source>%1 must be a size like 2G or 512MiB, not '%2'</source>
-        <translation>%1 は 2G や 512MiB のようなサイズでなければなりません（'%2' ではなく）</translation>
+        <location line="+8"/>
+        <source>%1 must be a size like 2G or 512MiB, not &apos;%2&apos;</source>
+        <translation>%1 は 2G や 512MiB のようなサイズでなければなりません（&apos;%2&apos; ではなく）</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>%1 must be between %2 and %3</source>
         <translation>%1 は %2 から %3 の間でなければなりません</translation>
     </message>
     <message>
-        <location line="+7" />
-        <source>%1 must be one of %2, not '%3'</source>
-        <translation>%1 は %2 のいずれかでなければなりません（'%3' ではなく）</translation>
+        <location line="+7"/>
+        <source>%1 must be one of %2, not &apos;%3&apos;</source>
+        <translation>%1 は %2 のいずれかでなければなりません（&apos;%3&apos; ではなく）</translation>
     </message>
     <message>
-        <location line="+5" />
-        <source>%1 must be cpu, cuda:N or sim:SIZE, not '%2'</source>
-        <translation>%1 は cpu、cuda:N、sim:SIZE のいずれかでなければなりません（'%2' ではなく）</translation>
+        <location line="+5"/>
+        <source>%1 must be cpu, cuda:N or sim:SIZE, not &apos;%2&apos;</source>
+        <translation>%1 は cpu、cuda:N、sim:SIZE のいずれかでなければなりません（&apos;%2&apos; ではなく）</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>%1 must be a list of names</source>
         <translation>%1 は名前のリストでなければなりません</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>%1 must not be empty</source>
         <translation>%1 は空にできません</translation>
     </message>
     <message>
-        <location line="+2" />
-        <source>%1 is a file name, not a path: '%2' has a folder separator</source>
-        <translation>%1 はパスではなくファイル名です：'%2' にフォルダ区切りが含まれています</translation>
+        <location line="+2"/>
+        <source>%1 is a file name, not a path: &apos;%2&apos; has a folder separator</source>
+        <translation>%1 はパスではなくファイル名です：&apos;%2&apos; にフォルダ区切りが含まれています</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>%1 has an unknown type</source>
         <translation>%1 の型が不明です</translation>
     </message>
     <message>
-        <location line="+24" />
+        <location line="+24"/>
         <source>Kiln has no setting %1</source>
         <translation>設定 %1 はありません</translation>
     </message>
@@ -368,274 +368,279 @@
 <context>
     <name>kiln::app::Workflow</name>
     <message>
-        <location filename="../app/workflows/node_texts.cpp" line="+37" />
-        <location filename="../app/workflows/template_workflow.cpp" line="+46" />
+        <location filename="../app/workflows/node_texts.cpp" line="+38"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+46"/>
         <source>Model</source>
         <translation>モデル</translation>
     </message>
     <message>
-        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
+        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Prompt</source>
         <translation>プロンプト</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Negative prompt</source>
         <translation>ネガティブプロンプト</translation>
     </message>
     <message>
-        <location filename="../app/workflows/node_texts.cpp" line="+6" />
-        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
+        <location filename="../app/workflows/node_texts.cpp" line="+6"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Sampler</source>
         <translation>サンプラー</translation>
     </message>
     <message>
-        <location line="+3" />
-        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
+        <location line="+3"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Seed</source>
         <translation>シード</translation>
     </message>
     <message>
-        <location line="+1" />
-        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
+        <location line="+1"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Steps</source>
         <translation>ステップ数</translation>
     </message>
     <message>
-        <location line="-32" />
-        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
+        <location line="-32"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>CFG scale</source>
         <translation>CFG スケール</translation>
     </message>
     <message>
-        <location line="-1" />
+        <location line="-2"/>
+        <source>Aesthetic score</source>
+        <translation>美的スコア</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Batch size</source>
         <translation>バッチサイズ</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Checkpoint</source>
         <translation>チェックポイント</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Clip skip</source>
         <translation>CLIP スキップ</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Compute precision</source>
         <translation>計算精度</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Conditioning</source>
         <translation>コンディショニング</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Denoise</source>
         <translation>ノイズ除去</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Empty latent</source>
         <translation>空の潜在画像</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>File name prefix</source>
         <translation>ファイル名の接頭辞</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Image</source>
         <translation>画像</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Images</source>
         <translation>画像</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Latent</source>
         <translation>潜在画像</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>LoRA</source>
         <translation>LoRA</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Load LoRA</source>
         <translation>LoRA を読み込む</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Load LoRA (model only)</source>
         <translation>LoRA を読み込む（モデルのみ）</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Load VAE</source>
         <translation>VAE を読み込む</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Load checkpoint</source>
         <translation>チェックポイントを読み込む</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Load image</source>
         <translation>画像を読み込む</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Load mask</source>
         <translation>マスクを読み込む</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Mask</source>
         <translation>マスク</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Mask feather</source>
         <translation>マスクのぼかし</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Mode</source>
         <translation>モード</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Model strength</source>
         <translation>モデルの強さ</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Negative</source>
         <translation>ネガティブ</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Positive</source>
         <translation>ポジティブ</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Prediction</source>
         <translation>予測</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Preview image</source>
         <translation>画像のプレビュー</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Save image</source>
         <translation>画像を保存</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Schedule</source>
         <translation>スケジュール</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>Text</source>
         <translation>テキスト</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Text encode</source>
         <translation>テキストのエンコード</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Text encoder</source>
         <translation>テキストエンコーダー</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Text encoder strength</source>
         <translation>テキストエンコーダーの強さ</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Tile overlap</source>
         <translation>タイルの重なり</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Tile size</source>
         <translation>タイルのサイズ</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Tiling</source>
         <translation>タイル分割</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>VAE</source>
         <translation>VAE</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>VAE decode</source>
         <translation>VAE デコード</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>VAE encode</source>
         <translation>VAE エンコード</translation>
     </message>
     <message>
-        <location line="+1" />
-        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
+        <location line="+1"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Width</source>
         <translation>幅</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Zero terminal SNR</source>
         <translation>終端 SNR ゼロ</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>conditioning</source>
         <translation>コンディショニング</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>image</source>
         <translation>画像</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>latent</source>
         <translation>潜在画像</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>loaders</source>
         <translation>読み込み</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>sampling</source>
         <translation>サンプリング</translation>
     </message>
     <message>
-        <location line="-41" />
-        <location filename="../app/workflows/template_workflow.cpp" line="+1" />
+        <location line="-41"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Height</source>
         <translation>高さ</translation>
     </message>
@@ -643,212 +648,212 @@
 <context>
     <name>kiln::app::WorkflowDocument</name>
     <message>
-        <location filename="../app/editor/workflow_document.cpp" line="+60" />
+        <location filename="../app/editor/workflow_document.cpp" line="+60"/>
         <source>%1 takes a whole number</source>
         <translation>%1 には整数を指定します</translation>
     </message>
     <message>
-        <location line="+5" />
+        <location line="+5"/>
         <source>%1 takes a number</source>
         <translation>%1 には数値を指定します</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>%1 takes a finite number</source>
         <translation>%1 には有限の数値を指定します</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>%1 is on or off</source>
         <translation>%1 はオンかオフです</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>%1 is one of the listed choices</source>
         <translation>%1 は一覧の選択肢のいずれかです</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>%1 takes text</source>
         <translation>%1 にはテキストを指定します</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>%1 must be between %2 and %3</source>
         <translation>%1 は %2 から %3 の間でなければなりません</translation>
     </message>
     <message>
-        <location line="+60" />
-        <location line="+206" />
+        <location line="+60"/>
+        <location line="+206"/>
         <source>Kiln has no node type %1</source>
         <translation>Kiln にノード種別 %1 はありません</translation>
     </message>
     <message>
-        <location line="-195" />
+        <location line="-195"/>
         <source>Add %1</source>
         <translation>%1 を追加</translation>
     </message>
     <message>
-        <location line="+9" />
-        <location line="+21" />
+        <location line="+9"/>
+        <location line="+21"/>
         <source>None of those nodes is in the workflow</source>
         <translation>それらのノードはワークフローにありません</translation>
     </message>
     <message>
-        <location line="-13" />
+        <location line="-13"/>
         <source>Delete node</source>
         <translation>ノードを削除</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>Delete %1 nodes</source>
         <translation>%1 個のノードを削除</translation>
     </message>
     <message>
-        <location line="+16" />
+        <location line="+16"/>
         <source>Move</source>
         <translation>移動</translation>
     </message>
     <message>
-        <location line="+5" />
-        <location line="+13" />
+        <location line="+5"/>
+        <location line="+13"/>
         <source>There is no node %1</source>
         <translation>ノード %1 はありません</translation>
     </message>
     <message>
-        <location line="-9" />
+        <location line="-9"/>
         <source>%1 has no parameter %2</source>
         <translation>%1 にパラメータ %2 はありません</translation>
     </message>
     <message>
-        <location line="+5" />
+        <location line="+5"/>
         <source>Set %1</source>
         <translation>%1 を設定</translation>
     </message>
     <message>
-        <location line="+7" />
+        <location line="+7"/>
         <source>Rename node</source>
         <translation>ノード名を変更</translation>
     </message>
     <message>
-        <location line="+9" />
+        <location line="+9"/>
         <source>Select the nodes to group first</source>
         <translation>まずグループにするノードを選択してください</translation>
     </message>
     <message>
-        <location line="+7" />
+        <location line="+7"/>
         <source>Group</source>
         <translation>グループ</translation>
     </message>
     <message>
-        <location line="+5" />
-        <location line="+7" />
-        <location line="+7" />
+        <location line="+5"/>
+        <location line="+7"/>
+        <location line="+7"/>
         <source>There is no such group</source>
         <translation>そのグループはありません</translation>
     </message>
     <message>
-        <location line="-11" />
+        <location line="-11"/>
         <source>Ungroup</source>
         <translation>グループを解除</translation>
     </message>
     <message>
-        <location line="+7" />
+        <location line="+7"/>
         <source>Rename group</source>
         <translation>グループ名の変更</translation>
     </message>
     <message>
-        <location line="+7" />
+        <location line="+7"/>
         <source>%1 is not a colour of the form #rrggbb</source>
         <translation>%1 は #rrggbb 形式の色ではありません</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>Colour group</source>
         <translation>グループの色を変更</translation>
     </message>
     <message>
-        <location line="+13" />
+        <location line="+13"/>
         <source>Both ends must be nodes of the workflow</source>
         <translation>両端ともワークフローのノードでなければなりません</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>A node cannot feed itself</source>
         <translation>ノードは自分自身に接続できません</translation>
     </message>
     <message>
-        <location line="+5" />
+        <location line="+5"/>
         <source>%1 has no output %2</source>
         <translation>%1 に出力 %2 はありません</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>%1 has no input %2</source>
         <translation>%1 に入力 %2 はありません</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>The output gives %1 and the input takes %2</source>
         <translation>出力は %1、入力は %2 を受け取ります</translation>
     </message>
     <message>
-        <location line="+11" />
+        <location line="+11"/>
         <source>That link would make a cycle</source>
         <translation>その接続は循環になります</translation>
     </message>
     <message>
-        <location line="+13" />
+        <location line="+13"/>
         <source>Connect</source>
         <translation>接続</translation>
     </message>
     <message>
-        <location line="+9" />
+        <location line="+9"/>
         <source>Nothing is connected there</source>
         <translation>そこには何も接続されていません</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Disconnect</source>
         <translation>切断</translation>
     </message>
     <message>
-        <location line="+7" />
+        <location line="+7"/>
         <source>There is no parameter %1 on node %2</source>
         <translation>ノード %2 にパラメータ %1 はありません</translation>
     </message>
     <message>
-        <location line="+9" />
+        <location line="+9"/>
         <source>That parameter is not shown in the generate panel</source>
         <translation>そのパラメータは生成パネルに表示されていません</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>Show in the generate panel</source>
         <translation>生成パネルに表示</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>Hide from the generate panel</source>
         <translation>生成パネルから隠す</translation>
     </message>
     <message>
-        <location line="+20" />
+        <location line="+20"/>
         <source>The clipboard holds no Kiln nodes: %1</source>
         <translation>クリップボードに Kiln のノードはありません：%1</translation>
     </message>
     <message>
-        <location line="+31" />
+        <location line="+31"/>
         <source>The clipboard holds no nodes</source>
         <translation>クリップボードにノードはありません</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>Paste</source>
         <translation>貼り付け</translation>
     </message>
     <message>
-        <location line="+28" />
+        <location line="+28"/>
         <source>Cannot write %1: %2</source>
         <translation>%1 に書き込めません：%2</translation>
     </message>
@@ -856,32 +861,32 @@
 <context>
     <name>kiln::ui::GalleryPanel</name>
     <message>
-        <location filename="../ui/gallery_panel.cpp" line="+63" />
+        <location filename="../ui/gallery_panel.cpp" line="+63"/>
         <source>Show</source>
         <translation>表示</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Show the selected result in the viewer</source>
         <translation>選択した結果をビューアに表示</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Reuse settings</source>
         <translation>設定を再利用</translation>
     </message>
     <message>
-        <location line="+1" />
-        <source>Fill the generate panel with the selected result's prompt and settings</source>
+        <location line="+1"/>
+        <source>Fill the generate panel with the selected result&apos;s prompt and settings</source>
         <translation>選択した結果のプロンプトと設定を生成パネルに入れる</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Refresh</source>
         <translation>更新</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Read the output folder again</source>
         <translation>出力フォルダを読み直す</translation>
     </message>
@@ -889,320 +894,320 @@
 <context>
     <name>kiln::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+226" />
+        <location filename="../ui/main_window.cpp" line="+226"/>
         <source>Kiln</source>
         <translation>Kiln</translation>
     </message>
     <message>
-        <location line="+5" />
+        <location line="+5"/>
         <source>Generate</source>
         <translation>生成</translation>
     </message>
     <message>
-        <location line="+6" />
+        <location line="+6"/>
         <source>Save As…</source>
         <translation>名前を付けて保存…</translation>
     </message>
     <message>
-        <location line="-3" />
+        <location line="-3"/>
         <source>Interrupt the render (Esc)</source>
         <translation>生成を中断する（Esc）</translation>
     </message>
     <message>
-        <location line="-83" />
+        <location line="-83"/>
         <source>Idle</source>
         <translation>待機中</translation>
     </message>
     <message>
-        <location line="-2" />
+        <location line="-2"/>
         <source>Memory settings ignored: %1</source>
         <translation>メモリ設定を無視しました：%1</translation>
     </message>
     <message>
-        <location line="+62" />
+        <location line="+62"/>
         <source>&amp;Edit</source>
         <translation>編集(&amp;E)</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;Preferences…</source>
         <translation>設定(&amp;P)…</translation>
     </message>
     <message>
-        <location line="-37" />
+        <location line="-37"/>
         <source>Starting…</source>
         <translation>開始中…</translation>
     </message>
     <message>
-        <location line="-96" />
+        <location line="-96"/>
         <source>Computing on the CPU: %1</source>
         <translation>CPU で計算します：%1</translation>
     </message>
     <message>
-        <location line="+121" />
+        <location line="+121"/>
         <source>&amp;File</source>
         <translation>ファイル(&amp;F)</translation>
     </message>
     <message>
-        <location line="+6" />
+        <location line="+6"/>
         <source>&amp;Save Image As…</source>
         <translation>画像に名前を付けて保存(&amp;S)…</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>&amp;Quit</source>
         <translation>終了(&amp;Q)</translation>
     </message>
     <message>
-        <location line="+5" />
+        <location line="+5"/>
         <source>&amp;View</source>
         <translation>表示(&amp;V)</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>Zoom &amp;In</source>
         <translation>拡大(&amp;I)</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Zoom &amp;Out</source>
         <translation>縮小(&amp;O)</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;Fit to Window</source>
         <translation>ウィンドウに合わせる(&amp;F)</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;Actual Pixels</source>
         <translation>実寸表示(&amp;A)</translation>
     </message>
     <message>
-        <location line="+7" />
+        <location line="+7"/>
         <source>Batch count</source>
         <translation>枚数</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Images rendered one after another, seed, seed + 1, …</source>
         <translation>順に描く枚数（シード、シード + 1、…）</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>Render with these settings (Ctrl+Enter); while a render runs, queue another</source>
         <translation>この設定で生成（Ctrl+Enter）。実行中なら次をキューに追加</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Interrupt</source>
         <translation>中断</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Skip</source>
         <translation>スキップ</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Finish the current image and drop the rest of its batch</source>
         <translation>現在の画像を仕上げ、残りのバッチを取りやめる</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Queue</source>
         <translation>キュー</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Gallery</source>
         <translation>ギャラリー</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Log</source>
         <translation>ログ</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Memory</source>
         <translation>メモリ</translation>
     </message>
     <message>
-        <location line="+51" />
+        <location line="+51"/>
         <source>The starter model is missing. Choose a model.</source>
         <translation>スターターモデルがありません。モデルを選んでください。</translation>
     </message>
     <message>
-        <location line="+109" />
+        <location line="+109"/>
         <source>Save image</source>
         <translation>画像を保存</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>PNG images (*.png)</source>
         <translation>PNG 画像 (*.png)</translation>
     </message>
     <message>
-        <location line="+76" />
+        <location line="+76"/>
         <source>%1 %2</source>
         <translation>%1 %2</translation>
     </message>
     <message>
-        <location line="-147" />
-        <location line="+74" />
+        <location line="-147"/>
+        <location line="+74"/>
         <source>Saving failed</source>
         <translation>保存に失敗しました</translation>
     </message>
     <message>
-        <location line="-203" />
+        <location line="-203"/>
         <source>&amp;Open Workflow…</source>
         <translation>ワークフローを開く(&amp;O)…</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Save &amp;Workflow As…</source>
         <translation>ワークフローに名前を付けて保存(&amp;W)…</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;Default Workflow</source>
         <translation>標準ワークフロー(&amp;D)</translation>
     </message>
     <message>
-        <location line="+11" />
+        <location line="+11"/>
         <source>&amp;Workflow Editor</source>
         <translation>ワークフローエディタ(&amp;W)</translation>
     </message>
     <message>
-        <location line="+14" />
+        <location line="+14"/>
         <source>Workflow: %1</source>
         <translation>ワークフロー：%1</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>text to image (built in)</source>
         <translation>テキストから画像（内蔵）</translation>
     </message>
     <message>
-        <location line="+70" />
+        <location line="+70"/>
         <source>%1: %2</source>
         <translation>%1：%2</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>%1 cannot run:
 %2</source>
         <translation>%1 は実行できません：
 %2</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>%1 cannot run: %2</source>
         <translation>%1 は実行できません：%2</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>Opened %1</source>
         <translation>%1 を開きました</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>Cannot open %1: %2</source>
         <translation>%1 を開けません：%2</translation>
     </message>
     <message>
-        <location line="+6" />
+        <location line="+6"/>
         <source>Open workflow</source>
         <translation>ワークフローを開く</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Workflows and pictures (*.json *.png)</source>
         <translation>ワークフローと画像 (*.json *.png)</translation>
     </message>
     <message>
-        <location line="+6" />
+        <location line="+6"/>
         <source>Save workflow</source>
         <translation>ワークフローを保存</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>Kiln workflows (*.json)</source>
         <translation>Kiln ワークフロー (*.json)</translation>
     </message>
     <message>
-        <location line="+6" />
+        <location line="+6"/>
         <source>Cannot write %1: %2</source>
         <translation>%1 に書き込めません：%2</translation>
     </message>
     <message>
-        <location line="+9" />
+        <location line="+9"/>
         <source>workflow editor</source>
         <translation>ワークフローエディタ</translation>
     </message>
     <message>
-        <location line="+72" />
+        <location line="+72"/>
         <source>Cannot show %1: %2</source>
         <translation>%1 を表示できません：%2</translation>
     </message>
     <message>
-        <location line="+15" />
+        <location line="+15"/>
         <source>Workflow of %1 reopened</source>
         <translation>%1 のワークフローを開き直しました</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>The workflow in %1 cannot be read (%2); using its recorded settings</source>
         <translation>%1 のワークフローを読めません（%2）。記録された設定を使います</translation>
     </message>
     <message>
-        <location line="+5" />
+        <location line="+5"/>
         <source>%1 records no settings to reuse</source>
         <translation>%1 には再利用できる設定がありません</translation>
     </message>
     <message>
-        <location line="+22" />
+        <location line="+22"/>
         <source>Settings of %1 reused</source>
         <translation>%1 の設定を再利用しました</translation>
     </message>
     <message>
-        <location line="+13" />
-        <source>No translation for '%1': the interface stays in English</source>
-        <translation>'%1' の翻訳はありません。表示は英語のままです</translation>
+        <location line="+13"/>
+        <source>No translation for &apos;%1&apos;: the interface stays in English</source>
+        <translation>&apos;%1&apos; の翻訳はありません。表示は英語のままです</translation>
     </message>
     <message>
-        <location line="+10" />
+        <location line="+10"/>
         <source> · %1%</source>
         <translation> · %1%</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source> · about %1 s left</source>
         <translation> · 残り約 %1 秒</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source> · %1 waiting</source>
         <translation> · 待機 %1 件</translation>
     </message>
     <message>
-        <location line="+8" />
+        <location line="+8"/>
         <source>Done</source>
         <translation>完了</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>Done. Note: %1</source>
         <translation>完了。注意：%1</translation>
     </message>
     <message>
-        <location line="+8" />
+        <location line="+8"/>
         <source>Failed: %1</source>
         <translation>失敗：%1</translation>
     </message>
     <message>
-        <location line="+6" />
+        <location line="+6"/>
         <source>Stopped</source>
         <translation>停止しました</translation>
     </message>
@@ -1210,172 +1215,172 @@
 <context>
     <name>kiln::ui::MemoryPanel</name>
     <message>
-        <location filename="../ui/memory_panel.cpp" line="+34" />
+        <location filename="../ui/memory_panel.cpp" line="+34"/>
         <source>What</source>
         <translation>項目</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>Memory</source>
         <translation>メモリ</translation>
     </message>
     <message>
-        <location line="+8" />
+        <location line="+8"/>
         <source>Device</source>
         <translation>デバイス</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>not known yet</source>
         <translation>まだ不明</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Device memory in use</source>
         <translation>使用中のデバイスメモリ</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>%1 of %2 (peak %3)</source>
         <translation>%1 / %2（ピーク %3）</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Pinned host memory</source>
         <translation>ピン留めホストメモリ</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>%1 (peak %2)</source>
         <translation>%1（ピーク %2）</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Loaded models: %1</source>
         <translation>読み込み済みモデル：%1</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>%1, %2 on the device</source>
         <translation>%1（うちデバイス上 %2）</translation>
     </message>
     <message>
-        <location line="+8" />
+        <location line="+8"/>
         <source>Running job</source>
         <translation>実行中のジョブ</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Cached node results</source>
         <translation>キャッシュ済みノード結果</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>%1 in %2 entries</source>
         <translation>%1（%2 件）</translation>
     </message>
     <message>
-        <location line="+1" />
-        <source>Kiln's resident memory</source>
+        <location line="+1"/>
+        <source>Kiln&apos;s resident memory</source>
         <translation>Kiln の常駐メモリ</translation>
     </message>
 </context>
 <context>
     <name>kiln::ui::NodeCanvas</name>
     <message>
-        <location filename="../ui/node_canvas.cpp" line="+63" />
+        <location filename="../ui/node_canvas.cpp" line="+63"/>
         <source>on</source>
         <translation>オン</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>off</source>
         <translation>オフ</translation>
     </message>
     <message>
-        <location line="+6" />
+        <location line="+6"/>
         <source>starter model</source>
         <translation>スターターモデル</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>none</source>
         <translation>なし</translation>
     </message>
     <message>
-        <location line="+5" />
+        <location line="+5"/>
         <source>(required)</source>
         <translation>（必須）</translation>
     </message>
     <message>
-        <location line="+245" />
-        <location line="+57" />
+        <location line="+245"/>
+        <location line="+57"/>
         <source>Group</source>
         <translation>グループ</translation>
     </message>
     <message>
-        <location line="+297" />
+        <location line="+297"/>
         <source>Rename Group…</source>
         <translation>グループ名を変更…</translation>
     </message>
     <message>
-        <location line="+1" />
-        <location line="+7" />
+        <location line="+1"/>
+        <location line="+7"/>
         <source>Group Colour</source>
         <translation>グループの色</translation>
     </message>
     <message>
-        <location line="-6" />
+        <location line="-6"/>
         <source>Theme</source>
         <translation>テーマ</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>Red</source>
         <translation>赤</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Orange</source>
         <translation>オレンジ</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>Green</source>
         <translation>緑</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Blue</source>
         <translation>青</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>Purple</source>
         <translation>紫</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>Other…</source>
         <translation>その他…</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>Ungroup</source>
         <translation>グループを解除</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>Group Selection</source>
         <translation>選択をグループ化</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>Ctrl+G</source>
         <translation>Ctrl+G</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>Search…</source>
         <translation>検索…</translation>
     </message>
@@ -1383,12 +1388,12 @@
 <context>
     <name>kiln::ui::NodeSearch</name>
     <message>
-        <location filename="../ui/node_search.cpp" line="+17" />
+        <location filename="../ui/node_search.cpp" line="+17"/>
         <source>Search nodes</source>
         <translation>ノードを検索</translation>
     </message>
     <message>
-        <location line="+33" />
+        <location line="+33"/>
         <source>%1  (%2)</source>
         <translation>%1  (%2)</translation>
     </message>
@@ -1396,64 +1401,64 @@
 <context>
     <name>kiln::ui::ParameterPanel</name>
     <message>
-        <location filename="../ui/parameter_panel.cpp" line="+85" />
-        <location line="+154" />
+        <location filename="../ui/parameter_panel.cpp" line="+85"/>
+        <location line="+154"/>
         <source>Kiln starter model</source>
         <translation>Kiln スターターモデル</translation>
     </message>
     <message>
-        <location line="-89" />
-        <location line="+57" />
+        <location line="-89"/>
+        <location line="+57"/>
         <source>Browse…</source>
         <translation>参照…</translation>
     </message>
     <message>
-        <location line="-54" />
+        <location line="-54"/>
         <source>Open checkpoint</source>
         <translation>チェックポイントを開く</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Checkpoints (*.safetensors)</source>
         <translation>チェックポイント (*.safetensors)</translation>
     </message>
     <message>
-        <location line="+55" />
+        <location line="+55"/>
         <source>Choose a file</source>
         <translation>ファイルを選ぶ</translation>
     </message>
     <message>
-        <location line="+18" />
+        <location line="+18"/>
         <source>From %1 to %2</source>
         <translation>%1 から %2 まで</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>What to avoid</source>
         <translation>避けたいもの</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>What to render</source>
         <translation>描きたいもの</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Random</source>
         <translation>ランダム</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>A new seed for every Generate; untick to keep the seed</source>
         <translation>生成のたびに新しいシード。チェックを外すとシードを固定します</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>A .safetensors checkpoint or a diffusers folder</source>
         <translation>.safetensors チェックポイントまたは diffusers フォルダ</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>This workflow exposes no parameters: Generate runs it as it is.</source>
         <translation>このワークフローは公開パラメータを持ちません。生成するとそのまま実行されます。</translation>
     </message>
@@ -1461,32 +1466,32 @@
 <context>
     <name>kiln::ui::PreferencesDialog</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+46" />
+        <location filename="../ui/preferences_dialog.cpp" line="+46"/>
         <source>Preferences</source>
         <translation>設定</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>General</source>
         <translation>一般</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>Memory</source>
         <translation>メモリ</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>LoRA</source>
         <translation>LoRA</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>Appearance</source>
         <translation>外観</translation>
     </message>
     <message>
-        <location line="+46" />
+        <location line="+46"/>
         <source>Record stream needs streams: turn on streams or turn off record stream</source>
         <translation>レコードストリームにはストリームが必要です：ストリームをオンにするか、レコードストリームをオフにしてください</translation>
     </message>
@@ -1494,47 +1499,47 @@
 <context>
     <name>kiln::ui::QueuePanel</name>
     <message>
-        <location filename="../ui/queue_panel.cpp" line="+35" />
+        <location filename="../ui/queue_panel.cpp" line="+35"/>
         <source>Cancel</source>
         <translation>取り消し</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Remove the selected request, or stop it if it is running</source>
         <translation>選択した依頼を削除（実行中なら中断）</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Cancel all</source>
         <translation>すべて取り消し</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Stop the running request and remove every waiting one</source>
         <translation>実行中の依頼を中断し、待機中をすべて削除</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Up</source>
         <translation>上へ</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Run the selected request sooner</source>
         <translation>選択した依頼を先に実行</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Down</source>
         <translation>下へ</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Run the selected request later</source>
         <translation>選択した依頼を後で実行</translation>
     </message>
     <message>
-        <location line="+33" />
+        <location line="+33"/>
         <source>Running: %1</source>
         <translation>実行中：%1</translation>
     </message>
@@ -1542,12 +1547,12 @@
 <context>
     <name>kiln::ui::StageProgressBar</name>
     <message>
-        <location filename="../ui/stage_progress_bar.cpp" line="+19" />
+        <location filename="../ui/stage_progress_bar.cpp" line="+19"/>
         <source>Progress</source>
         <translation>進行状況</translation>
     </message>
     <message>
-        <location line="+71" />
+        <location line="+71"/>
         <source>%1 %2</source>
         <translation>%1 %2</translation>
     </message>
@@ -1555,200 +1560,200 @@
 <context>
     <name>kiln::ui::WorkflowEditor</name>
     <message>
-        <location filename="../ui/workflow_editor.cpp" line="+78" />
+        <location filename="../ui/workflow_editor.cpp" line="+78"/>
         <source>Done</source>
         <translation>完了</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>Failed: %1</source>
         <translation>失敗：%1</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>Stopped</source>
         <translation>停止しました</translation>
     </message>
     <message>
-        <location line="+6" />
+        <location line="+6"/>
         <source>%1 %2/%3 · %4%</source>
         <translation>%1 %2/%3 · %4%</translation>
     </message>
     <message>
-        <location line="+12" />
+        <location line="+12"/>
         <source>&amp;File</source>
         <translation>ファイル(&amp;F)</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;New</source>
         <translation>新規(&amp;N)</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>&amp;Open…</source>
         <translation>開く(&amp;O)…</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Open workflow</source>
         <translation>ワークフローを開く</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Workflows and pictures (*.json *.png)</source>
         <translation>ワークフローと画像 (*.json *.png)</translation>
     </message>
     <message>
-        <location line="+3" />
+        <location line="+3"/>
         <source>&amp;Save</source>
         <translation>保存(&amp;S)</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Save &amp;As…</source>
         <translation>名前を付けて保存(&amp;A)…</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>Use in &amp;Generate Panel</source>
         <translation>生成パネルで使う(&amp;G)</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;Edit</source>
         <translation>編集(&amp;E)</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;Undo</source>
         <translation>元に戻す(&amp;U)</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>&amp;Redo</source>
         <translation>やり直し(&amp;R)</translation>
     </message>
     <message>
-        <location line="+5" />
+        <location line="+5"/>
         <source>&amp;Copy</source>
         <translation>コピー(&amp;C)</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;Paste</source>
         <translation>貼り付け(&amp;P)</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;Delete</source>
         <translation>削除(&amp;D)</translation>
     </message>
     <message>
-        <location line="+2" />
+        <location line="+2"/>
         <source>&amp;Group Selection</source>
         <translation>選択をグループ化(&amp;G)</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>U&amp;ngroup</source>
         <translation>グループを解除(&amp;N)</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;View</source>
         <translation>表示(&amp;V)</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;Frame All</source>
         <translation>全体を表示(&amp;F)</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;Workflow</source>
         <translation>ワークフロー(&amp;W)</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;Run</source>
         <translation>実行(&amp;R)</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>&amp;Interrupt</source>
         <translation>中断(&amp;I)</translation>
     </message>
     <message>
-        <location line="+15" />
+        <location line="+15"/>
         <source>Untitled workflow</source>
         <translation>無題のワークフロー</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>%1%2 — Kiln workflow editor</source>
         <translation>%1%2 — Kiln ワークフローエディタ</translation>
     </message>
     <message>
-        <location line="+15" />
+        <location line="+15"/>
         <source>Select a node to edit its parameters.</source>
         <translation>ノードを選ぶとパラメータを編集できます。</translation>
     </message>
     <message numerus="yes">
-        <location line="+1" />
+        <location line="+1"/>
         <source>%n nodes selected</source>
         <translation>
             <numerusform>%n 個のノードを選択</numerusform>
         </translation>
     </message>
     <message>
-        <location line="+13" />
+        <location line="+13"/>
         <source>Show %1 in the generate panel</source>
         <translation>%1 を生成パネルに表示</translation>
     </message>
     <message>
-        <location line="+21" />
+        <location line="+21"/>
         <source>Cannot open %1: %2</source>
         <translation>%1 を開けません：%2</translation>
     </message>
     <message>
-        <location line="+4" />
+        <location line="+4"/>
         <source>Opened %1</source>
         <translation>%1 を開きました</translation>
     </message>
     <message>
-        <location line="+6" />
+        <location line="+6"/>
         <source>Save workflow</source>
         <translation>ワークフローを保存</translation>
     </message>
     <message>
-        <location line="+1" />
+        <location line="+1"/>
         <source>Kiln workflows (*.json)</source>
         <translation>Kiln ワークフロー (*.json)</translation>
     </message>
     <message>
-        <location line="+3" />
-        <location line="+10" />
+        <location line="+3"/>
+        <location line="+10"/>
         <source>Saving failed</source>
         <translation>保存に失敗しました</translation>
     </message>
     <message>
-        <location line="+10" />
+        <location line="+10"/>
         <source>The workflow cannot run: %1</source>
         <translation>ワークフローを実行できません：%1</translation>
     </message>
     <message>
-        <location line="+10" />
+        <location line="+10"/>
         <source>Queued</source>
         <translation>待機中</translation>
     </message>
     <message>
-        <location line="+25" />
+        <location line="+25"/>
         <source>Unsaved changes</source>
         <translation>未保存の変更</translation>
     </message>
     <message>
-        <location line="+0" />
+        <location line="+0"/>
         <source>Save the changes to this workflow?</source>
         <translation>このワークフローの変更を保存しますか？</translation>
     </message>

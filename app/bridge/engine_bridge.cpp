@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "kiln/error.h"
+#include "kiln/comfy_import.h"
 #include "kiln/image_io.h"
 #include "output_names.h"
 #include "template_workflow.h"
@@ -61,6 +62,7 @@ EngineBridge::EngineBridge(const QString& device, QObject* parent) : QObject(par
   options.timings_path = kiln::defaultTimingsPath();
   options.write_image = [](const std::string& path, const kiln::Image& image) { kiln::writeImage(path, image); };
   options.device = device.toStdString();
+  options.embedding_dirs = kiln::embeddingFolders(kiln::defaultModelFolders());
   memory_pool_.setMaxThreadCount(1);
   engine_ = std::make_unique<kiln::Engine>(std::move(options));
 }

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 
+#include "kiln/comfy_import.h"
 #include "kiln/image_io.h"
 #include "kiln/units.h"
 
@@ -189,6 +190,7 @@ Event runJob(const Job& job, const MemorySettings& memory, ProgressDisplay::Mode
   options.write_image = [](const std::string& path, const Image& image) { writeImage(path, image); };
   options.read_image = [](const std::string& path) { return readImage(path); };
   options.timings_path = defaultTimingsPath();
+  options.embedding_dirs = embeddingFolders(defaultModelFolders());
   // Kept while the engine lives, so --memory-report sees the weights' placement.
   options.cached_models = 1;
   Engine engine(std::move(options));

@@ -76,6 +76,14 @@ RenderParams parseParams(const QCommandLineParser& p) {
     }
     if (!ok_t || !ok_l) throw UsageError{"--crop needs TOP,LEFT, got '" + p.value("crop") + "'"};
   }
+  for (const auto& [name, target] : {std::pair<const char*, double*>{"aesthetic-score", &r.aesthetic_score},
+                                     std::pair<const char*, double*>{"negative-aesthetic-score",
+                                                                     &r.negative_aesthetic_score}}) {
+    if (!p.isSet(name)) continue;
+    bool ok = false;
+    *target = p.value(name).toDouble(&ok);
+    if (!ok) throw UsageError{QString("--%1 needs a number, got '%2'").arg(name, p.value(name))};
+  }
   const QString dtype = p.isSet("dtype") ? p.value("dtype") : QString("fp32");
   if (dtype == "fp32") {
     r.dtype = ComputeDType::Float32;
@@ -180,6 +188,8 @@ int runRender(const QStringList& arguments) {
       {"original-size", "SDXL size conditioning: original WIDTHxHEIGHT (default: the output size).",
        "WxH"},
       {"crop", "SDXL size conditioning: crop TOP,LEFT (default 0,0).", "t,l"},
+      {"aesthetic-score", "SDXL refiner: the prompt's aesthetic score (default 6).", "x"},
+      {"negative-aesthetic-score", "SDXL refiner: the negative prompt's aesthetic score (default 2.5).", "x"},
       {"dtype", "Compute precision: fp32 or bf16 (default fp32).", "type"},
       {"threads", "CPU threads (default: all cores).", "n"},
       {"lora",

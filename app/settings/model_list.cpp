@@ -61,7 +61,7 @@ QSize nativeSize(const QString& model_path) {
   const auto m = size.match(header.value("__metadata__").toObject().value("modelspec.resolution").toString());
   if (m.hasMatch()) return {m.captured(1).toInt(), m.captured(2).toInt()};
   for (auto it = header.begin(); it != header.end(); ++it)
-    if (it.key().startsWith("conditioner.embedders.1.")) return {1024, 1024};
+    if (it.key().startsWith("conditioner.embedders.")) return {1024, 1024};  // SDXL base or refiner
   return {512, 512};
 }
 

@@ -11,6 +11,7 @@ namespace {
 // Every text of the built-in node schemas (test_template_workflow checks that none is
 // missing): node names, categories, parameter and port names.
 constexpr const char* kTexts[] = {
+    QT_TRANSLATE_NOOP("kiln::app::Workflow", "Aesthetic score"),
     QT_TRANSLATE_NOOP("kiln::app::Workflow", "Batch size"),
     QT_TRANSLATE_NOOP("kiln::app::Workflow", "CFG scale"),
     QT_TRANSLATE_NOOP("kiln::app::Workflow", "Checkpoint"),

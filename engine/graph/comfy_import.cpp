@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -39,6 +40,9 @@ const std::vector<Mapping>& mappings() {
        {"ckpt_name"}, FileKind::Checkpoint},
       {"VAELoader", "LoadVAE", {}, {{"vae_name", "vae_name"}}, {"VAE"}, {"vae_name"}, FileKind::Vae},
       {"CLIPTextEncode", "TextEncode", {{"clip", "clip"}}, {{"text", "text"}}, {"CONDITIONING"}, {"text"}},
+      // The refiner's size ids come from the latent's size in Kiln, as for SDXL base.
+      {"CLIPTextEncodeSDXLRefiner", "TextEncode", {{"clip", "clip"}}, {{"text", "text"}, {"ascore", "aesthetic_score"}},
+       {"CONDITIONING"}, {"ascore", "width", "height", "text"}},
       {"KSampler", "Sampler",
        {{"model", "model"}, {"positive", "positive"}, {"negative", "negative"}, {"latent_image", "latent_image"}},
        {{"seed", "seed"}, {"steps", "steps"}, {"cfg", "cfg"}, {"sampler_name", "sampler_name"},
@@ -258,6 +262,12 @@ std::string list(const std::vector<std::string>& names) {
   return out;
 }
 
+std::string formatNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 double numberOr(const std::map<std::string, json>& values, const char* key, double fallback) {
   const auto it = values.find(key);
   return it != values.end() && it->second.is_number() ? it->second.get<double>() : fallback;
@@ -343,10 +353,25 @@ ComfyImport convert(std::vector<ComfyNode> nodes, const ModelFolders& folders, s
     if (n.type == "KSamplerAdvanced") {
       const auto add = values.find("add_noise");
       const double steps = numberOr(values, "steps", 20);
-      if ((add != values.end() && add->second.is_string() && add->second.get<std::string>() != "enable") ||
-          numberOr(values, "start_at_step", 0) > 0 || numberOr(values, "end_at_step", 10000) < steps)
-        unmapped.push_back(where + ": add_noise, start_at_step and end_at_step (part of a schedule) are not "
-                                   "supported; the sampler runs the whole schedule");
+      const double start = numberOr(values, "start_at_step", 0);
+      if (start > 0 && start < steps) {
+        // The second half of a base + refiner split: refine the earlier result over the
+        // same share of the schedule.
+        node.params["denoise"] = (steps - start) / steps;
+        unmapped.push_back(where + ": start_at_step " + formatNumber(start) + " of " + formatNumber(steps) +
+                           " becomes denoise " + formatNumber((steps - start) / steps) +
+                           ": the sampler re-noises the earlier sampler's finished result rather than "
+                           "continuing from its leftover noise");
+      } else if (start > 0) {
+        unmapped.push_back(where + ": start_at_step " + formatNumber(start) + " is past the last step; the sampler "
+                                   "runs the whole schedule");
+      }
+      if (numberOr(values, "end_at_step", 10000) < steps)
+        unmapped.push_back(where + ": end_at_step (stopping with leftover noise) is not supported; the sampler "
+                                   "finishes the schedule");
+      else if (start == 0 && add != values.end() && add->second.is_string() &&
+               add->second.get<std::string>() != "enable")
+        unmapped.push_back(where + ": add_noise 'disable' is not supported; the sampler starts from noise");
     }
     if (n.type == "VAEEncodeForInpaint" && numberOr(values, "grow_mask_by", 0) > 0)
       unmapped.push_back(where + ": grow_mask_by is not applied (Kiln's VAEEncode feathers the mask instead)");
@@ -458,6 +483,16 @@ ModelFolders defaultModelFolders() {
       if (fs::is_directory(fs::path(home) / sub, ec)) f.roots.push_back((fs::path(home) / sub).string());
   }
   return f;
+}
+
+std::vector<std::string> embeddingFolders(const ModelFolders& folders) {
+  std::vector<std::string> out;
+  for (const auto& root : folders.roots)
+    for (const char* sub : {"embeddings", "models/embeddings"}) {
+      std::error_code ec;
+      if (fs::is_directory(fs::path(root) / sub, ec)) out.push_back((fs::path(root) / sub).string());
+    }
+  return out;
 }
 
 }  // namespace kiln

@@ -262,6 +262,7 @@ struct Engine::Impl {
     };
     env.write_image = options.write_image;
     env.read_image = options.read_image;
+    env.embedding_dirs = options.embedding_dirs;
     env.skip = &rec.skip;
     env.job_bytes = &job_bytes;
 

@@ -264,8 +264,11 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     tracker.start(encode);
     nodes::Conditioning cond;
     {
-      const nodes::TextEncoding positive = pipeline->encodeWeighted(p.prompt);
-      const nodes::TextEncoding negative = pipeline->encodeWeighted(p.negative_prompt);
+      std::vector<std::string> dirs = p.embedding_dirs;
+      dirs.insert(dirs.end(), env.embedding_dirs.begin(), env.embedding_dirs.end());
+      const models::EmbeddingLibrary embeddings(dirs);
+      const nodes::TextEncoding positive = pipeline->encodeWeighted(p.prompt, 1, &embeddings);
+      const nodes::TextEncoding negative = pipeline->encodeWeighted(p.negative_prompt, 1, &embeddings);
       if (!at::isfinite(positive.context).all().item<bool>() || !at::isfinite(negative.context).all().item<bool>())
         throw Error(ErrorKind::NonFinite, "the text encoder produced NaN or infinity (encoding the prompt); "
                                           "the checkpoint's text encoder weights are probably damaged");
@@ -309,7 +312,9 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
                                         p.crop_top,
                                         p.crop_left,
                                         p.height,
-                                        p.width};
+                                        p.width,
+                                        p.aesthetic_score,
+                                        p.negative_aesthetic_score};
     for (int i = 0; i < job.batch; ++i) {
       RenderParams pi = p;
       pi.seed = p.seed + i;

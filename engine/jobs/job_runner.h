@@ -36,6 +36,7 @@ struct RunEnvironment {
   const std::atomic<bool>* skip = nullptr;  // finish the current image, drop the rest
   std::atomic<int64_t>* job_bytes = nullptr;
   std::function<Image(const std::string& path)> read_image;
+  std::vector<std::string> embedding_dirs;  // textual-inversion embeddings for the prompts
 };
 
 struct JobResult {

@@ -13,7 +13,7 @@ namespace kiln::jobs {
 
 struct TimingKey {
   StageKind kind = StageKind::Invalid;
-  std::string family;  // "sd1", "sdxl"
+  std::string family;  // "sd1", "sd2", "sdxl", "sdxl_refiner"
   int64_t pixels = 0;  // width * height of the picture
   std::string dtype;   // "fp32", "bf16"
 };

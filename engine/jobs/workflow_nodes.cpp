@@ -227,10 +227,14 @@ NodeDefinition textEncode() {
   d.schema = {"TextEncode", "Text encode", "conditioning", "Encodes a prompt with the model's text encoders",
               {in("clip", ValueType::Clip, "Text encoder")},
               {text("text", ValueType::String, std::string(), "Text",
-                    "The prompt: (word:1.3), (word), [word] and \\( for a bracket; BREAK starts a new window", true),
+                    "The prompt: (word:1.3), (word), [word] and \\( for a bracket; BREAK starts a new window; "
+                    "embedding:NAME or NAME uses the textual-inversion embedding NAME.safetensors", true),
                number("clip_skip", ValueType::Int, int64_t{1}, 1, 12, 1, "Clip skip",
                       "Use the text encoder's output this many layers from its end (2 is A1111's clip skip 2); "
-                      "for SD 1.x, whose encoder uses its last layer")},
+                      "for SD 1.x, whose encoder uses its last layer"),
+               number("aesthetic_score", ValueType::Float, 6.0, 0, 10, 0.5, "Aesthetic score",
+                      "SDXL refiner only: the aesthetic score this prompt asks for (diffusers uses 6 for the "
+                      "prompt and 2.5 for the negative)")},
               {out(ValueType::Conditioning, "Conditioning")}};
   d.stage = StageKind::EncodePrompt;
   d.stage_name = "Encoding prompt";
@@ -241,10 +245,12 @@ NodeDefinition textEncode() {
     PipelineModel& model = c.run.prepare(ref, WorkflowRun::Part::Text, 0);
     ConditioningValue v;
     v.text = c.stringParam("text");
+    v.aesthetic_score = c.floatParam("aesthetic_score");
+    const models::EmbeddingLibrary embeddings(c.run.env.embedding_dirs);
     {
       memory::DeviceScope on_device(c.run.device);
       const nodes::TextEncoding enc =
-          model.pipeline().encodeWeighted(v.text, static_cast<int>(c.intParam("clip_skip")));
+          model.pipeline().encodeWeighted(v.text, static_cast<int>(c.intParam("clip_skip")), &embeddings);
       if (!at::isfinite(enc.context).all().item<bool>())
         throw Error(ErrorKind::NonFinite, "the text encoder produced NaN or infinity; the checkpoint's text encoder "
                                           "weights are probably damaged");
@@ -293,7 +299,7 @@ NodeDefinition sampler() {
                       "The noise levels the steps visit; diffusers: the model's scheduler config as "
                       "diffusers computes it"),
                number("denoise", ValueType::Float, 1.0, 0, 1, 0.01, "Denoise",
-                      "For a picture's latent: how much of it is repainted")},
+                      "For a picture's latent (VAE encode, or an earlier Sampler's): how much of it is repainted")},
               {out(ValueType::Latent, "Latent")}};
   d.stage = StageKind::Denoise;
   d.stage_name = "Denoising";
@@ -317,7 +323,7 @@ NodeDefinition sampler() {
       throw Error(ErrorKind::InvalidArgument, "denoise " + formatNumber(denoise) + " of " + std::to_string(steps) +
                                                   " steps runs no step; raise the denoise strength or the steps");
     if (!latent.from_image && denoise != 1.0)
-      c.run.env.emit(logEvent("denoise applies to a picture's latent (VAEEncode); ignored for an empty latent"));
+      c.run.env.emit(logEvent("denoise applies to a picture's latent (VAEEncode or an earlier Sampler); ignored for an empty latent"));
     if (pos.context.size(-1) != neg.context.size(-1) || pos.context.dim() != neg.context.dim())
       throw Error(ErrorKind::InvalidArgument, "the positive and negative conditioning come from different text "
                                               "encoders; link both to the same model's TextEncode nodes");
@@ -338,14 +344,17 @@ NodeDefinition sampler() {
                                  ? latent.samples * (scale / latent.scaling_factor)
                                  : latent.samples;
     LatentValue result = latent;
-    result.from_image = false;
+    result.from_image = true;  // a further Sampler refines it (denoise), as an SDXL refiner does
+    result.parameters.clear();  // this sampling's, not an earlier one's
     result.scaling_factor = scale;
     std::vector<at::Tensor> outs;
     {
       memory::DeviceScope on_device(c.run.device);
       nodes::Conditioning cond{nodes::batchContexts(neg.context, pos.context), {}};
       if (pos.pooled.defined() && neg.pooled.defined()) cond.pooled = at::cat({neg.pooled, pos.pooled}, 0);
-      const nodes::SizeConditioning sizes = nodes::SizeConditioning::forImage(h * f, w * f);
+      nodes::SizeConditioning sizes = nodes::SizeConditioning::forImage(h * f, w * f);
+      sizes.aesthetic_score = pos.aesthetic_score;
+      sizes.negative_aesthetic_score = neg.aesthetic_score;
       for (int64_t b = 0; b < batch; ++b) {
         // Image b's noise comes from a generator seeded with seed + b.
         nodes::SeededNoise seeded = nodes::seededNoiseSource(seed + b, {1, channels, h, w});
@@ -382,7 +391,9 @@ NodeDefinition sampler() {
         p.width = static_cast<int>(w * f);
         p.height = static_cast<int>(h * f);
         if (latent.from_image) p.denoise = denoise;
-        result.parameters.push_back(formatA1111Parameters(p, sampling::a1111SamplerName(kind, schedule), ref.name));
+        std::string text = formatA1111Parameters(p, sampling::a1111SamplerName(kind, schedule), ref.name);
+        if (latent.from_image) text += ", Denoising strength: " + formatNumber(denoise);
+        result.parameters.push_back(std::move(text));
       }
     }
     result.samples = at::cat(outs, 0);

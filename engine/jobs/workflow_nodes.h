@@ -30,7 +30,7 @@ struct ModelRef {
   std::string path;  // the checkpoint file
   at::ScalarType dtype = at::kFloat;
   std::string name;    // display name, for the A1111 parameters
-  std::string family;  // "sd1", "sdxl"
+  std::string family;  // "sd1", "sd2", "sdxl", "sdxl_refiner"
   std::vector<LoraSpec> loras;
   LoraMode lora_mode = LoraMode::Auto;
   bool vae_file = false;  // a VAE of its own (LoadVAE), not a checkpoint
@@ -43,12 +43,15 @@ struct ConditioningValue {
   at::Tensor context;  // [1, 77, C]
   at::Tensor pooled;   // [1, P] (SDXL)
   std::string text;
+  double aesthetic_score = 6.0;  // SDXL refiner
 };
 
 struct LatentValue {
   at::Tensor samples;  // [B, C, h, w], scaled by scaling_factor
   double scaling_factor = 0;  // of the model or VAE that made it; 0: any (an empty latent)
-  bool from_image = false;  // encoded from a picture: sampling starts part-way (denoise)
+  // A picture's latent (encoded, or sampled before), not an empty one: sampling starts
+  // part-way (denoise).
+  bool from_image = false;
   at::Tensor mask;          // [B or 1, 1, h, w]: 1 repaints (inpainting); undefined: all
   at::Tensor source_rgb;    // [B, 3, H, W] in [-1, 1]: the encoded picture, for exact composites
   at::Tensor pixel_mask;    // [1, 1, H, W], the mask at pixel resolution

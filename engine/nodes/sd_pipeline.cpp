@@ -2,6 +2,8 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <algorithm>
+#include <map>
 #include <numeric>
 
 #include "core/data_paths.h"
@@ -146,18 +148,42 @@ at::Tensor SdPipeline::contextOf(std::size_t encoder, const models::ClipTextOutp
   }
 }
 
-TextEncoding SdPipeline::encodeWeighted(const std::string& prompt, int clip_skip) const {
+TextEncoding SdPipeline::encodeWeighted(const std::string& prompt, int clip_skip,
+                                        const models::EmbeddingLibrary* embeddings) const {
   constexpr std::size_t kWindow = 75;
-  // Tokens and their weights, in windows.
+  // Tokens and their weights, in windows. An embedding's k-th vector is token -(1 + its
+  // offset among the prompt's embedding vectors + k), mapped past the vocabulary below.
   std::vector<std::vector<std::pair<int64_t, double>>> windows(1);
+  std::vector<models::TextualInversion> used;
+  std::map<std::string, int64_t> offsets;
+  int64_t extra_rows = 0;
+  const models::EmbeddingLibrary none;
   for (const models::WeightedText& run : models::parsePromptWeights(prompt)) {
     if (run.is_break) {
       windows.emplace_back();
       continue;
     }
-    for (int64_t id : tokenizer_.encode(run.text)) {
-      if (windows.back().size() == kWindow) windows.emplace_back();
-      windows.back().emplace_back(id, run.weight);
+    for (const models::PromptPiece& piece : models::splitEmbeddings(run.text, embeddings ? *embeddings : none)) {
+      if (piece.embedding.empty()) {
+        for (int64_t id : tokenizer_.encode(piece.text)) {
+          if (windows.back().size() == kWindow) windows.emplace_back();
+          windows.back().emplace_back(id, run.weight);
+        }
+        continue;
+      }
+      if (!offsets.count(piece.embedding)) {
+        used.push_back(models::loadTextualInversion(*embeddings->find(piece.embedding)));
+        offsets[piece.embedding] = extra_rows;
+        extra_rows += used.back().tokens();
+      }
+      const int64_t offset = offsets[piece.embedding];
+      const auto n = static_cast<std::size_t>(
+          std::find_if(used.begin(), used.end(), [&](const auto& t) { return t.name == piece.embedding; })->tokens());
+      if (!windows.back().empty() && windows.back().size() + n > kWindow) windows.emplace_back();
+      for (std::size_t k = 0; k < n; ++k) {
+        if (windows.back().size() == kWindow) windows.emplace_back();
+        windows.back().emplace_back(-(1 + offset + static_cast<int64_t>(k)), run.weight);
+      }
     }
   }
   const auto& spec = checkpoint_.spec;
@@ -173,7 +199,7 @@ TextEncoding SdPipeline::encodeWeighted(const std::string& prompt, int clip_skip
       std::vector<int64_t> ids{models::ClipTokenizer::kBos};
       std::vector<float> w{1.0f};
       for (const auto& [id, weight] : window) {
-        ids.push_back(id);
+        ids.push_back(id >= 0 ? id : te.config.vocab + (-id - 1));
         w.push_back(static_cast<float>(weight));
         weighted = weighted || weight != 1.0;
       }
@@ -185,7 +211,14 @@ TextEncoding SdPipeline::encodeWeighted(const std::string& prompt, int clip_skip
     }
     const auto count = static_cast<int64_t>(windows.size());
     const at::Tensor ids = at::tensor(flat, at::TensorOptions().dtype(at::kLong)).reshape({count, length});
-    const models::ClipTextOutput o = text_[e]->forward(ids);
+    at::Tensor extra;
+    if (!used.empty()) {
+      std::vector<at::Tensor> rows;
+      for (const auto& ti : used)
+        rows.push_back(ti.forEncoder(te.config.hidden, te.config.layout == models::ClipLayout::OpenClip));
+      extra = at::cat(rows, 0);
+    }
+    const models::ClipTextOutput o = text_[e]->forward(ids, extra);
     at::Tensor z = contextOf(e, o, clip_skip);
     if (weighted) {
       // A1111: weight each token's vector, then restore each window's mean.
@@ -219,13 +252,21 @@ Conditioning SdPipeline::encodePrompts(const std::string& prompt,
   return {enc.context, enc.pooled};
 }
 
-at::Tensor SdPipeline::timeIds(const SizeConditioning& s) {
-  // The order SDXL was trained with: original (h, w), crop (top, left), target (h, w).
-  const std::vector<float> ids{
-      static_cast<float>(s.original_height), static_cast<float>(s.original_width),
-      static_cast<float>(s.crop_top),        static_cast<float>(s.crop_left),
-      static_cast<float>(s.target_height),   static_cast<float>(s.target_width)};
-  return at::tensor(ids).reshape({1, 6}).repeat({2, 1});
+at::Tensor SdPipeline::timeIds(const SizeConditioning& s, bool aesthetic) {
+  // The order SDXL was trained with: original (h, w), crop (top, left), then the target
+  // (h, w) or, for the refiner, the aesthetic score.
+  const auto row = [&](double score) {
+    std::vector<float> ids{static_cast<float>(s.original_height), static_cast<float>(s.original_width),
+                           static_cast<float>(s.crop_top), static_cast<float>(s.crop_left)};
+    if (aesthetic) {
+      ids.push_back(static_cast<float>(score));
+    } else {
+      ids.push_back(static_cast<float>(s.target_height));
+      ids.push_back(static_cast<float>(s.target_width));
+    }
+    return at::tensor(ids).reshape({1, -1});
+  };
+  return at::cat({row(s.negative_aesthetic_score), row(s.aesthetic_score)}, 0);
 }
 
 at::Tensor SdPipeline::sample(const Conditioning& cond, const at::Tensor& noise, int64_t steps,
@@ -236,7 +277,7 @@ at::Tensor SdPipeline::sample(const Conditioning& cond, const at::Tensor& noise,
   if (unet_->config().adm_in_channels > 0) {
     if (!cond.pooled.defined())
       throw Error(ErrorKind::InvalidArgument, "SDXL sampling needs the pooled text embedding");
-    y = unet_->timeIdConditioning(cond.pooled, timeIds(sizes));
+    y = unet_->timeIdConditioning(cond.pooled, timeIds(sizes, checkpoint_.spec.aesthetic_time_ids));
   }
   sampling::ScheduleConfig schedule_config = checkpoint_.spec.schedule;
   schedule_config.zero_terminal_snr = settings.zero_terminal_snr.value_or(schedule_config.zero_terminal_snr);

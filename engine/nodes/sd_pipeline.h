@@ -12,6 +12,7 @@
 
 #include "models/sd/sd_checkpoint.h"
 #include "models/text/clip_tokenizer.h"
+#include "models/text/embeddings.h"
 #include "models/vae/vae_tiling.h"
 #include "nodes/vae_codec.h"
 #include "sampling/steps.h"
@@ -27,10 +28,13 @@ struct Conditioning {
 
 // SDXL's size conditioning ("micro-conditioning"): the size the image pretends to come
 // from, the crop taken from it, and the target size. Defaults: no crop, original = target.
+// The SDXL refiner takes an aesthetic score per prompt in place of the target size (the
+// defaults are diffusers': 6 for the prompt, 2.5 for the negative).
 struct SizeConditioning {
   int64_t original_height = 0, original_width = 0;
   int64_t crop_top = 0, crop_left = 0;
   int64_t target_height = 0, target_width = 0;
+  double aesthetic_score = 6.0, negative_aesthetic_score = 2.5;
 
   static SizeConditioning forImage(int64_t height, int64_t width) {
     return {height, width, 0, 0, height, width};
@@ -81,11 +85,16 @@ class SdPipeline {
   // back to its unweighted mean. Context [1, 77 * windows, C]; pooled from the first
   // window. clip_skip > 1 takes the output that many layers from the end, through the
   // final layer norm, for encoders that use the last layer (SD 1.x).
-  TextEncoding encodeWeighted(const std::string& prompt, int clip_skip = 1) const;
+  // Textual-inversion embeddings named in the prompt come from `embeddings` (see
+  // models/text/embeddings.h); an embedding is not split across windows.
+  TextEncoding encodeWeighted(const std::string& prompt, int clip_skip = 1,
+                              const models::EmbeddingLibrary* embeddings = nullptr) const;
   // [negative, positive] conditioning for CFG, the prompts taken literally (as diffusers
   // does).
   Conditioning encodePrompts(const std::string& prompt, const std::string& negative) const;
-  static at::Tensor timeIds(const SizeConditioning& sizes);  // [2, 6] (SDXL)
+  // [2, 6] for SDXL (the same row twice); [2, 5] with the aesthetic scores for the
+  // refiner: the negative's row, then the prompt's (the CFG batch order).
+  static at::Tensor timeIds(const SizeConditioning& sizes, bool aesthetic = false);
 
   // CFG sampling from the given initial noise [1, 4, h, w]; with `init`, from a
   // picture's latent (image-to-image; inpainting, where the kept area is held at the

@@ -162,6 +162,12 @@ class TestCli : public QObject {
     QTest::newRow("unknown scheduler")
         << (base + QStringList{"--model", sd1, "--scheduler", "beta", "--out", "o.png"}) << 1
         << "unknown schedule 'beta'";
+    QTest::newRow("bad aesthetic score")
+        << (base + QStringList{"--model", sd1, "--aesthetic-score", "pretty", "--out", "o.png"}) << 2
+        << "--aesthetic-score needs a number, got 'pretty'";
+    QTest::newRow("missing embedding")
+        << (base + QStringList{"--model", sd1, "--prompt", "a embedding:nowhere-xyz star", "--out", "o.png"}) << 1
+        << "the prompt names embedding 'nowhere-xyz'";
     QTest::newRow("bad vae tiling")
         << (base + QStringList{"--model", sd1, "--vae-tiling", "sometimes", "--out", "o.png"}) << 2
         << "--vae-tiling must be auto, always or never";

@@ -37,4 +37,8 @@ ComfyImport importComfyWorkflow(std::string_view json, const ModelFolders& folde
 // ~/ComfyUI, ~/stable-diffusion-webui and ~/.local/share/kiln/models where they exist.
 ModelFolders defaultModelFolders();
 
+// The embeddings folders of model roots that exist: <root>/embeddings (A1111) and
+// <root>/models/embeddings (ComfyUI).
+std::vector<std::string> embeddingFolders(const ModelFolders& folders);
+
 }  // namespace kiln

@@ -106,7 +106,7 @@ struct Event {
   std::vector<Image> outputs;
   std::vector<std::string> output_paths;
   std::vector<std::string> notices;
-  std::string model_family;  // "sd1", "sdxl"
+  std::string model_family;  // "sd1", "sd2", "sdxl", "sdxl_refiner"
   ErrorKind error = ErrorKind::Invalid;
   std::string message;
   kiln::MemoryStats memory;
@@ -142,6 +142,9 @@ struct EngineOptions {
   int64_t host_budget_bytes = 0;    // most host memory cached models hold; 0: no limit
   // How weights are spread between the device and host memory (see kiln/offload.h).
   OffloadSettings offload;
+  // Folders of textual-inversion embeddings for every job's prompts (TextEncode nodes and
+  // renders, after RenderParams::embedding_dirs); see embeddingFolders().
+  std::vector<std::string> embedding_dirs;
 };
 
 // Where applications keep the stage timings: $XDG_CACHE_HOME/kiln/stage-timings.json

@@ -40,6 +40,12 @@ struct RenderParams {
   int original_height = 0;
   int crop_top = 0;
   int crop_left = 0;
+  // SDXL refiner: the aesthetic score the prompt and the negative prompt condition on.
+  double aesthetic_score = 6.0;
+  double negative_aesthetic_score = 2.5;
+  // Folders of textual-inversion embeddings (.safetensors) that the prompts name, as
+  // `embedding:NAME` or by the bare file name (see engine/models/text/embeddings.h).
+  std::vector<std::string> embedding_dirs;
   ComputeDType dtype = ComputeDType::Float32;
   int threads = 0;  // 0: all cores
   // LoRAs for this render, in order, and how they reach the weights.
@@ -74,7 +80,7 @@ using ProgressFn = std::function<void(const RenderProgress&)>;
 struct RenderResult {
   Image image;                       // RGB, with the "parameters" text attribute set
   std::vector<std::string> notices;  // things the user should know (sizes snapped, ...)
-  std::string model_family;          // "sd1", "sdxl"
+  std::string model_family;          // "sd1", "sd2", "sdxl", "sdxl_refiner"
 };
 
 // The model Kiln ships with (a small SD 1.x-layout model of coloured shapes, 64x64),

@@ -21,6 +21,7 @@ constexpr const char* kSd1Text = "cond_stage_model.transformer.text_model.";
 constexpr const char* kSd2Text = "cond_stage_model.model.";
 constexpr const char* kSdxlText1 = "conditioner.embedders.0.transformer.text_model.";
 constexpr const char* kSdxlText2 = "conditioner.embedders.1.model.";
+constexpr const char* kSdxlRefinerText = "conditioner.embedders.0.model.";
 
 json readJson(const fs::path& path) {
   std::ifstream f(path);
@@ -193,8 +194,10 @@ void applyDiffusersConfigs(const fs::path& dir, Checkpoint& ck) {
     if (u.contains("addition_time_embed_dim") && u["addition_time_embed_dim"].is_number_integer())
       spec.unet.time_id_embed_dim = u["addition_time_embed_dim"].get<int64_t>();
   }
-  const char* te_dirs[] = {"text_encoder", "text_encoder_2"};
-  for (std::size_t i = 0; i < spec.text_encoders.size() && i < 2; ++i) {
+  const std::vector<const char*> te_dirs = spec.family == ModelFamily::SDXLRefiner
+                                              ? std::vector<const char*>{"text_encoder_2"}
+                                              : std::vector<const char*>{"text_encoder", "text_encoder_2"};
+  for (std::size_t i = 0; i < spec.text_encoders.size() && i < te_dirs.size(); ++i) {
     const fs::path cfg = dir / te_dirs[i] / "config.json";
     if (fs::is_regular_file(cfg, ec))
       applyTextOverrides(readJson(cfg), spec.text_encoders[i], cfg.string());
@@ -229,12 +232,13 @@ Checkpoint openDiffusersFolder(const fs::path& dir) {
   using namespace tensor_io;
   Checkpoint ck;
   std::error_code ec;
-  if (!fs::is_directory(dir / "unet", ec) || !fs::is_directory(dir / "vae", ec) ||
-      !fs::is_directory(dir / "text_encoder", ec))
+  const bool has_te1 = fs::is_directory(dir / "text_encoder", ec);
+  const bool has_te2 = fs::is_directory(dir / "text_encoder_2", ec);
+  if (!fs::is_directory(dir / "unet", ec) || !fs::is_directory(dir / "vae", ec) || (!has_te1 && !has_te2))
     throw Error(ErrorKind::UnsupportedModel,
                 "'" + dir.string() +
                     "' is not a diffusers model folder (it needs unet/, vae/ and "
-                    "text_encoder/ subfolders)");
+                    "text_encoder/ subfolders, or text_encoder_2/ for an SDXL refiner)");
   const auto unet =
       SafetensorsFile::open(findWeights(dir / "unet", {"diffusion_pytorch_model.safetensors",
                                                        "diffusion_pytorch_model.fp16.safetensors"})
@@ -243,18 +247,18 @@ Checkpoint openDiffusersFolder(const fs::path& dir) {
       SafetensorsFile::open(findWeights(dir / "vae", {"diffusion_pytorch_model.safetensors",
                                                       "diffusion_pytorch_model.fp16.safetensors"})
                                 .string());
-  const auto te1 = SafetensorsFile::open(
-      findWeights(dir / "text_encoder", {"model.safetensors", "model.fp16.safetensors"}).string());
+  const auto weightsOf = [&](const char* sub) {
+    return SafetensorsFile::open(findWeights(dir / sub, {"model.safetensors", "model.fp16.safetensors"}).string());
+  };
   mapDiffusersUNet(unet, "model.diffusion_model.", ck.index);
   mapDiffusersVae(vae, "first_stage_model.", ck.index);
-  if (fs::is_directory(dir / "text_encoder_2", ec)) {
-    const auto te2 = SafetensorsFile::open(
-        findWeights(dir / "text_encoder_2", {"model.safetensors", "model.fp16.safetensors"})
-            .string());
-    mapHfClipText(te1, "conditioner.embedders.0.transformer.", ck.index);
-    mapHfClipToOpenClip(te2, kSdxlText2, ck.index);
+  if (has_te1 && has_te2) {
+    mapHfClipText(weightsOf("text_encoder"), "conditioner.embedders.0.transformer.", ck.index);
+    mapHfClipToOpenClip(weightsOf("text_encoder_2"), kSdxlText2, ck.index);
+  } else if (has_te2) {
+    mapHfClipToOpenClip(weightsOf("text_encoder_2"), kSdxlRefinerText, ck.index);  // SDXL refiner
   } else {
-    mapHfClipText(te1, "cond_stage_model.transformer.", ck.index);
+    mapHfClipText(weightsOf("text_encoder"), "cond_stage_model.transformer.", ck.index);
   }
   ck.spec = detectSdModel(ck.index);
   applyDiffusersConfigs(dir, ck);
@@ -271,6 +275,8 @@ const char* familyName(ModelFamily family) {
       return "sdxl";
     case ModelFamily::SD2:
       return "sd2";
+    case ModelFamily::SDXLRefiner:
+      return "sdxl_refiner";
     case ModelFamily::Invalid:
       break;
   }
@@ -309,14 +315,21 @@ SdModelSpec detectSdModel(const tensor_io::TensorIndex& index) {
     spec.vae.scaling_factor = 0.18215;
     spec.schedule.spacing = sampling::TimestepSpacing::Leading;
     spec.native_width = spec.native_height = 512;
-  } else if (index.hasPrefix("conditioner.embedders.0.model.")) {
-    throw Error(
-        ErrorKind::UnsupportedModel,
-        "this looks like an SDXL refiner checkpoint; Kiln runs SD 1.x, SD 2.x and SDXL base so far");
+  } else if (index.contains(std::string(kSdxlRefinerText) + "token_embedding.weight")) {
+    // SDXL refiner: OpenCLIP ViT-bigG alone (SDXL's second encoder), size conditioning
+    // with an aesthetic score in place of the target size.
+    spec.family = ModelFamily::SDXLRefiner;
+    spec.text_encoders = {{kSdxlRefinerText,
+                           ClipTextConfig::detect(index, kSdxlRefinerText, ClipLayout::OpenClip), 0,
+                           TextOutput::Penultimate, true}};
+    spec.vae.scaling_factor = 0.13025;
+    spec.schedule.spacing = sampling::TimestepSpacing::Leading;
+    spec.aesthetic_time_ids = true;
+    spec.native_width = spec.native_height = 1024;
   } else {
     throw Error(
         ErrorKind::UnsupportedModel,
-        "not a checkpoint Kiln recognises (expected an SD 1.x, SD 2.x or SDXL text encoder); found " +
+        "not a checkpoint Kiln recognises (expected an SD 1.x, SD 2.x, SDXL or SDXL refiner text encoder); found " +
             index.summary());
   }
   if (!has_unet || !has_vae)
@@ -330,16 +343,18 @@ SdModelSpec detectSdModel(const tensor_io::TensorIndex& index) {
     v.scaling_factor = spec.vae.scaling_factor;
     return v;
   }();
-  if (spec.family == ModelFamily::SDXL) {
+  if (spec.family == ModelFamily::SDXL || spec.family == ModelFamily::SDXLRefiner) {
     spec.unet.num_heads = 0;
     spec.unet.num_head_channels = 64;
-    const int64_t pooled = spec.text_encoders[1].config.projection_dim;
-    if (spec.unet.adm_in_channels <= pooled || (spec.unet.adm_in_channels - pooled) % 6 != 0)
+    const int64_t pooled = spec.text_encoders.back().config.projection_dim;
+    const int64_t ids = spec.aesthetic_time_ids ? 5 : 6;
+    if (spec.unet.adm_in_channels <= pooled || (spec.unet.adm_in_channels - pooled) % ids != 0)
       throw Error(ErrorKind::ShapeMismatch,
-                  "SDXL label embedding takes " + std::to_string(spec.unet.adm_in_channels) +
-                      " inputs, which does not fit a " + std::to_string(pooled) +
-                      "-wide pooled embedding plus 6 size ids");
-    spec.unet.time_id_embed_dim = (spec.unet.adm_in_channels - pooled) / 6;
+                  std::string(familyName(spec.family)) + " label embedding takes " +
+                      std::to_string(spec.unet.adm_in_channels) + " inputs, which does not fit a " +
+                      std::to_string(pooled) + "-wide pooled embedding plus " + std::to_string(ids) +
+                      (spec.aesthetic_time_ids ? " size and aesthetic-score ids" : " size ids"));
+    spec.unet.time_id_embed_dim = (spec.unet.adm_in_channels - pooled) / ids;
     int64_t context = 0;
     for (const auto& te : spec.text_encoders) context += te.config.hidden;
     if (context != spec.unet.context_dim)

@@ -13,7 +13,7 @@
 
 namespace kiln::models {
 
-enum class ModelFamily { Invalid = 0, SD1, SDXL, SD2 };
+enum class ModelFamily { Invalid = 0, SD1, SDXL, SD2, SDXLRefiner };
 const char* familyName(ModelFamily family);
 
 // Which hidden state conditions the UNet: the last (through the final layer norm), the
@@ -36,6 +36,9 @@ struct SdModelSpec {
   VaeConfig vae;
   std::vector<TextEncoderSpec> text_encoders;
   sampling::ScheduleConfig schedule;
+  // The UNet's size conditioning ends with an aesthetic score instead of the target size
+  // (SDXL refiner: original size, crop, score; SDXL base: original size, crop, target size).
+  bool aesthetic_time_ids = false;
   // Epsilon unless the file says otherwise: a "v_pred" key or "ztsnr" key (ComfyUI's
   // marks), "modelspec.prediction_type" metadata, "parameterization": "v" in the sidecar
   // configuration, a diffusers scheduler's prediction_type; for SD 2.x without any of

@@ -1,4 +1,5 @@
 #include "models/text/clip_text.h"
+#include "models/text/clip_tokenizer.h"
 
 #include <limits>
 
@@ -115,7 +116,7 @@ std::vector<std::string> ClipTextModel::ignoredKeys() const {
   return {prefix_ + "embeddings.position_ids"};
 }
 
-ClipTextOutput ClipTextModel::forward(const at::Tensor& ids) const {
+ClipTextOutput ClipTextModel::forward(const at::Tensor& ids, const at::Tensor& extra) const {
   const auto& c = config_;
   if (ids.dim() != 2 || ids.size(1) > c.max_positions)
     throw Error(ErrorKind::InvalidArgument, "text encoder input must be [batch, <=" +
@@ -126,7 +127,11 @@ ClipTextOutput ClipTextModel::forward(const at::Tensor& ids) const {
   at::Tensor x;
   {
     const GroupScope group(params_, 0);
-    x = at::embedding(token_embedding, ids) + position_embedding.narrow(0, 0, n).unsqueeze(0);
+    if (extra.defined() && (extra.dim() != 2 || extra.size(1) != c.hidden))
+      throw Error(ErrorKind::ShapeMismatch, "embedding vectors must be [tokens, " + std::to_string(c.hidden) + "]");
+    const at::Tensor table =
+        extra.defined() ? at::cat({token_embedding, extra.to(token_embedding.options())}, 0) : token_embedding;
+    x = at::embedding(table, ids) + position_embedding.narrow(0, 0, n).unsqueeze(0);
   }
   const at::Tensor mask = at::full({n, n}, -std::numeric_limits<float>::infinity(), opts).triu(1);
 
@@ -151,7 +156,10 @@ ClipTextOutput ClipTextModel::forward(const at::Tensor& ids) const {
   }
   const GroupScope group(params_, final_group_);
   out.last_hidden_state = final_ln_(x);
-  const at::Tensor eos = ids.argmax(-1);
+  // The first end token (where argmax over the ids finds it, as CLIP's vocabulary ends
+  // with it; an embedding's ids lie beyond the vocabulary).
+  const at::Tensor is_end = ids.eq(ClipTokenizer::kEos);
+  const at::Tensor eos = at::where(is_end.any(-1), is_end.to(at::kFloat).argmax(-1), ids.argmax(-1));
   std::vector<at::Tensor> rows;
   for (int64_t b = 0; b < ids.size(0); ++b)
     rows.push_back(out.last_hidden_state.select(0, b).select(0, eos[b].item<int64_t>()));

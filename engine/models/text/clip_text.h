@@ -47,8 +47,9 @@ class ClipTextModel {
   const ParamList& params() const noexcept { return params_; }
   // Keys that real checkpoints carry but the model does not use.
   std::vector<std::string> ignoredKeys() const;
-  // ids: [B, N] int64.
-  ClipTextOutput forward(const at::Tensor& ids) const;
+  // ids: [B, N] int64. Ids from vocab on index rows of `extra` [K, hidden] (vectors of
+  // textual-inversion embeddings). The pooled output is taken at the first end token.
+  ClipTextOutput forward(const at::Tensor& ids, const at::Tensor& extra = {}) const;
   // The final layer norm on another layer's output (clip skip).
   at::Tensor finalNorm(const at::Tensor& hidden) const;
 

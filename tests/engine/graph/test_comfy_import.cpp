@@ -209,7 +209,10 @@ class TestComfyImport : public QObject {
     const kiln::ComfyImport im = kiln::importComfyWorkflow(api, folders_);
     QVERIFY2(hasLine(im.unmapped, "node 10 (LatentUpscaleBy): Kiln has no node of this type; it was left out"),
              joined(im.unmapped).c_str());
-    QVERIFY(hasLine(im.unmapped, "node 3 (KSamplerAdvanced): add_noise, start_at_step and end_at_step"));
+    QVERIFY2(hasLine(im.unmapped, "node 3 (KSamplerAdvanced): start_at_step 1 of 3 becomes denoise 0.666667: the "
+                                  "sampler re-noises"),
+             joined(im.unmapped).c_str());
+    QCOMPARE(std::get<double>(im.workflow.node("3")->params.at("denoise")), 2.0 / 3.0);
     const kiln::Workflow& w = im.workflow;
     QCOMPARE(std::get<std::string>(w.node("8")->params.at("tiling")), std::string("always"));
     QCOMPARE(std::get<int64_t>(w.node("8")->params.at("tile_size")), int64_t{256});
@@ -218,6 +221,34 @@ class TestComfyImport : public QObject {
     const std::string problems = kiln::describeProblems(kiln::validateWorkflow(w, kiln::builtinNodeSchemas()));
     QVERIFY2(problems.find("node 3: Sampler: input 'latent_image' (LATENT) is not linked") != std::string::npos,
              problems.c_str());
+  }
+
+  // An SDXL refiner's text node becomes TextEncode with its aesthetic score; a refiner's
+  // KSamplerAdvanced that stops early says so.
+  void mapsRefinerNodes() {
+    std::string api = apiWorkflow("sd1/tiny.safetensors");
+    const auto replace = [&api](const std::string& from, const std::string& to) {
+      const auto at = api.find(from);
+      QVERIFY2(at != std::string::npos, from.c_str());
+      api.replace(at, from.size(), to);
+    };
+    replace("\"text\": \"blurry\", \"clip\": [\"4\", 1]}, \"class_type\": \"CLIPTextEncode\"",
+            "\"text\": \"blurry\", \"ascore\": 2.5, \"width\": 1024, \"height\": 1024, \"clip\": [\"4\", 1]}, "
+            "\"class_type\": \"CLIPTextEncodeSDXLRefiner\"");
+    replace("\"class_type\": \"KSampler\"", "\"class_type\": \"KSamplerAdvanced\"");
+    replace("\"seed\": 5", "\"noise_seed\": 5, \"add_noise\": \"enable\", \"start_at_step\": 0, "
+                           "\"end_at_step\": 2, \"return_with_leftover_noise\": \"enable\"");
+    const kiln::ComfyImport im = kiln::importComfyWorkflow(api, folders_);
+    const kiln::Workflow& w = im.workflow;
+    QCOMPARE(w.node("7")->type, std::string("TextEncode"));
+    QCOMPARE(std::get<std::string>(w.node("7")->params.at("text")), std::string("blurry"));
+    QCOMPARE(std::get<double>(w.node("7")->params.at("aesthetic_score")), 2.5);
+    QVERIFY2(hasLine(im.unmapped, "node 3 (KSamplerAdvanced): end_at_step (stopping with leftover noise) is not "
+                                  "supported"),
+             joined(im.unmapped).c_str());
+    QVERIFY(!w.node("3")->params.count("denoise"));
+    const auto problems = kiln::validateWorkflow(w, kiln::builtinNodeSchemas());
+    QVERIFY2(problems.empty(), kiln::describeProblems(problems).c_str());
   }
 
   // VAELoader becomes LoadVAE, its file found under models/vae.

@@ -1,5 +1,6 @@
 // Conformance of the SD 1.x and SDXL models against the reference implementation's
 // vectors in ../shared/conformance/sd-tiny-1234, for single files and diffusers folders.
+#include <QDir>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
@@ -371,19 +372,92 @@ class TestSdConformance : public QObject {
     writeSd2(meta, false, {{"modelspec.prediction_type", "v"}}, "");
     QCOMPARE(kiln::models::openCheckpoint(meta.toStdString()).spec.prediction, kiln::sampling::Prediction::V);
 
-    // An SDXL refiner's layout (OpenCLIP under conditioner.embedders.0.model.) is named.
-    const QString refiner = dir.filePath("refiner.safetensors");
-    kiln::testing::writeVariant(refiner, [](std::vector<kiln::testing::TensorToWrite>& t, auto&) {
-      for (auto& x : t)
-        if (x.name.rfind("cond_stage_model.", 0) == 0)
-          x.name = "conditioner.embedders.0.model." + x.name.substr(std::string("cond_stage_model.").size());
-    });
+  }
+
+  // An SDXL refiner written from the sdxl tiny file: its OpenCLIP encoder alone under
+  // conditioner.embedders.0.model., cross-attention over that encoder's 24 channels, and a
+  // label embedding for pooled + 5 ids (the aesthetic score in place of the target size).
+  // It must equal the base model whose weights for the CLIP-L channels and the target
+  // width are zero, given the score as its target height.
+  void runsSdxlRefiner() {
+    QTemporaryDir dir;
+    const QString refiner = dir.filePath("refiner.safetensors"), base = dir.filePath("base_masked.safetensors");
+    const int64_t clip_l = 16, clip_g = 24, pooled = 20, id_width = 8;
     try {
-      (void)kiln::models::openCheckpoint(refiner.toStdString());
+      kiln::testing::writeSdxlRefiner(refiner);
+      kiln::testing::writeVariant(
+          base,
+          [&](std::vector<kiln::testing::TensorToWrite>& t, std::vector<std::vector<uint8_t>>& s) {
+            for (std::size_t i = 0; i < t.size(); ++i)
+              if (t[i].name.find("attn2.to_k.weight") != std::string::npos ||
+                  t[i].name.find("attn2.to_v.weight") != std::string::npos)
+                kiln::testing::zeroColumns(t, s, t[i].name, 0, clip_l);
+            kiln::testing::zeroColumns(t, s, "model.diffusion_model.label_emb.0.0.weight", pooled + 5 * id_width,
+                                       id_width);
+          },
+          {}, "sdxl");
+    } catch (const std::exception& e) {
+      QFAIL(e.what());
+    }
+    std::unique_ptr<kiln::nodes::SdPipeline> ref_pipe, base_pipe;
+    try {
+      const auto ck = kiln::models::openCheckpoint(refiner.toStdString());
+      QCOMPARE(ck.spec.family, kiln::models::ModelFamily::SDXLRefiner);
+      QCOMPARE(std::string(kiln::models::familyName(ck.spec.family)), std::string("sdxl_refiner"));
+      QCOMPARE(ck.spec.text_encoders.size(), std::size_t{1});
+      QCOMPARE(ck.spec.text_encoders[0].prefix, std::string("conditioner.embedders.0.model."));
+      QCOMPARE(ck.spec.text_encoders[0].output, kiln::models::TextOutput::Penultimate);
+      QVERIFY(ck.spec.text_encoders[0].provides_pooled);
+      QCOMPARE(ck.spec.text_encoders[0].pad_id, int64_t{0});
+      QVERIFY(ck.spec.aesthetic_time_ids);
+      QCOMPARE(ck.spec.unet.context_dim, clip_g);
+      QCOMPARE(ck.spec.unet.time_id_embed_dim, id_width);
+      QCOMPARE(ck.spec.native_width, 1024);
+      ref_pipe = std::make_unique<kiln::nodes::SdPipeline>(ck, at::kFloat);
+      base_pipe = std::make_unique<kiln::nodes::SdPipeline>(kiln::models::openCheckpoint(base.toStdString()), at::kFloat);
+    } catch (const std::exception& e) {
+      QFAIL(e.what());
+    }
+    // The refiner's text encoder is SDXL's second: same context channels and pooled output.
+    const auto rc = ref_pipe->encodePrompts("a red star", "blurry");
+    const auto bc = base_pipe->encodePrompts("a red star", "blurry");
+    QCOMPARE(rc.context.size(-1), clip_g);
+    expectClose(rc.context, bc.context.narrow(-1, clip_l, clip_g), 1e-6, "refiner context");
+    expectClose(rc.pooled, bc.pooled, 1e-6, "refiner pooled");
+
+    kiln::nodes::SizeConditioning sizes = kiln::nodes::SizeConditioning::forImage(64, 64);
+    sizes.crop_top = 8;
+    sizes.aesthetic_score = sizes.negative_aesthetic_score = 6.0;
+    const at::Tensor ids = kiln::nodes::SdPipeline::timeIds(sizes, true);
+    QVERIFY(at::equal(ids, at::tensor({64.f, 64.f, 8.f, 0.f, 6.f, 64.f, 64.f, 8.f, 0.f, 6.f}).reshape({2, 5})));
+    kiln::nodes::SizeConditioning as_base = sizes;
+    as_base.target_height = 6;  // the score's place; the target width's weights are zero
+
+    const at::Tensor noise = kiln::nodes::seededNoise(5, {1, 4, 8, 8});
+    const at::Tensor refined = ref_pipe->sample(rc, noise, 3, 5.0, sizes);
+    const at::Tensor from_base = base_pipe->sample(bc, noise, 3, 5.0, as_base);
+    QVERIFY(at::isfinite(refined).all().item<bool>());
+    expectClose(refined, from_base, 1e-4, "refiner sample against the masked base");
+
+    // Each prompt's score reaches the model: the negative's row, then the prompt's.
+    sizes.negative_aesthetic_score = 2.5;
+    QVERIFY(at::equal(kiln::nodes::SdPipeline::timeIds(sizes, true).select(1, 4), at::tensor({2.5f, 6.f})));
+    const at::Tensor low_negative = ref_pipe->sample(rc, noise, 3, 5.0, sizes);
+    QVERIFY(!at::allclose(low_negative, refined, 1e-4, 1e-4));
+
+    // A diffusers folder with text_encoder_2 alone is read as a refiner; a base UNet in it
+    // does not fit the refiner's five ids and is refused with the reason.
+    const QString folder = dir.filePath("refiner_diffusers");
+    QVERIFY(QDir().mkpath(folder));
+    const QString sdxl = QString::fromStdString(kiln::testing::conformancePath("sd-tiny-1234/sdxl"));
+    for (const char* sub : {"unet", "vae", "text_encoder_2", "scheduler"})
+      QVERIFY(QFile::link(sdxl + "/" + sub, folder + "/" + sub));
+    try {
+      (void)kiln::models::openCheckpoint(folder.toStdString());
       QFAIL("opened");
     } catch (const kiln::Error& e) {
-      QCOMPARE(e.kind(), kiln::ErrorKind::UnsupportedModel);
-      QVERIFY2(std::string(e.what()).find("SDXL refiner") != std::string::npos, e.what());
+      QCOMPARE(e.kind(), kiln::ErrorKind::ShapeMismatch);
+      QVERIFY2(std::string(e.what()).find("sdxl_refiner label embedding takes 68 inputs") != std::string::npos, e.what());
     }
   }
 
