@@ -89,8 +89,10 @@ RenderParams parseParams(const QCommandLineParser& p) {
     r.dtype = ComputeDType::Float32;
   } else if (dtype == "bf16") {
     r.dtype = ComputeDType::BFloat16;
+  } else if (dtype == "fp16") {
+    r.dtype = ComputeDType::Float16;
   } else {
-    throw UsageError{"--dtype must be fp32 or bf16, got '" + dtype + "'"};
+    throw UsageError{"--dtype must be fp32, bf16 or fp16, got '" + dtype + "'"};
   }
   r.threads = toInt(p, "threads", 0);
   for (const QString& spec : p.values("lora")) {
@@ -190,7 +192,7 @@ int runRender(const QStringList& arguments) {
       {"crop", "SDXL size conditioning: crop TOP,LEFT (default 0,0).", "t,l"},
       {"aesthetic-score", "SDXL refiner: the prompt's aesthetic score (default 6).", "x"},
       {"negative-aesthetic-score", "SDXL refiner: the negative prompt's aesthetic score (default 2.5).", "x"},
-      {"dtype", "Compute precision: fp32 or bf16 (default fp32).", "type"},
+      {"dtype", "Compute precision: fp32, bf16 or fp16 (a GPU; default fp32).", "type"},
       {"threads", "CPU threads (default: all cores).", "n"},
       {"lora",
        "A LoRA merged for this render: FILE[:STRENGTH[:TEXT_ENCODER_STRENGTH]] (strength default 1; "

@@ -155,9 +155,12 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   at::set_num_threads(p.threads > 0 ? p.threads
                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   if (p.model_path.empty()) p.model_path = starterModelPath();
-  const at::ScalarType dtype = p.dtype == ComputeDType::BFloat16 ? at::kBFloat16 : at::kFloat;
+  const at::ScalarType dtype = p.dtype == ComputeDType::BFloat16 ? at::kBFloat16
+                               : p.dtype == ComputeDType::Float16 ? at::kHalf
+                                                                  : at::kFloat;
   memory::CpuDevice cpu;
   memory::Device& device = env.device ? *env.device : cpu;
+  checkComputeDtype(dtype, device);
   const std::string cache_key = modelKey(p.model_path, dtype);
   const bool cached = env.cache && env.cache->contains(cache_key);
   std::optional<models::Checkpoint> checkpoint;
@@ -203,14 +206,15 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     result.notices.push_back("denoise " + formatNumber(p.denoise) + " applies to image-to-image only; ignored");
   const nodes::VaeTilingSettings tiling = vaeTilingSettings(p);
   const auto vaePlan = [&](nodes::VaeWork work) {
-    return nodes::planVae(work, tiling, spec.vae, p.height, p.width, dtype, availableWorkBytes(device));
+    return nodes::planVae(work, tiling, spec.vae, p.height, p.width, nodes::vaeComputeDtype(dtype),
+                          availableWorkBytes(device));
   };
   const auto tilePixels = [](const nodes::VaePlan& plan) { return plan.tiled ? plan.tile_pixels * plan.tile_pixels : 0; };
 
   // The plan: every stage with its unit and (where known) its size, before any runs.
   ProgressTracker tracker(env, {StageKind::Invalid, result.model_family,
                                 static_cast<int64_t>(p.width) * p.height,
-                                dtype == at::kBFloat16 ? "bf16" : "fp32"});
+                                computeDtypeName(dtype)});
   const bool save = !job.output_path.empty();
   const int load = cached ? -1
                          : tracker.add(StageKind::LoadModel, "Loading model", "bytes", 0, -1,

@@ -3,9 +3,28 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "kiln/error.h"
 #include "kiln/units.h"
 
 namespace kiln::jobs {
+
+at::ScalarType computeScalarType(const std::string& name) {
+  if (name == "fp32") return at::kFloat;
+  if (name == "bf16") return at::kBFloat16;
+  if (name == "fp16") return at::kHalf;
+  throw Error(ErrorKind::InvalidArgument, "compute precision '" + name + "' is not fp32, bf16 or fp16");
+}
+
+const char* computeDtypeName(at::ScalarType dtype) {
+  return dtype == at::kBFloat16 ? "bf16" : dtype == at::kHalf ? "fp16" : "fp32";
+}
+
+void checkComputeDtype(at::ScalarType dtype, const memory::Device& device) {
+  if (dtype == at::kHalf && device.kind() != memory::DeviceKind::Cuda)
+    throw Error(ErrorKind::InvalidArgument,
+                "fp16 compute needs a GPU (the " + device.name() +
+                    " device has no half-precision kernels); choose bf16 (fast on CPUs with AVX-512 BF16) or fp32");
+}
 
 std::string modelKey(const std::string& path, at::ScalarType dtype) {
   std::error_code ec;

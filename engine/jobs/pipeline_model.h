@@ -21,6 +21,14 @@ namespace kiln::jobs {
 // Identifies a model file as loaded: path, size and modification time, dtype.
 std::string modelKey(const std::string& path, at::ScalarType dtype);
 
+// Compute precision by name ("fp32", "bf16", "fp16") and back; throws
+// kiln::Error(InvalidArgument) for another name.
+at::ScalarType computeScalarType(const std::string& name);
+const char* computeDtypeName(at::ScalarType dtype);
+// fp16 needs a CUDA device (libtorch's CPU kernels lack half precision): throws
+// kiln::Error(InvalidArgument) saying what to choose instead.
+void checkComputeDtype(at::ScalarType dtype, const memory::Device& device);
+
 // Byte counts are kept as they change, so other threads can read them while a job moves
 // the weights.
 class PipelineModel final : public memory::CachedModel {

@@ -21,7 +21,7 @@ nodes::VaeTilingSettings vaeTilingSettings(const RenderParams& p) {
 
 nodes::VaePlan planVaeStage(nodes::VaeWork work, const nodes::SdPipeline& pipeline, const RenderParams& params,
                             int64_t height, int64_t width, const memory::Device& device) {
-  return nodes::planVae(work, vaeTilingSettings(params), pipeline.spec().vae, height, width, pipeline.dtype(),
+  return nodes::planVae(work, vaeTilingSettings(params), pipeline.spec().vae, height, width, pipeline.codec().dtype,
                         availableWorkBytes(device));
 }
 

@@ -99,7 +99,8 @@ NodeDefinition loadCheckpoint() {
   d.schema = {"LoadCheckpoint", "Load checkpoint", "loaders",
               "Loads an SD 1.x, SD 2.x or SDXL checkpoint (a .safetensors file or a diffusers folder)", {},
               {text("ckpt_name", ValueType::File, std::string(), "Checkpoint", "The model file; empty: the starter model"),
-               choice("dtype", {"fp32", "bf16"}, "fp32", "Compute precision", "bf16 is faster on recent CPUs"),
+               choice("dtype", {"fp32", "bf16", "fp16"}, "fp32", "Compute precision",
+                      "bf16 is faster on recent CPUs and GPUs; fp16 needs a GPU (the VAE then computes in fp32)"),
                choice("prediction", {"auto", "epsilon", "v_prediction"}, "auto", "Prediction",
                       "What the model predicts; auto: what the file says (SD 2.x 768 models predict v)"),
                choice("zero_terminal_snr", {"auto", "on", "off"}, "auto", "Zero terminal SNR",
@@ -111,7 +112,8 @@ NodeDefinition loadCheckpoint() {
   d.run = [](NodeCall& c) {
     ModelRef ref;
     ref.path = resolveModelPath(c.stringParam("ckpt_name"));
-    ref.dtype = c.stringParam("dtype") == "bf16" ? at::kBFloat16 : at::kFloat;
+    ref.dtype = computeScalarType(c.stringParam("dtype"));
+    checkComputeDtype(ref.dtype, c.run.device);
     ref.key = modelKey(ref.path, ref.dtype);
     if (c.stringParam("prediction") != "auto")
       ref.prediction = c.stringParam("prediction") == "v_prediction" ? sampling::Prediction::V : sampling::Prediction::Epsilon;
@@ -159,7 +161,8 @@ NodeDefinition loadVae() {
   d.schema = {"LoadVAE", "Load VAE", "loaders",
               "Loads a VAE from a file of its own, to decode and encode in place of the checkpoint's", {},
               {text("vae_name", ValueType::File, ParamValue(), "VAE", "The VAE file (.safetensors)"),
-               choice("dtype", {"fp32", "bf16"}, "fp32", "Compute precision", "")},
+               choice("dtype", {"fp32", "bf16", "fp16"}, "fp32", "Compute precision",
+                      "fp16 computes in fp32 here: SD VAEs overflow half precision")},
               {out(ValueType::Vae, "VAE")}};
   d.stage = StageKind::LoadModel;
   d.stage_name = "Loading VAE";
@@ -169,7 +172,8 @@ NodeDefinition loadVae() {
     ModelRef ref;
     ref.vae_file = true;
     ref.path = c.stringParam("vae_name");
-    ref.dtype = c.stringParam("dtype") == "bf16" ? at::kBFloat16 : at::kFloat;
+    ref.dtype = computeScalarType(c.stringParam("dtype"));
+    checkComputeDtype(ref.dtype, c.run.device);
     ref.key = "vae|" + modelKey(ref.path, ref.dtype);
     ref.name = std::filesystem::path(ref.path).stem().string();
     (void)c.run.vae(ref, 0);  // loads it (into the model cache) now, as this node's stage

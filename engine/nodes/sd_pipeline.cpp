@@ -105,7 +105,7 @@ SdPipeline::SdPipeline(models::Checkpoint checkpoint, at::ScalarType dtype,
                   "text encoder " + std::to_string(i + 1), tick);
   }
   loadComponent(unet_->params(), checkpoint_, dtype_, spec.unet_prefix, {}, "UNet", tick);
-  loadComponent(vae_->params(), checkpoint_, dtype_, spec.vae_prefix, {}, "VAE", tick);
+  loadComponent(vae_->params(), checkpoint_, vaeComputeDtype(dtype_), spec.vae_prefix, {}, "VAE", tick);
 }
 
 SdPipeline::~SdPipeline() = default;

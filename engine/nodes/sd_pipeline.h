@@ -104,7 +104,7 @@ class SdPipeline {
                     const std::function<void(const sampling::StepInfo&)>& on_step = {},
                     const sampling::LatentInit* init = nullptr, const SamplerSettings& settings = {}) const;
   // The VAE with this model's latent scaling.
-  VaeCodec codec() const { return {vae_.get(), dtype_, checkpoint_.spec.vae.scaling_factor}; }
+  VaeCodec codec() const { return {vae_.get(), vaeComputeDtype(dtype_), checkpoint_.spec.vae.scaling_factor}; }
   // Scaled latent -> image [B, 3, H, W] in ~[-1, 1] (raw VAE output, float32); in tiles
   // when `tiles` is given, calling `progress` after each.
   at::Tensor decode(const at::Tensor& latent, const models::LatentTiles* tiles = nullptr,

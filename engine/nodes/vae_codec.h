@@ -9,6 +9,13 @@
 
 namespace kiln::nodes {
 
+// The VAE's compute dtype for a model computing in `model_dtype`: fp32 in place of fp16,
+// whose range SD VAEs overflow (SDXL's decoder reaches activations past 65504), as
+// diffusers' force_upcast does; otherwise the model's.
+inline at::ScalarType vaeComputeDtype(at::ScalarType model_dtype) {
+  return model_dtype == at::kHalf ? at::kFloat : model_dtype;
+}
+
 struct VaeCodec {
   const models::AutoencoderKL* vae = nullptr;
   at::ScalarType dtype = at::kFloat;  // the VAE's compute dtype

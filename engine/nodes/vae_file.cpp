@@ -14,7 +14,7 @@ constexpr const char* kPrefix = "first_stage_model.";
 
 }  // namespace
 
-VaeFile::VaeFile(const std::string& path, at::ScalarType dtype) : dtype_(dtype) {
+VaeFile::VaeFile(const std::string& path, at::ScalarType dtype) : dtype_(vaeComputeDtype(dtype)) {
   name_ = std::filesystem::path(path).stem().string();
   if (!std::filesystem::exists(path)) throw Error(ErrorKind::FileNotFound, "the VAE file '" + path + "' does not exist");
   const auto file = tensor_io::SafetensorsFile::open(path);

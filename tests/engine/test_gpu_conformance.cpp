@@ -42,6 +42,40 @@ class TestGpuConformance : public QObject {
         pipe.vae().decode(vae["decode_in_latent"].to(gpu)).cpu(), vae["decode_out_image"]);
     QVERIFY2(vae_err <= 1e-4, qPrintable(QString::number(vae_err)));
   }
+
+  // fp16 compute: the UNet in half precision within fp16's rounding of the reference,
+  // the VAE kept in fp32 (upcast) and as exact as the fp32 run.
+  void halfPrecisionOnGpu_data() { unetAndVaeMatchOnGpu_data(); }
+  void halfPrecisionOnGpu() {
+    if (!at::hasCUDA()) QSKIP("no GPU: libtorch has no CUDA/HIP support or no device is present");
+    QFETCH(QString, family);
+    const std::string f = family.toStdString();
+    kiln::nodes::SdPipeline pipe(kiln::models::openCheckpoint(kiln::testing::conformancePath(
+                                     "sd-tiny-1234/" + f + "/" + f + "_tiny_ldm.safetensors")),
+                                 at::kHalf);
+    QCOMPARE(pipe.codec().dtype, at::kFloat);
+    const at::Device gpu(at::kCUDA, 0);
+    kiln::models::moveParams(pipe.unet().params(), gpu);
+    kiln::models::moveParams(pipe.vae().params(), gpu);
+    QCOMPARE(pipe.unet().params().slots().front().tensor->scalar_type(), at::kHalf);
+    QCOMPARE(pipe.vae().params().slots().front().tensor->scalar_type(), at::kFloat);
+    const kiln::testing::RefFile ref("sd-tiny-1234/" + f + "/ref_unet.safetensors");
+    kiln::models::UNetInputs in;
+    in.latent = ref["in_latent"].to(gpu);
+    in.timesteps = ref["in_timestep"].to(gpu);
+    in.context = ref["in_context"].to(gpu);
+    if (family == "sdxl")
+      in.y = pipe.unet().timeIdConditioning(ref["in_text_embeds"].to(gpu).to(at::kHalf),
+                                            ref["in_time_ids"].to(gpu));
+    const at::Tensor want = ref["out_eps"];
+    const double unet_err = kiln::testing::maxAbsDiff(pipe.unet().forward(in).to(at::kFloat).cpu(), want);
+    const double scale = std::max(1.0, want.abs().max().item<double>());
+    QVERIFY2(unet_err <= 1e-2 * scale, qPrintable(QString::number(unet_err)));
+    const kiln::testing::RefFile vae("sd-tiny-1234/" + f + "/ref_vae.safetensors");
+    const double vae_err = kiln::testing::maxAbsDiff(
+        pipe.codec().vae->decode(vae["decode_in_latent"].to(gpu)).to(at::kFloat).cpu(), vae["decode_out_image"]);
+    QVERIFY2(vae_err <= 1e-4, qPrintable(QString::number(vae_err)));
+  }
 };
 
 QTEST_APPLESS_MAIN(TestGpuConformance)

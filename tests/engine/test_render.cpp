@@ -147,6 +147,15 @@ class TestRender : public QObject {
     // Random tiny weights amplify rounding; bf16 must still track fp32 on average.
     QVERIFY2(mean_err < 0.05, qPrintable(QString::number(mean_err)));
     QVERIFY(a.image.pixels != b.image.pixels);  // it really ran in another precision
+    // fp16 is for GPUs: on the CPU it is refused before anything loads, saying why.
+    p.dtype = kiln::ComputeDType::Float16;
+    try {
+      (void)kiln::render(p);
+      QFAIL("rendered in fp16 on the CPU");
+    } catch (const kiln::Error& e) {
+      QCOMPARE(e.kind(), kiln::ErrorKind::InvalidArgument);
+      QVERIFY2(std::string(e.what()).find("fp16 compute needs a GPU") != std::string::npos, e.what());
+    }
   }
   // Image-to-image runs the last floor(steps * denoise) steps and stays nearer the
   // picture than a full render; inpainting keeps every unmasked pixel exactly.

@@ -12,7 +12,9 @@
 
 namespace kiln {
 
-enum class ComputeDType { Invalid = 0, Float32, BFloat16 };
+// bf16 is the fast path on CPUs with AVX-512 BF16 and on recent GPUs; fp16 needs a GPU
+// (the VAE then computes in fp32, whose range fp16 lacks).
+enum class ComputeDType { Invalid = 0, Float32, BFloat16, Float16 };
 
 // How the VAE decodes and encodes: in one piece, in overlapping tiles, or (auto) tiled
 // only when the memory estimate says one piece would not fit.

@@ -577,6 +577,15 @@ class TestWorkflowRun : public QObject {
       named = named || (e.node == "lora" && e.message.find("/no/such/lora.safetensors") != std::string::npos);
     QVERIFY(named);
 
+    // fp16 on this CPU engine: the checkpoint node fails, saying to choose bf16 or fp32.
+    kiln::Workflow half = textToImage(1);
+    half.node("ckpt")->params["dtype"] = std::string("fp16");
+    const kiln::JobId half_id = submit(half);
+    const kiln::Event half_end = rec_.waitEnd(half_id);
+    QCOMPARE(half_end.type, EventType::JobFailed);
+    QCOMPARE(rec_.states(half_id).at("ckpt"), NodeState::Failed);
+    QVERIFY2(half_end.message.find("fp16 compute needs a GPU") != std::string::npos, half_end.message.c_str());
+
     kiln::Workflow bad = textToImage(1);
     bad.node("sampler")->params["steps"] = int64_t{0};
     bad.links.pop_back();

@@ -374,6 +374,22 @@ class TestSdConformance : public QObject {
 
   }
 
+  // fp16 compute keeps the VAE in fp32 (SD VAEs overflow half precision): the text
+  // encoders and UNet hold fp16 weights, the VAE fp32 ones, and the codec computes in fp32.
+  void halfPrecisionUpcastsTheVae() {
+    const kiln::nodes::SdPipeline half(kiln::models::openCheckpoint(modelPath("sd1", "single")), at::kHalf);
+    QCOMPARE(half.dtype(), at::kHalf);
+    QCOMPARE(half.codec().dtype, at::kFloat);
+    for (const auto& slot : half.unet().params().slots()) QCOMPARE(slot.tensor->scalar_type(), at::kHalf);
+    for (const auto& slot : half.textEncoder(0).params().slots()) QCOMPARE(slot.tensor->scalar_type(), at::kHalf);
+    for (const auto& slot : half.vae().params().slots()) QCOMPARE(slot.tensor->scalar_type(), at::kFloat);
+    // The fp32 VAE decodes exactly as the fp32 pipeline's does.
+    const auto& full = pipeline("sd1", "single");
+    const at::Tensor latent = kiln::nodes::seededNoise(4, {1, 4, 8, 8});
+    QVERIFY(at::equal(half.decode(latent), full.decode(latent)));
+    QCOMPARE(kiln::nodes::vaeComputeDtype(at::kBFloat16), at::kBFloat16);
+  }
+
   // An SDXL refiner written from the sdxl tiny file: its OpenCLIP encoder alone under
   // conditioner.embedders.0.model., cross-attention over that encoder's 24 channels, and a
   // label embedding for pooled + 5 ids (the aesthetic score in place of the target size).
