@@ -35,7 +35,8 @@ std::string fileStamp(const std::string& path) {
 
 }  // namespace
 
-std::vector<PlannedNode> planExecution(const Workflow& w, const std::vector<NodeSchema>& schemas) {
+std::vector<PlannedNode> planExecution(const Workflow& w, const std::vector<NodeSchema>& schemas,
+                                       const OutsideState& outside) {
   std::map<std::string, const NodeSchema*> schema_of;
   for (const NodeSchema& s : schemas) schema_of[s.type] = &s;
   std::map<std::string, PlannedNode> planned;
@@ -85,6 +86,8 @@ std::vector<PlannedNode> planExecution(const Workflow& w, const std::vector<Node
       }
       for (const auto& [input, source] : p.inputs)
         canon += "input " + input + "=" + planned.at(source.first).signature + "." + source.second + "\n";
+      if (outside)
+        if (const std::string state = outside(p); !state.empty()) canon += "outside " + state + "\n";
       p.signature = hashText(canon);
       order.push_back(p);
       done.insert(n.id);

@@ -2,6 +2,7 @@
 // key its results are cached under.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -23,9 +24,14 @@ struct PlannedNode {
   std::string signature;
 };
 
+// State outside the workflow that a node's result depends on (the files in a folder it
+// searches), signed with it and so with everything downstream of it.
+using OutsideState = std::function<std::string(const PlannedNode&)>;
+
 // The nodes that feed an output node (the output nodes included), each after the nodes
 // it reads from, ties broken by the workflow's order. The workflow must have passed
 // validateWorkflow; the plan points into it and into `schemas`.
-std::vector<PlannedNode> planExecution(const Workflow& workflow, const std::vector<NodeSchema>& schemas);
+std::vector<PlannedNode> planExecution(const Workflow& workflow, const std::vector<NodeSchema>& schemas,
+                                       const OutsideState& outside = {});
 
 }  // namespace kiln::graph

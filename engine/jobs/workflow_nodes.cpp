@@ -226,6 +226,26 @@ NodeDefinition loadLoraModelOnly() {
   return d;
 }
 
+// What the embeddings folders hold, as a string that changes when a file is added,
+// removed or rewritten.
+std::string embeddingsState(const std::vector<std::string>& folders) {
+  std::string state;
+  for (const auto& folder : folders) {
+    std::error_code ec;
+    std::vector<std::string> lines;
+    for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+      if (entry.path().extension() != ".safetensors") continue;
+      std::error_code e2;
+      lines.push_back(entry.path().filename().string() + ":" + std::to_string(entry.file_size(e2)) + ":" +
+                      std::to_string(entry.last_write_time(e2).time_since_epoch().count()));
+    }
+    std::sort(lines.begin(), lines.end());
+    state += folder + "\n";
+    for (const auto& l : lines) state += l + "\n";
+  }
+  return state;
+}
+
 NodeDefinition textEncode() {
   NodeDefinition d;
   d.schema = {"TextEncode", "Text encode", "conditioning", "Encodes a prompt with the model's text encoders",
@@ -265,6 +285,8 @@ NodeDefinition textEncode() {
     const int64_t bytes = tensorBytes(v.context) + tensorBytes(v.pooled);
     return graph::NodeOutputs{makeValue(ValueType::Conditioning, std::move(v), bytes)};
   };
+  // A prompt word may name an embedding added since: the folders' files are signed.
+  d.outside_state = [](const RunEnvironment& env) { return embeddingsState(env.embedding_dirs); };
   return d;
 }
 

@@ -124,6 +124,9 @@ struct NodeDefinition {
   // For cached results: whether they still stand (a model handle whose model was unloaded
   // does not). Unset: always.
   std::function<bool(const graph::NodeOutputs&, const RunEnvironment&)> still_valid;
+  // State outside the workflow its result depends on, signed into its cache key and its
+  // dependents' (see graph::OutsideState).
+  std::function<std::string(const RunEnvironment&)> outside_state;
 };
 
 class NodeLibrary {

@@ -38,7 +38,11 @@ JobResult runWorkflow(const Job& job, RunEnvironment& env, const NodeLibrary& li
                       int* failed_stage) {
   validateWorkflowJob(job, library);
   at::set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-  const std::vector<graph::PlannedNode> plan = graph::planExecution(*job.workflow, library.schemas());
+  const std::vector<graph::PlannedNode> plan =
+      graph::planExecution(*job.workflow, library.schemas(), [&](const graph::PlannedNode& p) {
+        const NodeDefinition* def = library.find(p.node->type);
+        return def && def->outside_state ? def->outside_state(env) : std::string();
+      });
   memory::CpuDevice cpu;
   memory::Device& device = env.device ? *env.device : cpu;
 

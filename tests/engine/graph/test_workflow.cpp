@@ -273,6 +273,15 @@ class TestWorkflow : public QObject {
     for (const auto& p : kiln::graph::planExecution(w, schemas())) sig2[p.node->id] = p.signature;
     for (const char* same : {"ckpt", "pos", "neg", "latent"}) QCOMPARE(sig2[same], sig[same]);
     for (const char* changed : {"sampler", "decode", "save"}) QVERIFY2(sig2[changed] != sig[changed], changed);
+
+    // State outside the workflow (an embeddings folder's files) signs a node and what reads it.
+    std::map<std::string, std::string> sig3;
+    for (const auto& p : kiln::graph::planExecution(w, schemas(), [](const kiln::graph::PlannedNode& n) {
+           return n.node->id == "neg" ? std::string("new file") : std::string();
+         }))
+      sig3[p.node->id] = p.signature;
+    for (const char* same : {"ckpt", "pos", "latent"}) QCOMPARE(sig3[same], sig2[same]);
+    for (const char* changed : {"neg", "sampler", "decode", "save"}) QVERIFY2(sig3[changed] != sig2[changed], changed);
   }
 };
 

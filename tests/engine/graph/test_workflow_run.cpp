@@ -6,14 +6,17 @@
 #include <QtTest>
 
 #include <condition_variable>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 #include <set>
 #include <thread>
 
+#include "core/data_paths.h"
 #include "kiln/engine.h"
 #include "kiln/render.h"
 #include "lora_files.h"
+#include "models/text/clip_tokenizer.h"
 #include "tensor_io/materialize.h"
 #include "tensor_io/safetensors.h"
 #include "checkpoint_variants.h"
@@ -273,6 +276,60 @@ class TestWorkflowRun : public QObject {
       const double drawn_from_base = maxDiff(workflow(2.5, "latent").first, base_picture);
       QVERIFY2(refined_from_base < drawn_from_base,
                qPrintable(QString("%1 vs %2").arg(refined_from_base).arg(drawn_from_base)));
+    } catch (const std::exception& e) {
+      QFAIL(e.what());
+    }
+  }
+
+  // The engine's embeddings folders reach TextEncode; an encoding cached before an
+  // embedding file appeared is not reused once it has.
+  void embeddingsFromTheEngineFolders() {
+    QTemporaryDir folder;
+    Recorder rec;
+    kiln::EngineOptions o;
+    o.sink = [&rec](const kiln::Event& e) { rec(e); };
+    o.write_image = [](const std::string& path, const kiln::Image&) { std::ofstream(path) << "image"; };
+    o.embedding_dirs = {folder.path().toStdString()};
+    kiln::Engine engine(o);
+    kiln::Workflow w = textToImage(2);
+    w.node("pos")->params["text"] = std::string("a redstar");
+    const auto run = [&] {
+      kiln::Job job;
+      job.workflow = std::make_shared<const kiln::Workflow>(w);
+      job.output_dir = dir_.path().toStdString();
+      const kiln::JobId id = engine.submit(std::move(job));
+      const kiln::Event end = rec.waitEnd(id);
+      if (end.type != EventType::JobFinished) throw std::runtime_error(end.message);
+      return std::make_pair(id, end.outputs.at(0));
+    };
+    kiln::RenderParams p = sameAsRender(2);
+    try {
+      const auto [first_id, plain] = run();
+      p.prompt = "a redstar";
+      QVERIFY(maxDiff(plain, kiln::render(p).image) < 1e-4);  // no such embedding yet: a word
+      // "redstar" as the token vectors of "red star".
+      const auto file = kiln::tensor_io::SafetensorsFile::open(tinyModel());
+      const at::Tensor table =
+          kiln::tensor_io::viewStored(
+              {file, file->find("cond_stage_model.transformer.text_model.embeddings.token_embedding.weight")})
+              .to(at::kFloat);
+      const auto tokenizer =
+          kiln::models::ClipTokenizer::fromVocabFile(kiln::core::findDataFile("bpe_simple_vocab_16e6.txt.gz"));
+      const at::Tensor rows =
+          table.index_select(0, at::tensor(tokenizer.encode("red star"), at::TensorOptions().dtype(at::kLong)))
+              .contiguous();
+      std::vector<uint8_t> bytes(rows.nbytes());
+      std::memcpy(bytes.data(), rows.data_ptr(), rows.nbytes());
+      kiln::tensor_io::writeSafetensors(folder.filePath("redstar.safetensors").toStdString(),
+                                        {{"emb_params", kiln::tensor_io::DType::F32, {2, rows.size(1)}, bytes}});
+      const auto [second_id, embedded] = run();
+      QCOMPARE(rec.states(second_id).at("pos"), NodeState::Done);  // encoded again, not cached
+      p.prompt = "a red star";
+      const double diff = maxDiff(embedded, kiln::render(p).image);
+      QVERIFY2(diff < 1e-4, qPrintable(QString::number(diff)));
+      const auto [third_id, again] = run();
+      QCOMPARE(rec.states(third_id).at("pos"), NodeState::Cached);  // nothing changed since
+      QVERIFY(maxDiff(again, embedded) == 0);
     } catch (const std::exception& e) {
       QFAIL(e.what());
     }
