@@ -36,6 +36,12 @@ std::optional<int64_t> parseBytes(std::string_view text) {
   return static_cast<int64_t>(std::llround(bytes));
 }
 
+std::string formatNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 std::string formatBytes(int64_t bytes) {
   static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   const bool negative = bytes < 0;

@@ -7,13 +7,13 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <optional>
 
 #include "kiln/error.h"
+#include "kiln/units.h"
 #include "sampling/sampler_names.h"
 
 namespace kiln {
@@ -260,12 +260,6 @@ std::string list(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
   return out;
-}
-
-std::string formatNumber(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
 }
 
 double numberOr(const std::map<std::string, json>& values, const char* key, double fallback) {

@@ -97,12 +97,6 @@ bool hasImage(const Image& image) {
   return image.width != 0 || image.height != 0 || image.channels != 0 || !image.pixels.empty();
 }
 
-std::string formatNumber(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
 void validateJob(const Job& job) {
   const RenderParams& p = job.params;
   if (p.lora_mode == LoraMode::Invalid) throw Error(ErrorKind::InvalidArgument, "no LoRA mode set");

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/units.h"  // formatNumber: numbers in messages and the A1111 text
 #include "kiln/engine.h"
 
 namespace at {
@@ -82,9 +83,6 @@ Event logEvent(std::string message);
 
 // True when the caller gave an image (even an empty, malformed one, which validation refuses).
 bool hasImage(const Image& image);
-
-// "%g": how numbers appear in messages and in the A1111 parameters text.
-std::string formatNumber(double v);
 
 // Throws kiln::Error(InvalidArgument) for parameters that can never work.
 void validateJob(const Job& job);

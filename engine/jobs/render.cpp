@@ -37,10 +37,10 @@ std::string formatA1111Parameters(const RenderParams& p, const std::string& samp
                                   const std::string& model_name) {
   return p.prompt + "\nNegative prompt: " + p.negative_prompt +
          "\nSteps: " + std::to_string(p.steps) + ", Sampler: " + sampler +
-         ", CFG scale: " + jobs::formatNumber(p.cfg_scale) + ", Seed: " + std::to_string(p.seed) +
+         ", CFG scale: " + formatNumber(p.cfg_scale) + ", Seed: " + std::to_string(p.seed) +
          ", Size: " + std::to_string(p.width) + "x" + std::to_string(p.height) +
          ", Model: " + model_name +
-         (jobs::hasImage(p.init_image) ? ", Denoising strength: " + jobs::formatNumber(p.denoise) : std::string()) +
+         (jobs::hasImage(p.init_image) ? ", Denoising strength: " + formatNumber(p.denoise) : std::string()) +
          (jobs::hasImage(p.mask) && p.mask_feather > 0 ? ", Mask blur: " + std::to_string(p.mask_feather) : std::string());
 }
 

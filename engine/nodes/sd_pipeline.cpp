@@ -155,7 +155,7 @@ TextEncoding SdPipeline::encodeWeighted(const std::string& prompt, int clip_skip
   // offset among the prompt's embedding vectors + k), mapped past the vocabulary below.
   std::vector<std::vector<std::pair<int64_t, double>>> windows(1);
   std::vector<models::TextualInversion> used;
-  std::map<std::string, int64_t> offsets;
+  std::map<std::string, std::pair<int64_t, int64_t>> placed;  // name -> (first row, tokens)
   int64_t extra_rows = 0;
   const models::EmbeddingLibrary none;
   for (const models::WeightedText& run : models::parsePromptWeights(prompt)) {
@@ -171,18 +171,17 @@ TextEncoding SdPipeline::encodeWeighted(const std::string& prompt, int clip_skip
         }
         continue;
       }
-      if (!offsets.count(piece.embedding)) {
+      if (!placed.count(piece.embedding)) {
         used.push_back(models::loadTextualInversion(*embeddings->find(piece.embedding)));
-        offsets[piece.embedding] = extra_rows;
+        placed[piece.embedding] = {extra_rows, used.back().tokens()};
         extra_rows += used.back().tokens();
       }
-      const int64_t offset = offsets[piece.embedding];
-      const auto n = static_cast<std::size_t>(
-          std::find_if(used.begin(), used.end(), [&](const auto& t) { return t.name == piece.embedding; })->tokens());
-      if (!windows.back().empty() && windows.back().size() + n > kWindow) windows.emplace_back();
-      for (std::size_t k = 0; k < n; ++k) {
+      const auto [offset, n] = placed.at(piece.embedding);
+      if (!windows.back().empty() && windows.back().size() + static_cast<std::size_t>(n) > kWindow)
+        windows.emplace_back();
+      for (int64_t k = 0; k < n; ++k) {
         if (windows.back().size() == kWindow) windows.emplace_back();
-        windows.back().emplace_back(-(1 + offset + static_cast<int64_t>(k)), run.weight);
+        windows.back().emplace_back(-(1 + offset + k), run.weight);
       }
     }
   }

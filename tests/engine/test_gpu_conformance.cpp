@@ -5,6 +5,22 @@
 #include "nodes/sd_pipeline.h"
 #include "ref_tensors.h"
 
+namespace {
+
+// The reference UNet call's inputs on `gpu` (the UNet casts them to its dtype).
+kiln::models::UNetInputs referenceInputs(const kiln::nodes::SdPipeline& pipe, const kiln::testing::RefFile& ref,
+                                         const at::Device& gpu) {
+  kiln::models::UNetInputs in;
+  in.latent = ref["in_latent"].to(gpu);
+  in.timesteps = ref["in_timestep"].to(gpu);
+  in.context = ref["in_context"].to(gpu);
+  if (pipe.unet().config().adm_in_channels > 0)
+    in.y = pipe.unet().timeIdConditioning(ref["in_text_embeds"].to(gpu), ref["in_time_ids"].to(gpu));
+  return in;
+}
+
+}  // namespace
+
 class TestGpuConformance : public QObject {
   Q_OBJECT
 
@@ -27,13 +43,7 @@ class TestGpuConformance : public QObject {
     kiln::models::moveParams(pipe.unet().params(), gpu);
     kiln::models::moveParams(pipe.vae().params(), gpu);
     const kiln::testing::RefFile ref("sd-tiny-1234/" + f + "/ref_unet.safetensors");
-    kiln::models::UNetInputs in;
-    in.latent = ref["in_latent"].to(gpu);
-    in.timesteps = ref["in_timestep"].to(gpu);
-    in.context = ref["in_context"].to(gpu);
-    if (family == "sdxl")
-      in.y =
-          pipe.unet().timeIdConditioning(ref["in_text_embeds"].to(gpu), ref["in_time_ids"].to(gpu));
+    const kiln::models::UNetInputs in = referenceInputs(pipe, ref, gpu);
     const double unet_err =
         kiln::testing::maxAbsDiff(pipe.unet().forward(in).cpu(), ref["out_eps"]);
     QVERIFY2(unet_err <= 1e-4, qPrintable(QString::number(unet_err)));
@@ -60,13 +70,7 @@ class TestGpuConformance : public QObject {
     QCOMPARE(pipe.unet().params().slots().front().tensor->scalar_type(), at::kHalf);
     QCOMPARE(pipe.vae().params().slots().front().tensor->scalar_type(), at::kFloat);
     const kiln::testing::RefFile ref("sd-tiny-1234/" + f + "/ref_unet.safetensors");
-    kiln::models::UNetInputs in;
-    in.latent = ref["in_latent"].to(gpu);
-    in.timesteps = ref["in_timestep"].to(gpu);
-    in.context = ref["in_context"].to(gpu);
-    if (family == "sdxl")
-      in.y = pipe.unet().timeIdConditioning(ref["in_text_embeds"].to(gpu).to(at::kHalf),
-                                            ref["in_time_ids"].to(gpu));
+    const kiln::models::UNetInputs in = referenceInputs(pipe, ref, gpu);
     const at::Tensor want = ref["out_eps"];
     const double unet_err = kiln::testing::maxAbsDiff(pipe.unet().forward(in).to(at::kFloat).cpu(), want);
     const double scale = std::max(1.0, want.abs().max().item<double>());

@@ -1,4 +1,5 @@
-// Byte counts as people write and read them: "8G", "512 MiB", "1.5GB" in, "1.5 GiB" out.
+// Numbers as people write and read them: byte counts ("8G", "512 MiB", "1.5GB" in,
+// "1.5 GiB" out) and plain numbers in messages.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,9 @@ namespace kiln {
 // or KB/MB/GB/TB (decimal), case-insensitive, optionally separated by a space. Nothing
 // when the text is not such a count, is negative, or exceeds 2^62.
 std::optional<int64_t> parseBytes(std::string_view text);
+
+// A number as printf's %g writes it: "7", "0.5", "0.666667".
+std::string formatNumber(double v);
 
 // "0 B", "512 B", "12.3 KiB", "1.50 GiB": three significant digits, binary units.
 std::string formatBytes(int64_t bytes);
