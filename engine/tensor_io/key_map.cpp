@@ -41,15 +41,6 @@ std::string renameLeading(const std::string& rest,
   return rest;
 }
 
-IndexEntry identity(const std::shared_ptr<SafetensorsFile>& file, const TensorInfo& info) {
-  IndexEntry e;
-  e.dtype = info.dtype;
-  e.shape = info.shape;
-  e.transform = Transform::Identity;
-  e.sources.push_back({file, &info});
-  return e;
-}
-
 constexpr std::initializer_list<std::pair<const char*, const char*>> kUNetResnet = {
     {"norm1", "in_layers.0"},  {"conv1", "in_layers.2"},  {"time_emb_proj", "emb_layers.1"},
     {"norm2", "out_layers.0"}, {"conv2", "out_layers.3"}, {"conv_shortcut", "skip_connection"}};
@@ -65,6 +56,15 @@ int64_t countIndexed(const SafetensorsFile& file, const std::string& prefix) {
 }
 
 }  // namespace
+
+IndexEntry identityEntry(const std::shared_ptr<SafetensorsFile>& file, const TensorInfo& info) {
+  IndexEntry e;
+  e.dtype = info.dtype;
+  e.shape = info.shape;
+  e.transform = Transform::Identity;
+  e.sources.push_back({file, &info});
+  return e;
+}
 
 void mapDiffusersUNet(const std::shared_ptr<SafetensorsFile>& file, const std::string& prefix,
                       TensorIndex& out) {
@@ -117,7 +117,7 @@ void mapDiffusersUNet(const std::shared_ptr<SafetensorsFile>& file, const std::s
                                        {"conv_out", "out.2"}});
     }
     // Names no rule covers keep their diffusers spelling, so the loader lists them.
-    out.add(prefix + (name.empty() ? info.name : name), identity(file, info));
+    out.add(prefix + (name.empty() ? info.name : name), identityEntry(file, info));
   }
 }
 
@@ -127,7 +127,7 @@ void mapDiffusersVae(const std::shared_ptr<SafetensorsFile>& file, const std::st
   for (const auto& info : file->tensors()) {
     const auto p = split(info.name);
     std::string name;
-    IndexEntry entry = identity(file, info);
+    IndexEntry entry = identityEntry(file, info);
     const std::string coder = p[0];  // encoder / decoder
     if ((p.size() > 5) && (p[1] == "down_blocks" || p[1] == "up_blocks")) {
       const int64_t i = std::stoll(p[2]);
@@ -174,7 +174,7 @@ void mapDiffusersVae(const std::shared_ptr<SafetensorsFile>& file, const std::st
 
 void mapHfClipText(const std::shared_ptr<SafetensorsFile>& file, const std::string& prefix,
                    TensorIndex& out) {
-  for (const auto& info : file->tensors()) out.add(prefix + info.name, identity(file, info));
+  for (const auto& info : file->tensors()) out.add(prefix + info.name, identityEntry(file, info));
 }
 
 void mapHfClipToOpenClip(const std::shared_ptr<SafetensorsFile>& file, const std::string& prefix,
@@ -182,7 +182,7 @@ void mapHfClipToOpenClip(const std::shared_ptr<SafetensorsFile>& file, const std
   const std::string layers = "text_model.encoder.layers.";
   for (const auto& info : file->tensors()) {
     const auto p = split(info.name);
-    IndexEntry entry = identity(file, info);
+    IndexEntry entry = identityEntry(file, info);
     std::string name;
     if (info.name.compare(0, layers.size(), layers) == 0 && p.size() > 5) {
       const std::string lp = "transformer.resblocks." + p[3] + ".";

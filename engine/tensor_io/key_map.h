@@ -12,6 +12,9 @@
 
 namespace kiln::tensor_io {
 
+// An entry that uses one stored tensor as it is.
+IndexEntry identityEntry(const std::shared_ptr<SafetensorsFile>& file, const TensorInfo& info);
+
 // Adds a diffusers UNet2DConditionModel's tensors under `prefix` (model.diffusion_model.).
 void mapDiffusersUNet(const std::shared_ptr<SafetensorsFile>& file, const std::string& prefix,
                       TensorIndex& out);

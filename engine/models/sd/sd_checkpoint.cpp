@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_file.h"
 #include "kiln/error.h"
 #include "tensor_io/key_map.h"
 #include "tensor_io/materialize.h"
@@ -23,14 +24,7 @@ constexpr const char* kSdxlText1 = "conditioner.embedders.0.transformer.text_mod
 constexpr const char* kSdxlText2 = "conditioner.embedders.1.model.";
 constexpr const char* kSdxlRefinerText = "conditioner.embedders.0.model.";
 
-json readJson(const fs::path& path) {
-  std::ifstream f(path);
-  if (!f) throw Error(ErrorKind::FileNotFound, "cannot open '" + path.string() + "'");
-  json j = json::parse(f, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    throw Error(ErrorKind::CorruptFile, "'" + path.string() + "' is not a JSON object");
-  return j;
-}
+json readJson(const fs::path& path) { return core::readJsonObject(path); }
 
 Activation parseActivation(const std::string& name, const std::string& where) {
   if (name == "quick_gelu") return Activation::QuickGelu;

@@ -1,0 +1,210 @@
+#include "models/dit/wan_transformer.h"
+
+#include <cmath>
+
+#include "core/interrupt.h"
+#include "core/torch_compat.h"
+#include "kiln/error.h"
+
+namespace kiln::models {
+namespace {
+
+// RMS norm over the last dimension with a gain, in float32.
+at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps) {
+  LeafScope leaf(&weight, nullptr);
+  const at::Tensor xf = x.to(at::kFloat);
+  return (xf * at::rsqrt(xf.pow(2).mean(-1, true) + eps)).to(x.scalar_type()) * weight;
+}
+
+// Layer norm without affine parameters, in float32.
+at::Tensor plainLayerNorm(const at::Tensor& x, int64_t dim, double eps) {
+  return at::layer_norm(x.to(at::kFloat), {dim}, {}, {}, eps);
+}
+
+// Rotates adjacent channel pairs of x [B, H, S, D] by the angles' cos/sin [S, D/2].
+at::Tensor applyRope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  const at::Tensor xf = x.to(at::kFloat).unflatten(-1, {-1, 2});
+  const at::Tensor a = xf.select(-1, 0), b = xf.select(-1, 1);
+  return at::stack({a * cos - b * sin, a * sin + b * cos}, -1).flatten(-2).to(x.scalar_type());
+}
+
+}  // namespace
+
+WanTransformerConfig WanTransformerConfig::detect(const tensor_io::TensorIndex& index, const std::string& prefix,
+                                                  int64_t heads) {
+  WanTransformerConfig c;
+  const auto& pe = index.shape(prefix + "patch_embedding.weight");
+  if (pe.size() != 5)
+    throw Error(ErrorKind::UnsupportedModel, "Wan transformer: patch_embedding.weight is not a 3D convolution");
+  c.dim = pe[0];
+  c.in_channels = pe[1];
+  c.patch = {pe[2], pe[3], pe[4]};
+  c.ffn_dim = index.shape(prefix + "blocks.0.ffn.0.weight").at(0);
+  c.text_dim = index.shape(prefix + "text_embedding.0.weight").at(1);
+  c.freq_dim = index.shape(prefix + "time_embedding.0.weight").at(1);
+  const int64_t patch_volume = c.patch[0] * c.patch[1] * c.patch[2];
+  c.out_channels = index.shape(prefix + "head.head.weight").at(0) / patch_volume;
+  c.layers = 0;
+  while (index.contains(prefix + "blocks." + std::to_string(c.layers) + ".self_attn.q.weight")) ++c.layers;
+  c.cross_attn_norm = index.contains(prefix + "blocks.0.norm3.weight");
+  c.heads = heads > 0 ? heads : c.dim / 128;
+  if (c.heads <= 0 || c.dim % c.heads != 0 || c.headDim() % 2 != 0)
+    throw Error(ErrorKind::UnsupportedModel,
+                "Wan transformer: width " + std::to_string(c.dim) + " does not split into " + std::to_string(c.heads) +
+                    " heads; give num_heads in a configuration file beside the model");
+  return c;
+}
+
+std::pair<at::Tensor, at::Tensor> wanRopeAngles(int64_t frames, int64_t height, int64_t width, int64_t head_dim,
+                                                double theta) {
+  const int64_t hw_dim = 2 * (head_dim / 6), t_dim = head_dim - 2 * hw_dim;
+  const auto opts = at::TensorOptions().dtype(at::kDouble);
+  const auto axis = [&](int64_t count, int64_t axis_dim) {
+    const at::Tensor freqs = 1.0 / at::pow(theta, at::arange(0, axis_dim, 2, opts) / static_cast<double>(axis_dim));
+    return at::outer(at::arange(count, opts), freqs);  // [count, axis_dim / 2]
+  };
+  const at::Tensor ft = axis(frames, t_dim), fh = axis(height, hw_dim), fw = axis(width, hw_dim);
+  const at::Tensor angles =
+      at::cat({ft.view({frames, 1, 1, -1}).expand({frames, height, width, ft.size(1)}),
+               fh.view({1, height, 1, -1}).expand({frames, height, width, fh.size(1)}),
+               fw.view({1, 1, width, -1}).expand({frames, height, width, fw.size(1)})},
+              -1)
+          .reshape({frames * height * width, head_dim / 2});
+  return {at::cos(angles).to(at::kFloat), at::sin(angles).to(at::kFloat)};
+}
+
+WanTransformer::WanTransformer(const WanTransformerConfig& config, std::string prefix)
+    : config_(config), prefix_(std::move(prefix)) {
+  const auto& c = config_;
+  const int64_t d = c.dim;
+  params_.beginGroup("embeddings");
+  params_.add(prefix_ + "patch_embedding.weight", {d, c.in_channels, c.patch[0], c.patch[1], c.patch[2]},
+              &patch_weight, ParamList::Kind::Leaf);
+  params_.add(prefix_ + "patch_embedding.bias", {d}, &patch_bias, ParamList::Kind::Leaf);
+  text0 = Linear(c.text_dim, d);
+  text2 = Linear(d, d);
+  time0 = Linear(c.freq_dim, d);
+  time2 = Linear(d, d);
+  time_proj = Linear(d, 6 * d);
+  text0.declare(params_, prefix_ + "text_embedding.0.");
+  text2.declare(params_, prefix_ + "text_embedding.2.");
+  time0.declare(params_, prefix_ + "time_embedding.0.");
+  time2.declare(params_, prefix_ + "time_embedding.2.");
+  time_proj.declare(params_, prefix_ + "time_projection.1.");
+  blocks_.resize(static_cast<std::size_t>(c.layers));
+  for (int64_t i = 0; i < c.layers; ++i) {
+    Block& b = blocks_[static_cast<std::size_t>(i)];
+    const std::string p = prefix_ + "blocks." + std::to_string(i) + ".";
+    b.group = params_.beginGroup("block " + std::to_string(i));
+    params_.add(p + "modulation", {1, 6, d}, &b.modulation);
+    for (auto [a, name] : {std::pair{&b.self_attn, "self_attn."}, std::pair{&b.cross_attn, "cross_attn."}}) {
+      a->q = Linear(d, d);
+      a->k = Linear(d, d);
+      a->v = Linear(d, d);
+      a->o = Linear(d, d);
+      a->q.declare(params_, p + name + "q.");
+      a->k.declare(params_, p + name + "k.");
+      a->v.declare(params_, p + name + "v.");
+      a->o.declare(params_, p + name + "o.");
+      params_.add(p + name + "norm_q.weight", {d}, &a->norm_q, ParamList::Kind::Leaf);
+      params_.add(p + name + "norm_k.weight", {d}, &a->norm_k, ParamList::Kind::Leaf);
+    }
+    if (c.cross_attn_norm) {
+      b.norm3 = LayerNorm(d, c.eps);
+      b.norm3.declare(params_, p + "norm3.");
+    }
+    b.ffn0 = Linear(d, c.ffn_dim);
+    b.ffn2 = Linear(c.ffn_dim, d);
+    b.ffn0.declare(params_, p + "ffn.0.");
+    b.ffn2.declare(params_, p + "ffn.2.");
+  }
+  head_group_ = params_.beginGroup("head");
+  head = Linear(d, c.out_channels * c.patch[0] * c.patch[1] * c.patch[2]);
+  head.declare(params_, prefix_ + "head.head.");
+  params_.add(prefix_ + "head.modulation", {1, 2, d}, &head_modulation);
+  params_.endGroup();
+}
+
+at::Tensor WanTransformer::attend(const Attention& a, const at::Tensor& x, const at::Tensor& context,
+                                  const at::Tensor* cos, const at::Tensor* sin) const {
+  const int64_t heads = config_.heads, hd = config_.headDim();
+  const at::Tensor& kv_in = context.defined() ? context : x;
+  const auto split = [&](const at::Tensor& t) { return t.unflatten(-1, {heads, hd}).transpose(1, 2); };
+  at::Tensor q = split(rmsNorm(a.q(x), a.norm_q, config_.eps));
+  at::Tensor k = split(rmsNorm(a.k(kv_in), a.norm_k, config_.eps));
+  const at::Tensor v = split(a.v(kv_in));
+  if (cos) {
+    q = applyRope(q, *cos, *sin);
+    k = applyRope(k, *cos, *sin);
+  }
+  const at::Tensor out = core::scaledDotProductAttention(q, k, v, {}, 1.0 / std::sqrt(static_cast<double>(hd)));
+  return a.o(out.transpose(1, 2).flatten(2));
+}
+
+at::Tensor WanTransformer::forward(const at::Tensor& latent, const at::Tensor& timestep,
+                                   const at::Tensor& context) const {
+  const auto& c = config_;
+  if (latent.dim() != 5 || latent.size(1) != c.in_channels)
+    throw Error(ErrorKind::ShapeMismatch, "Wan transformer input must be [batch, " + std::to_string(c.in_channels) +
+                                              ", frames, height, width]");
+  const int64_t b = latent.size(0);
+  if (latent.size(2) % c.patch[0] != 0 || latent.size(3) % c.patch[1] != 0 || latent.size(4) % c.patch[2] != 0)
+    throw Error(ErrorKind::ShapeMismatch, "Wan transformer input frames/height/width must be multiples of the patch " +
+                                              std::to_string(c.patch[0]) + "x" + std::to_string(c.patch[1]) + "x" +
+                                              std::to_string(c.patch[2]));
+  if (context.dim() != 3 || context.size(0) != b || context.size(2) != c.text_dim)
+    throw Error(ErrorKind::ShapeMismatch,
+                "Wan transformer context must be [batch, tokens, " + std::to_string(c.text_dim) + "]");
+  if (timestep.numel() != b)
+    throw Error(ErrorKind::ShapeMismatch, "Wan transformer needs one timestep per batch row");
+  const int64_t f = latent.size(2) / c.patch[0], h = latent.size(3) / c.patch[1], w = latent.size(4) / c.patch[2];
+  const CallScope call(params_);
+  const at::ScalarType dtype = patch_weight.scalar_type();
+  const auto dev = patch_weight.device();
+
+  at::Tensor x, temb, e0, ctx;
+  {
+    const GroupScope group(params_, 0);
+    {
+      LeafScope leaf(&patch_weight, &patch_bias);
+      x = at::conv3d(latent.to(dev, dtype), patch_weight, patch_bias, {c.patch[0], c.patch[1], c.patch[2]});
+    }
+    x = x.flatten(2).transpose(1, 2);  // [B, S, D], tokens in (f, h, w) order
+    const at::Tensor sinus = timestepEmbedding(timestep.reshape({b}).to(dev), c.freq_dim).to(dtype);
+    temb = time2(at::silu(time0(sinus)));
+    e0 = time_proj(at::silu(temb)).unflatten(1, {6, c.dim}).to(at::kFloat);
+    ctx = text2(at::gelu(text0(context.to(dev, dtype)), "tanh"));
+  }
+  const auto [cos, sin] = wanRopeAngles(f, h, w, c.headDim(), c.rope_theta);
+  const at::Tensor cos_d = cos.to(dev), sin_d = sin.to(dev);
+
+  for (const Block& blk : blocks_) {
+    core::checkInterrupt();
+    const GroupScope group(params_, blk.group);
+    const auto mod = (blk.modulation.to(at::kFloat) + e0).chunk(6, 1);  // each [B, 1, D]
+    at::Tensor y = (plainLayerNorm(x, c.dim, c.eps) * (1 + mod[1]) + mod[0]).to(dtype);
+    x = (x.to(at::kFloat) + attend(blk.self_attn, y, {}, &cos_d, &sin_d).to(at::kFloat) * mod[2]).to(dtype);
+    if (c.cross_attn_norm) {
+      LeafScope leaf(&blk.norm3.weight, &blk.norm3.bias);
+      y = at::layer_norm(x.to(at::kFloat), {c.dim}, blk.norm3.weight.to(at::kFloat), blk.norm3.bias.to(at::kFloat),
+                         c.eps)
+              .to(dtype);
+    } else {
+      y = x;
+    }
+    x = x + attend(blk.cross_attn, y, ctx, nullptr, nullptr);
+    y = (plainLayerNorm(x, c.dim, c.eps) * (1 + mod[4]) + mod[3]).to(dtype);
+    const at::Tensor ff = blk.ffn2(at::gelu(blk.ffn0(y), "tanh"));
+    x = (x.to(at::kFloat) + ff.to(at::kFloat) * mod[5]).to(dtype);
+  }
+
+  const GroupScope group(params_, head_group_);
+  const auto mod = (head_modulation.to(at::kFloat) + temb.to(at::kFloat).unsqueeze(1)).chunk(2, 1);
+  const at::Tensor y = (plainLayerNorm(x, c.dim, c.eps) * (1 + mod[1]) + mod[0]).to(dtype);
+  const at::Tensor out = head(y);  // [B, S, pt*ph*pw*C], the channel fastest
+  return out.view({b, f, h, w, c.patch[0], c.patch[1], c.patch[2], c.out_channels})
+      .permute({0, 7, 1, 4, 2, 5, 3, 6})
+      .reshape({b, c.out_channels, f * c.patch[0], h * c.patch[1], w * c.patch[2]});
+}
+
+}  // namespace kiln::models

@@ -1,0 +1,317 @@
+// Conformance of the Wan 2.1 components (UMT5, transformer, causal video VAE) and the flow
+// samplers against the reference vectors in ../shared/conformance/wan21-tiny-1234, from
+// the original single files and the diffusers folder.
+#include <QtTest>
+
+#include <ATen/Parallel.h>
+
+#include <memory>
+#include <string>
+
+#include "kiln/error.h"
+#include "models/video/wan_model.h"
+#include "sampling/flow_match.h"
+#include "ref_tensors.h"
+
+using kiln::testing::maxAbs;
+using kiln::testing::maxAbsDiff;
+using kiln::testing::RefFile;
+namespace km = kiln::models;
+namespace ks = kiln::sampling;
+
+namespace {
+
+const std::string kDir = "wan21-tiny-1234/";
+
+std::string path(const std::string& relative) { return kiln::testing::conformancePath(kDir + relative); }
+
+std::string transformerPath(const QString& source) {
+  return path(source == "single" ? "wan2.1_t2v_tiny_original.safetensors" : "");
+}
+std::string vaePath(const QString& source) {
+  return path(source == "single" ? "wan2.1_vae_tiny_original.safetensors" : "");
+}
+
+template <typename Model, typename Component>
+std::unique_ptr<Model> load(const Component& c, std::vector<std::string> ignored = {}) {
+  auto model = std::make_unique<Model>(c.config, "");
+  km::LoadOptions opts;
+  opts.owned_prefixes = {""};
+  opts.ignored.insert(ignored.begin(), ignored.end());
+  km::loadParams(model->params(), c.index, opts, "test");
+  return model;
+}
+
+std::unique_ptr<km::Umt5Encoder> loadText() {
+  const auto c = km::openUmt5(path("text_encoder/model.safetensors"));
+  auto probe = std::make_unique<km::Umt5Encoder>(c.config, "");
+  return load<km::Umt5Encoder>(c, probe->ignoredKeys());
+}
+
+void expectClose(const at::Tensor& got, const at::Tensor& want, double tol, const std::string& what) {
+  QVERIFY2(got.sizes() == want.sizes(), (what + ": shape differs").c_str());
+  const double err = maxAbsDiff(got, want);
+  QVERIFY2(err <= tol, (what + ": max abs err " + std::to_string(err) + " > " + std::to_string(tol)).c_str());
+}
+
+void expectRelative(const at::Tensor& got, const at::Tensor& want, double tol, const std::string& what) {
+  QVERIFY2(got.sizes() == want.sizes(), (what + ": shape differs").c_str());
+  const double err = maxAbsDiff(got, want) / maxAbs(want);
+  QVERIFY2(err <= tol, (what + ": relative err " + std::to_string(err) + " > " + std::to_string(tol)).c_str());
+}
+
+void sources() {
+  QTest::addColumn<QString>("source");
+  QTest::newRow("single") << QString("single");
+  QTest::newRow("diffusers") << QString("diffusers");
+}
+
+}  // namespace
+
+class TestWanConformance : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase() { at::set_num_threads(2); }
+
+  void detectsComponents_data() { sources(); }
+  void detectsComponents() {
+    QFETCH(QString, source);
+    const auto t = km::openWanTransformer(transformerPath(source));
+    QCOMPARE(t.config.dim, int64_t{32});
+    QCOMPARE(t.config.heads, int64_t{2});
+    QCOMPARE(t.config.layers, int64_t{2});
+    QCOMPARE(t.config.ffn_dim, int64_t{64});
+    QCOMPARE(t.config.freq_dim, int64_t{32});
+    QCOMPARE(t.config.text_dim, int64_t{32});
+    QCOMPARE(t.config.out_channels, int64_t{16});
+    QVERIFY(t.config.patch == (std::array<int64_t, 3>{1, 2, 2}));
+    QVERIFY(t.config.cross_attn_norm);
+    const auto v = km::openWanVae(vaePath(source));
+    QCOMPARE(v.config.base_dim, int64_t{8});
+    QCOMPARE(v.config.z_dim, int64_t{16});
+    QCOMPARE(v.config.num_res_blocks, int64_t{2});
+    QCOMPARE(v.config.dim_mult, (std::vector<int64_t>{1, 2, 4, 4}));
+    QCOMPARE(v.config.temporal_downsample, (std::vector<bool>{false, true, true}));
+    QCOMPARE(v.config.temporalFactor(), int64_t{4});
+    QCOMPARE(v.config.spatialFactor(), int64_t{8});
+    QCOMPARE(v.config.latents_mean.size(), std::size_t{16});
+    QCOMPARE(v.config.latents_mean[0], 0.1783);  // the tiny model's, not Wan 2.1's
+    QCOMPARE(v.config.latents_std[15], 2.1575);
+    const auto u = km::openUmt5(source == "single" ? path("text_encoder/model.safetensors") : path(""));
+    QCOMPARE(u.config.vocab, int64_t{256});
+    QCOMPARE(u.config.d_model, int64_t{32});
+    QCOMPARE(u.config.heads, int64_t{4});
+    QCOMPARE(u.config.d_kv, int64_t{8});
+    QCOMPARE(u.config.d_ff, int64_t{64});
+    QCOMPARE(u.config.layers, int64_t{2});
+    QCOMPARE(u.config.buckets, int64_t{32});
+  }
+
+  void refusesOtherFiles() {
+    const auto expectKind = [](const std::function<void()>& f, kiln::ErrorKind kind, const char* what) {
+      try {
+        f();
+      } catch (const kiln::Error& e) {
+        QVERIFY2(e.kind() == kind, (std::string(what) + ": " + e.what()).c_str());
+        return;
+      }
+      QFAIL((std::string(what) + ": no error").c_str());
+    };
+    expectKind([] { km::openWanTransformer(vaePath("single")); }, kiln::ErrorKind::UnsupportedModel,
+               "a VAE as transformer");
+    expectKind([] { km::openWanVae(transformerPath("single")); }, kiln::ErrorKind::UnsupportedModel,
+               "a transformer as VAE");
+    expectKind([] { km::openUmt5(transformerPath("single")); }, kiln::ErrorKind::UnsupportedModel,
+               "a transformer as text encoder");
+    expectKind([] { km::openWanTransformer(path("missing.safetensors")); }, kiln::ErrorKind::FileNotFound,
+               "a missing file");
+    expectKind([] { km::openWanTransformer(path("missing.pth")); }, kiln::ErrorKind::FileNotFound,
+               "a missing pickle");
+    const auto t = km::openWanTransformer(transformerPath("single"));
+    const auto model = load<km::WanTransformer>(t);
+    expectKind([&] { model->forward(at::zeros({1, 16, 1, 5, 8}), at::zeros({1}), at::zeros({1, 4, 32})); },
+               kiln::ErrorKind::ShapeMismatch, "an odd latent height");
+    expectKind([&] { model->forward(at::zeros({1, 16, 1, 6, 8}), at::zeros({1}), at::zeros({1, 4, 16})); },
+               kiln::ErrorKind::ShapeMismatch, "a context of the wrong width");
+    const auto v = km::openWanVae(vaePath("single"));
+    const auto vae = load<km::WanVae>(v);
+    expectKind([&] { vae->encodeMoments(at::zeros({1, 3, 4, 32, 32})); }, kiln::ErrorKind::ShapeMismatch,
+               "4 frames (not 1 + 4n)");
+    expectKind([&] { vae->decodeRaw(at::zeros({1, 8, 1, 4, 4})); }, kiln::ErrorKind::ShapeMismatch,
+               "8 latent channels");
+    const auto text = loadText();
+    expectKind([&] { text->forward(at::full({1, 3}, 256, at::kLong)); }, kiln::ErrorKind::InvalidArgument,
+               "a token outside the vocabulary");
+  }
+
+  void textEncoder() {
+    const RefFile ref(kDir + "ref_text.safetensors");
+    QVERIFY(at::equal(km::relativePositionBuckets(16, 16, 32, 128), ref["rel_pos_bucket"]));
+    // far distances land in the log-spaced buckets, capped at the last one
+    const at::Tensor far = km::relativePositionBuckets(1, 300, 32, 128);
+    QCOMPARE(far[0][299].item<int64_t>(), int64_t{31});
+    QCOMPARE(far[0][8].item<int64_t>(), int64_t{16 + 8});
+    const auto text = loadText();
+    const at::Tensor ids = ref["input_ids"];
+    const auto out = text->forward(ids, ref["attention_mask"]);
+    expectClose(out.last_hidden_state, ref["last_hidden_state"], 1e-5, "last_hidden_state");
+    const at::Tensor all = ref["all_hidden_states"];
+    QCOMPARE(out.hidden_states.size(), std::size_t{3});
+    for (int64_t i = 0; i < 3; ++i)
+      expectClose(out.hidden_states[static_cast<std::size_t>(i)], all[i], 1e-5, "hidden state " + std::to_string(i));
+    expectClose(text->forward(ids).last_hidden_state, ref["last_hidden_state_nomask"], 1e-5, "without a mask");
+    const at::Tensor embeds = text->encode(ids);
+    expectClose(embeds.narrow(0, 0, 1), ref["prompt_embeds"], 1e-5, "prompt_embeds");
+    expectClose(embeds.narrow(0, 1, 1), ref["negative_prompt_embeds"], 1e-5, "negative_prompt_embeds");
+    QVERIFY(embeds[0].narrow(0, 10, 6).eq(0).all().item<bool>());
+    QVERIFY(embeds[1].narrow(0, 5, 11).eq(0).all().item<bool>());
+    QVERIFY(embeds[0][9].ne(0).any().item<bool>());
+  }
+
+  void transformer_data() { sources(); }
+  void transformer() {
+    QFETCH(QString, source);
+    const auto model = load<km::WanTransformer>(km::openWanTransformer(transformerPath(source)));
+    const RefFile ref(kDir + "ref_transformer.safetensors");
+    const at::Tensor latent = ref["in_latent"], t = ref["in_timestep"];
+    const at::Tensor cond = ref["in_context_cond"], uncond = ref["in_context_uncond"];
+    expectClose(model->forward(latent, t, cond), ref["out_cond"], 1e-4, "cond");
+    expectClose(model->forward(latent, t, uncond), ref["out_uncond"], 1e-4, "uncond");
+    expectClose(model->forward(at::cat({latent, latent}), at::cat({t, t}), at::cat({uncond, cond})),
+                ref["out_batch2_uncond_cond"], 1e-4, "batched");
+    expectClose(model->forward(ref["in_latent_f1"], t, cond), ref["out_cond_f1"], 1e-4, "one latent frame");
+    const RefFile debug(kDir + "ref_debug.safetensors");
+    const auto [cos, sin] = km::wanRopeAngles(2, 3, 4, 16, 10000.0);
+    expectClose(cos, debug["tr.rope_cos"], 1e-6, "rope cos");
+    expectClose(sin, debug["tr.rope_sin"], 1e-6, "rope sin");
+  }
+
+  void vaeDecode_data() {
+    QTest::addColumn<QString>("source");
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<int>("chunk");
+    for (const char* s : {"single", "diffusers"})
+      for (const char* n : {"decode", "decode1", "decode3"})
+        for (const int chunk : {1, 2, 3}) {
+          if (chunk > 1 && std::string(s) == "diffusers") continue;
+          QTest::newRow((std::string(s) + "/" + n + "/chunk" + std::to_string(chunk)).c_str())
+              << QString(s) << QString(n) << chunk;
+        }
+  }
+  void vaeDecode() {
+    QFETCH(QString, source);
+    QFETCH(QString, name);
+    QFETCH(int, chunk);
+    const auto vae = load<km::WanVae>(km::openWanVae(vaePath(source)));
+    const RefFile ref(kDir + "ref_vae.safetensors");
+    const std::string n = name.toStdString();
+    const at::Tensor raw = vae->decodeRaw(ref[n + "_in_latent"], chunk);
+    expectClose(raw, ref[n + "_out_video_unclamped"], 1e-4, n + " unclamped");
+    expectClose(raw.clamp(-1, 1), ref[n + "_out_video"], 1e-4, n);
+    // streamed: each chunk's frames handed over in order, none kept
+    std::vector<at::Tensor> streamed;
+    const at::Tensor kept = vae->decodeRaw(ref[n + "_in_latent"], chunk, [&](const at::Tensor& f) { streamed.push_back(f); });
+    QVERIFY(!kept.defined());
+    QVERIFY(at::equal(at::cat(streamed, 2), raw));
+  }
+
+  void vaeEncode_data() { sources(); }
+  void vaeEncode() {
+    QFETCH(QString, source);
+    const auto vae = load<km::WanVae>(km::openWanVae(vaePath(source)));
+    const RefFile ref(kDir + "ref_vae.safetensors");
+    const at::Tensor moments = vae->encodeMoments(ref["encode_in_video"]);
+    expectClose(moments, ref["encode_out_moments"], 1e-4, "moments (5 frames)");
+    expectClose(moments.narrow(1, 0, 16), ref["encode_out_mean"], 1e-4, "mean");
+    expectClose(moments.narrow(1, 16, 16), ref["encode_out_logvar"], 1e-4, "logvar");
+    for (const char* n : {"encode9", "encode1"}) {
+      const at::Tensor m = vae->encodeMoments(ref[std::string(n) + "_in_video"]);
+      expectClose(m.narrow(1, 0, 16), ref[std::string(n) + "_out_mean"], 1e-4, std::string(n) + " mean");
+      expectClose(m.narrow(1, 16, 16), ref[std::string(n) + "_out_logvar"], 1e-4, std::string(n) + " logvar");
+    }
+  }
+
+  void schedules() {
+    const RefFile unipc(kDir + "ref_sample_unipc.safetensors");
+    const auto u = ks::unipcFlowSchedule(4, 3.0);
+    const at::Tensor ts = unipc["timesteps"];
+    QCOMPARE(u.timesteps.size(), std::size_t{4});
+    for (int64_t i = 0; i < 4; ++i) QCOMPARE(u.timesteps[static_cast<std::size_t>(i)], double(ts[i].item<int64_t>()));
+    expectClose(at::tensor(u.sigmas, at::kDouble), unipc["sigmas"], 1e-7, "UniPC sigmas");
+    const RefFile euler(kDir + "ref_sample_euler.safetensors");
+    const auto e = ks::eulerFlowSchedule(4, 3.0);
+    expectClose(at::tensor(e.timesteps, at::kDouble), euler["timesteps"], 1e-4, "Euler timesteps");
+    expectClose(at::tensor(e.sigmas, at::kDouble), euler["sigmas"], 1e-7, "Euler sigmas");
+    QVERIFY_THROWS_EXCEPTION(kiln::Error, ks::unipcFlowSchedule(0, 3.0));
+    QVERIFY_THROWS_EXCEPTION(kiln::Error, ks::eulerFlowSchedule(4, 0.0));
+  }
+
+  // Each step given the stored model inputs and guided outputs.
+  void schedulerSteps() {
+    const RefFile ref(kDir + "ref_sample_unipc.safetensors");
+    const at::Tensor inputs = ref["model_input"], v = ref["noise_pred_cfg"], after = ref["latents_after_step"];
+    const at::Tensor x0 = ref["unipc_x0_pred"], corrected = ref["unipc_corrected_sample"], order = ref["unipc_order"];
+    ks::UniPcFlowSolver solver(ks::unipcFlowSchedule(4, 3.0).sigmas);
+    for (int64_t i = 0; i < 4; ++i) {
+      const at::Tensor next = solver.step(v[i], inputs[i]);
+      const std::string s = " at step " + std::to_string(i);
+      expectRelative(next, after[i], 1e-5, "UniPC sample" + s);
+      expectRelative(solver.lastDenoised(), x0[i], 1e-5, "UniPC x0" + s);
+      expectRelative(solver.lastCorrected(), corrected[i], 1e-5, "UniPC corrected sample" + s);
+      QCOMPARE(int64_t{solver.lastOrder()}, order[i].item<int64_t>());
+    }
+    QVERIFY_THROWS_EXCEPTION(kiln::Error, solver.step(v[0], inputs[0]));
+    const RefFile eu(kDir + "ref_sample_euler.safetensors");
+    const at::Tensor e_in = eu["model_input"], e_v = eu["noise_pred_cfg"], e_after = eu["latents_after_step"];
+    int64_t calls = 0;
+    const at::Tensor out = ks::sampleFlow(
+        ks::FlowSolver::Euler, ks::eulerFlowSchedule(4, 3.0),
+        [&](const at::Tensor& x, int64_t step) {
+          expectRelative(x, e_in[step], 1e-5, "Euler input at step " + std::to_string(step));
+          ++calls;
+          return e_v[step];
+        },
+        e_in[0]);
+    QCOMPARE(calls, int64_t{4});
+    expectRelative(out, e_after[3], 1e-5, "Euler result");
+  }
+
+  void fullSampling_data() {
+    QTest::addColumn<QString>("solver");
+    QTest::newRow("unipc") << QString("unipc");
+    QTest::newRow("euler") << QString("euler");
+  }
+  void fullSampling() {
+    QFETCH(QString, solver);
+    const bool unipc = solver == "unipc";
+    const RefFile ref(kDir + (unipc ? "ref_sample_unipc.safetensors" : "ref_sample_euler.safetensors"));
+    const auto model = load<km::WanTransformer>(km::openWanTransformer(transformerPath("single")));
+    const auto vae = load<km::WanVae>(km::openWanVae(vaePath("single")));
+    const auto schedule = unipc ? ks::unipcFlowSchedule(4, 3.0) : ks::eulerFlowSchedule(4, 3.0);
+    const at::Tensor cond = ref["context_cond"], uncond = ref["context_uncond"];
+    const at::Tensor after = ref["latents_after_step"];
+    std::vector<double> fed;
+    const at::Tensor latent = ks::sampleFlow(
+        unipc ? ks::FlowSolver::UniPc : ks::FlowSolver::Euler, schedule,
+        [&](const at::Tensor& x, int64_t step) {
+          const double t = schedule.timesteps[static_cast<std::size_t>(step)];
+          fed.push_back(t);
+          const at::Tensor ts = at::full({1}, t, at::kFloat);
+          const at::Tensor vc = model->forward(x, ts, cond), vu = model->forward(x, ts, uncond);
+          return vu + 5.0 * (vc - vu);
+        },
+        ref["init_noise"], [&](const ks::FlowStep& s) {
+          expectRelative(*s.x, after[s.step], 1e-3, "latent after step " + std::to_string(s.step));
+        });
+    expectClose(at::tensor(fed, at::kDouble), ref["timesteps_fed"].reshape({4}), 1e-4, "timesteps fed");
+    expectRelative(latent, ref["final_latent"], 1e-3, "final latent");
+    const at::Tensor z = vae->denormalize(latent);
+    expectClose(z, ref["vae_input_latent"], 1e-3, "VAE input");
+    const at::Tensor video = vae->decodeRaw(z).clamp(-1, 1);
+    expectClose(video, ref["video"], 1e-3, "decoded video");
+  }
+};
+
+QTEST_GUILESS_MAIN(TestWanConformance)
+#include "test_wan_conformance.moc"
