@@ -28,6 +28,9 @@ struct WanTransformerConfig {
   bool cross_attn_norm = true;
   double eps = 1e-6;
   double rope_theta = 10000.0;
+  // Prompt tokens the model was trained with (the encoding is padded to this many); not in
+  // the weights: Wan 2.1's 512 unless a configuration file says text_len.
+  int64_t text_len = 512;
 
   int64_t headDim() const { return dim / heads; }
   // Everything from shapes but the head count, which is dim / 128 (every Wan 2.1 size has

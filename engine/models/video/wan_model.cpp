@@ -116,7 +116,7 @@ WanComponent<WanTransformerConfig> openWanTransformer(const std::string& path) {
   checkExists(p);
   WanComponent<WanTransformerConfig> c;
   c.path = path;
-  int64_t heads = 0;
+  int64_t heads = 0, text_len = 512;
   if (isDir(p)) {
     const fs::path dir = componentFolder(p, "transformer");
     for (const auto& f : folderWeights(dir))
@@ -132,6 +132,7 @@ WanComponent<WanTransformerConfig> openWanTransformer(const std::string& path) {
       heads = h->get<int64_t>();
       c.notes.push_back("head count from " + where);
     }
+    if (const auto t = sidecarValue(p, "text_len", where); t && t->is_number_integer()) text_len = t->get<int64_t>();
   }
   if (!isWanTransformer(c.index))
     throw Error(ErrorKind::UnsupportedModel, "'" + path + "' is not a Wan 2.1 transformer (" + c.index.summary() + ")");
@@ -139,6 +140,9 @@ WanComponent<WanTransformerConfig> openWanTransformer(const std::string& path) {
     throw Error(ErrorKind::UnsupportedModel,
                 "'" + path + "' is a Wan image-to-video transformer; Kiln runs the text-to-video models");
   c.config = WanTransformerConfig::detect(c.index, "", heads);
+  if (text_len < 1 || text_len > 4096)
+    throw Error(ErrorKind::CorruptFile, "'" + path + "': text_len " + std::to_string(text_len) + " is out of range");
+  c.config.text_len = text_len;
   return c;
 }
 

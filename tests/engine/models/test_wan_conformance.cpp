@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kiln/error.h"
+#include "memory/memory_pool.h"
 #include "models/video/wan_model.h"
 #include "sampling/flow_match.h"
 #include "ref_tensors.h"
@@ -214,6 +215,35 @@ class TestWanConformance : public QObject {
     const at::Tensor kept = vae->decodeRaw(ref[n + "_in_latent"], chunk, [&](const at::Tensor& f) { streamed.push_back(f); });
     QVERIFY(!kept.defined());
     QVERIFY(at::equal(at::cat(streamed, 2), raw));
+  }
+
+  // Decoding 33 frames one latent frame at a time holds a fraction of what decoding all
+  // nine latent frames at once holds (bytes counted by the pool allocator), and gives the
+  // same frames.
+  void temporalTilingBoundsPeakMemory() {
+    at::set_num_threads(1);  // every allocation on this thread, so the pool sees it
+    const auto vae = load<km::WanVae>(km::openWanVae(vaePath("single")));
+    const at::Tensor z = at::randn({1, 16, 9, 4, 6}, at::TensorOptions().dtype(at::kFloat));
+    const auto peak = [&](int64_t chunk, at::Tensor& last) {
+      auto pool = std::make_shared<kiln::memory::MemoryPool>("decode", 0);
+      int64_t frames = 0;
+      {
+        kiln::memory::PoolScope scope(pool);
+        vae->decodeRaw(z, chunk, [&](const at::Tensor& f) {
+          frames += f.size(2);
+          last = f.narrow(2, f.size(2) - 1, 1).clone();
+        });
+      }
+      if (frames != 33) throw std::runtime_error("decoded " + std::to_string(frames) + " frames, not 33");
+      return pool->stats().peak_allocated_bytes;
+    };
+    at::Tensor last_tiled, last_whole;
+    const int64_t tiled = peak(1, last_tiled), whole = peak(9, last_whole);
+    at::set_num_threads(2);
+    qInfo("33-frame decode peak: %.2f MiB in chunks of one latent frame, %.2f MiB in one piece (%.0f%%)",
+          tiled / 1048576.0, whole / 1048576.0, 100.0 * tiled / whole);
+    QVERIFY2(tiled * 4 < whole, "temporal tiling must hold under a quarter of the untiled decode's peak");
+    expectClose(last_tiled, last_whole, 1e-4, "the last frame, tiled and whole");
   }
 
   void vaeEncode_data() { sources(); }

@@ -1,0 +1,231 @@
+#include "nodes/wan_pipeline.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "core/interrupt.h"
+#include "core/json_file.h"
+#include "kiln/error.h"
+#include "nodes/sd_pipeline.h"
+#include "tensor_io/safetensors.h"
+
+namespace kiln::nodes {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool isDir(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec);
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::string classOf(const fs::path& config) {
+  std::error_code ec;
+  if (!fs::is_regular_file(config, ec)) return {};
+  try {
+    return core::readJsonObject(config).value("_class_name", "");
+  } catch (const Error&) {
+    return {};
+  }
+}
+
+// The first .safetensors file in `dirs` whose lower-case name has every one of `words`.
+std::string findSibling(const std::vector<fs::path>& dirs, std::initializer_list<const char*> words) {
+  for (const auto& d : dirs) {
+    if (!isDir(d)) continue;
+    std::vector<fs::path> files;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(d, ec))
+      if (e.path().extension() == ".safetensors") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      const std::string name = lower(f.filename().string());
+      if (std::all_of(words.begin(), words.end(), [&](const char* w) { return name.find(w) != std::string::npos; }))
+        return f.string();
+    }
+  }
+  return {};
+}
+
+template <typename Model, typename Component>
+std::unique_ptr<Model> loadComponent(const Component& c, at::ScalarType dtype, const std::vector<std::string>& ignored,
+                                     const std::string& what, std::size_t& done, std::size_t total,
+                                     const WanPipeline::LoadProgress& progress) {
+  auto model = std::make_unique<Model>(c.config, "");
+  models::LoadOptions opts;
+  opts.dtype = dtype;
+  opts.owned_prefixes = {""};
+  opts.ignored.insert(ignored.begin(), ignored.end());
+  const std::size_t base = done;
+  const std::size_t count = model->params().slots().size();
+  if (progress)
+    opts.progress = [&, base, count](std::size_t bytes_done, std::size_t bytes_total) {
+      // the loader reports bytes; the job counts tensors of all three parts
+      const std::size_t part = bytes_total == 0 ? count : count * bytes_done / bytes_total;
+      progress(base + part, total);
+    };
+  models::loadParams(model->params(), c.index, opts, what);
+  done = base + count;
+  return model;
+}
+
+}  // namespace
+
+bool isWanModel(const std::string& path) {
+  const fs::path p(path);
+  if (isDir(p)) {
+    if (classOf(p / "model_index.json") == "WanPipeline") return true;
+    return classOf(p / "config.json") == "WanTransformer3DModel" ||
+           classOf(p / "transformer" / "config.json") == "WanTransformer3DModel";
+  }
+  try {
+    const auto file = tensor_io::SafetensorsFile::open(path);
+    for (const char* prefix : {"", "model.diffusion_model."}) {
+      const std::string pre(prefix);
+      if (file->find(pre + "patch_embedding.weight") && file->find(pre + "blocks.0.self_attn.q.weight") &&
+          file->find(pre + "head.modulation"))
+        return true;
+    }
+  } catch (const Error&) {
+  }
+  return false;
+}
+
+WanModelPaths resolveWanModel(const std::string& path, const std::string& vae, const std::string& text_encoder) {
+  WanModelPaths out;
+  out.transformer = path;
+  const fs::path p(path);
+  if (isDir(p)) {
+    out.vae = vae.empty() ? path : vae;
+    out.text_encoder = text_encoder.empty() ? path : text_encoder;
+  } else {
+    const fs::path here = p.parent_path(), models = here.parent_path();
+    out.vae = vae.empty() ? findSibling({here, models / "vae", models / "VAE"}, {"wan", "vae"}) : vae;
+    if (out.vae.empty())
+      throw Error(ErrorKind::FileNotFound, "no Wan VAE found for '" + path + "' (looked for a .safetensors file named "
+                                               "like wan_2.1_vae in " + here.string() + " and " +
+                                               (models / "vae").string() + "); give one with --vae");
+    out.text_encoder = text_encoder.empty()
+                           ? findSibling({here, models / "text_encoders", models / "clip"}, {"umt5"})
+                           : text_encoder;
+    if (out.text_encoder.empty())
+      throw Error(ErrorKind::FileNotFound, "no UMT5 text encoder found for '" + path +
+                                               "' (looked for a .safetensors file named like umt5_xxl in " +
+                                               here.string() + " and " + (models / "text_encoders").string() +
+                                               "); give one with --text-encoder");
+  }
+  out.tokenizer = models::findT5TokenizerModel(out.text_encoder);
+  return out;
+}
+
+int64_t snapFrames(int64_t frames, int64_t factor) {
+  if (frames <= 1 || factor <= 1) return std::max<int64_t>(frames, 1);
+  const int64_t n = (frames - 1 + factor / 2) / factor;
+  return 1 + n * factor;
+}
+
+WanPipeline::WanPipeline(const WanModelPaths& paths, at::ScalarType dtype, at::ScalarType vae_dtype,
+                         const LoadProgress& progress)
+    : paths_(paths), dtype_(dtype) {
+  if (paths_.tokenizer.empty())
+    throw Error(ErrorKind::FileNotFound, "no UMT5 tokenizer (spiece.model) beside '" + paths_.text_encoder +
+                                             "'; put the sentencepiece model of google/umt5-xxl there as "
+                                             "spiece.model (or tokenizer/spiece.model)");
+  tokenizer_ = models::T5Tokenizer::open(paths_.tokenizer);
+  const auto t = models::openWanTransformer(paths_.transformer);
+  const auto v = models::openWanVae(paths_.vae);
+  const auto u = models::openUmt5(paths_.text_encoder);
+  if (u.config.d_model != t.config.text_dim)
+    throw Error(ErrorKind::ShapeMismatch, "the text encoder '" + paths_.text_encoder + "' gives " +
+                                              std::to_string(u.config.d_model) + "-wide encodings but the transformer expects " +
+                                              std::to_string(t.config.text_dim));
+  if (v.config.z_dim != t.config.in_channels || v.config.z_dim != t.config.out_channels)
+    throw Error(ErrorKind::ShapeMismatch, "the VAE '" + paths_.vae + "' has " + std::to_string(v.config.z_dim) +
+                                              " latent channels but the transformer works on " +
+                                              std::to_string(t.config.in_channels));
+  if (tokenizer_->vocabSize() > u.config.vocab)
+    throw Error(ErrorKind::ShapeMismatch, "the tokenizer '" + paths_.tokenizer + "' has " +
+                                              std::to_string(tokenizer_->vocabSize()) + " pieces but the text encoder knows " +
+                                              std::to_string(u.config.vocab));
+  for (const auto* notes : {&t.notes, &v.notes, &u.notes}) notes_.insert(notes_.end(), notes->begin(), notes->end());
+  text_len_ = t.config.text_len;
+  defaults_ = models::wanSamplingDefaults(paths_.transformer);
+  notes_.push_back(defaults_.note);
+  const fs::path tp(paths_.transformer);
+  name_ = tp.has_extension() ? tp.stem().string() : (tp.filename().empty() ? tp.parent_path() : tp).filename().string();
+
+  const std::size_t total = u.index.size() + t.index.size() + v.index.size();
+  std::size_t done = 0;
+  {
+    const models::Umt5Encoder probe(u.config, "");
+    text_ = loadComponent<models::Umt5Encoder>(u, dtype, probe.ignoredKeys(), "text encoder", done, total, progress);
+  }
+  core::checkInterrupt();
+  transformer_ = loadComponent<models::WanTransformer>(t, dtype, {}, "transformer", done, total, progress);
+  core::checkInterrupt();
+  vae_ = loadComponent<models::WanVae>(v, vae_dtype, {}, "VAE", done, total, progress);
+  if (progress) progress(total, total);
+}
+
+int64_t WanPipeline::spatialMultiple() const {
+  const auto& p = transformer_->config().patch;
+  return vae_->config().spatialFactor() * std::max(p[1], p[2]);
+}
+
+at::Tensor WanPipeline::encodePrompt(const std::string& text) const {
+  const std::vector<int64_t> ids = tokenizer_->encode(text, text_len_);
+  const at::Tensor t = at::tensor(ids, at::TensorOptions().dtype(at::kLong)).unsqueeze(0);
+  return text_->encode(t);
+}
+
+at::Tensor WanPipeline::sample(const at::Tensor& positive, const at::Tensor& negative, int64_t frames, int64_t height,
+                               int64_t width, int64_t seed, const WanSampleSettings& settings,
+                               const std::function<void(const sampling::FlowStep&)>& on_step) const {
+  const auto& tc = transformer_->config();
+  const int64_t s = vae_->config().spatialFactor(), tf = temporalFactor();
+  if ((frames - 1) % tf != 0 || height % spatialMultiple() != 0 || width % spatialMultiple() != 0)
+    throw Error(ErrorKind::InvalidArgument, "video size must be on the model's grid (1 + " + std::to_string(tf) +
+                                                "n frames, sides multiples of " + std::to_string(spatialMultiple()) + ")");
+  const at::Tensor noise = seededNoise(seed, {1, tc.in_channels, vae_->config().latentFrames(frames), height / s, width / s});
+  const sampling::FlowSchedule schedule = settings.solver == sampling::FlowSolver::UniPc
+                                              ? sampling::unipcFlowSchedule(settings.steps, settings.shift)
+                                              : sampling::eulerFlowSchedule(settings.steps, settings.shift);
+  const auto device = transformer_->params().slots().front().tensor->device();
+  const at::Tensor pos = positive.to(device), neg = negative.to(device);
+  return sampling::sampleFlow(
+      settings.solver, schedule,
+      [&](const at::Tensor& x, int64_t step) {
+        core::checkInterrupt();
+        const at::Tensor t = at::full({1}, schedule.timesteps[static_cast<std::size_t>(step)], at::kFloat);
+        const at::Tensor xin = x.to(device);
+        const at::Tensor vc = transformer_->forward(xin, t, pos).to(at::kFloat);
+        if (settings.guidance == 1.0) return vc.cpu();
+        const at::Tensor vu = transformer_->forward(xin, t, neg).to(at::kFloat);
+        return (vu + settings.guidance * (vc - vu)).cpu();
+      },
+      noise, on_step);
+}
+
+int64_t WanPipeline::decode(const at::Tensor& latent, int64_t chunk_frames,
+                            const std::function<void(const at::Tensor& frames)>& on_chunk) const {
+  int64_t count = 0;
+  const at::Tensor z = vae_->denormalize(latent.to(at::kFloat));
+  vae_->decodeRaw(z, chunk_frames, [&](const at::Tensor& frames) {
+    const at::Tensor rgb = ((frames.to(at::kFloat).clamp(-1, 1) + 1) * 0.5).cpu();
+    count += rgb.size(2);
+    on_chunk(rgb);
+  });
+  return count;
+}
+
+}  // namespace kiln::nodes

@@ -1,0 +1,99 @@
+// The Wan 2.1 text-to-video pipeline: tokenize and encode the prompts with UMT5, sample
+// the transformer with classifier-free guidance over a flow-matching schedule, decode with
+// the causal video VAE a few latent frames at a time. Each stage is a function the jobs
+// reuse.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/text/t5_tokenizer.h"
+#include "models/video/wan_model.h"
+#include "sampling/flow_match.h"
+
+namespace kiln::nodes {
+
+// Where a video model's parts are. A diffusers WanPipeline folder holds them all; a
+// single transformer file (ComfyUI's diffusion_models/) finds its VAE and UMT5 encoder
+// in sibling folders (vae/ and text_encoders/ or clip/, a file whose name has "wan" and
+// "vae", or "umt5") unless they are given.
+struct WanModelPaths {
+  std::string transformer, vae, text_encoder, tokenizer;
+};
+
+// Whether `path` is a Wan video model (a WanPipeline folder, a diffusers
+// WanTransformer3DModel folder or a single file with Wan's transformer keys). Reads only
+// configs and headers; false for anything unreadable.
+bool isWanModel(const std::string& path);
+
+// Throws kiln::Error(FileNotFound) naming the part it could not find and where it looked.
+WanModelPaths resolveWanModel(const std::string& path, const std::string& vae = {},
+                              const std::string& text_encoder = {});
+
+// Frames on the model's grid (1 + factor n): the nearest count, at least 1.
+int64_t snapFrames(int64_t frames, int64_t factor);
+
+struct WanSampleSettings {
+  int64_t steps = 50;
+  double guidance = 5.0;
+  double shift = 5.0;
+  sampling::FlowSolver solver = sampling::FlowSolver::UniPc;
+};
+
+class WanPipeline {
+ public:
+  using LoadProgress = std::function<void(std::size_t done, std::size_t total)>;
+  // Loads the three parts (the transformer and text encoder in `dtype`; the VAE in
+  // `vae_dtype`). Progress counts tensors over all of them.
+  WanPipeline(const WanModelPaths& paths, at::ScalarType dtype, at::ScalarType vae_dtype,
+              const LoadProgress& progress = {});
+  WanPipeline(const WanPipeline&) = delete;
+  WanPipeline& operator=(const WanPipeline&) = delete;
+
+  const models::WanTransformer& transformer() const noexcept { return *transformer_; }
+  const models::WanVae& vae() const noexcept { return *vae_; }
+  const models::Umt5Encoder& textEncoder() const noexcept { return *text_; }
+  const WanModelPaths& paths() const noexcept { return paths_; }
+  const std::string& displayName() const noexcept { return name_; }
+  at::ScalarType dtype() const noexcept { return dtype_; }
+  const models::WanSamplingDefaults& defaults() const noexcept { return defaults_; }
+  int64_t textLength() const noexcept { return text_len_; }
+  // Pixels per latent cell times the patch: sides are multiples of this.
+  int64_t spatialMultiple() const;
+  int64_t temporalFactor() const { return vae_->config().temporalFactor(); }
+  std::vector<std::string> notes() const { return notes_; }
+
+  // [1, text_len, text_dim]: the prompt's UMT5 encoding, rows past its tokens zero.
+  at::Tensor encodePrompt(const std::string& text) const;
+
+  // The latent [1, C, T, h, w] for `frames` (on the grid) of height x width (multiples of
+  // spatialMultiple) from the seed's noise, guided by the positive and negative encodings.
+  // on_step after each step may throw to stop.
+  at::Tensor sample(const at::Tensor& positive, const at::Tensor& negative, int64_t frames, int64_t height,
+                    int64_t width, int64_t seed, const WanSampleSettings& settings,
+                    const std::function<void(const sampling::FlowStep&)>& on_step = {}) const;
+
+  // Decodes a latent (the transformer's space) chunk by chunk; on_chunk gets each chunk's
+  // frames [1, 3, n, H, W] in [0, 1] (it may throw to stop). Returns the frames decoded.
+  int64_t decode(const at::Tensor& latent, int64_t chunk_frames,
+                 const std::function<void(const at::Tensor& frames)>& on_chunk) const;
+
+ private:
+  WanModelPaths paths_;
+  std::string name_;
+  at::ScalarType dtype_;
+  std::optional<models::T5Tokenizer> tokenizer_;
+  std::unique_ptr<models::Umt5Encoder> text_;
+  std::unique_ptr<models::WanTransformer> transformer_;
+  std::unique_ptr<models::WanVae> vae_;
+  models::WanSamplingDefaults defaults_;
+  int64_t text_len_ = 512;
+  std::vector<std::string> notes_;
+};
+
+}  // namespace kiln::nodes
