@@ -10,6 +10,7 @@
 #include "kiln/error.h"
 #include "kiln/comfy_import.h"
 #include "kiln/image_io.h"
+#include "kiln/video_io.h"
 #include "output_names.h"
 #include "template_workflow.h"
 
@@ -61,6 +62,8 @@ EngineBridge::EngineBridge(const QString& device, QObject* parent) : QObject(par
   };
   options.timings_path = kiln::defaultTimingsPath();
   options.write_image = [](const std::string& path, const kiln::Image& image) { kiln::writeImage(path, image); };
+  options.write_video = [](const std::string& path, const std::vector<kiln::Image>& frames,
+                           const kiln::VideoWriteOptions& o) { kiln::writeVideo(path, frames, o); };
   options.device = device.toStdString();
   options.embedding_dirs = kiln::embeddingFolders(kiln::defaultModelFolders());
   memory_pool_.setMaxThreadCount(1);

@@ -15,6 +15,7 @@
 
 #include "kiln/comfy_import.h"
 #include "kiln/image_io.h"
+#include "kiln/video_io.h"
 #include "kiln/units.h"
 
 namespace kiln::cli {
@@ -189,6 +190,9 @@ Event runJob(const Job& job, const MemorySettings& memory, ProgressDisplay::Mode
   options.sink = [&queue](const Event& e) { queue.push(e); };
   options.write_image = [](const std::string& path, const Image& image) { writeImage(path, image); };
   options.read_image = [](const std::string& path) { return readImage(path); };
+  options.write_video = [](const std::string& path, const std::vector<Image>& frames, const VideoWriteOptions& o) {
+    writeVideo(path, frames, o);
+  };
   options.timings_path = defaultTimingsPath();
   options.embedding_dirs = embeddingFolders(defaultModelFolders());
   // Kept while the engine lives, so --memory-report sees the weights' placement.

@@ -24,6 +24,7 @@
 #include "kiln/image_io.h"
 #include "kiln/render.h"
 #include "kiln/units.h"
+#include "kiln/video_io.h"
 
 namespace kiln::cli {
 namespace {
@@ -121,6 +122,22 @@ RenderParams parseParams(const QCommandLineParser& p) {
     if (!p.isSet("init-image")) throw UsageError{"--denoise needs --init-image (it is image-to-image's strength)"};
   }
   r.mask_feather = toInt(p, "mask-feather", r.mask_feather);
+  r.frames = toInt(p, "frames", 0);
+  if (p.isSet("frames") && r.frames < 1) throw UsageError{"--frames needs a whole number of at least 1"};
+  if (p.isSet("fps")) {
+    bool ok = false;
+    r.fps = p.value("fps").toDouble(&ok);
+    if (!ok || r.fps <= 0) throw UsageError{"--fps needs a positive number, got '" + p.value("fps") + "'"};
+  }
+  if (p.isSet("shift")) {
+    bool ok = false;
+    r.flow_shift = p.value("shift").toDouble(&ok);
+    if (!ok || r.flow_shift <= 0) throw UsageError{"--shift needs a positive number, got '" + p.value("shift") + "'"};
+  }
+  if (p.isSet("vae")) r.vae_path = p.value("vae").toStdString();
+  if (p.isSet("text-encoder")) r.text_encoder_path = p.value("text-encoder").toStdString();
+  // Video models sample with UniPC unless told otherwise (Wan's default).
+  if (r.frames > 1 && !p.isSet("sampler")) r.sampler = "uni_pc";
   if ((p.isSet("mask") || p.isSet("mask-from-alpha")) && !p.isSet("init-image"))
     throw UsageError{"--mask and --mask-from-alpha need --init-image"};
   if (p.isSet("mask") && p.isSet("mask-from-alpha")) throw UsageError{"give --mask or --mask-from-alpha, not both"};
@@ -150,15 +167,15 @@ void readImages(const QCommandLineParser& p, RenderParams& r) {
 }
 
 // A new file in the user's pictures folder (XDG_PICTURES_DIR, else ~/Pictures), which is
-// created when missing; never an existing file.
-QString defaultOutputPath() {
+// created when missing; never an existing file. `extension` with its dot.
+QString defaultOutputPath(const QString& extension) {
   const QString dir = picturesFolder();
   if (!QDir().mkpath(dir))
     throw UsageError{"cannot create the pictures folder '" + dir + "'; pass --out FILE.png"};
   const QString stem =
       dir + "/kiln-" + QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss");
-  QString candidate = stem + ".png";
-  for (int i = 2; QFileInfo::exists(candidate); ++i) candidate = stem + "-" + QString::number(i) + ".png";
+  QString candidate = stem + extension;
+  for (int i = 2; QFileInfo::exists(candidate); ++i) candidate = stem + "-" + QString::number(i) + extension;
   return candidate;
 }
 
@@ -166,7 +183,9 @@ QString defaultOutputPath() {
 
 int runRender(const QStringList& arguments) {
   QCommandLineParser p;
-  p.setApplicationDescription("Render one image from a prompt with an SD 1.x, SD 2.x or SDXL checkpoint.");
+  p.setApplicationDescription(
+      "Render one image from a prompt with an SD 1.x, SD 2.x or SDXL checkpoint, or a video with a Wan 2.1 "
+      "text-to-video model.");
   p.addHelpOption();
   p.addOptions({
       {"model",
@@ -220,9 +239,21 @@ int runRender(const QStringList& arguments) {
        "file"},
       {"mask-from-alpha", "Inpainting: repaint where the init image is transparent."},
       {"mask-feather", "Blur the mask's edge over this many pixels (default 0).", "pixels"},
+      {"frames",
+       "Video models (Wan 2.1): frames to render, on the model's grid of 1 + 4n (others are snapped); 1 "
+       "renders a still image. Default: 1 for an image --out, else 81.",
+       "n"},
+      {"fps", "Video frame rate stored with the video (default 16).", "n"},
+      {"shift", "Video models: the flow shift of the noise schedule (default: the model's, 5 for Wan 2.1).", "x"},
+      {"vae", "Video models given as one transformer file: its VAE (default: found in ../vae).", "file"},
+      {"text-encoder",
+       "Video models given as one transformer file: its UMT5 text encoder, with spiece.model beside it "
+       "(default: found in ../text_encoders).",
+       "file"},
       {"out",
-       "Output image (.png keeps the generation parameters). Default: a new kiln-DATE-TIME.png "
-       "in your pictures folder.",
+       "Output: an image (.png keeps the generation parameters), or for video models a video (.mp4 H.264, "
+       ".webm VP9, .mov ProRes 422) or a folder of PNG frames (a name ending in '/'). Default: a new "
+       "kiln-DATE-TIME.png (.mp4 with --frames above 1) in your pictures folder.",
        "file"},
   });
   addSessionOptions(p);
@@ -251,7 +282,7 @@ int runRender(const QStringList& arguments) {
   QString out = p.value("out");
   if (!p.isSet("out")) {
     try {
-      out = defaultOutputPath();
+      out = defaultOutputPath(params.frames > 1 ? ".mp4" : ".png");
     } catch (const UsageError& e) {
       std::fprintf(stderr, "kiln-cli render: %s\n", qPrintable(e.message));
       return 1;
@@ -260,7 +291,7 @@ int runRender(const QStringList& arguments) {
     std::fprintf(stderr, "kiln-cli render: --out needs a file name\n");
     return 2;
   }
-  const QFileInfo out_info(out);
+  const QFileInfo out_info(out.endsWith('/') ? out.chopped(1) : out);  // a PNG folder's parent must exist
   if (!out_info.absoluteDir().exists()) {
     std::fprintf(stderr, "kiln-cli render: the output folder '%s' does not exist\n",
                  qPrintable(out_info.absolutePath()));
@@ -286,8 +317,12 @@ int runRender(const QStringList& arguments) {
     if (!quiet && !json) {
       for (const auto& notice : end.notices) std::fprintf(stderr, "note: %s\n", notice.c_str());
       const Image& img = end.outputs.at(0);
-      std::fprintf(stderr, "wrote %s (%dx%d, %s)\n", qPrintable(out), img.width, img.height,
-                   end.model_family.c_str());
+      if (videoFormatFor(out.toStdString()) != VideoFormat::Invalid)
+        std::fprintf(stderr, "wrote %s (%dx%d video at %s fps, %s)\n", qPrintable(out), img.width, img.height,
+                     formatNumber(job.params.fps).c_str(), end.model_family.c_str());
+      else
+        std::fprintf(stderr, "wrote %s (%dx%d, %s)\n", qPrintable(out), img.width, img.height,
+                     end.model_family.c_str());
     }
     if (!p.isSet("out") && !json) std::printf("%s\n", qPrintable(QFileInfo(out).absoluteFilePath()));
     return 0;

@@ -262,6 +262,7 @@ struct Engine::Impl {
     };
     env.write_image = options.write_image;
     env.read_image = options.read_image;
+    env.write_video = options.write_video;
     env.embedding_dirs = options.embedding_dirs;
     env.skip = &rec.skip;
     env.job_bytes = &job_bytes;
@@ -350,8 +351,12 @@ JobId Engine::submit(Job job) {
     jobs::validateWorkflowJob(job, impl_->nodes);
   else
     jobs::validateJob(job);
-  if (!job.output_path.empty() && !impl_->options.write_image)
+  const bool video_out = !job.output_path.empty() && videoFormatFor(job.output_path) != VideoFormat::Invalid;
+  if (!job.output_path.empty() && !video_out && !impl_->options.write_image)
     throw Error(ErrorKind::InvalidArgument, "this engine was set up without an image writer, so it cannot save '" +
+                                                job.output_path + "'");
+  if (video_out && !impl_->options.write_video)
+    throw Error(ErrorKind::InvalidArgument, "this engine was set up without a video writer, so it cannot save '" +
                                                 job.output_path + "'");
   auto rec = std::make_shared<JobRecord>();
   rec->job = std::move(job);

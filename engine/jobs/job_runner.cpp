@@ -14,6 +14,8 @@
 #include "jobs/pipeline_model.h"
 #include "jobs/progress_tracker.h"
 #include "jobs/vae_stage.h"
+#include "jobs/video_job.h"
+#include "nodes/wan_pipeline.h"
 #include "nodes/image_prep.h"
 #include "memory/device.h"
 #include "memory/model_cache.h"
@@ -58,7 +60,7 @@ void saveImage(const std::string& path, const Image& image, const RunEnvironment
   file.commit();
 }
 
-void placeModel(PipelineModel& model, RunEnvironment& env, memory::Device& device, int64_t working_bytes) {
+void placeModel(PlaceableModel& model, RunEnvironment& env, memory::Device& device, int64_t working_bytes) {
   if (!device.isAccelerator()) return;
   // The working reserve is kept free beside the weights where the device has room for it.
   int64_t reserve = env.offload.working_reserve_bytes;
@@ -107,6 +109,9 @@ void validateJob(const Job& job) {
                                                     "' changes strength over the steps, which needs hook or auto mode");
   if (p.steps < 1 || p.steps > 1000)
     throw Error(ErrorKind::InvalidArgument, "steps must be between 1 and 1000, got " + std::to_string(p.steps));
+  if (p.frames < 0 || p.frames > 1025)
+    throw Error(ErrorKind::InvalidArgument, "frames must be between 1 and 1025 (0: the model's default), got " +
+                                                std::to_string(p.frames));
   if (!std::isfinite(p.cfg_scale) || p.cfg_scale < 0 || p.cfg_scale > 100)
     throw Error(ErrorKind::InvalidArgument, "CFG scale must be between 0 and 100, got " + formatNumber(p.cfg_scale));
   const bool native = p.width == 0 && p.height == 0;
@@ -149,9 +154,15 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   at::set_num_threads(p.threads > 0 ? p.threads
                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   if (p.model_path.empty()) p.model_path = starterModelPath();
-  const at::ScalarType dtype = p.dtype == ComputeDType::BFloat16 ? at::kBFloat16
-                               : p.dtype == ComputeDType::Float16 ? at::kHalf
-                                                                  : at::kFloat;
+  if (nodes::isWanModel(p.model_path)) {
+    Job video = job;
+    video.params.model_path = p.model_path;
+    return runVideoJob(video, env, failed_stage);
+  }
+  if (p.frames > 1)
+    throw Error(ErrorKind::InvalidArgument, "'" + p.model_path + "' is an image model; " + std::to_string(p.frames) +
+                                                " frames need a video model (Wan 2.1 text-to-video)");
+  const at::ScalarType dtype = computeScalarType(p.dtype);
   memory::CpuDevice cpu;
   memory::Device& device = env.device ? *env.device : cpu;
   checkComputeDtype(dtype, device);

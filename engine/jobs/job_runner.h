@@ -25,7 +25,7 @@ class ModelCache;
 namespace kiln::jobs {
 
 class StageTimings;
-class PipelineModel;
+class PlaceableModel;
 
 struct RunEnvironment {
   memory::ModelCache* cache = nullptr;  // null: load for this job only
@@ -37,11 +37,14 @@ struct RunEnvironment {
   const std::atomic<bool>* skip = nullptr;  // finish the current image, drop the rest
   std::atomic<int64_t>* job_bytes = nullptr;
   std::function<Image(const std::string& path)> read_image;
+  std::function<void(const std::string&, const std::vector<Image>&, const VideoWriteOptions&)> write_video;
   std::vector<std::string> embedding_dirs;  // textual-inversion embeddings for the prompts
 };
 
 struct JobResult {
   std::vector<Image> images;
+  std::vector<Image> frames;  // a video model's (images holds the first)
+  double fps = 0;
   std::vector<std::string> paths;
   std::vector<std::string> notices;
   std::string model_family;
@@ -76,7 +79,7 @@ void saveImage(const std::string& path, const Image& image, const RunEnvironment
 
 // Makes room on an accelerator for the model's weights that are not there yet and for
 // `working_bytes` of work, then places the model (nothing on the CPU).
-void placeModel(PipelineModel& model, RunEnvironment& env, memory::Device& device, int64_t working_bytes);
+void placeModel(PlaceableModel& model, RunEnvironment& env, memory::Device& device, int64_t working_bytes);
 
 // A Log event carrying `message` (shown to the user as it is).
 Event logEvent(std::string message);

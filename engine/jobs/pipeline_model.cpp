@@ -8,6 +8,10 @@
 
 namespace kiln::jobs {
 
+at::ScalarType computeScalarType(ComputeDType dtype) {
+  return dtype == ComputeDType::BFloat16 ? at::kBFloat16 : dtype == ComputeDType::Float16 ? at::kHalf : at::kFloat;
+}
+
 at::ScalarType computeScalarType(const std::string& name) {
   if (name == "fp32") return at::kFloat;
   if (name == "bf16") return at::kBFloat16;
@@ -60,12 +64,7 @@ PipelineModel::PipelineModel(std::unique_ptr<nodes::SdPipeline> pipeline, const 
     }
     placements_.push_back(std::make_unique<memory::ComponentPlacement>(device_, std::move(c)));
   }
-  // Model mode: a component called onto the device sends the others in that mode home.
-  for (auto& p : placements_)
-    p->setOnModelCall([this](memory::ComponentPlacement& entering) {
-      for (auto& other : placements_)
-        if (other.get() != &entering && other->decision().mode == memory::OffloadMode::Model) other->offloadAll();
-    });
+  shareDeviceInModelMode(placements_);
   description_ = pipeline_->checkpoint().display_name + " (" + models::familyName(pipeline_->spec().family) +
                  ", " + at::toString(pipeline_->dtype()) + ", " + formatBytes(pipeline_->weightBytes()) + ")";
   recount();
@@ -76,22 +75,11 @@ int64_t PipelineModel::hostBytes() const { return host_bytes_.load(); }
 int64_t PipelineModel::deviceBytes() const { return device_bytes_.load(); }
 
 void PipelineModel::recount() {
-  int64_t host = 0, on_device = 0;
-  for (const auto* params : pipeline_->paramLists())
-    for (const auto& slot : params->slots()) {
-      if (!slot.tensor->defined()) continue;
-      const auto n = static_cast<int64_t>(slot.tensor->nbytes());
-      // On the CPU there is only host memory.
-      (device_.isAccelerator() && device_.holds(*slot.tensor) ? on_device : host) += n;
-    }
-  if (patcher_) host += patcher_->backupBytes() + patcher_->hookBytes();
-  host_bytes_ = host;
-  device_bytes_ = on_device;
-  std::vector<std::string> summary;
-  if (device_.isAccelerator() && on_device > 0)
-    for (const auto& p : placements_) summary.push_back(p->describe());
+  const WeightBytes counted = countWeightBytes(pipeline_->paramLists(), placements_, device_);
+  host_bytes_ = counted.host + (patcher_ ? patcher_->backupBytes() + patcher_->hookBytes() : 0);
+  device_bytes_ = counted.device;
   std::lock_guard lock(summary_mutex_);
-  summary_ = std::move(summary);
+  summary_ = counted.summary;
 }
 
 std::vector<std::string> PipelineModel::placementSummary() const {
@@ -145,36 +133,13 @@ const std::vector<LoraSpec>& PipelineModel::loras() const noexcept {
 }
 
 int64_t PipelineModel::deviceBytesNeeded(const memory::OffloadSettings& settings) const {
-  if (!device_.isAccelerator()) return 0;
-  int64_t needed = 0;
-  for (const auto& p : placements_) {
-    const memory::PlacementDecision d = memory::decidePlacement(p->component(), p->weightBytes(), settings);
-    if (d == p->decision() && p->deviceBytes() > 0) continue;  // placed so already
-    needed += memory::ComponentPlacement::plannedPeakBytes(*p->component().params, d) - p->deviceBytes();
-  }
-  return std::max<int64_t>(needed, 0);
+  return placementBytesNeeded(placements_, device_, settings);
 }
 
 std::vector<std::string> PipelineModel::place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes) {
-  std::vector<std::string> lines;
-  if (!device_.isAccelerator()) return lines;
+  if (!device_.isAccelerator()) return {};
   const RecountOnExit recount_on_exit{this};
-  // Pinned memory may take what the host has free now, less the reserve.
-  if (device_.hasPinnedMemory())
-    device_.setPinnedLimit(std::max<int64_t>(memory::availableHostBytes().value_or(0) - settings.pin_reserve_bytes, 0));
-  // A failure on one component does not stop the others; the first error is reported.
-  std::exception_ptr first_error;
-  for (auto& p : placements_) {
-    try {
-      const memory::PlacementDecision d = memory::decidePlacement(p->component(), p->weightBytes(), settings);
-      if (p->apply(d, balanced_budget_bytes)) lines.push_back("placed " + p->describe());
-    } catch (...) {
-      p->teardown();  // torn down cleanly; the next pass places it again
-      if (!first_error) first_error = std::current_exception();
-    }
-  }
-  if (first_error) std::rethrow_exception(first_error);
-  return lines;
+  return placeComponents(placements_, device_, settings, balanced_budget_bytes);
 }
 
 int64_t estimateWorkingBytes(const models::SdModelSpec& spec, int64_t width, int64_t height,

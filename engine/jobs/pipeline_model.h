@@ -13,6 +13,7 @@
 #include "lora/lora_patcher.h"
 #include "memory/model_cache.h"
 #include "memory/offload.h"
+#include "jobs/placeable_model.h"
 #include "nodes/sd_pipeline.h"
 #include "nodes/vae_plan.h"
 
@@ -24,6 +25,7 @@ std::string modelKey(const std::string& path, at::ScalarType dtype);
 // Compute precision by name ("fp32", "bf16", "fp16") and back; throws
 // kiln::Error(InvalidArgument) for another name.
 at::ScalarType computeScalarType(const std::string& name);
+at::ScalarType computeScalarType(ComputeDType dtype);
 const char* computeDtypeName(at::ScalarType dtype);
 // fp16 needs a CUDA device (libtorch's CPU kernels lack half precision): throws
 // kiln::Error(InvalidArgument) saying what to choose instead.
@@ -31,7 +33,7 @@ void checkComputeDtype(at::ScalarType dtype, const memory::Device& device);
 
 // Byte counts are kept as they change, so other threads can read them while a job moves
 // the weights.
-class PipelineModel final : public memory::CachedModel {
+class PipelineModel final : public PlaceableModel {
  public:
   PipelineModel(std::unique_ptr<nodes::SdPipeline> pipeline, const memory::Device& device);
   ~PipelineModel() override;
@@ -45,11 +47,11 @@ class PipelineModel final : public memory::CachedModel {
 
   // Device bytes that placing with `settings` still needs: weights that will stay on the
   // device and are not there yet, plus what streamed components onload during a call.
-  int64_t deviceBytesNeeded(const memory::OffloadSettings& settings) const;
+  int64_t deviceBytesNeeded(const memory::OffloadSettings& settings) const override;
   // Places every component (text encoders, UNet, VAE) as the settings say; components
   // already placed so are left alone. Returns one line per component whose placement was
   // (re)done, for the log. `balanced_budget_bytes` is what balanced mode may keep resident.
-  std::vector<std::string> place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes);
+  std::vector<std::string> place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes) override;
   const std::vector<std::unique_ptr<memory::ComponentPlacement>>& placements() const noexcept {
     return placements_;
   }

@@ -62,6 +62,8 @@ RenderResult render(const RenderParams& params, const ProgressFn& progress) {
     jobs::JobResult r = jobs::runJob(job, env);
     RenderResult result;
     result.image = std::move(r.images.at(0));
+    result.frames = std::move(r.frames);
+    result.fps = r.fps;
     result.notices = std::move(r.notices);
     result.model_family = std::move(r.model_family);
     return result;

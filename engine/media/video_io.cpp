@@ -278,28 +278,6 @@ Video readPngSequence(const fs::path& dir, int max_frames) {
 
 }  // namespace
 
-VideoFormat videoFormatFor(const std::string& path) {
-  if (path.empty()) return VideoFormat::Invalid;
-  std::error_code ec;
-  if (path.back() == '/' || fs::is_directory(path, ec)) return VideoFormat::PngSequence;
-  const std::string ext = lower(fs::path(path).extension().string());
-  if (ext == ".mp4") return VideoFormat::Mp4;
-  if (ext == ".webm") return VideoFormat::WebM;
-  if (ext == ".mov") return VideoFormat::Mov;
-  return VideoFormat::Invalid;
-}
-
-const char* videoFormatName(VideoFormat format) noexcept {
-  switch (format) {
-    case VideoFormat::Mp4: return "mp4";
-    case VideoFormat::WebM: return "webm";
-    case VideoFormat::Mov: return "mov";
-    case VideoFormat::PngSequence: return "png";
-    case VideoFormat::Invalid: break;
-  }
-  return "invalid";
-}
-
 void writeVideo(const std::string& path, const std::vector<Image>& frames, const VideoWriteOptions& options) {
   const VideoFormat format = videoFormatFor(path);
   if (format == VideoFormat::Invalid)

@@ -13,6 +13,7 @@
 #include "kiln/image.h"
 #include "kiln/offload.h"
 #include "kiln/render.h"
+#include "kiln/video_io.h"
 #include "kiln/workflow.h"
 
 namespace kiln {
@@ -29,7 +30,9 @@ struct Job {
   RenderParams params;
   int batch = 1;
   // Where to save the images (by extension; needs EngineOptions::write_image). Image i of
-  // a batch (i >= 1) goes to "<stem>-<i+1><ext>". Empty: images are only returned.
+  // a batch (i >= 1) goes to "<stem>-<i+1><ext>". Empty: images are only returned. A video
+  // model's frames go to a video file (.mp4, .webm, .mov) or a PNG folder (a name ending
+  // in '/'; needs EngineOptions::write_video), or, for one frame, to an image file.
   std::string output_path;
   bool previews = false;  // send a Preview event after each denoising step
 };
@@ -106,7 +109,7 @@ struct Event {
   std::vector<Image> outputs;
   std::vector<std::string> output_paths;
   std::vector<std::string> notices;
-  std::string model_family;  // "sd1", "sd2", "sdxl", "sdxl_refiner"
+  std::string model_family;  // "sd1", "sd2", "sdxl", "sdxl_refiner", "wan21"
   ErrorKind error = ErrorKind::Invalid;
   std::string message;
   kiln::MemoryStats memory;
@@ -128,6 +131,11 @@ struct EngineOptions {
   // Reads an image file for LoadImage and LoadMask nodes (kiln::readImage where the media
   // library is linked). Unset: workflows that load images fail with a clear message.
   std::function<Image(const std::string& path)> read_image;
+  // The save stage of video jobs: writes `frames` as a video at exactly `path` (.mp4,
+  // .webm, .mov or a folder of PNGs; kiln::writeVideo where the media library is linked),
+  // leaving nothing when it throws; options.progress reports frames and may throw to stop.
+  std::function<void(const std::string& path, const std::vector<Image>& frames, const VideoWriteOptions& options)>
+      write_video;
   // Most bytes of workflow node results kept between jobs (images, latents, conditioning);
   // with a host budget, at most what the cached models' weights leave of it.
   int64_t node_cache_bytes = int64_t{1} << 30;

@@ -68,6 +68,17 @@ struct RenderParams {
   // pixels exactly.
   Image mask;
   int mask_feather = 0;
+  // Video models (Wan 2.1 text-to-video). Frames to render, snapped to the model's grid
+  // (1 + 4n); 1 renders a still image through the video model; 0: one frame when the job
+  // writes an image file, else 81 (Wan's default). Image models render one image.
+  int frames = 0;
+  double fps = 16.0;  // the video's frame rate, stored with it
+  // A single-file video transformer's VAE and UMT5 text encoder; empty: found beside it
+  // (ComfyUI's vae/ and text_encoders/ folders).
+  std::string vae_path;
+  std::string text_encoder_path;
+  // The flow shift of a video model's schedule; 0: the model's (5 for Wan 2.1).
+  double flow_shift = 0;
 };
 
 struct RenderProgress {
@@ -81,8 +92,10 @@ using ProgressFn = std::function<void(const RenderProgress&)>;
 
 struct RenderResult {
   Image image;                       // RGB, with the "parameters" text attribute set
+  std::vector<Image> frames;         // a video model's frames (image is the first)
+  double fps = 0;                    // of the frames
   std::vector<std::string> notices;  // things the user should know (sizes snapped, ...)
-  std::string model_family;          // "sd1", "sd2", "sdxl", "sdxl_refiner"
+  std::string model_family;          // "sd1", "sd2", "sdxl", "sdxl_refiner", "wan21"
 };
 
 // The model Kiln ships with (a small SD 1.x-layout model of coloured shapes, 64x64),

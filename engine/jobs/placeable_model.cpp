@@ -1,0 +1,63 @@
+#include "jobs/placeable_model.h"
+
+#include <exception>
+
+#include "memory/device.h"
+
+namespace kiln::jobs {
+
+int64_t placementBytesNeeded(const Placements& placements, const memory::Device& device,
+                             const memory::OffloadSettings& settings) {
+  if (!device.isAccelerator()) return 0;
+  int64_t needed = 0;
+  for (const auto& p : placements) {
+    const memory::PlacementDecision d = memory::decidePlacement(p->component(), p->weightBytes(), settings);
+    if (d == p->decision() && p->deviceBytes() > 0) continue;  // placed so already
+    needed += memory::ComponentPlacement::plannedPeakBytes(*p->component().params, d) - p->deviceBytes();
+  }
+  return std::max<int64_t>(needed, 0);
+}
+
+std::vector<std::string> placeComponents(Placements& placements, const memory::Device& device,
+                                         const memory::OffloadSettings& settings, int64_t balanced_budget_bytes) {
+  std::vector<std::string> lines;
+  if (!device.isAccelerator()) return lines;
+  if (device.hasPinnedMemory())
+    device.setPinnedLimit(std::max<int64_t>(memory::availableHostBytes().value_or(0) - settings.pin_reserve_bytes, 0));
+  std::exception_ptr first_error;
+  for (auto& p : placements) {
+    try {
+      const memory::PlacementDecision d = memory::decidePlacement(p->component(), p->weightBytes(), settings);
+      if (p->apply(d, balanced_budget_bytes)) lines.push_back("placed " + p->describe());
+    } catch (...) {
+      p->teardown();  // torn down cleanly; the next pass places it again
+      if (!first_error) first_error = std::current_exception();
+    }
+  }
+  if (first_error) std::rethrow_exception(first_error);
+  return lines;
+}
+
+WeightBytes countWeightBytes(const std::vector<const models::ParamList*>& lists, const Placements& placements,
+                             const memory::Device& device) {
+  WeightBytes out;
+  for (const auto* params : lists)
+    for (const auto& slot : params->slots()) {
+      if (!slot.tensor->defined()) continue;
+      (device.isAccelerator() && device.holds(*slot.tensor) ? out.device : out.host) +=
+          static_cast<int64_t>(slot.tensor->nbytes());
+    }
+  if (device.isAccelerator() && out.device > 0)
+    for (const auto& p : placements) out.summary.push_back(p->describe());
+  return out;
+}
+
+void shareDeviceInModelMode(Placements& placements) {
+  for (auto& p : placements)
+    p->setOnModelCall([&placements](memory::ComponentPlacement& entering) {
+      for (auto& other : placements)
+        if (other.get() != &entering && other->decision().mode == memory::OffloadMode::Model) other->offloadAll();
+    });
+}
+
+}  // namespace kiln::jobs

@@ -1,0 +1,48 @@
+// A cached model whose components the job places on its device as the offload settings
+// say (the SD pipeline, the video pipeline): what placeModel needs of it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "memory/model_cache.h"
+#include "memory/offload.h"
+
+namespace kiln::jobs {
+
+class PlaceableModel : public memory::CachedModel {
+ public:
+  // Device bytes that placing with `settings` still needs: weights that will stay on the
+  // device and are not there yet, plus what streamed components onload during a call.
+  virtual int64_t deviceBytesNeeded(const memory::OffloadSettings& settings) const = 0;
+  // Places every component as the settings say; components already placed so are left
+  // alone. Returns one line per component whose placement was (re)done, for the log.
+  // `balanced_budget_bytes` is what balanced mode may keep resident.
+  virtual std::vector<std::string> place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes) = 0;
+};
+
+using Placements = std::vector<std::unique_ptr<memory::ComponentPlacement>>;
+
+// What PlaceableModel::deviceBytesNeeded computes, over a model's component placements.
+int64_t placementBytesNeeded(const Placements& placements, const memory::Device& device,
+                             const memory::OffloadSettings& settings);
+// What PlaceableModel::place does, over a model's component placements: pinned memory
+// limited to what the host has free less the reserve; a failure on one component does
+// not stop the others (it is torn down) and the first error is rethrown.
+std::vector<std::string> placeComponents(Placements& placements, const memory::Device& device,
+                                         const memory::OffloadSettings& settings, int64_t balanced_budget_bytes);
+// Where a model's weights are (on the CPU, all host memory), with the placements'
+// descriptions when any weight is on the device.
+struct WeightBytes {
+  int64_t host = 0, device = 0;
+  std::vector<std::string> summary;
+};
+WeightBytes countWeightBytes(const std::vector<const models::ParamList*>& lists, const Placements& placements,
+                             const memory::Device& device);
+
+// In model mode, a component called onto the device sends the others in that mode home.
+void shareDeviceInModelMode(Placements& placements);
+
+}  // namespace kiln::jobs

@@ -1,0 +1,219 @@
+#include "jobs/video_job.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/atomic_file.h"
+#include "core/interrupt.h"
+#include "jobs/pipeline_model.h"
+#include "jobs/progress_tracker.h"
+#include "jobs/video_model.h"
+#include "kiln/error.h"
+#include "kiln/units.h"
+#include "memory/device.h"
+#include "memory/model_cache.h"
+#include "nodes/wan_pipeline.h"
+
+namespace kiln::jobs {
+namespace {
+
+constexpr int kDefaultFrames = 81;  // Wan 2.1's 5 seconds at 16 fps
+constexpr int kDefaultWidth = 832, kDefaultHeight = 480;
+
+sampling::FlowSolver flowSolver(const std::string& sampler) {
+  if (sampler == "uni_pc" || sampler == "uni_pc_bh2" || sampler == "unipc") return sampling::FlowSolver::UniPc;
+  if (sampler == "euler") return sampling::FlowSolver::Euler;
+  throw Error(ErrorKind::InvalidArgument,
+              "video models sample with uni_pc (Wan's default) or euler, not '" + sampler + "'");
+}
+
+// [1, 3, n, H, W] in [0, 1] -> n images.
+void appendFrames(const at::Tensor& frames, std::vector<Image>& out) {
+  for (int64_t i = 0; i < frames.size(2); ++i) out.push_back(imageFromRgb(frames[0].select(1, i).permute({1, 2, 0})));
+}
+
+}  // namespace
+
+JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
+  RenderParams p = job.params;
+  const at::ScalarType dtype = computeScalarType(p.dtype);
+  memory::CpuDevice cpu;
+  memory::Device& device = env.device ? *env.device : cpu;
+  checkComputeDtype(dtype, device);
+  if (hasImage(p.init_image) || hasImage(p.mask))
+    throw Error(ErrorKind::InvalidArgument, "video models render from text only here (no init image or mask)");
+  if (!p.loras.empty()) throw Error(ErrorKind::InvalidArgument, "LoRAs for video models are not supported yet");
+  if (job.batch != 1) throw Error(ErrorKind::InvalidArgument, "video models render one video per job");
+  if (!(p.fps > 0.0) || p.fps > 240.0)
+    throw Error(ErrorKind::InvalidArgument, "the frame rate must be above 0 and at most 240, not " + formatNumber(p.fps));
+  if (p.flow_shift < 0.0) throw Error(ErrorKind::InvalidArgument, "the flow shift must be positive (0: the model's)");
+  const sampling::FlowSolver solver = flowSolver(p.sampler);
+
+  const nodes::WanModelPaths paths = nodes::resolveWanModel(p.model_path, p.vae_path, p.text_encoder_path);
+  const std::string cache_key =
+      modelKey(paths.transformer, dtype) + "|" + modelKey(paths.vae, at::kFloat) + "|" + modelKey(paths.text_encoder, dtype);
+  const bool cached = env.cache && env.cache->contains(cache_key);
+
+  const std::string& out = job.output_path;
+  const bool video_out = !out.empty() && videoFormatFor(out) != VideoFormat::Invalid;
+  const bool image_out = !out.empty() && !video_out;
+  JobResult result;
+  result.model_family = "wan21";
+  if (p.frames < 0) throw Error(ErrorKind::InvalidArgument, "frames must be 1 or more (0: the model's default)");
+  int64_t frames = p.frames > 0 ? p.frames : (image_out ? 1 : kDefaultFrames);
+  if (image_out && frames > 1)
+    throw Error(ErrorKind::InvalidArgument, std::to_string(frames) + " frames need a video file (.mp4, .webm, .mov) or a "
+                                                                     "folder for PNG frames (a name ending in '/'), not '" +
+                                                out + "'");
+
+  if (p.width == 0 && p.height == 0) {
+    p.width = kDefaultWidth;
+    p.height = kDefaultHeight;
+  }
+  // The model's grid (frames 1 + tf n, sides multiples of `grid`) from the cached model,
+  // or from the files' headers and configs (the weights are read later, as a stage).
+  memory::ModelCache::Lease lease;
+  if (cached) lease = env.cache->acquire(cache_key, [] { return std::shared_ptr<memory::CachedModel>(); });
+  int64_t tf = 0, grid = 0, tensors = 0;
+  if (lease) {
+    const nodes::WanPipeline& held = static_cast<VideoModel&>(lease.model()).pipeline();
+    tf = held.temporalFactor();
+    grid = held.spatialMultiple();
+  } else {
+    const auto t = models::openWanTransformer(paths.transformer);
+    const auto v = models::openWanVae(paths.vae);
+    const auto u = models::openUmt5(paths.text_encoder);
+    tf = v.config.temporalFactor();
+    grid = v.config.spatialFactor() * std::max(t.config.patch[1], t.config.patch[2]);
+    tensors = static_cast<int64_t>(t.index.size() + v.index.size() + u.index.size());
+  }
+  const int64_t snapped = nodes::snapFrames(frames, tf);
+  if (snapped != frames) {
+    result.notices.push_back(std::to_string(frames) + " frames are not on the model's grid of 1 + " + std::to_string(tf) +
+                             "n; rendering " + std::to_string(snapped));
+    frames = snapped;
+  }
+  if (p.width % grid != 0 || p.height % grid != 0) {
+    const int w = static_cast<int>(std::max<int64_t>(grid, p.width / grid * grid));
+    const int h = static_cast<int>(std::max<int64_t>(grid, p.height / grid * grid));
+    result.notices.push_back("size " + std::to_string(p.width) + "x" + std::to_string(p.height) +
+                             " is not a multiple of " + std::to_string(grid) + "; rendering " + std::to_string(w) + "x" +
+                             std::to_string(h) + " instead");
+    p.width = w;
+    p.height = h;
+  }
+  p.frames = static_cast<int>(frames);
+
+  const int64_t latent_frames = 1 + (frames - 1) / tf;
+  nodes::WanSampleSettings settings;
+  settings.steps = p.steps;
+  settings.guidance = p.cfg_scale;
+  settings.shift = p.flow_shift > 0 ? p.flow_shift : models::wanSamplingDefaults(paths.transformer).flow_shift;
+  settings.solver = solver;
+
+  // The plan: every stage with its unit and size, before any runs.
+  ProgressTracker tracker(env, {StageKind::Invalid, "wan21", static_cast<int64_t>(p.width) * p.height * frames,
+                                computeDtypeName(dtype)});
+  const int load = lease ? -1 : tracker.add(StageKind::LoadModel, "Loading model", "tensors", tensors, -1, tensors);
+  const int encode = tracker.add(StageKind::EncodePrompt, "Encoding prompt", "prompts", 2, -1, 2);
+  const int denoise = tracker.add(StageKind::Denoise, "Denoising", "steps", p.steps, 0, p.steps);
+  const int decode = tracker.add(StageKind::Decode, "Decoding", "latent frames", latent_frames, 0, latent_frames);
+  const int save = video_out   ? tracker.add(StageKind::EncodeVideo, "Encoding video", "frames", frames, 0, frames)
+                   : image_out ? tracker.add(StageKind::Save, "Saving", "files", 1, 0, 1)
+                               : -1;
+  tracker.plan();
+  for (const auto& n : result.notices) env.emit(logEvent(n));
+
+  JobBytes bytes(env.job_bytes);
+  std::shared_ptr<VideoModel> uncached;
+  try {
+    if (!lease) {
+      const auto loadModel = [&] {
+        tracker.start(load);
+        auto loaded = std::make_unique<nodes::WanPipeline>(
+            paths, dtype, dtype == at::kHalf ? at::kFloat : dtype, [&](std::size_t done, std::size_t total) {
+              tracker.progress(load, static_cast<int64_t>(done), static_cast<int64_t>(total));
+            });
+        tracker.finish(load);
+        return std::make_shared<VideoModel>(std::move(loaded), device);
+      };
+      if (env.cache)
+        lease = env.cache->acquire(cache_key, [&] { return std::static_pointer_cast<memory::CachedModel>(loadModel()); });
+      else
+        uncached = loadModel();
+    }
+    VideoModel& model = uncached ? *uncached : static_cast<VideoModel&>(lease.model());
+    const nodes::WanPipeline& pipe = model.pipeline();
+    for (const auto& n : pipe.notes()) env.emit(logEvent(n));
+    if (device.isAccelerator()) placeModel(model, env, device, 0);
+    memory::DeviceScope on_device(device);
+
+    tracker.start(encode);
+    const at::Tensor positive = pipe.encodePrompt(p.prompt);
+    tracker.progress(encode, 1, 2);
+    const at::Tensor negative = pipe.encodePrompt(p.negative_prompt);
+    if (!at::isfinite(positive).all().item<bool>() || !at::isfinite(negative).all().item<bool>())
+      throw Error(ErrorKind::NonFinite, "the text encoder produced NaN or infinity (encoding the prompt); "
+                                        "its weights are probably damaged");
+    bytes.add(static_cast<int64_t>(positive.nbytes() + negative.nbytes()));
+    tracker.progress(encode, 2, 2);
+    tracker.finish(encode);
+
+    tracker.start(denoise);
+    const at::Tensor latent = pipe.sample(positive, negative, frames, p.height, p.width, p.seed, settings,
+                                          [&](const sampling::FlowStep& s) {
+                                            tracker.progress(denoise, s.step + 1, s.total);
+                                          });
+    if (!at::isfinite(latent).all().item<bool>())
+      throw Error(ErrorKind::NonFinite, "denoising produced NaN or infinity; try fp32 or fewer steps");
+    bytes.add(static_cast<int64_t>(latent.nbytes()));
+    tracker.finish(denoise);
+
+    tracker.start(decode);
+    int64_t chunks = 0;
+    pipe.decode(latent, 1, [&](const at::Tensor& rgb) {
+      appendFrames(rgb, result.frames);
+      bytes.add(static_cast<int64_t>(rgb.numel()) * static_cast<int64_t>(sizeof(float)));
+      tracker.progress(decode, ++chunks, latent_frames);
+    });
+    tracker.finish(decode);
+
+    const std::string sampler_name = solver == sampling::FlowSolver::UniPc ? "UniPC" : "Euler";
+    const std::string parameters = formatA1111Parameters(p, sampler_name, pipe.displayName()) +
+                                   ", Frames: " + std::to_string(frames) + ", FPS: " + formatNumber(p.fps) +
+                                   ", Shift: " + formatNumber(settings.shift);
+    result.fps = p.fps;
+    Image first = result.frames.front();
+    first.text["parameters"] = parameters;
+    if (save >= 0) {
+      tracker.start(save);
+      if (video_out) {
+        if (!env.write_video) throw Error(ErrorKind::InvalidArgument, "this engine cannot write videos");
+        VideoWriteOptions options;
+        options.fps = p.fps;
+        options.metadata["parameters"] = parameters;
+        options.metadata["comment"] = parameters;
+        options.progress = [&](int done, int total) {
+          tracker.progress(save, done, total);
+          core::checkInterrupt();
+        };
+        env.write_video(out, result.frames, options);
+      } else {
+        saveImage(out, first, env);
+        tracker.progress(save, 1, 1);
+      }
+      tracker.finish(save);
+      result.paths.push_back(out);
+    }
+    result.images.push_back(std::move(first));
+    if (result.frames.size() == 1) result.frames.front().text["parameters"] = parameters;
+  } catch (...) {
+    if (failed_stage) *failed_stage = tracker.current();
+    throw;
+  }
+  return result;
+}
+
+}  // namespace kiln::jobs

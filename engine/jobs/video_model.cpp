@@ -1,0 +1,83 @@
+#include "jobs/video_model.h"
+
+#include "kiln/units.h"
+#include "memory/device.h"
+
+namespace kiln::jobs {
+
+VideoModel::VideoModel(std::unique_ptr<nodes::WanPipeline> pipeline, const memory::Device& device)
+    : pipeline_(std::move(pipeline)), device_(device) {
+  const struct {
+    const models::ParamList* params;
+    const char* name;
+    const char* model_class;
+    memory::ComponentRole role;
+  } parts[] = {
+      {&pipeline_->textEncoder().params(), "text_encoder", "UMT5EncoderModel", memory::ComponentRole::TextEncoder},
+      {&pipeline_->transformer().params(), "transformer", "WanTransformer3DModel", memory::ComponentRole::Denoiser},
+      {&pipeline_->vae().params(), "vae", "AutoencoderKLWan", memory::ComponentRole::Vae},
+  };
+  int64_t bytes = 0;
+  for (const auto& part : parts) {
+    memory::ComponentInfo c;
+    c.params = part.params;
+    c.name = part.name;
+    c.model_class = part.model_class;
+    c.role = part.role;
+    placements_.push_back(std::make_unique<memory::ComponentPlacement>(device_, std::move(c)));
+    for (const auto& slot : part.params->slots())
+      if (slot.tensor->defined()) bytes += static_cast<int64_t>(slot.tensor->nbytes());
+  }
+  shareDeviceInModelMode(placements_);
+  description_ = pipeline_->displayName() + " (wan21, " + at::toString(pipeline_->dtype()) + ", " + formatBytes(bytes) + ")";
+  recount();
+}
+
+VideoModel::~VideoModel() { placements_.clear(); }
+
+std::string VideoModel::describe() const { return description_; }
+
+std::vector<const models::ParamList*> VideoModel::paramLists() const {
+  return {&pipeline_->textEncoder().params(), &pipeline_->transformer().params(), &pipeline_->vae().params()};
+}
+
+void VideoModel::recount() {
+  const WeightBytes counted = countWeightBytes(paramLists(), placements_, device_);
+  host_bytes_ = counted.host;
+  device_bytes_ = counted.device;
+  std::lock_guard lock(summary_mutex_);
+  summary_ = counted.summary;
+}
+
+std::vector<std::string> VideoModel::placementSummary() const {
+  std::lock_guard lock(summary_mutex_);
+  return summary_;
+}
+
+void VideoModel::offload() {
+  for (auto& p : placements_) p->teardown();
+  if (device_.isAccelerator())
+    for (const auto* params : paramLists())
+      for (const auto& slot : params->slots())
+        if (slot.tensor->defined()) *slot.tensor = device_.download(*slot.tensor);
+  recount();
+}
+
+int64_t VideoModel::deviceBytesNeeded(const memory::OffloadSettings& settings) const {
+  return placementBytesNeeded(placements_, device_, settings);
+}
+
+std::vector<std::string> VideoModel::place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes) {
+  if (!device_.isAccelerator()) return {};
+  std::vector<std::string> lines;
+  try {
+    lines = placeComponents(placements_, device_, settings, balanced_budget_bytes);
+  } catch (...) {
+    recount();
+    throw;
+  }
+  recount();
+  return lines;
+}
+
+}  // namespace kiln::jobs

@@ -1,0 +1,45 @@
+// A loaded video pipeline as the model cache holds it: its three components (UMT5 text
+// encoder, transformer, VAE) placed on the job's device by the offload rules (the text
+// encoder at leaf level, the VAE onloaded whole for its calls and resting in host memory
+// when large, the transformer as the settings say).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "jobs/placeable_model.h"
+#include "nodes/wan_pipeline.h"
+
+namespace kiln::jobs {
+
+class VideoModel final : public PlaceableModel {
+ public:
+  VideoModel(std::unique_ptr<nodes::WanPipeline> pipeline, const memory::Device& device);
+  ~VideoModel() override;
+
+  std::string describe() const override;
+  int64_t hostBytes() const override { return host_bytes_.load(); }
+  int64_t deviceBytes() const override { return device_bytes_.load(); }
+  void offload() override;
+  std::vector<std::string> placementSummary() const override;
+  int64_t deviceBytesNeeded(const memory::OffloadSettings& settings) const override;
+  std::vector<std::string> place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes) override;
+
+  nodes::WanPipeline& pipeline() const noexcept { return *pipeline_; }
+
+ private:
+  std::vector<const models::ParamList*> paramLists() const;
+  void recount();
+  std::unique_ptr<nodes::WanPipeline> pipeline_;
+  const memory::Device& device_;
+  std::vector<std::unique_ptr<memory::ComponentPlacement>> placements_;
+  std::string description_;
+  std::atomic<int64_t> host_bytes_{0}, device_bytes_{0};
+  mutable std::mutex summary_mutex_;
+  std::vector<std::string> summary_;
+};
+
+}  // namespace kiln::jobs

@@ -1,0 +1,294 @@
+// Video jobs with the tiny Wan 2.1 model: the render API (frames, sizes snapped with a
+// notice, stills, determinism, both model layouts), the engine's save stage writing real
+// video files through FFmpeg, cancelling while encoding, and the refusals.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <ATen/ATen.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+
+#include "kiln/engine.h"
+#include "kiln/error.h"
+#include "kiln/render.h"
+#include "kiln/video_io.h"
+#include "nodes/wan_pipeline.h"
+#include "checkpoint_variants.h"
+#include "wan_tiny.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+kiln::RenderParams tinyVideo(const std::string& model, int frames) {
+  kiln::RenderParams p;
+  p.model_path = model;
+  p.prompt = "a red cat runs across a field";
+  p.negative_prompt = "blurry";
+  p.frames = frames;
+  p.width = 64;
+  p.height = 48;
+  p.steps = 3;
+  p.cfg_scale = 5.0;
+  p.seed = 7;
+  p.sampler = "uni_pc";
+  p.fps = 8;
+  p.threads = 2;
+  return p;
+}
+
+double meanAbsDiff(const kiln::Image& a, const kiln::Image& b) {
+  double sum = 0;
+  for (std::size_t i = 0; i < a.pixels.size(); ++i) sum += std::abs(a.pixels[i] - b.pixels[i]);
+  return sum / static_cast<double>(a.pixels.size());
+}
+
+bool samePixels(const kiln::Image& a, const kiln::Image& b) { return a.pixels == b.pixels; }
+
+// Runs one job on an engine that writes videos and images; returns its events.
+struct EngineRun {
+  std::vector<kiln::Event> events;
+  kiln::Event end;
+};
+
+EngineRun runOnEngine(kiln::Job job, const std::function<void(kiln::Engine&, const kiln::Event&)>& on_event = {}) {
+  std::mutex mutex;
+  std::condition_variable done;
+  EngineRun run;
+  bool over = false;
+  kiln::Engine* engine_ptr = nullptr;
+  kiln::EngineOptions options;
+  options.write_video = [](const std::string& path, const std::vector<kiln::Image>& frames,
+                           const kiln::VideoWriteOptions& o) { kiln::writeVideo(path, frames, o); };
+  options.write_image = [](const std::string&, const kiln::Image&) {
+    throw kiln::Error(kiln::ErrorKind::Io, "no image writer in this test");
+  };
+  options.sink = [&](const kiln::Event& e) {
+    if (on_event && engine_ptr) on_event(*engine_ptr, e);
+    std::lock_guard<std::mutex> lock(mutex);
+    run.events.push_back(e);
+    if (e.type == kiln::EventType::JobFinished || e.type == kiln::EventType::JobFailed ||
+        e.type == kiln::EventType::JobCancelled) {
+      run.end = e;
+      over = true;
+      done.notify_all();
+    }
+  };
+  kiln::Engine engine(std::move(options));
+  engine_ptr = &engine;
+  engine.submit(std::move(job));
+  std::unique_lock<std::mutex> lock(mutex);
+  done.wait_for(lock, std::chrono::seconds(300), [&] { return over; });
+  return run;
+}
+
+std::size_t entries(const std::string& dir) {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++n;
+  return n;
+}
+
+}  // namespace
+
+class TestVideoJob : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir dir_;
+  kiln::testing::WanTinyModel model_;
+
+ private Q_SLOTS:
+  void initTestCase() {
+    model_ = kiln::testing::writeWanTinyModel(dir_.path().toStdString());
+    QVERIFY(kiln::nodes::isWanModel(model_.folder));
+    QVERIFY(kiln::nodes::isWanModel(model_.transformer));
+    QVERIFY(!kiln::nodes::isWanModel(model_.vae));
+    QVERIFY(!kiln::nodes::isWanModel(kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors")));
+  }
+
+  void rendersFramesFromAFolder() {
+    std::vector<kiln::RenderProgress> progress;
+    const auto r = kiln::render(tinyVideo(model_.folder, 5), [&](const kiln::RenderProgress& p) { progress.push_back(p); });
+    QCOMPARE(r.model_family, std::string("wan21"));
+    QCOMPARE(r.frames.size(), std::size_t{5});
+    QCOMPARE(r.fps, 8.0);
+    for (const auto& f : r.frames) {
+      QCOMPARE(f.width, 64);
+      QCOMPARE(f.height, 48);
+      QCOMPARE(f.channels, 3);
+    }
+    QVERIFY(samePixels(r.image, r.frames.front()));
+    const std::string params = r.image.text.at("parameters");
+    QVERIFY2(params.find("Frames: 5") != std::string::npos && params.find("Sampler: UniPC") != std::string::npos &&
+                 params.find("Shift: 3") != std::string::npos,  // the folder's scheduler says 3
+             params.c_str());
+    // every stage reported, decoding in latent frames (1 + 4 frames = 2 latent frames)
+    const auto reached = [&](const std::string& stage, int64_t done, int64_t total) {
+      return std::any_of(progress.begin(), progress.end(), [&](const kiln::RenderProgress& p) {
+        return p.stage == stage && p.done == done && p.total == total;
+      });
+    };
+    QVERIFY(reached("Encoding prompt", 2, 2));
+    QVERIFY(reached("Denoising", 3, 3));
+    QVERIFY(reached("Decoding", 2, 2));
+    // frames move: the last frame is not the first
+    QVERIFY(meanAbsDiff(r.frames.front(), r.frames.back()) > 1e-4);
+    // the same seed gives the same video, another seed another
+    const auto again = kiln::render(tinyVideo(model_.folder, 5));
+    QVERIFY(samePixels(again.frames.back(), r.frames.back()));
+    auto other = tinyVideo(model_.folder, 5);
+    other.seed = 8;
+    QVERIFY(!samePixels(kiln::render(other).frames.back(), r.frames.back()));
+  }
+
+  // The job's frames are the pipeline's, run by hand.
+  void matchesThePipeline() {
+    const auto r = kiln::render(tinyVideo(model_.folder, 5));
+    const kiln::nodes::WanPipeline pipe(kiln::nodes::resolveWanModel(model_.folder), at::kFloat, at::kFloat);
+    kiln::nodes::WanSampleSettings s;
+    s.steps = 3;
+    s.guidance = 5.0;
+    s.shift = 3.0;
+    const at::Tensor latent = pipe.sample(pipe.encodePrompt("a red cat runs across a field"),
+                                          pipe.encodePrompt("blurry"), 5, 48, 64, 7, s);
+    std::vector<at::Tensor> chunks;
+    pipe.decode(latent, 1, [&](const at::Tensor& f) { chunks.push_back(f); });
+    const at::Tensor video = at::cat(chunks, 2);  // [1, 3, 5, 48, 64]
+    QCOMPARE(video.size(2), int64_t{5});
+    const at::Tensor last = video[0].select(1, 4).permute({1, 2, 0}).contiguous();
+    const auto& img = r.frames.back();
+    const at::Tensor got = at::from_blob(const_cast<float*>(img.pixels.data()), {48, 64, 3}, at::kFloat);
+    QVERIFY(kiln::testing::maxAbsDiff(got, last) < 1e-5);
+  }
+
+  void rendersFromComfyUiSingleFiles() {
+    std::vector<std::string> logs;
+    const auto r = kiln::render(tinyVideo(model_.transformer, 9));
+    QCOMPARE(r.frames.size(), std::size_t{9});
+    // and with the parts named explicitly
+    auto p = tinyVideo(model_.transformer, 1);
+    p.vae_path = model_.vae;
+    p.text_encoder_path = model_.text_encoder;
+    const auto still = kiln::render(p);
+    QCOMPARE(still.frames.size(), std::size_t{1});
+    QVERIFY(still.image.text.at("parameters").find("Shift: 5") != std::string::npos);  // Wan's default
+  }
+
+  void snapsFramesAndSizeWithANotice() {
+    auto p = tinyVideo(model_.folder, 6);
+    p.width = 70;
+    p.height = 50;
+    const auto r = kiln::render(p);
+    QCOMPARE(r.frames.size(), std::size_t{5});  // the nearest 1 + 4n
+    QCOMPARE(r.frames.front().width, 64);
+    QCOMPARE(r.frames.front().height, 48);
+    const auto has = [&](const char* what) {
+      return std::any_of(r.notices.begin(), r.notices.end(),
+                         [&](const std::string& n) { return n.find(what) != std::string::npos; });
+    };
+    QVERIFY(has("6 frames are not on the model's grid of 1 + 4n; rendering 5"));
+    QVERIFY(has("size 70x50 is not a multiple of 16; rendering 64x48"));
+    QCOMPARE(kiln::nodes::snapFrames(8, 4), int64_t{9});
+    QCOMPARE(kiln::nodes::snapFrames(7, 4), int64_t{9});  // halfway rounds up
+    QCOMPARE(kiln::nodes::snapFrames(1, 4), int64_t{1});
+    QCOMPARE(kiln::nodes::snapFrames(2, 4), int64_t{1});
+  }
+
+  void writesVideoFilesThroughTheEngine_data() {
+    QTest::addColumn<QString>("name");
+    QTest::newRow("mp4") << "clip.mp4";
+    QTest::newRow("webm") << "clip.webm";
+    QTest::newRow("png") << "frames/";
+  }
+  void writesVideoFilesThroughTheEngine() {
+    QFETCH(QString, name);
+    QTemporaryDir out;
+    kiln::Job job;
+    job.params = tinyVideo(model_.folder, 9);
+    job.output_path = out.path().toStdString() + "/" + name.toStdString();
+    const EngineRun run = runOnEngine(job);
+    QVERIFY2(run.end.type == kiln::EventType::JobFinished, run.end.message.c_str());
+    QCOMPARE(run.end.output_paths, std::vector<std::string>{job.output_path});
+    QCOMPARE(run.end.model_family, std::string("wan21"));
+    // the plan names the encode as its own stage, counted in frames
+    const auto planned = std::find_if(run.events.begin(), run.events.end(),
+                                      [](const kiln::Event& e) { return e.type == kiln::EventType::StagePlanned; });
+    QVERIFY(planned != run.events.end());
+    QVERIFY(std::any_of(planned->stages.begin(), planned->stages.end(), [](const kiln::Stage& s) {
+      return s.kind == kiln::StageKind::EncodeVideo && s.total == 9 && s.unit == "frames";
+    }));
+    const kiln::Video v = kiln::readVideo(job.output_path);
+    QCOMPARE(static_cast<int>(v.frames.size()), 9);
+    QCOMPARE(v.width, 64);
+    QCOMPARE(v.height, 48);
+    QVERIFY(std::abs(v.fps - 8.0) < 1e-6);
+    QVERIFY(v.metadata.at("parameters").find("Frames: 9") != std::string::npos);
+    // the first frame as generated (the render API gives the same frames): within the
+    // lossy codecs' error on this noise-like random-weight video, and far nearer to it
+    // than to another frame
+    const auto r = kiln::render(tinyVideo(model_.folder, 9));
+    const double err = meanAbsDiff(v.frames.front(), r.frames.front());
+    const double other = meanAbsDiff(v.frames.front(), r.frames.back());
+    QVERIFY2(err < 0.06 && err < 0.5 * other,
+             ("first frame differs by " + std::to_string(err) + ", from the last by " + std::to_string(other)).c_str());
+  }
+
+  void cancelWhileEncodingLeavesNoFile() {
+    QTemporaryDir out;
+    kiln::Job job;
+    job.params = tinyVideo(model_.folder, 9);
+    job.output_path = out.path().toStdString() + "/clip.mp4";
+    int encode_stage = -1;
+    const EngineRun run = runOnEngine(job, [&](kiln::Engine& engine, const kiln::Event& e) {
+      if (e.type == kiln::EventType::StagePlanned)
+        for (std::size_t i = 0; i < e.stages.size(); ++i)
+          if (e.stages[i].kind == kiln::StageKind::EncodeVideo) encode_stage = static_cast<int>(i);
+      if (e.type == kiln::EventType::Progress && e.stage == encode_stage && e.done >= 3) engine.cancel(e.job);
+    });
+    QVERIFY(encode_stage >= 0);
+    QCOMPARE(run.end.type, kiln::EventType::JobCancelled);
+    QCOMPARE(entries(out.path().toStdString()), std::size_t{0});
+  }
+
+  void refusals() {
+    const auto kindOf = [](const kiln::RenderParams& p) {
+      try {
+        kiln::render(p);
+      } catch (const kiln::Error& e) {
+        return std::make_pair(e.kind(), std::string(e.what()));
+      }
+      return std::make_pair(kiln::ErrorKind::Invalid, std::string());
+    };
+    auto image_model = tinyVideo(kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"), 5);
+    image_model.sampler = "euler";
+    auto [kind, message] = kindOf(image_model);
+    QCOMPARE(kind, kiln::ErrorKind::InvalidArgument);
+    QVERIFY2(message.find("image model") != std::string::npos, message.c_str());
+    auto sampler = tinyVideo(model_.folder, 5);
+    sampler.sampler = "dpmpp_2m";
+    std::tie(kind, message) = kindOf(sampler);
+    QCOMPARE(kind, kiln::ErrorKind::InvalidArgument);
+    QVERIFY2(message.find("uni_pc") != std::string::npos, message.c_str());
+    // a text encoder without its tokenizer says what to put where
+    QTemporaryDir bare;
+    const fs::path te = fs::path(bare.path().toStdString()) / "umt5_tiny.safetensors";
+    fs::copy_file(model_.text_encoder, te);
+    auto no_tokenizer = tinyVideo(model_.transformer, 5);
+    no_tokenizer.text_encoder_path = te.string();
+    std::tie(kind, message) = kindOf(no_tokenizer);
+    QCOMPARE(kind, kiln::ErrorKind::FileNotFound);
+    QVERIFY2(message.find("spiece.model") != std::string::npos, message.c_str());
+    // many frames into an image file
+    kiln::Job job;
+    job.params = tinyVideo(model_.folder, 5);
+    job.output_path = bare.path().toStdString() + "/still.png";
+    const EngineRun run = runOnEngine(job);
+    QCOMPARE(run.end.type, kiln::EventType::JobFailed);
+    QVERIFY2(run.end.message.find("need a video file") != std::string::npos, run.end.message.c_str());
+    QCOMPARE(entries(bare.path().toStdString()), std::size_t{1});  // only the copied encoder
+  }
+};
+
+QTEST_GUILESS_MAIN(TestVideoJob)
+#include "test_video_job.moc"
