@@ -12,7 +12,7 @@
 <context>
     <name>kiln::app::EngineBridge</name>
     <message>
-        <location filename="../app/bridge/engine_bridge.cpp" line="+104"/>
+        <location filename="../app/bridge/engine_bridge.cpp" line="+109"/>
         <source>(no prompt)</source>
         <translation>(kein Prompt)</translation>
     </message>
@@ -368,7 +368,7 @@
 <context>
     <name>kiln::app::Workflow</name>
     <message>
-        <location filename="../app/workflows/node_texts.cpp" line="+38"/>
+        <location filename="../app/workflows/node_texts.cpp" line="+43"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+46"/>
         <source>Model</source>
         <translation>Modell</translation>
@@ -384,25 +384,25 @@
         <translation>Negativer Prompt</translation>
     </message>
     <message>
-        <location filename="../app/workflows/node_texts.cpp" line="+6"/>
+        <location filename="../app/workflows/node_texts.cpp" line="+7"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Sampler</source>
         <translation>Sampler</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+4"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Seed</source>
         <translation>Seed</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Steps</source>
         <translation>Schritte</translation>
     </message>
     <message>
-        <location line="-32"/>
+        <location line="-40"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>CFG scale</source>
         <translation>CFG-Skala</translation>
@@ -449,8 +449,28 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Empty video latent</source>
+        <translation>Leeres Video-Latent</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>File name prefix</source>
         <translation>Dateinamenpräfix</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Format</source>
+        <translation>Format</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Frame rate</source>
+        <translation>Bildrate</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Frames</source>
+        <translation>Bilder</translation>
     </message>
     <message>
         <location line="+2"/>
@@ -504,6 +524,11 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Load video model</source>
+        <translation>Videomodell laden</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Mask</source>
         <translation>Maske</translation>
     </message>
@@ -543,9 +568,19 @@
         <translation>Bildvorschau</translation>
     </message>
     <message>
+        <location line="+1"/>
+        <source>Quality</source>
+        <translation>Qualität</translation>
+    </message>
+    <message>
         <location line="+2"/>
         <source>Save image</source>
         <translation>Bild speichern</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Save video</source>
+        <translation>Video speichern</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -553,7 +588,12 @@
         <translation>Zeitplan</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+2"/>
+        <source>Shift</source>
+        <translation>Verschiebung</translation>
+    </message>
+    <message>
+        <location line="+2"/>
         <source>Text</source>
         <translation>Text</translation>
     </message>
@@ -639,7 +679,7 @@
         <translation>Sampling</translation>
     </message>
     <message>
-        <location line="-41"/>
+        <location line="-45"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Height</source>
         <translation>Höhe</translation>

@@ -12,7 +12,7 @@
 <context>
     <name>kiln::app::EngineBridge</name>
     <message>
-        <location filename="../app/bridge/engine_bridge.cpp" line="+104"/>
+        <location filename="../app/bridge/engine_bridge.cpp" line="+109"/>
         <source>(no prompt)</source>
         <translation>（プロンプトなし）</translation>
     </message>
@@ -368,7 +368,7 @@
 <context>
     <name>kiln::app::Workflow</name>
     <message>
-        <location filename="../app/workflows/node_texts.cpp" line="+38"/>
+        <location filename="../app/workflows/node_texts.cpp" line="+43"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+46"/>
         <source>Model</source>
         <translation>モデル</translation>
@@ -384,25 +384,25 @@
         <translation>ネガティブプロンプト</translation>
     </message>
     <message>
-        <location filename="../app/workflows/node_texts.cpp" line="+6"/>
+        <location filename="../app/workflows/node_texts.cpp" line="+7"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Sampler</source>
         <translation>サンプラー</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+4"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Seed</source>
         <translation>シード</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Steps</source>
         <translation>ステップ数</translation>
     </message>
     <message>
-        <location line="-32"/>
+        <location line="-40"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>CFG scale</source>
         <translation>CFG スケール</translation>
@@ -449,8 +449,28 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Empty video latent</source>
+        <translation>空の動画潜在</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>File name prefix</source>
         <translation>ファイル名の接頭辞</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Format</source>
+        <translation>形式</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Frame rate</source>
+        <translation>フレームレート</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Frames</source>
+        <translation>フレーム数</translation>
     </message>
     <message>
         <location line="+2"/>
@@ -504,6 +524,11 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Load video model</source>
+        <translation>動画モデルを読み込む</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Mask</source>
         <translation>マスク</translation>
     </message>
@@ -543,9 +568,19 @@
         <translation>画像のプレビュー</translation>
     </message>
     <message>
+        <location line="+1"/>
+        <source>Quality</source>
+        <translation>品質</translation>
+    </message>
+    <message>
         <location line="+2"/>
         <source>Save image</source>
         <translation>画像を保存</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Save video</source>
+        <translation>動画を保存</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -553,7 +588,12 @@
         <translation>スケジュール</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+2"/>
+        <source>Shift</source>
+        <translation>シフト</translation>
+    </message>
+    <message>
+        <location line="+2"/>
         <source>Text</source>
         <translation>テキスト</translation>
     </message>
@@ -639,7 +679,7 @@
         <translation>サンプリング</translation>
     </message>
     <message>
-        <location line="-41"/>
+        <location line="-45"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Height</source>
         <translation>高さ</translation>

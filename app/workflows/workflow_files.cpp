@@ -5,6 +5,7 @@
 #include "kiln/comfy_import.h"
 #include "kiln/error.h"
 #include "kiln/image_io.h"
+#include "kiln/video_io.h"
 
 namespace kiln::app {
 
@@ -34,11 +35,13 @@ LoadedWorkflow loadWorkflowFile(const QString& path, const QStringList& model_fo
     const QByteArray bytes = f.readAll();
     return loadWorkflowText(std::string(bytes.constData(), static_cast<std::size_t>(bytes.size())), model_folders);
   }
-  const Image image = readImage(path.toStdString());
-  if (const auto it = image.text.find("kiln_workflow"); it != image.text.end())
-    return loadWorkflowText(it->second, model_folders);
+  // A video file's container tags (or a PNG folder's first frame), else a picture's text.
+  const std::string file = path.toStdString();
+  const std::map<std::string, std::string> texts =
+      videoFormatFor(file) != VideoFormat::Invalid ? readVideo(file, 0).metadata : readImage(file).text;
+  if (const auto it = texts.find("kiln_workflow"); it != texts.end()) return loadWorkflowText(it->second, model_folders);
   for (const char* chunk : {"prompt", "workflow"})  // ComfyUI's API form is the more exact
-    if (const auto it = image.text.find(chunk); it != image.text.end() && looksLikeComfyWorkflow(it->second))
+    if (const auto it = texts.find(chunk); it != texts.end() && looksLikeComfyWorkflow(it->second))
       return loadWorkflowText(it->second, model_folders);
   throw Error(ErrorKind::InvalidWorkflow, "'" + path.toStdString() + "' holds no Kiln or ComfyUI workflow");
 }

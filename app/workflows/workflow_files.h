@@ -1,5 +1,5 @@
 // Reading workflows from files: Kiln workflow files, ComfyUI workflows (API and UI
-// formats) and pictures that carry either in their metadata. Shared by kiln-cli and
+// formats) and pictures and videos that carry either in their metadata. Shared by kiln-cli and
 // the desktop app.
 #pragma once
 

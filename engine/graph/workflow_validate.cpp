@@ -223,7 +223,7 @@ std::vector<WorkflowProblem> validateWorkflow(const Workflow& w, const std::vect
   for (const WorkflowGroup& g : w.groups)
     for (const std::string& member : g.nodes)
       if (!nodes.count(member)) report(member, "the group " + quoted(g.title) + " names a node that does not exist");
-  if (!any_output && !w.nodes.empty()) report("", "nothing would run: the workflow has no output node (SaveImage, PreviewImage)");
+  if (!any_output && !w.nodes.empty()) report("", "nothing would run: the workflow has no output node (SaveImage, SaveVideo, PreviewImage)");
   if (w.nodes.empty()) report("", "the workflow has no nodes");
   return problems;
 }

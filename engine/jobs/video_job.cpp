@@ -52,8 +52,7 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   const sampling::FlowSolver solver = flowSolver(p.sampler);
 
   const nodes::WanModelPaths paths = nodes::resolveWanModel(p.model_path, p.vae_path, p.text_encoder_path);
-  const std::string cache_key =
-      modelKey(paths.transformer, dtype) + "|" + modelKey(paths.vae, at::kFloat) + "|" + modelKey(paths.text_encoder, dtype);
+  const std::string cache_key = videoModelKey(paths, dtype);
   const bool cached = env.cache && env.cache->contains(cache_key);
 
   const std::string& out = job.output_path;
@@ -132,12 +131,11 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     if (!lease) {
       const auto loadModel = [&] {
         tracker.start(load);
-        auto loaded = std::make_unique<nodes::WanPipeline>(
-            paths, dtype, dtype == at::kHalf ? at::kFloat : dtype, [&](std::size_t done, std::size_t total) {
-              tracker.progress(load, static_cast<int64_t>(done), static_cast<int64_t>(total));
-            });
+        auto loaded = loadVideoModel(paths, dtype, device, [&](std::size_t done, std::size_t total) {
+          tracker.progress(load, static_cast<int64_t>(done), static_cast<int64_t>(total));
+        });
         tracker.finish(load);
-        return std::make_shared<VideoModel>(std::move(loaded), device);
+        return loaded;
       };
       if (env.cache)
         lease = env.cache->acquire(cache_key, [&] { return std::static_pointer_cast<memory::CachedModel>(loadModel()); });

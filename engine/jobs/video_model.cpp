@@ -1,5 +1,6 @@
 #include "jobs/video_model.h"
 
+#include "jobs/pipeline_model.h"
 #include "kiln/units.h"
 #include "memory/device.h"
 
@@ -78,6 +79,18 @@ std::vector<std::string> VideoModel::place(const memory::OffloadSettings& settin
   }
   recount();
   return lines;
+}
+
+std::string videoModelKey(const nodes::WanModelPaths& paths, at::ScalarType dtype) {
+  return modelKey(paths.transformer, dtype) + "|" + modelKey(paths.vae, at::kFloat) + "|" +
+         modelKey(paths.text_encoder, dtype);
+}
+
+std::shared_ptr<VideoModel> loadVideoModel(const nodes::WanModelPaths& paths, at::ScalarType dtype,
+                                           const memory::Device& device,
+                                           const std::function<void(std::size_t, std::size_t)>& progress) {
+  auto pipeline = std::make_unique<nodes::WanPipeline>(paths, dtype, dtype == at::kHalf ? at::kFloat : dtype, progress);
+  return std::make_shared<VideoModel>(std::move(pipeline), device);
 }
 
 }  // namespace kiln::jobs

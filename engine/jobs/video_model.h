@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -41,5 +42,14 @@ class VideoModel final : public PlaceableModel {
   mutable std::mutex summary_mutex_;
   std::vector<std::string> summary_;
 };
+
+// The model cache's key of a video model: its three parts as loaded.
+std::string videoModelKey(const nodes::WanModelPaths& paths, at::ScalarType dtype);
+
+// Loads the pipeline (the VAE in fp32 when the rest is fp16, whose range it needs);
+// progress counts tensors.
+std::shared_ptr<VideoModel> loadVideoModel(const nodes::WanModelPaths& paths, at::ScalarType dtype,
+                                           const memory::Device& device,
+                                           const std::function<void(std::size_t, std::size_t)>& progress);
 
 }  // namespace kiln::jobs

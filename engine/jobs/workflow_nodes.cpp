@@ -6,7 +6,9 @@
 
 #include "core/data_paths.h"
 #include "core/interrupt.h"
+#include "jobs/node_schema.h"
 #include "jobs/vae_stage.h"
+#include "jobs/video_nodes.h"
 #include "memory/device.h"
 #include "models/sd/sd_checkpoint.h"
 #include "nodes/image_prep.h"
@@ -14,36 +16,12 @@
 namespace kiln::jobs {
 namespace {
 
-// Schema builders.
-ParamSpec number(std::string name, ValueType type, ParamValue def, double min, double max, double step,
-                 std::string display, std::string description) {
-  ParamSpec p;
-  p.name = std::move(name);
-  p.type = type;
-  p.default_value = std::move(def);
-  p.min = min;
-  p.max = max;
-  p.step = step;
-  p.display_name = std::move(display);
-  p.description = std::move(description);
-  return p;
-}
-ParamSpec text(std::string name, ValueType type, ParamValue def, std::string display, std::string description,
-               bool multiline = false) {
-  ParamSpec p = number(std::move(name), type, std::move(def), 0, 0, 0, std::move(display), std::move(description));
-  p.multiline = multiline;
-  return p;
-}
-ParamSpec choice(std::string name, std::vector<std::string> choices, std::string def, std::string display,
-                 std::string description) {
-  ParamSpec p = text(std::move(name), ValueType::Enum, std::move(def), std::move(display), std::move(description));
-  p.choices = std::move(choices);
-  return p;
-}
-InputSpec in(std::string name, ValueType type, std::string display, bool optional = false) {
-  return {std::move(name), type, optional, std::move(display)};
-}
-OutputSpec out(ValueType type, std::string display) { return {valueTypeName(type), type, std::move(display)}; }
+using schema::choice;
+using schema::in;
+using schema::number;
+using schema::out;
+using schema::text;
+
 
 std::vector<ParamSpec> tilingParams() {
   return {choice("tiling", {"auto", "always", "never"}, "auto", "Tiling",
@@ -134,14 +112,10 @@ NodeDefinition loadCheckpoint() {
     ref.name = pipe.checkpoint().display_name;
     ref.family = models::familyName(pipe.spec().family);
     run.result.model_family = ref.family;
-    return graph::NodeOutputs{makeValue(ValueType::Model, ref), makeValue(ValueType::Clip, ref),
-                              makeValue(ValueType::Vae, ref)};
+    return modelOutputs(ref);
   };
   // A model handle stands while the model cache still holds the model.
-  d.still_valid = [](const graph::NodeOutputs& outputs, const RunEnvironment& env) {
-    const auto* ref = static_cast<const ModelRef*>(outputs.at(0).data.get());
-    return env.cache != nullptr && env.cache->contains(ref->key);
-  };
+  d.still_valid = modelStillCached;
   return d;
 }
 
@@ -266,6 +240,7 @@ NodeDefinition textEncode() {
   d.units = [](const graph::PlannedNode&) { return int64_t{1}; };
   d.run = [](NodeCall& c) {
     const ModelRef& ref = c.input<ModelRef>("clip");
+    if (isVideoRef(ref)) return encodeVideoPrompt(c);
     PipelineModel& model = c.run.prepare(ref, WorkflowRun::Part::Text, 0);
     ConditioningValue v;
     v.text = c.stringParam("text");
@@ -336,9 +311,13 @@ NodeDefinition sampler() {
   };
   d.run = [](NodeCall& c) {
     const ModelRef& ref = c.input<ModelRef>("model");
+    if (isVideoRef(ref)) return sampleVideo(c);
     const auto& pos = c.input<ConditioningValue>("positive");
     const auto& neg = c.input<ConditioningValue>("negative");
     const LatentValue& latent = c.input<LatentValue>("latent_image");
+    if (latent.samples.dim() != 4)
+      throw Error(ErrorKind::InvalidArgument, "an image model samples an image latent; a video latent needs a video "
+                                              "model (LoadVideoModel)");
     const int64_t steps = c.intParam("steps"), seed = c.intParam("seed");
     const sampling::SamplerKind kind = sampling::parseSampler(c.stringParam("sampler_name"));
     const sampling::Schedule schedule = sampling::parseSchedule(c.stringParam("scheduler"));
@@ -440,6 +419,10 @@ NodeDefinition vaeDecode() {
   d.unit = "tile passes";
   d.run = [](NodeCall& c) {
     const LatentValue& latent = c.input<LatentValue>("samples");
+    if (isVideoRef(c.input<ModelRef>("vae"))) return decodeVideo(c);
+    if (latent.samples.dim() != 4)
+      throw Error(ErrorKind::InvalidArgument, "an image VAE decodes an image latent; a video latent needs its video "
+                                              "model's VAE");
     const nodes::VaeCodec codec = c.run.vae(c.input<ModelRef>("vae"), latent.scaling_factor);
     const nodes::VaeTilingSettings tiling = tilingOf(c);
     nodes::validateTiling(tiling);
@@ -569,10 +552,7 @@ NodeDefinition saveImage() {
     WorkflowRun& run = c.run;
     if (run.job.output_dir.empty() || !run.env.write_image)
       throw Error(ErrorKind::InvalidArgument, "SaveImage needs an output folder and an image writer");
-    std::string prefix = c.stringParam("filename_prefix");
-    if (prefix.empty() || prefix.find('/') != std::string::npos || prefix.find('\\') != std::string::npos ||
-        prefix == "." || prefix == "..")
-      throw Error(ErrorKind::InvalidArgument, "the file name prefix '" + prefix + "' must be a plain name");
+    const std::string prefix = checkedPrefix(c);
     std::vector<Image> images = imagesOf(c.input<ImageValue>("images"));
     const std::string workflow = workflowToJson(*run.job.workflow);
     std::error_code ec;
@@ -650,6 +630,26 @@ PipelineModel& WorkflowRun::model(const ModelRef& ref) {
   return *(uncached[ref.key] = load());
 }
 
+VideoModel& WorkflowRun::videoModel(const ModelRef& ref, const std::function<void(std::size_t, std::size_t)>& progress) {
+  if (!isVideoRef(ref)) throw Error(ErrorKind::InvalidArgument, "'" + ref.path + "' is not a video model");
+  VideoModel* found = nullptr;
+  if (const auto it = uncached_videos.find(ref.key); it != uncached_videos.end()) found = it->second.get();
+  if (const auto it = leases.find(ref.key); !found && it != leases.end()) found = &static_cast<VideoModel&>(it->second.model());
+  if (!found) {
+    const nodes::WanModelPaths paths{ref.path, ref.vae_path, ref.text_encoder_path,
+                                     models::findT5TokenizerModel(ref.text_encoder_path)};
+    const auto load = [&] { return loadVideoModel(paths, ref.dtype, device, progress); };
+    if (env.cache) {
+      leases[ref.key] = env.cache->acquire(ref.key, [&] { return std::static_pointer_cast<memory::CachedModel>(load()); });
+      found = &static_cast<VideoModel&>(leases[ref.key].model());
+    } else {
+      found = (uncached_videos[ref.key] = load()).get();
+    }
+  }
+  if (device.isAccelerator()) placeModel(*found, env, device, 0);
+  return *found;
+}
+
 PipelineModel& WorkflowRun::prepare(const ModelRef& ref, Part part, int64_t working_bytes) {
   PipelineModel& m = model(ref);
   if (part != Part::Vae) {
@@ -714,10 +714,29 @@ const NodeDefinition* NodeLibrary::find(const std::string& type) const {
   return nullptr;
 }
 
+graph::NodeOutputs modelOutputs(const ModelRef& ref) {
+  return graph::NodeOutputs{makeValue(ValueType::Model, ref), makeValue(ValueType::Clip, ref),
+                            makeValue(ValueType::Vae, ref)};
+}
+
+bool modelStillCached(const graph::NodeOutputs& outputs, const RunEnvironment& env) {
+  const auto* ref = static_cast<const ModelRef*>(outputs.at(0).data.get());
+  return env.cache != nullptr && env.cache->contains(ref->key);
+}
+
+std::string checkedPrefix(const NodeCall& c) {
+  std::string prefix = c.stringParam("filename_prefix");
+  if (prefix.empty() || prefix.find('/') != std::string::npos || prefix.find('\\') != std::string::npos ||
+      prefix == "." || prefix == "..")
+    throw Error(ErrorKind::InvalidArgument, "the file name prefix '" + prefix + "' must be a plain name");
+  return prefix;
+}
+
 NodeLibrary builtinNodes() {
   NodeLibrary lib;
   for (NodeDefinition (*make)() : {loadCheckpoint, loadVae, loadLora, loadLoraModelOnly, textEncode, emptyLatent, sampler, vaeDecode, vaeEncode,
-                                   loadImage, loadMask, saveImage, previewImage})
+                                   loadImage, loadMask, saveImage, previewImage, loadVideoModel, emptyVideoLatent,
+                                   saveVideo})
     lib.add(make());
   return lib;
 }

@@ -19,6 +19,7 @@
 #include "jobs/pipeline_model.h"
 #include "jobs/progress_tracker.h"
 #include "jobs/vae_file_model.h"
+#include "jobs/video_model.h"
 #include "kiln/engine.h"
 
 namespace kiln::jobs {
@@ -30,13 +31,17 @@ struct ModelRef {
   std::string path;  // the checkpoint file
   at::ScalarType dtype = at::kFloat;
   std::string name;    // display name, for the A1111 parameters
-  std::string family;  // "sd1", "sd2", "sdxl", "sdxl_refiner"
+  std::string family;  // "sd1", "sd2", "sdxl", "sdxl_refiner", "wan21" (a video model)
   std::vector<LoraSpec> loras;
   LoraMode lora_mode = LoraMode::Auto;
   bool vae_file = false;  // a VAE of its own (LoadVAE), not a checkpoint
   // LoadCheckpoint's overrides of what the file says (unset: the file's).
   std::optional<sampling::Prediction> prediction;
   std::optional<bool> zero_terminal_snr;
+  // Video models (LoadVideoModel): the parts beside the transformer, and the flow shift
+  // (0: the model's).
+  std::string vae_path, text_encoder_path;
+  double flow_shift = 0;
 };
 
 struct ConditioningValue {
@@ -47,7 +52,7 @@ struct ConditioningValue {
 };
 
 struct LatentValue {
-  at::Tensor samples;  // [B, C, h, w], scaled by scaling_factor
+  at::Tensor samples;  // [B, C, h, w], scaled by scaling_factor; a video's [1, C, T, h, w]
   double scaling_factor = 0;  // of the model or VAE that made it; 0: any (an empty latent)
   // A picture's latent (encoded, or sampled before), not an empty one: sampling starts
   // part-way (denoise).
@@ -59,7 +64,7 @@ struct LatentValue {
 };
 
 struct ImageValue {
-  at::Tensor rgb;          // [B, 3, H, W] in [0, 1]
+  at::Tensor rgb;          // [B, 3, H, W] in [0, 1]; a video's frames are its batch
   std::vector<std::string> parameters;  // A1111 text per image (none when loaded)
 };
 
@@ -78,9 +83,12 @@ struct WorkflowRun {
   std::map<std::string, memory::ModelCache::Lease> leases;
   std::map<std::string, std::shared_ptr<PipelineModel>> uncached;
   std::map<std::string, std::shared_ptr<VaeFileModel>> uncached_vaes;
+  std::map<std::string, std::shared_ptr<VideoModel>> uncached_videos;
 
   // The loaded model behind `ref`, taken from the cache (which loads it when needed).
   PipelineModel& model(const ModelRef& ref);
+  // The same for a video model's ref, placed on the device; `progress` reports loading.
+  VideoModel& videoModel(const ModelRef& ref, const std::function<void(std::size_t, std::size_t)>& progress = {});
   // Applies the LoRAs of `ref` to its component (UNet or text encoders), keeping the
   // other component's (the VAE has none), then places the model on the device for
   // `working_bytes` of work.
@@ -129,6 +137,13 @@ struct NodeDefinition {
   std::function<std::string(const RunEnvironment&)> outside_state;
 };
 
+// Helpers the node files share: a loader's MODEL, CLIP and VAE outputs (all `ref`); whether
+// such outputs, cached, still stand (their model is still in the model cache); a save
+// node's file name prefix, refused unless it is a plain name.
+graph::NodeOutputs modelOutputs(const ModelRef& ref);
+bool modelStillCached(const graph::NodeOutputs& outputs, const RunEnvironment& env);
+std::string checkedPrefix(const NodeCall& c);
+
 class NodeLibrary {
  public:
   void add(NodeDefinition definition);
@@ -141,7 +156,8 @@ class NodeLibrary {
 };
 
 // LoadCheckpoint, LoadLoRA, TextEncode, EmptyLatent, Sampler, VAEDecode, VAEEncode,
-// LoadImage, LoadMask, SaveImage, PreviewImage.
+// LoadImage, LoadMask, SaveImage, PreviewImage, and for video models LoadVideoModel,
+// EmptyVideoLatent and SaveVideo (TextEncode, Sampler and VAEDecode take video models).
 NodeLibrary builtinNodes();
 
 }  // namespace kiln::jobs

@@ -257,10 +257,12 @@ Video readPngSequence(const fs::path& dir, int max_frames) {
   if (files.empty()) throw Error(ErrorKind::CorruptFile, "'" + dir.string() + "' holds no PNG frames");
   std::sort(files.begin(), files.end());
   Video v;
-  for (const auto& f : files) {
-    if (max_frames >= 0 && static_cast<int>(v.frames.size()) >= max_frames) break;
+  // The first frame is read even for max_frames 0: it carries the sequence's metadata.
+  const std::size_t reads = max_frames < 0 ? files.size() : std::min(files.size(), std::size_t(std::max(max_frames, 1)));
+  for (std::size_t i = 0; i < reads; ++i) {
+    const auto& f = files[i];
     Image image = readImage(f.string());
-    if (v.frames.empty()) {
+    if (i == 0) {
       v.width = image.width;
       v.height = image.height;
       v.metadata = image.text;
@@ -271,7 +273,7 @@ Video readPngSequence(const fs::path& dir, int max_frames) {
       throw Error(ErrorKind::CorruptFile, "'" + f.string() + "' differs in size from the sequence's first frame");
     }
     image.text.clear();
-    v.frames.push_back(std::move(image));
+    if (max_frames != 0) v.frames.push_back(std::move(image));
   }
   return v;
 }

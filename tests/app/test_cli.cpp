@@ -13,8 +13,10 @@
 #include <cmath>
 
 #include "kiln/image_io.h"
+#include "kiln/video_io.h"
 #include "lora_files.h"
 #include "ref_tensors.h"
+#include "wan_tiny.h"
 
 namespace {
 
@@ -453,6 +455,80 @@ class TestCli : public QObject {
         }
     QVERIFY2(kept < 0.5 / 255.0, qPrintable(QString("unmasked pixels moved by %1").arg(kept)));
     QVERIFY2(repainted / (32 * 64 * 3) > 2.0 / 255.0, qPrintable(QString::number(repainted)));
+  }
+
+  // A video model renders video files of every format and a still; frames off the grid
+  // are snapped with a note; more frames than an image file holds are refused.
+  void rendersVideo() {
+    const auto model = kiln::testing::writeWanTinyModel(dir_.path().toStdString() + "/video");
+    const QStringList base{"render", "--model", QString::fromStdString(model.folder), "--prompt", "a red cat",
+                           "--width", "64", "--height", "48", "--steps", "2", "--seed", "3"};
+    const QString mp4 = dir_.path() + "/clip.mp4";
+    const CliRun r = runCli(base + QStringList{"--frames", "8", "--fps", "12", "--out", mp4});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QVERIFY2(r.err.contains("8 frames are not on the model's grid of 1 + 4n; rendering 9"), qPrintable(r.err));
+    QVERIFY2(r.err.contains("wrote " + mp4 + " (64x48 video at 12 fps, wan21)"), qPrintable(r.err));
+    const kiln::Video v = kiln::readVideo(mp4.toStdString());
+    QCOMPARE(static_cast<int>(v.frames.size()), 9);
+    QCOMPARE(v.codec, std::string("h264"));
+    QVERIFY(std::abs(v.fps - 12.0) < 1e-6);
+    QVERIFY(v.metadata.at("parameters").find("a red cat") == 0);
+    const QString mov = dir_.path() + "/clip.mov";
+    QVERIFY(runCli(base + QStringList{"--frames", "5", "--out", mov}).exit_code == 0);
+    QCOMPARE(kiln::readVideo(mov.toStdString()).codec, std::string("prores"));
+    const QString pngs = dir_.path() + "/frames/";
+    QVERIFY(runCli(base + QStringList{"--frames", "5", "--out", pngs}).exit_code == 0);
+    QCOMPARE(static_cast<int>(kiln::readVideo(pngs.toStdString()).frames.size()), 5);
+    // a still through the video model, from ComfyUI's single files
+    const QString still = dir_.path() + "/still.png";
+    const CliRun s = runCli({"render", "--model", QString::fromStdString(model.transformer), "--width", "64",
+                             "--height", "48", "--steps", "2", "--out", still});
+    QVERIFY2(s.exit_code == 0, qPrintable(s.err));
+    const kiln::Image image = kiln::readImage(still.toStdString());
+    QCOMPARE(image.width, 64);
+    QVERIFY(image.text.at("parameters").find("Frames: 1") != std::string::npos);
+    const CliRun bad = runCli(base + QStringList{"--frames", "5", "--out", dir_.path() + "/many.png"});
+    QCOMPARE(bad.exit_code, 1);
+    QVERIFY2(bad.err.contains("need a video file"), qPrintable(bad.err));
+    QVERIFY(!QFileInfo::exists(dir_.path() + "/many.png"));
+    QCOMPARE(runCli(base + QStringList{"--frames", "0"}).exit_code, 2);
+
+    // a workflow with SaveVideo runs, and its video runs again to the same frames
+    const QString workflow = QString(R"({"kiln_workflow": 1,
+ "nodes": [
+  {"id": "model", "type": "LoadVideoModel", "params": {"model_name": "MODEL_PATH"}},
+  {"id": "pos", "type": "TextEncode", "params": {"text": "a blue bird"}},
+  {"id": "neg", "type": "TextEncode", "params": {"text": ""}},
+  {"id": "latent", "type": "EmptyVideoLatent", "params": {"width": 64, "height": 48, "frames": 5}},
+  {"id": "sampler", "type": "Sampler", "params": {"seed": 4, "steps": 2, "sampler_name": "euler"}},
+  {"id": "decode", "type": "VAEDecode"},
+  {"id": "save", "type": "SaveVideo", "params": {"filename_prefix": "vid", "format": "mov"}}],
+ "links": [
+  {"from": "model", "output": "CLIP", "to": "pos", "input": "clip"},
+  {"from": "model", "output": "CLIP", "to": "neg", "input": "clip"},
+  {"from": "model", "output": "MODEL", "to": "sampler", "input": "model"},
+  {"from": "pos", "output": "CONDITIONING", "to": "sampler", "input": "positive"},
+  {"from": "neg", "output": "CONDITIONING", "to": "sampler", "input": "negative"},
+  {"from": "latent", "output": "LATENT", "to": "sampler", "input": "latent_image"},
+  {"from": "sampler", "output": "LATENT", "to": "decode", "input": "samples"},
+  {"from": "model", "output": "VAE", "to": "decode", "input": "vae"},
+  {"from": "decode", "output": "IMAGE", "to": "save", "input": "images"}]})")
+                                 .replace("MODEL_PATH", QString::fromStdString(model.folder));
+    const QString wf = dir_.filePath("t2v.json");
+    QFile f(wf);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(workflow.toUtf8());
+    f.close();
+    const CliRun first = runCli({"run", wf, "--out", dir_.filePath("t2v-a")});
+    QVERIFY2(first.exit_code == 0, qPrintable(first.err));
+    const QString video = dir_.filePath("t2v-a/vid-00001.mov");
+    QVERIFY2(QFileInfo::exists(video), qPrintable(first.err + first.out));
+    const CliRun again = runCli({"run", video, "--out", dir_.filePath("t2v-b")});
+    QVERIFY2(again.exit_code == 0, qPrintable(again.err));
+    const kiln::Video a = kiln::readVideo(video.toStdString()), b = kiln::readVideo(dir_.filePath("t2v-b/vid-00001.mov").toStdString());
+    QCOMPARE(a.frames.size(), std::size_t{5});
+    QCOMPARE(b.frames.size(), std::size_t{5});
+    QVERIFY(a.frames.back().pixels == b.frames.back().pixels);
   }
 
   // kiln-cli validate and run: a workflow file runs with --set, its PNG carries the

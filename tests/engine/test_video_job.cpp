@@ -14,6 +14,7 @@
 #include "kiln/error.h"
 #include "kiln/render.h"
 #include "kiln/video_io.h"
+#include "kiln/workflow.h"
 #include "nodes/wan_pipeline.h"
 #include "checkpoint_variants.h"
 #include "wan_tiny.h"
@@ -249,6 +250,52 @@ class TestVideoJob : public QObject {
     QVERIFY(encode_stage >= 0);
     QCOMPARE(run.end.type, kiln::EventType::JobCancelled);
     QCOMPARE(entries(out.path().toStdString()), std::size_t{0});
+  }
+
+  // The same video through workflow nodes: LoadVideoModel, TextEncode, EmptyVideoLatent,
+  // Sampler, VAEDecode and SaveVideo, whose file carries the workflow.
+  void runsAsAWorkflow() {
+    QTemporaryDir out;
+    std::string json = "{\"kiln_workflow\": 1, \"nodes\": ["
+                       "{\"id\": \"model\", \"type\": \"LoadVideoModel\", \"params\": {\"model_name\": \"MODEL\"}},"
+                       "{\"id\": \"pos\", \"type\": \"TextEncode\", \"params\": {\"text\": \"a red cat runs across a field\"}},"
+                       "{\"id\": \"neg\", \"type\": \"TextEncode\", \"params\": {\"text\": \"blurry\"}},"
+                       "{\"id\": \"latent\", \"type\": \"EmptyVideoLatent\", \"params\": {\"width\": 64, \"height\": 48, \"frames\": 5}},"
+                       "{\"id\": \"sampler\", \"type\": \"Sampler\", \"params\": {\"seed\": 7, \"steps\": 3, \"cfg\": 5, \"sampler_name\": \"uni_pc\"}},"
+                       "{\"id\": \"decode\", \"type\": \"VAEDecode\"},"
+                       "{\"id\": \"save\", \"type\": \"SaveVideo\", \"params\": {\"fps\": 8, \"format\": \"webm\"}}],"
+                       "\"links\": ["
+                       "{\"from\": \"model\", \"output\": \"CLIP\", \"to\": \"pos\", \"input\": \"clip\"},"
+                       "{\"from\": \"model\", \"output\": \"CLIP\", \"to\": \"neg\", \"input\": \"clip\"},"
+                       "{\"from\": \"model\", \"output\": \"MODEL\", \"to\": \"sampler\", \"input\": \"model\"},"
+                       "{\"from\": \"pos\", \"output\": \"CONDITIONING\", \"to\": \"sampler\", \"input\": \"positive\"},"
+                       "{\"from\": \"neg\", \"output\": \"CONDITIONING\", \"to\": \"sampler\", \"input\": \"negative\"},"
+                       "{\"from\": \"latent\", \"output\": \"LATENT\", \"to\": \"sampler\", \"input\": \"latent_image\"},"
+                       "{\"from\": \"sampler\", \"output\": \"LATENT\", \"to\": \"decode\", \"input\": \"samples\"},"
+                       "{\"from\": \"model\", \"output\": \"VAE\", \"to\": \"decode\", \"input\": \"vae\"},"
+                       "{\"from\": \"decode\", \"output\": \"IMAGE\", \"to\": \"save\", \"input\": \"images\"}]}";
+    json.replace(json.find("MODEL"), 5, model_.folder);
+    kiln::Job job;
+    job.workflow = std::make_shared<const kiln::Workflow>(kiln::parseWorkflow(json));
+    job.output_dir = out.path().toStdString();
+    const EngineRun run = runOnEngine(job);
+    QVERIFY2(run.end.type == kiln::EventType::JobFinished, run.end.message.c_str());
+    QCOMPARE(run.end.output_paths.size(), std::size_t{1});
+    const std::string path = run.end.output_paths.front();
+    QVERIFY2(path.size() > 5 && path.substr(path.size() - 5) == ".webm", path.c_str());
+    // the frames are the render API's
+    const auto r = kiln::render(tinyVideo(model_.folder, 5));
+    QVERIFY(samePixels(run.end.outputs.at(0), r.frames.front()));
+    // the decode reported one pass per latent frame
+    QVERIFY(std::any_of(run.events.begin(), run.events.end(), [](const kiln::Event& e) {
+      return e.type == kiln::EventType::Progress && e.unit == "tile passes" && e.done == 2 && e.total == 2;
+    }));
+    const kiln::Video v = kiln::readVideo(path);
+    QCOMPARE(static_cast<int>(v.frames.size()), 5);
+    QVERIFY(std::abs(v.fps - 8.0) < 1e-6);
+    const kiln::Workflow restored = kiln::parseWorkflow(v.metadata.at("kiln_workflow"));
+    QCOMPARE(restored.nodes.size(), std::size_t{7});
+    QVERIFY(v.metadata.at("parameters").find("Frames: 5") != std::string::npos);
   }
 
   void refusals() {

@@ -107,6 +107,9 @@ class TestVideoIo : public QObject {
     // the last frame is the last one written, not a copy of the first
     QVERIFY(meanAbsDiff(v.frames.back(), frames.back()) < meanAbsDiff(v.frames.back(), frames.front()));
     QCOMPARE(static_cast<int>(kiln::readVideo(path, 3).frames.size()), 3);
+    const kiln::Video tags = kiln::readVideo(path, 0);  // the metadata alone
+    QVERIFY(tags.frames.empty());
+    QCOMPARE(tags.metadata.at("kiln_workflow"), options.metadata["kiln_workflow"]);
   }
 
   void cancelledWriteLeavesNothing_data() {

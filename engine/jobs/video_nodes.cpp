@@ -1,0 +1,263 @@
+#include "jobs/video_nodes.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "core/interrupt.h"
+#include "jobs/node_schema.h"
+#include "jobs/pipeline_model.h"
+#include "kiln/error.h"
+#include "kiln/units.h"
+#include "memory/device.h"
+#include "nodes/wan_pipeline.h"
+
+namespace kiln::jobs {
+namespace {
+
+using schema::choice;
+using schema::in;
+using schema::number;
+using schema::out;
+using schema::text;
+
+// Wan 2.1's latent grid, which EmptyVideoLatent lays out (the Sampler checks it against
+// the model it is given).
+constexpr int64_t kLatentChannels = 16, kSpatial = 8, kTemporal = 4, kSideMultiple = 16;
+
+int64_t tensorBytes(const at::Tensor& t) { return t.defined() ? static_cast<int64_t>(t.nbytes()) : 0; }
+
+sampling::FlowSolver solverNamed(const std::string& name) {
+  if (name == "uni_pc" || name == "uni_pc_bh2") return sampling::FlowSolver::UniPc;
+  if (name == "euler") return sampling::FlowSolver::Euler;
+  throw Error(ErrorKind::InvalidArgument, "video models sample with uni_pc (Wan's default) or euler, not '" + name + "'");
+}
+
+std::vector<Image> framesOf(const ImageValue& v) {
+  std::vector<Image> frames;
+  for (int64_t i = 0; i < v.rgb.size(0); ++i) frames.push_back(imageFromRgb(v.rgb[i].permute({1, 2, 0})));
+  return frames;
+}
+
+}  // namespace
+
+bool isVideoRef(const ModelRef& ref) { return ref.family == "wan21"; }
+
+NodeDefinition loadVideoModel() {
+  NodeDefinition d;
+  d.schema = {"LoadVideoModel", "Load video model", "loaders",
+              "Loads a Wan 2.1 text-to-video model: a diffusers folder, or a transformer file with its VAE and "
+              "UMT5 text encoder (found in the sibling vae/ and text_encoders/ folders when not given)",
+              {},
+              {text("model_name", ValueType::File, std::string(), "Model", "A diffusers folder or a transformer file"),
+               text("vae_name", ValueType::File, std::string(), "VAE", "Empty: found beside the model"),
+               text("text_encoder_name", ValueType::File, std::string(), "Text encoder",
+                    "Empty: found beside the model; its tokenizer (spiece.model) lies beside it"),
+               choice("dtype", {"fp32", "bf16", "fp16"}, "fp32", "Compute precision",
+                      "bf16 is faster on recent CPUs and GPUs; fp16 needs a GPU (the VAE then computes in fp32)"),
+               number("shift", ValueType::Float, 0.0, 0, 100, 0.5, "Shift",
+                      "The flow shift of the noise schedule; 0: the model's (5 for Wan 2.1)")},
+              {out(ValueType::Model, "Model"), out(ValueType::Clip, "Text encoder"), out(ValueType::Vae, "VAE")}};
+  d.stage = StageKind::LoadModel;
+  d.stage_name = "Loading model";
+  d.unit = "tensors";
+  d.run = [](NodeCall& c) {
+    const std::string path = c.stringParam("model_name");
+    if (path.empty()) throw Error(ErrorKind::InvalidArgument, "LoadVideoModel needs a model");
+    const nodes::WanModelPaths paths =
+        nodes::resolveWanModel(path, c.stringParam("vae_name"), c.stringParam("text_encoder_name"));
+    ModelRef ref;
+    ref.path = paths.transformer;
+    ref.vae_path = paths.vae;
+    ref.text_encoder_path = paths.text_encoder;
+    ref.dtype = computeScalarType(c.stringParam("dtype"));
+    checkComputeDtype(ref.dtype, c.run.device);
+    ref.key = videoModelKey(paths, ref.dtype);
+    ref.family = "wan21";
+    ref.flow_shift = c.floatParam("shift");
+    const nodes::WanPipeline& pipe = c.run.videoModel(ref, [&c](std::size_t done, std::size_t total) {
+      c.run.tracker.progress(c.stage, static_cast<int64_t>(done), static_cast<int64_t>(total));
+    }).pipeline();
+    ref.name = pipe.displayName();
+    for (const auto& n : pipe.notes()) c.run.env.emit(logEvent(n));
+    c.run.result.model_family = ref.family;
+    return modelOutputs(ref);
+  };
+  d.still_valid = modelStillCached;
+  return d;
+}
+
+NodeDefinition emptyVideoLatent() {
+  NodeDefinition d;
+  d.schema = {"EmptyVideoLatent", "Empty video latent", "latent",
+              "A blank video latent (Wan 2.1's grid: frames 1 + 4n, sides multiples of 16): what text-to-video "
+              "starts from",
+              {},
+              {number("width", ValueType::Int, int64_t{832}, 16, 4096, 16, "Width", "Pixels; a multiple of 16"),
+               number("height", ValueType::Int, int64_t{480}, 16, 4096, 16, "Height", "Pixels; a multiple of 16"),
+               number("frames", ValueType::Int, int64_t{81}, 1, 1025, 4, "Frames",
+                      "1 + 4n frames (others are snapped); 1 renders a still")},
+              {out(ValueType::Latent, "Latent")}};
+  d.run = [](NodeCall& c) {
+    const int64_t w = std::max(kSideMultiple, c.intParam("width") / kSideMultiple * kSideMultiple);
+    const int64_t h = std::max(kSideMultiple, c.intParam("height") / kSideMultiple * kSideMultiple);
+    if (w != c.intParam("width") || h != c.intParam("height"))
+      c.run.env.emit(logEvent("size " + std::to_string(c.intParam("width")) + "x" + std::to_string(c.intParam("height")) +
+                              " is not a multiple of 16; using " + std::to_string(w) + "x" + std::to_string(h)));
+    const int64_t frames = nodes::snapFrames(c.intParam("frames"), kTemporal);
+    if (frames != c.intParam("frames"))
+      c.run.env.emit(logEvent(std::to_string(c.intParam("frames")) + " frames are not on the grid of 1 + 4n; using " +
+                              std::to_string(frames)));
+    LatentValue v;
+    v.samples = at::zeros({1, kLatentChannels, 1 + (frames - 1) / kTemporal, h / kSpatial, w / kSpatial});
+    const int64_t bytes = tensorBytes(v.samples);
+    return graph::NodeOutputs{makeValue(ValueType::Latent, std::move(v), bytes)};
+  };
+  return d;
+}
+
+graph::NodeOutputs encodeVideoPrompt(NodeCall& c) {
+  const ModelRef& ref = c.input<ModelRef>("clip");
+  const nodes::WanPipeline& pipe = c.run.videoModel(ref).pipeline();
+  ConditioningValue v;
+  v.text = c.stringParam("text");
+  {
+    memory::DeviceScope on_device(c.run.device);
+    const at::Tensor context = pipe.encodePrompt(v.text);
+    if (!at::isfinite(context).all().item<bool>())
+      throw Error(ErrorKind::NonFinite, "the text encoder produced NaN or infinity; its weights are probably damaged");
+    v.context = c.run.device.download(context);
+  }
+  c.run.tracker.progress(c.stage, 1, 1);
+  const int64_t bytes = tensorBytes(v.context);
+  return graph::NodeOutputs{makeValue(ValueType::Conditioning, std::move(v), bytes)};
+}
+
+graph::NodeOutputs sampleVideo(NodeCall& c) {
+  const ModelRef& ref = c.input<ModelRef>("model");
+  const auto& pos = c.input<ConditioningValue>("positive");
+  const auto& neg = c.input<ConditioningValue>("negative");
+  const LatentValue& latent = c.input<LatentValue>("latent_image");
+  const nodes::WanPipeline& pipe = c.run.videoModel(ref).pipeline();
+  const auto& tc = pipe.transformer().config();
+  if (latent.samples.dim() != 5 || latent.samples.size(1) != tc.in_channels)
+    throw Error(ErrorKind::InvalidArgument, "a video model samples a video latent (EmptyVideoLatent) of " +
+                                                std::to_string(tc.in_channels) + " channels");
+  if (pos.context.dim() != 3 || pos.context.size(-1) != tc.text_dim || neg.context.size(-1) != tc.text_dim)
+    throw Error(ErrorKind::InvalidArgument, "the conditioning was not encoded by this video model's text encoder; "
+                                            "link its Text encoder output to both TextEncode nodes");
+  if (c.floatParam("denoise") != 1.0)
+    c.run.env.emit(logEvent("denoise applies to image latents; a video is sampled from noise"));
+  const int64_t frames = 1 + (latent.samples.size(2) - 1) * pipe.temporalFactor();
+  const int64_t s = pipe.vae().config().spatialFactor();
+  const int64_t height = latent.samples.size(3) * s, width = latent.samples.size(4) * s;
+  nodes::WanSampleSettings settings;
+  settings.steps = c.intParam("steps");
+  settings.guidance = c.floatParam("cfg");
+  settings.shift = ref.flow_shift > 0 ? ref.flow_shift : pipe.defaults().flow_shift;
+  settings.solver = solverNamed(c.stringParam("sampler_name"));
+  const int64_t seed = c.intParam("seed");
+  LatentValue result;
+  {
+    memory::DeviceScope on_device(c.run.device);
+    result.samples = pipe.sample(pos.context, neg.context, frames, height, width, seed, settings,
+                                 [&](const sampling::FlowStep& st) { c.run.tracker.progress(c.stage, st.step + 1, st.total); });
+  }
+  if (!at::isfinite(result.samples).all().item<bool>())
+    throw Error(ErrorKind::NonFinite, "denoising produced NaN or infinity; try fp32 or fewer steps");
+  RenderParams p;
+  p.prompt = pos.text;
+  p.negative_prompt = neg.text;
+  p.seed = seed;
+  p.steps = static_cast<int>(settings.steps);
+  p.cfg_scale = settings.guidance;
+  p.width = static_cast<int>(width);
+  p.height = static_cast<int>(height);
+  result.parameters.push_back(
+      formatA1111Parameters(p, settings.solver == sampling::FlowSolver::UniPc ? "UniPC" : "Euler", ref.name) +
+      ", Frames: " + std::to_string(frames) + ", Shift: " + formatNumber(settings.shift));
+  const int64_t bytes = tensorBytes(result.samples);
+  return graph::NodeOutputs{makeValue(ValueType::Latent, std::move(result), bytes)};
+}
+
+graph::NodeOutputs decodeVideo(NodeCall& c) {
+  const LatentValue& latent = c.input<LatentValue>("samples");
+  const nodes::WanPipeline& pipe = c.run.videoModel(c.input<ModelRef>("vae")).pipeline();
+  if (latent.samples.dim() != 5 || latent.samples.size(1) != pipe.vae().config().z_dim)
+    throw Error(ErrorKind::InvalidArgument, "a video VAE decodes a video latent (from a video model's Sampler)");
+  const int64_t total = latent.samples.size(2);  // one pass per latent frame, carrying the causal cache
+  if (c.run.tracker.stage(c.stage).total != total) c.run.tracker.update(c.stage, c.run.tracker.stage(c.stage).name, total);
+  std::vector<at::Tensor> chunks;
+  int64_t done = 0;
+  {
+    memory::DeviceScope on_device(c.run.device);
+    pipe.decode(latent.samples, 1, [&](const at::Tensor& frames) {
+      chunks.push_back(frames[0].permute({1, 0, 2, 3}).contiguous());  // [n, 3, H, W]
+      c.run.tracker.progress(c.stage, ++done, total);
+    });
+  }
+  ImageValue image;
+  image.rgb = at::cat(chunks, 0);
+  image.parameters = latent.parameters;
+  const int64_t bytes = tensorBytes(image.rgb);
+  return graph::NodeOutputs{makeValue(ValueType::Image, std::move(image), bytes)};
+}
+
+NodeDefinition saveVideo() {
+  NodeDefinition d;
+  d.schema = {"SaveVideo", "Save video", "image",
+              "Saves the frames as a video (MP4 H.264, WebM VP9, MOV ProRes 422) or PNG frames, with the workflow "
+              "and the generation parameters inside",
+              {in("images", ValueType::Image, "Frames")},
+              {text("filename_prefix", ValueType::String, std::string("kiln"), "File name prefix", ""),
+               choice("format", {"mp4", "webm", "mov", "png"}, "mp4", "Format",
+                      "mp4: H.264 for sharing; webm: VP9 for the web; mov: ProRes 422 for editing; png: a folder of "
+                      "frames"),
+               number("fps", ValueType::Float, 16.0, 1, 240, 1, "Frame rate", "Frames per second (Wan 2.1: 16)"),
+               number("crf", ValueType::Int, int64_t{-1}, -1, 63, 1, "Quality",
+                      "Constant quality for H.264 and VP9, lower is better; -1: 19 for H.264, 31 for VP9")},
+              {}};
+  d.schema.output_node = true;
+  d.stage = StageKind::EncodeVideo;
+  d.stage_name = "Encoding video";
+  d.unit = "frames";
+  d.run = [](NodeCall& c) {
+    WorkflowRun& run = c.run;
+    if (run.job.output_dir.empty() || !run.env.write_video)
+      throw Error(ErrorKind::InvalidArgument, "SaveVideo needs an output folder and a video writer");
+    const std::string prefix = checkedPrefix(c);
+    const auto& images = c.input<ImageValue>("images");
+    std::vector<Image> frames = framesOf(images);
+    const std::string format = c.stringParam("format");
+    VideoWriteOptions options;
+    options.fps = c.floatParam("fps");
+    options.crf = static_cast<int>(c.intParam("crf"));
+    if (!images.parameters.empty()) options.metadata["parameters"] = images.parameters.front();
+    options.metadata["kiln_workflow"] = workflowToJson(*run.job.workflow);
+    const auto total = static_cast<int64_t>(frames.size());
+    options.progress = [&](int done, int) {
+      run.tracker.progress(c.stage, done, total);
+      core::checkInterrupt();
+    };
+    std::error_code ec;
+    std::filesystem::create_directories(run.job.output_dir, ec);
+    std::string path;
+    for (int number = 1;; ++number) {
+      char name[32];
+      std::snprintf(name, sizeof name, "-%05d", number);
+      path = (std::filesystem::path(run.job.output_dir) / (prefix + name)).string();
+      if (!std::filesystem::exists(path) && !std::filesystem::exists(path + "." + format)) break;
+    }
+    path += format == "png" ? "/" : "." + format;
+    run.env.write_video(path, frames, options);
+    run.result.paths.push_back(path);
+    Image first = frames.front();
+    if (!images.parameters.empty()) first.text["parameters"] = images.parameters.front();
+    run.result.images.push_back(std::move(first));
+    run.result.frames = std::move(frames);
+    run.result.fps = options.fps;
+    return graph::NodeOutputs{};
+  };
+  return d;
+}
+
+}  // namespace kiln::jobs
