@@ -1,5 +1,7 @@
 #include "jobs/video_model.h"
 
+#include <algorithm>
+
 #include "jobs/pipeline_model.h"
 #include "kiln/units.h"
 #include "memory/device.h"
@@ -64,15 +66,26 @@ void VideoModel::offload() {
   recount();
 }
 
+memory::OffloadSettings VideoModel::videoDefaults(const memory::OffloadSettings& settings) {
+  memory::OffloadSettings s = settings;
+  for (const char* name : {"text_encoder", "vae"}) {
+    const auto in = [&](const std::vector<std::string>& list) {
+      return std::find(list.begin(), list.end(), name) != list.end();
+    };
+    if (!in(s.never) && !s.per_component.count(name) && !in(s.always)) s.always.push_back(name);
+  }
+  return s;
+}
+
 int64_t VideoModel::deviceBytesNeeded(const memory::OffloadSettings& settings) const {
-  return placementBytesNeeded(placements_, device_, settings);
+  return placementBytesNeeded(placements_, device_, videoDefaults(settings));
 }
 
 std::vector<std::string> VideoModel::place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes) {
   if (!device_.isAccelerator()) return {};
   std::vector<std::string> lines;
   try {
-    lines = placeComponents(placements_, device_, settings, balanced_budget_bytes);
+    lines = placeComponents(placements_, device_, videoDefaults(settings), balanced_budget_bytes);
   } catch (...) {
     recount();
     throw;

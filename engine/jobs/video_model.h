@@ -30,13 +30,20 @@ class VideoModel final : public PlaceableModel {
   std::vector<std::string> place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes) override;
 
   nodes::WanPipeline& pipeline() const noexcept { return *pipeline_; }
+  const Placements& placements() const noexcept { return placements_; }
+
+  // The settings video models are placed with: the user's, plus the video defaults unless
+  // the user named the component (never list or a mode of its own). The UMT5 encoder
+  // (several GB, used once per job) is always offloaded leaf by leaf; the VAE rests in
+  // host memory and is onloaded whole for each decode when above the resident threshold.
+  static memory::OffloadSettings videoDefaults(const memory::OffloadSettings& settings);
 
  private:
   std::vector<const models::ParamList*> paramLists() const;
   void recount();
   std::unique_ptr<nodes::WanPipeline> pipeline_;
   const memory::Device& device_;
-  std::vector<std::unique_ptr<memory::ComponentPlacement>> placements_;
+  Placements placements_;
   std::string description_;
   std::atomic<int64_t> host_bytes_{0}, device_bytes_{0};
   mutable std::mutex summary_mutex_;

@@ -15,6 +15,8 @@
 #include "kiln/render.h"
 #include "kiln/video_io.h"
 #include "kiln/workflow.h"
+#include "jobs/video_model.h"
+#include "memory/device.h"
 #include "nodes/wan_pipeline.h"
 #include "checkpoint_variants.h"
 #include "wan_tiny.h"
@@ -54,13 +56,15 @@ struct EngineRun {
   kiln::Event end;
 };
 
-EngineRun runOnEngine(kiln::Job job, const std::function<void(kiln::Engine&, const kiln::Event&)>& on_event = {}) {
+EngineRun runOnEngine(kiln::Job job, const std::function<void(kiln::Engine&, const kiln::Event&)>& on_event = {},
+                      const std::string& device = "cpu") {
   std::mutex mutex;
   std::condition_variable done;
   EngineRun run;
   bool over = false;
   kiln::Engine* engine_ptr = nullptr;
   kiln::EngineOptions options;
+  options.device = device;
   options.write_video = [](const std::string& path, const std::vector<kiln::Image>& frames,
                            const kiln::VideoWriteOptions& o) { kiln::writeVideo(path, frames, o); };
   options.write_image = [](const std::string&, const kiln::Image&) {
@@ -296,6 +300,49 @@ class TestVideoJob : public QObject {
     const kiln::Workflow restored = kiln::parseWorkflow(v.metadata.at("kiln_workflow"));
     QCOMPARE(restored.nodes.size(), std::size_t{7});
     QVERIFY(v.metadata.at("parameters").find("Frames: 5") != std::string::npos);
+  }
+
+  // Video memory defaults on an accelerator (a simulated one here): the UMT5 encoder
+  // offloaded leaf by leaf, the VAE onloaded whole for its calls when above the resident
+  // threshold, the transformer as the settings say; a user's own choice wins.
+  void videoPlacementDefaults() {
+    kiln::memory::SimulatedDevice device(int64_t{256} << 20);
+    auto model = kiln::jobs::loadVideoModel(kiln::nodes::resolveWanModel(model_.folder), at::kFloat, device, {});
+    kiln::memory::OffloadSettings settings;
+    settings.vae_resident_threshold_bytes = 1024;  // the tiny VAE counts as large
+    model->place(settings, 0);
+    const auto& p = model->placements();
+    QCOMPARE(p.size(), std::size_t{3});
+    QCOMPARE(p[0]->component().name, std::string("text_encoder"));
+    QCOMPARE(p[0]->decision().mode, kiln::memory::OffloadMode::GroupLeaf);
+    QCOMPARE(p[1]->decision().mode, kiln::memory::OffloadMode::None);
+    QCOMPARE(p[2]->decision().mode, kiln::memory::OffloadMode::Model);
+    QVERIFY(p[2]->decision().offload_after_call);
+    QVERIFY(p[0]->residentBytes() == 0 && p[2]->residentBytes() == 0);  // both rest in host memory
+    QVERIFY(p[1]->residentBytes() > 0);
+    // the user's word wins: the VAE kept resident, the encoder at block level
+    settings.never = {"vae"};
+    settings.per_component["text_encoder"] = kiln::memory::OffloadMode::None;
+    model->place(settings, 0);
+    QCOMPARE(p[0]->decision().mode, kiln::memory::OffloadMode::None);
+    QCOMPARE(p[2]->decision().mode, kiln::memory::OffloadMode::None);
+    model->offload();
+    QCOMPARE(model->deviceBytes(), int64_t{0});
+  }
+
+  // On a simulated accelerator with those defaults the video is the CPU's.
+  void rendersOnASimulatedDevice() {
+    QTemporaryDir out;
+    kiln::Job job;
+    job.params = tinyVideo(model_.folder, 5);
+    job.output_path = out.path().toStdString() + "/frames/";
+    const EngineRun run = runOnEngine(job, {}, "sim:256MiB");
+    QVERIFY2(run.end.type == kiln::EventType::JobFinished, run.end.message.c_str());
+    const auto cpu = kiln::render(tinyVideo(model_.folder, 5));
+    const kiln::Video v = kiln::readVideo(job.output_path);
+    QCOMPARE(v.frames.size(), std::size_t{5});
+    QVERIFY(meanAbsDiff(v.frames.back(), cpu.frames.back()) < 1.0 / 255.0);  // PNG: 8-bit rounding only
+    QVERIFY(samePixels(run.end.outputs.at(0), cpu.frames.front()));
   }
 
   void refusals() {
