@@ -9,6 +9,7 @@
 #include "core/interrupt.h"
 #include "jobs/pipeline_model.h"
 #include "jobs/progress_tracker.h"
+#include "jobs/vae_stage.h"
 #include "jobs/video_model.h"
 #include "kiln/error.h"
 #include "kiln/units.h"
@@ -76,15 +77,18 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   memory::ModelCache::Lease lease;
   if (cached) lease = env.cache->acquire(cache_key, [] { return std::shared_ptr<memory::CachedModel>(); });
   int64_t tf = 0, grid = 0, tensors = 0;
+  models::WanVaeConfig vae_config;
   if (lease) {
     const nodes::WanPipeline& held = static_cast<VideoModel&>(lease.model()).pipeline();
     tf = held.temporalFactor();
     grid = held.spatialMultiple();
+    vae_config = held.vae().config();
   } else {
     const auto t = models::openWanTransformer(paths.transformer);
     const auto v = models::openWanVae(paths.vae);
     const auto u = models::openUmt5(paths.text_encoder);
     tf = v.config.temporalFactor();
+    vae_config = v.config;
     grid = v.config.spatialFactor() * std::max(t.config.patch[1], t.config.patch[2]);
     tensors = static_cast<int64_t>(t.index.size() + v.index.size() + u.index.size());
   }
@@ -118,7 +122,17 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   const int load = lease ? -1 : tracker.add(StageKind::LoadModel, "Loading model", "tensors", tensors, -1, tensors);
   const int encode = tracker.add(StageKind::EncodePrompt, "Encoding prompt", "prompts", 2, -1, 2);
   const int denoise = tracker.add(StageKind::Denoise, "Denoising", "steps", p.steps, 0, p.steps);
-  const int decode = tracker.add(StageKind::Decode, "Decoding", "latent frames", latent_frames, 0, latent_frames);
+  // Decoding: one latent frame at a time (carrying the causal cache), in spatial tiles when
+  // a whole frame's working set would not fit.
+  const int64_t lh = p.height / vae_config.spatialFactor(), lw = p.width / vae_config.spatialFactor();
+  const models::WanSpatialTiles tiles =
+      nodes::planVideoTiles(vae_config, lh, lw, 1, dtype == at::kHalf ? at::kFloat : dtype, p.vae_tiling, p.tile_size,
+                            p.tile_overlap, availableWorkBytes(device));
+  const int64_t passes = latent_frames * nodes::videoTileCount(lh, lw, tiles);
+  if (tiles.tile > 0)
+    result.notices.push_back("decoding in tiles of " + std::to_string(tiles.tile * vae_config.spatialFactor()) +
+                             " pixels (" + std::to_string(nodes::videoTileCount(lh, lw, tiles)) + " per frame chunk)");
+  const int decode = tracker.add(StageKind::Decode, "Decoding", "tile passes", passes, 0, passes);
   const int save = video_out   ? tracker.add(StageKind::EncodeVideo, "Encoding video", "frames", frames, 0, frames)
                    : image_out ? tracker.add(StageKind::Save, "Saving", "files", 1, 0, 1)
                                : -1;
@@ -170,12 +184,14 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     tracker.finish(denoise);
 
     tracker.start(decode);
-    int64_t chunks = 0;
-    pipe.decode(latent, 1, [&](const at::Tensor& rgb) {
-      appendFrames(rgb, result.frames);
-      bytes.add(static_cast<int64_t>(rgb.numel()) * static_cast<int64_t>(sizeof(float)));
-      tracker.progress(decode, ++chunks, latent_frames);
-    });
+    int64_t done = 0;
+    pipe.decode(
+        latent, 1,
+        [&](const at::Tensor& rgb) {
+          appendFrames(rgb, result.frames);
+          bytes.add(static_cast<int64_t>(rgb.numel()) * static_cast<int64_t>(sizeof(float)));
+        },
+        tiles, [&] { tracker.progress(decode, ++done, passes); });
     tracker.finish(decode);
 
     const std::string sampler_name = solver == sampling::FlowSolver::UniPc ? "UniPC" : "Euler";

@@ -6,6 +6,7 @@
 #include "core/interrupt.h"
 #include "jobs/node_schema.h"
 #include "jobs/pipeline_model.h"
+#include "jobs/vae_stage.h"
 #include "kiln/error.h"
 #include "kiln/units.h"
 #include "memory/device.h"
@@ -184,16 +185,24 @@ graph::NodeOutputs decodeVideo(NodeCall& c) {
   const nodes::WanPipeline& pipe = c.run.videoModel(c.input<ModelRef>("vae")).pipeline();
   if (latent.samples.dim() != 5 || latent.samples.size(1) != pipe.vae().config().z_dim)
     throw Error(ErrorKind::InvalidArgument, "a video VAE decodes a video latent (from a video model's Sampler)");
-  const int64_t total = latent.samples.size(2);  // one pass per latent frame, carrying the causal cache
+  // One pass per latent frame (carrying the causal cache) and spatial tile.
+  const nodes::VaeTilingSettings tiling = tilingOf(c);
+  nodes::validateTiling(tiling);
+  const auto& vc = pipe.vae().config();
+  const int64_t lh = latent.samples.size(3), lw = latent.samples.size(4);
+  const models::WanSpatialTiles tiles =
+      nodes::planVideoTiles(vc, lh, lw, 1, pipe.vae().params().slots().front().tensor->scalar_type(), tiling.mode,
+                            tiling.tile_pixels, tiling.overlap_pixels, availableWorkBytes(c.run.device));
+  const int64_t total = latent.samples.size(2) * nodes::videoTileCount(lh, lw, tiles);
   if (c.run.tracker.stage(c.stage).total != total) c.run.tracker.update(c.stage, c.run.tracker.stage(c.stage).name, total);
   std::vector<at::Tensor> chunks;
   int64_t done = 0;
   {
     memory::DeviceScope on_device(c.run.device);
-    pipe.decode(latent.samples, 1, [&](const at::Tensor& frames) {
-      chunks.push_back(frames[0].permute({1, 0, 2, 3}).contiguous());  // [n, 3, H, W]
-      c.run.tracker.progress(c.stage, ++done, total);
-    });
+    pipe.decode(
+        latent.samples, 1,
+        [&](const at::Tensor& frames) { chunks.push_back(frames[0].permute({1, 0, 2, 3}).contiguous()); },  // [n, 3, H, W]
+        tiles, [&] { c.run.tracker.progress(c.stage, ++done, total); });
   }
   ImageValue image;
   image.rgb = at::cat(chunks, 0);

@@ -31,10 +31,6 @@ std::vector<ParamSpec> tilingParams() {
           number("tile_overlap", ValueType::Int, int64_t{64}, 0, 2048, 8, "Tile overlap", "Overlap of tiles in pixels")};
 }
 
-nodes::VaeTilingSettings tilingOf(const NodeCall& c) {
-  return {parseVaeTiling(c.stringParam("tiling")), c.intParam("tile_size"), c.intParam("tile_overlap")};
-}
-
 std::string resolveModelPath(const std::string& path) {
   if (path.empty()) return starterModelPath();
   return path;
@@ -712,6 +708,10 @@ const NodeDefinition* NodeLibrary::find(const std::string& type) const {
   for (const NodeDefinition& d : definitions_)
     if (d.schema.type == type) return &d;
   return nullptr;
+}
+
+nodes::VaeTilingSettings tilingOf(const NodeCall& c) {
+  return {parseVaeTiling(c.stringParam("tiling")), c.intParam("tile_size"), c.intParam("tile_overlap")};
 }
 
 graph::NodeOutputs modelOutputs(const ModelRef& ref) {

@@ -143,6 +143,8 @@ struct NodeDefinition {
 graph::NodeOutputs modelOutputs(const ModelRef& ref);
 bool modelStillCached(const graph::NodeOutputs& outputs, const RunEnvironment& env);
 std::string checkedPrefix(const NodeCall& c);
+// A VAE node's tiling parameters.
+nodes::VaeTilingSettings tilingOf(const NodeCall& c);
 
 class NodeLibrary {
  public:

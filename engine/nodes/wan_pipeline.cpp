@@ -10,6 +10,7 @@
 #include "core/interrupt.h"
 #include "core/json_file.h"
 #include "kiln/error.h"
+#include "models/vae/vae_tiling.h"
 #include "nodes/sd_pipeline.h"
 #include "tensor_io/safetensors.h"
 
@@ -217,15 +218,49 @@ at::Tensor WanPipeline::sample(const at::Tensor& positive, const at::Tensor& neg
 }
 
 int64_t WanPipeline::decode(const at::Tensor& latent, int64_t chunk_frames,
-                            const std::function<void(const at::Tensor& frames)>& on_chunk) const {
+                            const std::function<void(const at::Tensor& frames)>& on_chunk,
+                            const models::WanSpatialTiles& tiles, const std::function<void()>& on_tile) const {
   int64_t count = 0;
   const at::Tensor z = vae_->denormalize(latent.to(at::kFloat));
-  vae_->decodeRaw(z, chunk_frames, [&](const at::Tensor& frames) {
-    const at::Tensor rgb = ((frames.to(at::kFloat).clamp(-1, 1) + 1) * 0.5).cpu();
-    count += rgb.size(2);
-    on_chunk(rgb);
-  });
+  vae_->decodeRaw(
+      z, chunk_frames,
+      [&](const at::Tensor& frames) {
+        const at::Tensor rgb = ((frames.to(at::kFloat).clamp(-1, 1) + 1) * 0.5).cpu();
+        count += rgb.size(2);
+        on_chunk(rgb);
+      },
+      tiles, on_tile);
   return count;
+}
+
+models::WanSpatialTiles planVideoTiles(const models::WanVaeConfig& config, int64_t latent_h, int64_t latent_w,
+                                       int64_t chunk_frames, at::ScalarType dtype, VaeTiling mode, int64_t tile_pixels,
+                                       int64_t overlap_pixels, int64_t available_bytes) {
+  const int64_t s = config.spatialFactor();
+  models::WanSpatialTiles t;
+  if (mode == VaeTiling::Never) return t;
+  const auto withOverlap = [&](int64_t tile) {
+    t.tile = tile;
+    t.overlap = std::min(std::max<int64_t>(overlap_pixels / s, 0), tile / 4);
+    return t;
+  };
+  if (mode == VaeTiling::Always) return withOverlap(std::max<int64_t>(1, (tile_pixels > 0 ? tile_pixels : 512) / s));
+  const auto fits = [&](int64_t th, int64_t tw, bool whole) {
+    // a tiled chunk also holds the whole chunk's float32 sum and weights
+    const int64_t frames = chunk_frames * config.temporalFactor();
+    const int64_t extra = whole ? 0 : 4 * frames * latent_h * s * latent_w * s * 4;
+    return models::wanDecodeChunkBytes(config, th, tw, chunk_frames, dtype) + extra <= available_bytes;
+  };
+  if (available_bytes < 0 || fits(latent_h, latent_w, true)) return t;
+  for (int64_t tile = std::min(latent_h, latent_w) - 1; tile >= 4; --tile)
+    if (fits(tile, tile, false)) return withOverlap(tile);
+  return withOverlap(4);  // the smallest sensible tile; if even that fails, the error says so
+}
+
+int64_t videoTileCount(int64_t latent_h, int64_t latent_w, const models::WanSpatialTiles& tiles) {
+  if (tiles.tile <= 0 || (tiles.tile >= latent_h && tiles.tile >= latent_w)) return 1;
+  return static_cast<int64_t>(models::tileStarts(latent_h, std::min(tiles.tile, latent_h), tiles.overlap).size() *
+                              models::tileStarts(latent_w, std::min(tiles.tile, latent_w), tiles.overlap).size());
 }
 
 }  // namespace kiln::nodes

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/render.h"
 #include "models/text/t5_tokenizer.h"
 #include "models/video/wan_model.h"
 #include "sampling/flow_match.h"
@@ -37,6 +38,17 @@ WanModelPaths resolveWanModel(const std::string& path, const std::string& vae = 
 
 // Frames on the model's grid (1 + factor n): the nearest count, at least 1.
 int64_t snapFrames(int64_t frames, int64_t factor);
+
+// Spatial tiles for decoding a video of latent_h x latent_w cells one chunk at a time:
+// none with VaeTiling::Never; the given size (pixels, default 512) with Always; with Auto,
+// none when a whole frame chunk's working set fits `available_bytes` (-1: unknown, so
+// none), else the largest square tile whose working set fits. Overlap from the settings
+// (pixels), at most a quarter tile.
+models::WanSpatialTiles planVideoTiles(const models::WanVaeConfig& config, int64_t latent_h, int64_t latent_w,
+                                       int64_t chunk_frames, at::ScalarType dtype, VaeTiling mode, int64_t tile_pixels,
+                                       int64_t overlap_pixels, int64_t available_bytes);
+// Tile passes per chunk of that plan.
+int64_t videoTileCount(int64_t latent_h, int64_t latent_w, const models::WanSpatialTiles& tiles);
 
 struct WanSampleSettings {
   int64_t steps = 50;
@@ -78,10 +90,12 @@ class WanPipeline {
                     int64_t width, int64_t seed, const WanSampleSettings& settings,
                     const std::function<void(const sampling::FlowStep&)>& on_step = {}) const;
 
-  // Decodes a latent (the transformer's space) chunk by chunk; on_chunk gets each chunk's
-  // frames [1, 3, n, H, W] in [0, 1] (it may throw to stop). Returns the frames decoded.
+  // Decodes a latent (the transformer's space) chunk by chunk, in spatial tiles when
+  // `tiles` says so; on_chunk gets each chunk's frames [1, 3, n, H, W] in [0, 1] and
+  // on_tile follows each tile pass (either may throw to stop). Returns the frames decoded.
   int64_t decode(const at::Tensor& latent, int64_t chunk_frames,
-                 const std::function<void(const at::Tensor& frames)>& on_chunk) const;
+                 const std::function<void(const at::Tensor& frames)>& on_chunk,
+                 const models::WanSpatialTiles& tiles = {}, const std::function<void()>& on_tile = {}) const;
 
  private:
   WanModelPaths paths_;

@@ -6,6 +6,7 @@
 
 #include "core/interrupt.h"
 #include "core/torch_compat.h"
+#include "models/vae/vae_tiling.h"
 #include "kiln/error.h"
 
 namespace kiln::models {
@@ -401,7 +402,36 @@ at::Tensor WanVae::encodeMoments(const at::Tensor& video) const {
   return at::cat({halves[0], halves[1].clamp(-30.0, 20.0)}, 1);
 }
 
-at::Tensor WanVae::decodeRaw(const at::Tensor& z, int64_t chunk_frames, const ChunkFn& on_chunk) const {
+int64_t wanDecodeChunkBytes(const WanVaeConfig& config, int64_t latent_h, int64_t latent_w, int64_t chunk_frames,
+                            at::ScalarType dtype) {
+  // The last level works at full resolution on base_dim channels over the chunk's frames;
+  // its residual blocks hold input, normed, padded and convolved copies at once, plus the
+  // convolution's column buffer: about 48 such activations at the peak (measured on the
+  // tiny model: 40), plus the float32 output.
+  const int64_t s = config.spatialFactor();
+  const int64_t frames = chunk_frames * config.temporalFactor();
+  const int64_t pixels = latent_h * s * latent_w * s;
+  const auto elem = static_cast<int64_t>(c10::elementSize(dtype));
+  return 48 * config.base_dim * frames * pixels * elem + 3 * frames * pixels * 4;
+}
+
+namespace {
+
+// 1 inside, rising linearly over `overlap` cells (times the scale) on sides that meet
+// another tile: weights that sum to one where tiles overlap.
+at::Tensor blendRamp(int64_t length, int64_t overlap, bool rise, bool fall) {
+  const at::Tensor i = at::arange(length, at::TensorOptions().dtype(at::kFloat));
+  at::Tensor w = at::ones({length}, at::kFloat);
+  const auto steps = static_cast<double>(overlap + 1);
+  if (rise) w = at::minimum(w, (i + 1) / steps);
+  if (fall) w = at::minimum(w, (static_cast<double>(length) - i) / steps);
+  return w;
+}
+
+}  // namespace
+
+at::Tensor WanVae::decodeRaw(const at::Tensor& z, int64_t chunk_frames, const ChunkFn& on_chunk,
+                             const WanSpatialTiles& tiles, const std::function<void()>& on_tile) const {
   const auto& c = config_;
   if (z.dim() != 5 || z.size(1) != c.z_dim || z.size(2) < 1)
     throw Error(ErrorKind::ShapeMismatch,
@@ -414,11 +444,43 @@ at::Tensor WanVae::decodeRaw(const at::Tensor& z, int64_t chunk_frames, const Ch
     LeafScope leaf(&post_quant_w, &post_quant_b);
     x = at::conv3d(z.to(post_quant_w.device(), post_quant_w.scalar_type()), post_quant_w, post_quant_b);
   }
-  CausalCache cache;
+  const int64_t h = x.size(3), w = x.size(4), s = c.spatialFactor();
+  const bool tiled = tiles.tile > 0 && (tiles.tile < h || tiles.tile < w);
+  if (tiled && (tiles.overlap < 0 || tiles.overlap > tiles.tile / 2))
+    throw Error(ErrorKind::InvalidArgument, "Wan VAE decode: the tile overlap must be at most half a tile");
+  const std::vector<int64_t> ys = tiled ? tileStarts(h, std::min(tiles.tile, h), tiles.overlap) : std::vector<int64_t>{0};
+  const std::vector<int64_t> xs = tiled ? tileStarts(w, std::min(tiles.tile, w), tiles.overlap) : std::vector<int64_t>{0};
+  const int64_t th = tiled ? std::min(tiles.tile, h) : h, tw = tiled ? std::min(tiles.tile, w) : w;
+  std::vector<CausalCache> caches(ys.size() * xs.size());
   std::vector<at::Tensor> parts;
   for (int64_t t = 0; t < x.size(2); t += chunk_frames) {
     core::checkInterrupt();
-    at::Tensor frames = (*decoder_)(x.narrow(2, t, std::min(chunk_frames, x.size(2) - t)), cache);
+    const at::Tensor chunk = x.narrow(2, t, std::min(chunk_frames, x.size(2) - t));
+    at::Tensor frames;
+    if (!tiled) {
+      frames = (*decoder_)(chunk, caches[0]);
+      if (on_tile) on_tile();
+    } else {
+      at::Tensor sum, weight;
+      for (std::size_t iy = 0; iy < ys.size(); ++iy)
+        for (std::size_t ix = 0; ix < xs.size(); ++ix) {
+          core::checkInterrupt();
+          const at::Tensor tile = chunk.narrow(3, ys[iy], th).narrow(4, xs[ix], tw);
+          const at::Tensor out = (*decoder_)(tile, caches[iy * xs.size() + ix]).to(at::kFloat);
+          if (!sum.defined()) {
+            sum = at::zeros({out.size(0), out.size(1), out.size(2), h * s, w * s}, out.options());
+            weight = at::zeros({1, 1, 1, h * s, w * s}, out.options());
+          }
+          const int64_t ov = tiles.overlap * s;
+          const at::Tensor ry = blendRamp(th * s, ov, iy > 0, iy + 1 < ys.size()).to(out.device());
+          const at::Tensor rx = blendRamp(tw * s, ov, ix > 0, ix + 1 < xs.size()).to(out.device());
+          const at::Tensor mask = at::outer(ry, rx).view({1, 1, 1, th * s, tw * s});
+          sum.narrow(3, ys[iy] * s, th * s).narrow(4, xs[ix] * s, tw * s).add_(out * mask);
+          weight.narrow(3, ys[iy] * s, th * s).narrow(4, xs[ix] * s, tw * s).add_(mask);
+          if (on_tile) on_tile();
+        }
+      frames = sum / weight;
+    }
     if (on_chunk)
       on_chunk(frames);
     else

@@ -52,6 +52,19 @@ struct CausalCache {
   }
 };
 
+// Spatial tiles of a video decode, in latent cells (0: the whole frame at once). Each
+// tile keeps its own causal cache; overlaps are cross-faded with linear ramps.
+struct WanSpatialTiles {
+  int64_t tile = 0;
+  int64_t overlap = 4;
+};
+
+// Bytes of activations one chunk of `chunk_frames` latent frames holds at its peak when
+// decoded over an h x w latent tile, computing in `dtype` (weights not included; the
+// chunk's output included). Modelled on the full-resolution level, which dominates.
+int64_t wanDecodeChunkBytes(const WanVaeConfig& config, int64_t latent_h, int64_t latent_w, int64_t chunk_frames,
+                            at::ScalarType dtype);
+
 class WanVae {
  public:
   WanVae(const WanVaeConfig& config, std::string prefix);
@@ -70,8 +83,11 @@ class WanVae {
   // `chunk_frames` latent frames. After each chunk, `on_chunk(frames)` gets that chunk's
   // frames (it may throw to stop); when it is set, the frames are not kept and the result
   // is undefined.
+  // With spatial tiles, each chunk is decoded tile by tile and blended; `on_tile` (when set)
+  // follows each tile of each chunk (it may throw to stop).
   using ChunkFn = std::function<void(const at::Tensor& frames)>;
-  at::Tensor decodeRaw(const at::Tensor& z, int64_t chunk_frames = 1, const ChunkFn& on_chunk = {}) const;
+  at::Tensor decodeRaw(const at::Tensor& z, int64_t chunk_frames = 1, const ChunkFn& on_chunk = {},
+                       const WanSpatialTiles& tiles = {}, const std::function<void()>& on_tile = {}) const;
 
   // The transformer's latents <-> the VAE's: z = x * std + mean and back.
   at::Tensor denormalize(const at::Tensor& latents) const;
