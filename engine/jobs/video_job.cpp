@@ -23,12 +23,6 @@ namespace {
 constexpr int kDefaultFrames = 81;  // Wan 2.1's 5 seconds at 16 fps
 constexpr int kDefaultWidth = 832, kDefaultHeight = 480;
 
-sampling::FlowSolver flowSolver(const std::string& sampler) {
-  if (sampler == "uni_pc" || sampler == "uni_pc_bh2" || sampler == "unipc") return sampling::FlowSolver::UniPc;
-  if (sampler == "euler") return sampling::FlowSolver::Euler;
-  throw Error(ErrorKind::InvalidArgument,
-              "video models sample with uni_pc (Wan's default) or euler, not '" + sampler + "'");
-}
 
 // [1, 3, n, H, W] in [0, 1] -> n images.
 void appendFrames(const at::Tensor& frames, std::vector<Image>& out) {
@@ -50,7 +44,7 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   if (!(p.fps > 0.0) || p.fps > 240.0)
     throw Error(ErrorKind::InvalidArgument, "the frame rate must be above 0 and at most 240, not " + formatNumber(p.fps));
   if (p.flow_shift < 0.0) throw Error(ErrorKind::InvalidArgument, "the flow shift must be positive (0: the model's)");
-  const sampling::FlowSolver solver = flowSolver(p.sampler);
+  const sampling::FlowSolver solver = nodes::flowSolverNamed(p.sampler);
 
   const nodes::WanModelPaths paths = nodes::resolveWanModel(p.model_path, p.vae_path, p.text_encoder_path);
   const std::string cache_key = videoModelKey(paths, dtype);

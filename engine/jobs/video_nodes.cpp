@@ -27,11 +27,6 @@ constexpr int64_t kLatentChannels = 16, kSpatial = 8, kTemporal = 4, kSideMultip
 
 int64_t tensorBytes(const at::Tensor& t) { return t.defined() ? static_cast<int64_t>(t.nbytes()) : 0; }
 
-sampling::FlowSolver solverNamed(const std::string& name) {
-  if (name == "uni_pc" || name == "uni_pc_bh2") return sampling::FlowSolver::UniPc;
-  if (name == "euler") return sampling::FlowSolver::Euler;
-  throw Error(ErrorKind::InvalidArgument, "video models sample with uni_pc (Wan's default) or euler, not '" + name + "'");
-}
 
 std::vector<Image> framesOf(const ImageValue& v) {
   std::vector<Image> frames;
@@ -155,7 +150,7 @@ graph::NodeOutputs sampleVideo(NodeCall& c) {
   settings.steps = c.intParam("steps");
   settings.guidance = c.floatParam("cfg");
   settings.shift = ref.flow_shift > 0 ? ref.flow_shift : pipe.defaults().flow_shift;
-  settings.solver = solverNamed(c.stringParam("sampler_name"));
+  settings.solver = nodes::flowSolverNamed(c.stringParam("sampler_name"));
   const int64_t seed = c.intParam("seed");
   LatentValue result;
   {
