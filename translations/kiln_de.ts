@@ -4,7 +4,7 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+39"/>
+        <location filename="../ui/preferences_dialog.cpp" line="+41"/>
         <source>One per line</source>
         <translation>Eins pro Zeile</translation>
     </message>
@@ -83,6 +83,54 @@
     </message>
 </context>
 <context>
+    <name>kiln::app::MemoryPresets</name>
+    <message>
+        <location filename="../app/settings/memory_presets.cpp" line="+44"/>
+        <source>CPU only</source>
+        <translation>Nur CPU</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>GPU with up to 6 GB</source>
+        <translation>GPU mit bis zu 6 GB</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>GPU with 6 to 12 GB</source>
+        <translation>GPU mit 6 bis 12 GB</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>GPU with more than 12 GB</source>
+        <translation>GPU mit mehr als 12 GB</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Everything computes in host memory; nothing is moved between memories.</source>
+        <translation>Alles rechnet im Hauptspeicher; nichts wird zwischen Speichern verschoben.</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Weights stream to the GPU in groups as they are needed, text encoders layer by layer, and the VAE always works in tiles. Slower, but large models fit.</source>
+        <translation>Gewichte werden gruppenweise zur GPU übertragen, wenn sie gebraucht werden, Text-Encoder Schicht für Schicht, und das VAE arbeitet immer in Kacheln. Langsamer, aber auch große Modelle passen.</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Each model moves to the GPU whole while it runs and back to host memory after; the VAE works in tiles when a picture would not fit.</source>
+        <translation>Jedes Modell liegt während seiner Arbeit ganz auf der GPU und danach wieder im Hauptspeicher; das VAE arbeitet in Kacheln, wenn ein Bild nicht passen würde.</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Every model stays on the GPU: the fastest, for cards with room for them.</source>
+        <translation>Alle Modelle bleiben auf der GPU: am schnellsten, für Karten mit genug Platz.</translation>
+    </message>
+    <message>
+        <location line="+68"/>
+        <source>Kiln has no setting %1</source>
+        <translation>Kiln hat keine Einstellung %1</translation>
+    </message>
+</context>
+<context>
     <name>kiln::app::Settings</name>
     <message>
         <location filename="../app/settings/settings.cpp" line="+36"/>
@@ -98,6 +146,11 @@
         <location line="+2"/>
         <source>Names of saved files: {date}, {time}, {seed}, {model} are filled in</source>
         <translation>Namen gespeicherter Dateien: {date}, {time}, {seed}, {model} werden eingesetzt</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Show the first-start assistant (model folders, memory preset) when Kiln starts</source>
+        <translation>Beim Start von Kiln den Einrichtungsassistenten zeigen (Modellordner, Speichervorgabe)</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -208,6 +261,11 @@
         <location line="+1"/>
         <source>File names</source>
         <translation>Dateinamen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>First-start assistant</source>
+        <translation>Einrichtungsassistent</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -899,6 +957,89 @@
     </message>
 </context>
 <context>
+    <name>kiln::ui::FirstStartWizard</name>
+    <message>
+        <location filename="../ui/first_start_wizard.cpp" line="+21"/>
+        <source>memory unknown</source>
+        <translation>Speicher unbekannt</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Welcome to Kiln</source>
+        <translation>Willkommen bei Kiln</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Your models</source>
+        <translation>Ihre Modelle</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>No A1111, ComfyUI or InvokeAI model folders were found. Kiln&apos;s starter model is ready to use; add folders of your own checkpoints here or later in Preferences.</source>
+        <translation>Es wurden keine Modellordner von A1111, ComfyUI oder InvokeAI gefunden. Das Startmodell von Kiln ist einsatzbereit; Ordner mit eigenen Checkpoints können Sie hier oder später in den Einstellungen hinzufügen.</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Kiln found the model folders of these programs. Checked folders are searched for checkpoints, LoRAs and VAEs; the files stay where they are.</source>
+        <translation>Kiln hat die Modellordner dieser Programme gefunden. In den angehakten Ordnern wird nach Checkpoints, LoRAs und VAEs gesucht; die Dateien bleiben, wo sie sind.</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>%1: %2 (1 checkpoint)</source>
+        <translation>%1: %2 (1 Checkpoint)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1: %2 (%3 checkpoints)</source>
+        <translation>%1: %2 (%3 Checkpoints)</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>Add folder...</source>
+        <translation>Ordner hinzufügen...</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>Memory</source>
+        <translation>Speicher</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>%1 (proposed)</source>
+        <translation>%1 (vorgeschlagen)</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>Every one of these settings can be changed later in Preferences.</source>
+        <translation>Jede dieser Einstellungen lässt sich später in den Einstellungen ändern.</translation>
+    </message>
+    <message>
+        <location line="+15"/>
+        <source>No GPU was found: Kiln computes on the CPU.</source>
+        <translation>Keine GPU gefunden: Kiln rechnet auf der CPU.</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>%1 (%2)</source>
+        <translation>%1 (%2)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Found: %1.</source>
+        <translation>Gefunden: %1.</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>This build of Kiln computes on the CPU only (its libtorch has no GPU backend), so the CPU preset is proposed.</source>
+        <translation>Dieser Build von Kiln rechnet nur auf der CPU (seine libtorch hat kein GPU-Backend), daher wird die CPU-Vorgabe vorgeschlagen.</translation>
+    </message>
+    <message>
+        <location line="+36"/>
+        <source>Model folder</source>
+        <translation>Modellordner</translation>
+    </message>
+</context>
+<context>
     <name>kiln::ui::GalleryPanel</name>
     <message>
         <location filename="../ui/gallery_panel.cpp" line="+63"/>
@@ -1506,7 +1647,7 @@
 <context>
     <name>kiln::ui::PreferencesDialog</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+46"/>
+        <location filename="../ui/preferences_dialog.cpp" line="+63"/>
         <source>Preferences</source>
         <translation>Einstellungen</translation>
     </message>
@@ -1531,7 +1672,22 @@
         <translation>Darstellung</translation>
     </message>
     <message>
-        <location line="+46"/>
+        <location line="+2"/>
+        <source>Preset</source>
+        <translation>Vorgabe</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Fill in</source>
+        <translation>Übernehmen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Sets the memory settings below to the preset&apos;s; Apply or OK stores them</source>
+        <translation>Setzt die Speichereinstellungen unten auf die der Vorgabe; Anwenden oder OK speichert sie</translation>
+    </message>
+    <message>
+        <location line="+60"/>
         <source>Record stream needs streams: turn on streams or turn off record stream</source>
         <translation>Record Stream braucht Streams: Streams einschalten oder Record Stream ausschalten</translation>
     </message>

@@ -4,7 +4,7 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+39"/>
+        <location filename="../ui/preferences_dialog.cpp" line="+41"/>
         <source>One per line</source>
         <translation>1行に1つ</translation>
     </message>
@@ -83,6 +83,54 @@
     </message>
 </context>
 <context>
+    <name>kiln::app::MemoryPresets</name>
+    <message>
+        <location filename="../app/settings/memory_presets.cpp" line="+44"/>
+        <source>CPU only</source>
+        <translation>CPUのみ</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>GPU with up to 6 GB</source>
+        <translation>6 GBまでのGPU</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>GPU with 6 to 12 GB</source>
+        <translation>6～12 GBのGPU</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>GPU with more than 12 GB</source>
+        <translation>12 GBを超えるGPU</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Everything computes in host memory; nothing is moved between memories.</source>
+        <translation>すべてホストメモリで計算し、メモリ間の移動は行いません。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Weights stream to the GPU in groups as they are needed, text encoders layer by layer, and the VAE always works in tiles. Slower, but large models fit.</source>
+        <translation>重みは必要に応じてグループ単位でGPUへ転送され、テキストエンコーダーは層ごとに、VAEは常にタイル単位で動作します。遅くなりますが、大きなモデルも収まります。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Each model moves to the GPU whole while it runs and back to host memory after; the VAE works in tiles when a picture would not fit.</source>
+        <translation>各モデルは実行中だけGPUに丸ごと移り、終わるとホストメモリに戻ります。画像が収まらない場合、VAEはタイル単位で動作します。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Every model stays on the GPU: the fastest, for cards with room for them.</source>
+        <translation>すべてのモデルがGPUに常駐します。十分なメモリを持つカード向けの最速設定です。</translation>
+    </message>
+    <message>
+        <location line="+68"/>
+        <source>Kiln has no setting %1</source>
+        <translation>Kilnに設定 %1 はありません</translation>
+    </message>
+</context>
+<context>
     <name>kiln::app::Settings</name>
     <message>
         <location filename="../app/settings/settings.cpp" line="+36"/>
@@ -98,6 +146,11 @@
         <location line="+2"/>
         <source>Names of saved files: {date}, {time}, {seed}, {model} are filled in</source>
         <translation>保存するファイル名：{date}、{time}、{seed}、{model} が置き換えられます</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Show the first-start assistant (model folders, memory preset) when Kiln starts</source>
+        <translation>Kiln の起動時に初回セットアップ（モデルフォルダー、メモリプリセット）を表示する</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -208,6 +261,11 @@
         <location line="+1"/>
         <source>File names</source>
         <translation>ファイル名</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>First-start assistant</source>
+        <translation>初回セットアップ</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -899,6 +957,89 @@
     </message>
 </context>
 <context>
+    <name>kiln::ui::FirstStartWizard</name>
+    <message>
+        <location filename="../ui/first_start_wizard.cpp" line="+21"/>
+        <source>memory unknown</source>
+        <translation>メモリ不明</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Welcome to Kiln</source>
+        <translation>Kiln へようこそ</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Your models</source>
+        <translation>モデル</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>No A1111, ComfyUI or InvokeAI model folders were found. Kiln&apos;s starter model is ready to use; add folders of your own checkpoints here or later in Preferences.</source>
+        <translation>A1111、ComfyUI、InvokeAI のモデルフォルダーは見つかりませんでした。Kiln のスターターモデルはすぐに使えます。自分のチェックポイントのフォルダーはここか、後で設定から追加できます。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Kiln found the model folders of these programs. Checked folders are searched for checkpoints, LoRAs and VAEs; the files stay where they are.</source>
+        <translation>Kiln はこれらのプログラムのモデルフォルダーを見つけました。チェックしたフォルダーからチェックポイント、LoRA、VAE を探します。ファイルは移動しません。</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>%1: %2 (1 checkpoint)</source>
+        <translation>%1: %2（チェックポイント 1 個）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1: %2 (%3 checkpoints)</source>
+        <translation>%1: %2（チェックポイント %3 個）</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>Add folder...</source>
+        <translation>フォルダーを追加...</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>Memory</source>
+        <translation>メモリ</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>%1 (proposed)</source>
+        <translation>%1（推奨）</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>Every one of these settings can be changed later in Preferences.</source>
+        <translation>これらの設定はすべて後で設定から変更できます。</translation>
+    </message>
+    <message>
+        <location line="+15"/>
+        <source>No GPU was found: Kiln computes on the CPU.</source>
+        <translation>GPU が見つかりません。Kiln は CPU で計算します。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>%1 (%2)</source>
+        <translation>%1（%2）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Found: %1.</source>
+        <translation>検出: %1。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>This build of Kiln computes on the CPU only (its libtorch has no GPU backend), so the CPU preset is proposed.</source>
+        <translation>このビルドの Kiln は CPU でのみ計算します（libtorch に GPU バックエンドがありません）。そのため CPU プリセットを推奨します。</translation>
+    </message>
+    <message>
+        <location line="+36"/>
+        <source>Model folder</source>
+        <translation>モデルフォルダー</translation>
+    </message>
+</context>
+<context>
     <name>kiln::ui::GalleryPanel</name>
     <message>
         <location filename="../ui/gallery_panel.cpp" line="+63"/>
@@ -1506,7 +1647,7 @@
 <context>
     <name>kiln::ui::PreferencesDialog</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+46"/>
+        <location filename="../ui/preferences_dialog.cpp" line="+63"/>
         <source>Preferences</source>
         <translation>設定</translation>
     </message>
@@ -1531,7 +1672,22 @@
         <translation>外観</translation>
     </message>
     <message>
-        <location line="+46"/>
+        <location line="+2"/>
+        <source>Preset</source>
+        <translation>プリセット</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Fill in</source>
+        <translation>入力</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Sets the memory settings below to the preset&apos;s; Apply or OK stores them</source>
+        <translation>下のメモリ設定をプリセットの値にします。適用または OK で保存されます</translation>
+    </message>
+    <message>
+        <location line="+60"/>
         <source>Record stream needs streams: turn on streams or turn off record stream</source>
         <translation>レコードストリームにはストリームが必要です：ストリームをオンにするか、レコードストリームをオフにしてください</translation>
     </message>

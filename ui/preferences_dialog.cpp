@@ -5,6 +5,7 @@
 #include <QDialogButtonBox>
 #include <QEvent>
 #include <QFormLayout>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
@@ -16,6 +17,7 @@
 #include "engine_bridge.h"
 #include "kiln/error.h"
 #include "kiln/units.h"
+#include "memory_presets.h"
 #include "settings.h"
 
 namespace kiln::ui {
@@ -52,6 +54,23 @@ PreferencesDialog::PreferencesDialog(app::Settings& settings, app::EngineBridge*
   for (const char* group : {"general", "memory", "lora", "appearance"}) {
     auto* page = new QWidget;
     auto* form = new QFormLayout(page);
+    if (QLatin1String(group) == QLatin1String("memory")) {
+      // A preset fills in the memory editors below; Apply or OK stores them.
+      presets_ = new QComboBox;
+      presets_->setObjectName("memoryPreset");
+      for (app::MemoryPreset p : app::memoryPresets()) presets_->addItem(QString(), app::memoryPresetKey(p));
+      apply_preset_ = new QPushButton;
+      apply_preset_->setObjectName("applyMemoryPreset");
+      connect(apply_preset_, &QPushButton::clicked, this, [this] {
+        app::MemoryPreset preset;
+        if (app::parseMemoryPreset(presets_->currentData().toString(), &preset)) fillPreset(preset);
+      });
+      auto* row = new QHBoxLayout;
+      row->addWidget(presets_, 1);
+      row->addWidget(apply_preset_);
+      preset_label_ = new QLabel;
+      form->addRow(preset_label_, row);
+    }
     for (const app::SettingSpec& spec : app::settingSpecs()) {
       if (spec.key.section('/', 0, 0) != QLatin1String(group)) continue;
       QWidget* editor = makeEditor(spec);
@@ -85,6 +104,15 @@ void PreferencesDialog::retranslate() {
   setWindowTitle(tr("Preferences"));
   const QStringList titles{tr("General"), tr("Memory"), tr("LoRA"), tr("Appearance")};
   for (int i = 0; i < pages_->count() && i < titles.size(); ++i) pages_->setTabText(i, titles[i]);
+  preset_label_->setText(tr("Preset"));
+  apply_preset_->setText(tr("Fill in"));
+  apply_preset_->setToolTip(tr("Sets the memory settings below to the preset's; Apply or OK stores them"));
+  for (int i = 0; i < presets_->count(); ++i) {
+    app::MemoryPreset preset;
+    if (!app::parseMemoryPreset(presets_->itemData(i).toString(), &preset)) continue;
+    presets_->setItemText(i, app::memoryPresetTitle(preset));
+    presets_->setItemData(i, app::memoryPresetDescription(preset), Qt::ToolTipRole);
+  }
   for (const app::SettingSpec& spec : app::settingSpecs()) {
     if (QLabel* label = labels_.value(spec.key)) label->setText(app::settingTitle(spec.key));
     if (QWidget* editor = editors_.value(spec.key)) editor->setToolTip(app::settingDescription(spec));
@@ -97,17 +125,26 @@ void PreferencesDialog::changeEvent(QEvent* event) {
 }
 
 void PreferencesDialog::load() {
-  for (const app::SettingSpec& spec : app::settingSpecs()) {
-    QWidget* w = editors_.value(spec.key);
-    const QVariant v = settings_.value(spec.key);
-    if (auto* c = qobject_cast<QCheckBox*>(w)) c->setChecked(v.toBool());
-    else if (auto* s = qobject_cast<QSpinBox*>(w)) s->setValue(v.toInt());
-    else if (auto* b = qobject_cast<QComboBox*>(w)) b->setCurrentText(v.toString());
-    else if (auto* p = qobject_cast<QPlainTextEdit*>(w)) p->setPlainText(v.toStringList().join('\n'));
-    else if (auto* l = qobject_cast<QLineEdit*>(w))
-      l->setText(spec.type == app::SettingType::Bytes ? QString::fromStdString(formatBytes(v.toLongLong())).remove(' ')
-                                                      : v.toString());
-  }
+  for (const app::SettingSpec& spec : app::settingSpecs()) showValue(spec, settings_.value(spec.key));
+}
+
+void PreferencesDialog::fillPreset(app::MemoryPreset preset) {
+  QString device = settings_.device();
+  if (auto* edit = qobject_cast<QLineEdit*>(editors_.value("memory/device"))) device = edit->text().trimmed();
+  const QMap<QString, QVariant> values = app::memoryPresetValues(preset, app::presetDevice(app::buildHasGpu(), device));
+  for (auto it = values.begin(); it != values.end(); ++it)
+    if (const app::SettingSpec* spec = app::findSetting(it.key())) showValue(*spec, it.value());
+}
+
+void PreferencesDialog::showValue(const app::SettingSpec& spec, const QVariant& v) {
+  QWidget* w = editors_.value(spec.key);
+  if (auto* c = qobject_cast<QCheckBox*>(w)) c->setChecked(v.toBool());
+  else if (auto* s = qobject_cast<QSpinBox*>(w)) s->setValue(v.toInt());
+  else if (auto* b = qobject_cast<QComboBox*>(w)) b->setCurrentText(v.toString());
+  else if (auto* p = qobject_cast<QPlainTextEdit*>(w)) p->setPlainText(v.toStringList().join('\n'));
+  else if (auto* l = qobject_cast<QLineEdit*>(w))
+    l->setText(spec.type == app::SettingType::Bytes ? QString::fromStdString(formatBytes(v.toLongLong())).remove(' ')
+                                                    : v.toString());
 }
 
 QString PreferencesDialog::errorText() const { return errors_->text(); }

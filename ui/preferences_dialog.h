@@ -1,18 +1,24 @@
 // The preferences dialog: one page per group of settings (General, Memory, LoRA,
-// Appearance), an editor per setting made from its description, Apply that refuses
-// invalid values with their messages, and memory settings applied to the running engine
-// at once (loaded models are placed again before the next job, without reloading).
+// Appearance), an editor per setting made from its description, memory presets that
+// fill in the Memory page, Apply that refuses invalid values with their messages, and
+// memory settings applied to the running engine at once (loaded models are placed again
+// before the next job, without reloading).
 #pragma once
 
 #include <QDialog>
 #include <QMap>
 
+class QComboBox;
 class QLabel;
+class QPushButton;
 class QTabWidget;
+class QVariant;
 
 namespace kiln::app {
 class EngineBridge;
 class Settings;
+struct SettingSpec;
+enum class MemoryPreset;
 }  // namespace kiln::app
 
 namespace kiln::ui {
@@ -29,6 +35,9 @@ class PreferencesDialog : public QDialog {
   QWidget* editorFor(const QString& key) const { return editors_.value(key); }
   QString errorText() const;
   QTabWidget* pages() const { return pages_; }
+  // Sets the memory editors to a preset's values (stored by the next Apply or OK), as
+  // the Memory page's preset row does.
+  void fillPreset(app::MemoryPreset preset);
 
  protected:
   void changeEvent(QEvent* event) override;
@@ -39,12 +48,16 @@ class PreferencesDialog : public QDialog {
 
  private:
   void load();
+  void showValue(const app::SettingSpec& spec, const QVariant& value);
   void retranslate();
 
   app::Settings& settings_;
   app::EngineBridge* bridge_ = nullptr;
   QTabWidget* pages_ = nullptr;
   QLabel* errors_ = nullptr;
+  QComboBox* presets_ = nullptr;
+  QPushButton* apply_preset_ = nullptr;
+  QLabel* preset_label_ = nullptr;
   QMap<QString, QWidget*> editors_;
   QMap<QString, QLabel*> labels_;
 };

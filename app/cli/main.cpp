@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "../process_env.h"
+#include "kiln/build_info.h"
 #include "render_command.h"
 #include "workflow_command.h"
 
@@ -18,7 +19,7 @@ void printUsage(FILE* out) {
       "  render     render one image from a prompt (kiln-cli render --help)\n"
       "  run        run a workflow file or a picture's workflow (kiln-cli run --help)\n"
       "  validate   check a workflow and print every problem\n"
-      "  --version  print the version\n"
+      "  --version  print the version, the libtorch version, GPU backends and the data folder\n"
       "  --help     print this help\n",
       out);
 }
@@ -37,7 +38,7 @@ int main(int argc, char** argv) {
   }
   const QString command = args.at(1);
   if (command == "--version" || command == "-v") {
-    std::printf("kiln-cli %s\n", KILN_VERSION);
+    std::fputs(kiln::versionText("kiln-cli").c_str(), stdout);
     return 0;
   }
   if (command == "--help" || command == "-h" || command == "help") {

@@ -13,7 +13,16 @@
 namespace kiln::app {
 
 QList<ModelChoice> findCheckpoints(const QStringList& roots) {
-  static const QStringList kTrees{"", "checkpoints", "models/checkpoints", "Stable-diffusion", "models/Stable-diffusion"};
+  // Flat folders, ComfyUI, A1111 and InvokeAI (models/<base>/main) trees.
+  static const QStringList kTrees{"",
+                                  "checkpoints",
+                                  "models/checkpoints",
+                                  "Stable-diffusion",
+                                  "models/Stable-diffusion",
+                                  "models/sd-1/main",
+                                  "models/sd-2/main",
+                                  "models/sdxl/main",
+                                  "models/sdxl-refiner/main"};
   QList<ModelChoice> found;
   QSet<QString> seen;
   const auto add = [&](const QDir& dir, const QString& prefix) {
@@ -31,8 +40,18 @@ QList<ModelChoice> findCheckpoints(const QStringList& roots) {
       if (!dir.exists()) continue;
       add(dir, {});
       if (tree.isEmpty()) continue;  // a root's own subfolders are other trees, not groups
-      for (const QString& sub : dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot | QDir::Readable))
-        add(QDir(dir.filePath(sub)), sub + "/");
+      for (const QString& sub : dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot | QDir::Readable)) {
+        const QDir folder(dir.filePath(sub));
+        if (folder.exists("model_index.json")) {  // a diffusers folder is one model
+          const QString path = QFileInfo(folder.path()).canonicalFilePath();
+          if (!path.isEmpty() && !seen.contains(path)) {
+            seen.insert(path);
+            found.push_back({sub, folder.path()});
+          }
+          continue;
+        }
+        add(folder, sub + "/");
+      }
     }
   }
   std::sort(found.begin(), found.end(),

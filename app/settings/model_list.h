@@ -15,7 +15,8 @@ struct ModelChoice {
 };
 
 // Looks in each root, its checkpoints/ and Stable-diffusion/ folders (also under
-// models/), and one level of subfolders of those; each file once, sorted by name.
+// models/), InvokeAI's models/<base>/main folders, and one level of subfolders of those
+// (a subfolder holding model_index.json is one diffusers model); each file once, sorted by name.
 QList<ModelChoice> findCheckpoints(const QStringList& roots);
 
 // The picture size a checkpoint was trained at, read from its header only: the file's

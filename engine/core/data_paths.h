@@ -5,8 +5,9 @@
 
 namespace kiln::core {
 
-// Full path of a shipped data file. Looks in $KILN_DATA_DIR, the installed share/kiln
-// folder and the source tree's resources/, in that order. Throws kiln::Error
+// Full path of a shipped data file. Looks in $KILN_DATA_DIR, share/kiln beside the
+// executable's install tree (<exe>/../share/kiln), the configured install prefix's
+// share/kiln and the source tree's resources/, in that order. Throws kiln::Error
 // (FileNotFound) naming every place it looked.
 std::string findDataFile(const std::string& name);
 

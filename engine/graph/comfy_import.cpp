@@ -208,11 +208,14 @@ std::vector<ComfyNode> readUi(const json& doc, std::vector<std::string>& unmappe
 }
 
 const std::vector<std::string>& subfolders(FileKind kind) {
+  // Flat folders, ComfyUI, A1111 and InvokeAI (models/<base>/<type>) trees.
   static const std::vector<std::string> checkpoints{"", "checkpoints", "models/checkpoints", "Stable-diffusion",
-                                                    "models/Stable-diffusion"};
+                                                    "models/Stable-diffusion", "models/sd-1/main", "models/sd-2/main",
+                                                    "models/sdxl/main", "models/sdxl-refiner/main"};
   static const std::vector<std::string> loras{"", "loras", "models/loras", "Lora", "models/Lora", "LyCORIS",
-                                              "models/LyCORIS"};
-  static const std::vector<std::string> vaes{"", "vae", "models/vae", "VAE", "models/VAE"};
+                                              "models/LyCORIS", "models/sd-1/lora", "models/sdxl/lora"};
+  static const std::vector<std::string> vaes{"", "vae", "models/vae", "VAE", "models/VAE", "models/sd-1/vae",
+                                             "models/sdxl/vae"};
   static const std::vector<std::string> images{"", "input"};
   switch (kind) {
     case FileKind::Lora: return loras;

@@ -1,0 +1,138 @@
+#include "memory_presets.h"
+
+#include <QCoreApplication>
+
+#include <algorithm>
+
+#include "kiln/build_info.h"
+#include "settings.h"
+
+namespace kiln::app {
+namespace {
+
+constexpr qint64 kGiB = qint64{1} << 30;
+
+}  // namespace
+
+const QList<MemoryPreset>& memoryPresets() {
+  static const QList<MemoryPreset> all{MemoryPreset::Cpu, MemoryPreset::Upto6GB, MemoryPreset::Upto12GB,
+                                       MemoryPreset::Over12GB};
+  return all;
+}
+
+QString memoryPresetKey(MemoryPreset preset) {
+  switch (preset) {
+    case MemoryPreset::Cpu: return QStringLiteral("cpu");
+    case MemoryPreset::Upto6GB: return QStringLiteral("upto-6gb");
+    case MemoryPreset::Upto12GB: return QStringLiteral("upto-12gb");
+    case MemoryPreset::Over12GB: return QStringLiteral("over-12gb");
+  }
+  return {};
+}
+
+bool parseMemoryPreset(const QString& key, MemoryPreset* preset) {
+  for (MemoryPreset p : memoryPresets())
+    if (memoryPresetKey(p) == key) {
+      *preset = p;
+      return true;
+    }
+  return false;
+}
+
+QString memoryPresetTitle(MemoryPreset preset) {
+  switch (preset) {
+    case MemoryPreset::Cpu: return QCoreApplication::translate("kiln::app::MemoryPresets", "CPU only");
+    case MemoryPreset::Upto6GB: return QCoreApplication::translate("kiln::app::MemoryPresets", "GPU with up to 6 GB");
+    case MemoryPreset::Upto12GB: return QCoreApplication::translate("kiln::app::MemoryPresets", "GPU with 6 to 12 GB");
+    case MemoryPreset::Over12GB: return QCoreApplication::translate("kiln::app::MemoryPresets", "GPU with more than 12 GB");
+  }
+  return {};
+}
+
+QString memoryPresetDescription(MemoryPreset preset) {
+  switch (preset) {
+    case MemoryPreset::Cpu:
+      return QCoreApplication::translate("kiln::app::MemoryPresets", "Everything computes in host memory; nothing is moved between memories.");
+    case MemoryPreset::Upto6GB:
+      return QCoreApplication::translate("kiln::app::MemoryPresets", "Weights stream to the GPU in groups as they are needed, text encoders layer by layer, and the "
+                "VAE always works in tiles. Slower, but large models fit.");
+    case MemoryPreset::Upto12GB:
+      return QCoreApplication::translate("kiln::app::MemoryPresets", "Each model moves to the GPU whole while it runs and back to host memory after; the VAE works in "
+                "tiles when a picture would not fit.");
+    case MemoryPreset::Over12GB:
+      return QCoreApplication::translate("kiln::app::MemoryPresets", "Every model stays on the GPU: the fastest, for cards with room for them.");
+  }
+  return {};
+}
+
+bool buildHasGpu() {
+  const BuildInfo info = buildInfo();
+  return std::any_of(info.devices.begin(), info.devices.end(),
+                     [](const std::string& d) { return d.rfind("cuda", 0) == 0; });
+}
+
+QString presetDevice(bool build_has_gpu, const QString& current) {
+  if (build_has_gpu) return current.startsWith("cuda") ? current : QStringLiteral("cuda:0");
+  return current.startsWith("cuda") ? QStringLiteral("cpu") : current;
+}
+
+MemoryPreset proposeMemoryPreset(const QList<GpuInfo>& gpus, bool build_has_gpu) {
+  if (!build_has_gpu || gpus.isEmpty()) return MemoryPreset::Cpu;
+  qint64 largest = 0;
+  for (const GpuInfo& g : gpus) largest = std::max(largest, g.memory_bytes);
+  // Cards report a little less than their label (a "6 GB" card: 5.8 GiB to 6 GiB).
+  if (largest <= 6 * kGiB + kGiB / 4) return MemoryPreset::Upto6GB;
+  if (largest <= 12 * kGiB + kGiB / 4) return MemoryPreset::Upto12GB;
+  return MemoryPreset::Over12GB;
+}
+
+QMap<QString, QVariant> memoryPresetValues(MemoryPreset preset, const QString& device) {
+  QMap<QString, QVariant> v;
+  const bool gpu = preset != MemoryPreset::Cpu;
+  v["memory/device"] = gpu ? device : QStringLiteral("cpu");
+  v["memory/blocks_per_group"] = 1;
+  v["memory/streams"] = gpu;
+  v["memory/record_stream"] = false;
+  v["memory/pin"] = gpu ? QStringLiteral("on") : QStringLiteral("off");
+  v["memory/tile_size"] = 0;
+  v["memory/tile_overlap"] = 64;
+  switch (preset) {
+    case MemoryPreset::Cpu:
+    case MemoryPreset::Over12GB:
+      for (const char* k : {"memory/offload", "memory/offload_text_encoder", "memory/offload_unet", "memory/offload_vae"})
+        v[k] = QStringLiteral("none");
+      v["memory/vae_tiling"] = QStringLiteral("auto");
+      v["memory/working_reserve"] = qint64{512} << 20;
+      break;
+    case MemoryPreset::Upto6GB:
+      v["memory/offload"] = QStringLiteral("balanced");
+      v["memory/offload_text_encoder"] = QStringLiteral("group-leaf");
+      v["memory/offload_unet"] = QStringLiteral("balanced");
+      v["memory/offload_vae"] = QStringLiteral("model");
+      v["memory/vae_tiling"] = QStringLiteral("always");
+      v["memory/working_reserve"] = kGiB;
+      break;
+    case MemoryPreset::Upto12GB:
+      v["memory/offload"] = QStringLiteral("model");
+      v["memory/offload_text_encoder"] = QStringLiteral("model");
+      v["memory/offload_unet"] = QStringLiteral("model");
+      v["memory/offload_vae"] = QStringLiteral("model");
+      v["memory/vae_tiling"] = QStringLiteral("auto");
+      v["memory/working_reserve"] = kGiB;
+      break;
+  }
+  return v;
+}
+
+QString applyMemoryPreset(Settings& settings, MemoryPreset preset, const QString& device) {
+  const QMap<QString, QVariant> values = memoryPresetValues(preset, device);
+  for (auto it = values.begin(); it != values.end(); ++it) {
+    const SettingSpec* spec = findSetting(it.key());
+    if (!spec) return QCoreApplication::translate("kiln::app::MemoryPresets", "Kiln has no setting %1").arg(it.key());
+    if (const QString problem = Settings::check(*spec, it.value()); !problem.isEmpty()) return problem;
+  }
+  for (auto it = values.begin(); it != values.end(); ++it) settings.set(it.key(), it.value());
+  return {};
+}
+
+}  // namespace kiln::app

@@ -1,0 +1,107 @@
+// The first-start assistant under the offscreen platform: found folders listed and
+// checked, the proposed preset chosen and marked, finishing storing the folders and the
+// preset's settings (a CPU-only build never gets a GPU device), skipping storing only
+// that it ran; and the Preferences preset row filling in the memory editors.
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPushButton>
+#include <QRadioButton>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "first_start_wizard.h"
+#include "preferences_dialog.h"
+#include "settings.h"
+
+using namespace kiln::app;
+
+namespace {
+constexpr qint64 kGiB = qint64{1} << 30;
+}
+
+class TestFirstStartWizard : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+  int files_ = 0;
+
+  std::unique_ptr<QSettings> store() { return std::make_unique<QSettings>(dir_.filePath(QString("s%1.ini").arg(++files_)), QSettings::IniFormat); }
+
+  QList<FoundModelFolder> folders() const {
+    return {{"/home/u/ComfyUI", ModelLayout::ComfyUI, 3}, {"/home/u/invokeai", ModelLayout::InvokeAI, 1}};
+  }
+
+ private Q_SLOTS:
+  void finishingStoresFoldersAndThePreset() {
+    Settings settings(store());
+    QCOMPARE(settings.set("general/model_folders", QStringList{"/data/models"}), QString());
+    QCOMPARE(settings.set("memory/device", "sim:8G"), QString());
+    kiln::ui::FirstStartWizard wizard(settings, folders(), {{"NVIDIA GeForce RTX 3060", "NVIDIA", 12 * kGiB}}, true);
+    wizard.show();
+    QCOMPARE(wizard.folderList()->count(), 2);
+    QVERIFY(wizard.folderList()->item(0)->text().contains("ComfyUI"));
+    QVERIFY(wizard.folderList()->item(0)->text().contains("3 checkpoints"));
+    QCOMPARE(wizard.proposedPreset(), MemoryPreset::Upto12GB);
+    auto* proposed = wizard.findChild<QRadioButton*>("preset-upto-12gb");
+    QVERIFY(proposed && proposed->isChecked());
+    QVERIFY(proposed->text().contains("proposed"));
+    QVERIFY(wizard.gpuText().contains("RTX 3060"));
+    QVERIFY(wizard.gpuText().contains("12.0 GiB"));
+    wizard.folderList()->item(1)->setCheckState(Qt::Unchecked);  // leave InvokeAI out
+    wizard.addFolder("/mnt/models");
+    wizard.choosePreset(MemoryPreset::Upto6GB);
+    wizard.accept();
+    QCOMPARE(settings.modelFolders(), (QStringList{"/data/models", "/home/u/ComfyUI", "/mnt/models"}));
+    QCOMPARE(settings.value("memory/offload").toString(), QString("balanced"));
+    QCOMPARE(settings.value("memory/offload_text_encoder").toString(), QString("group-leaf"));
+    QCOMPARE(settings.value("memory/vae_tiling").toString(), QString("always"));
+    QCOMPARE(settings.device(), QString("cuda:0"));  // a build with a GPU backend
+    QCOMPARE(settings.value("general/first_start").toBool(), false);
+  }
+
+  void aCpuOnlyBuildProposesTheCpu() {
+    Settings settings(store());
+    kiln::ui::FirstStartWizard wizard(settings, {}, {{"NVIDIA GeForce RTX 4090", "NVIDIA", 24 * kGiB}}, false);
+    QCOMPARE(wizard.proposedPreset(), MemoryPreset::Cpu);
+    QVERIFY(wizard.findChild<QRadioButton*>("preset-cpu")->isChecked());
+    QVERIFY(wizard.gpuText().contains("CPU only"));
+    QCOMPARE(wizard.folderList()->count(), 0);
+    wizard.choosePreset(MemoryPreset::Over12GB);  // chosen anyway: offload settings, but no GPU device
+    wizard.accept();
+    QCOMPARE(settings.device(), QString("cpu"));
+    QCOMPARE(settings.value("memory/streams").toBool(), true);
+  }
+
+  void skippingStoresOnlyThatItRan() {
+    Settings settings(store());
+    kiln::ui::FirstStartWizard wizard(settings, folders(), {}, true);
+    QCOMPARE(wizard.proposedPreset(), MemoryPreset::Cpu);
+    QVERIFY(wizard.gpuText().contains("No GPU"));
+    wizard.reject();
+    QVERIFY(settings.modelFolders().isEmpty());
+    QCOMPARE(settings.value("memory/offload").toString(), QString("none"));
+    QCOMPARE(settings.value("general/first_start").toBool(), false);
+  }
+
+  void preferencesFillInAPreset() {
+    Settings settings(store());
+    kiln::ui::PreferencesDialog dialog(settings, nullptr);
+    auto* combo = dialog.findChild<QComboBox*>("memoryPreset");
+    QVERIFY(combo);
+    QCOMPARE(combo->count(), 4);
+    QCOMPARE(combo->itemText(1), QString("GPU with up to 6 GB"));
+    combo->setCurrentIndex(1);
+    dialog.findChild<QPushButton*>("applyMemoryPreset")->click();
+    QCOMPARE(qobject_cast<QComboBox*>(dialog.editorFor("memory/offload"))->currentText(), QString("balanced"));
+    QCOMPARE(qobject_cast<QComboBox*>(dialog.editorFor("memory/vae_tiling"))->currentText(), QString("always"));
+    QCOMPARE(settings.value("memory/offload").toString(), QString("none"));  // not stored before Apply
+    QVERIFY(dialog.apply());
+    QCOMPARE(settings.value("memory/offload").toString(), QString("balanced"));
+    QCOMPARE(settings.value("memory/offload_text_encoder").toString(), QString("group-leaf"));
+    QCOMPARE(settings.device(), QString("cpu"));  // this build has no GPU device to switch to
+  }
+};
+
+QTEST_MAIN(TestFirstStartWizard)
+#include "test_first_start_wizard.moc"
