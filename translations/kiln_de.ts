@@ -969,7 +969,12 @@
         <translation>Willkommen bei Kiln</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+2"/>
+        <source>Skip</source>
+        <translation>Überspringen</translation>
+    </message>
+    <message>
+        <location line="+4"/>
         <source>Your models</source>
         <translation>Ihre Modelle</translation>
     </message>

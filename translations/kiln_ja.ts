@@ -969,7 +969,12 @@
         <translation>Kiln へようこそ</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+2"/>
+        <source>Skip</source>
+        <translation>スキップ</translation>
+    </message>
+    <message>
+        <location line="+4"/>
         <source>Your models</source>
         <translation>モデル</translation>
     </message>

@@ -28,6 +28,7 @@ FirstStartWizard::FirstStartWizard(app::Settings& settings, QList<app::FoundMode
     : QWizard(parent), settings_(settings), gpus_(std::move(gpus)), build_has_gpu_(build_has_gpu) {
   setWindowTitle(tr("Welcome to Kiln"));
   setObjectName("firstStartWizard");
+  setButtonText(QWizard::CancelButton, tr("Skip"));
 
   // Model folders.
   auto* models = new QWizardPage;

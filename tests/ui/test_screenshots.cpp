@@ -1,6 +1,7 @@
 // Screenshots of the real windows, kept as test artifacts: the main window during a
 // generation (progress bar mid-way, queue and memory docks filled) and every page of
-// the preferences dialog, in the light and dark themes. Run under Xvfb (the xcb
+// the preferences dialog, in the light and dark themes, and both pages of the first-start
+// assistant. Run under Xvfb (the xcb
 // platform: what the X server shows is grabbed) where xvfb-run exists, else offscreen.
 #include <QDir>
 #include <QGuiApplication>
@@ -15,6 +16,7 @@
 
 #include "appearance.h"
 #include "engine_bridge.h"
+#include "first_start_wizard.h"
 #include "main_window.h"
 #include "preferences_dialog.h"
 #include "settings.h"
@@ -103,6 +105,27 @@ class TestScreenshots : public QObject {
       QVERIFY(shot.width() >= 600);
       QVERIFY(distinctColours(shot) > 5);
       keep(shot, "preferences_" + QString::number(page + 1) + "_" + dialog.pages()->tabText(page).toLower() + ".png");
+    }
+  }
+
+  void firstStartAssistant() {
+    QTemporaryDir dir;
+    kiln::app::Settings settings(std::make_unique<QSettings>(dir.filePath("kiln.ini"), QSettings::IniFormat));
+    kiln::ui::FirstStartWizard wizard(
+        settings,
+        {{"/home/artist/ComfyUI", kiln::app::ModelLayout::ComfyUI, 12},
+         {"/home/artist/AI/stable-diffusion-webui", kiln::app::ModelLayout::A1111, 4}},
+        {{"NVIDIA GeForce RTX 3060", "NVIDIA", qint64{12288} << 20}}, false);
+    wizard.resize(720, 520);
+    wizard.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&wizard));
+    for (const char* page : {"models", "memory"}) {
+      QTest::qWait(50);
+      const QImage shot = shoot(&wizard);
+      QVERIFY(shot.width() >= 600);
+      QVERIFY(distinctColours(shot) > 5);
+      keep(shot, QString("first_start_") + page + ".png");
+      wizard.next();
     }
   }
 };

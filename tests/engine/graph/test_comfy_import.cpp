@@ -161,6 +161,25 @@ class TestComfyImport : public QObject {
     QCOMPARE(std::get<std::string>(known.workflow.node("3")->params.at("scheduler")), std::string("karras"));
   }
 
+  void findsModelsInInvokeAiTrees() {
+    namespace fs = std::filesystem;
+    const fs::path invoke = fs::path(dir_.path().toStdString()) / "invokeai";
+    fs::create_directories(invoke / "models/sdxl/main");
+    fs::create_directories(invoke / "models/sd-1/vae");
+    std::ofstream(invoke / "invokeai.yaml") << "schema_version: 4.0.2\n";
+    std::ofstream(invoke / "models/sdxl/main/juggernaut.safetensors") << "x";
+    std::ofstream(invoke / "models/sd-1/vae/ft-mse.safetensors") << "x";
+    kiln::ModelFolders folders;
+    folders.roots = {invoke.string()};
+    std::string api = apiWorkflow("juggernaut.safetensors");
+    api.insert(api.rfind('}'), R"(, "10": {"inputs": {"vae_name": "ft-mse.safetensors"}, "class_type": "VAELoader"})");
+    const kiln::ComfyImport im = kiln::importComfyWorkflow(api, folders);
+    QCOMPARE(std::get<std::string>(im.workflow.node("4")->params.at("ckpt_name")),
+             (invoke / "models/sdxl/main/juggernaut.safetensors").string());
+    QCOMPARE(std::get<std::string>(im.workflow.node("10")->params.at("vae_name")),
+             (invoke / "models/sd-1/vae/ft-mse.safetensors").string());
+  }
+
   void importsTheUiFormat() {
     const kiln::ComfyImport im = kiln::importComfyWorkflow(uiWorkflow(), folders_);
     QCOMPARE(im.format, std::string("ui"));
