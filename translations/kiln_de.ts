@@ -1080,7 +1080,7 @@
 <context>
     <name>kiln::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+226"/>
+        <location filename="../ui/main_window.cpp" line="+251"/>
         <source>Kiln</source>
         <translation>Kiln</translation>
     </message>
@@ -1100,7 +1100,7 @@
         <translation>Das Rendern unterbrechen (Esc)</translation>
     </message>
     <message>
-        <location line="-83"/>
+        <location line="-106"/>
         <source>Idle</source>
         <translation>Bereit</translation>
     </message>
@@ -1170,7 +1170,7 @@
         <translation>&amp;Originalgröße</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+30"/>
         <source>Batch count</source>
         <translation>Anzahl Bilder</translation>
     </message>
@@ -1241,7 +1241,7 @@
         <translation>Speichern fehlgeschlagen</translation>
     </message>
     <message>
-        <location line="-203"/>
+        <location line="-226"/>
         <source>&amp;Open Workflow…</source>
         <translation>Workflow ö&amp;ffnen…</translation>
     </message>
@@ -1261,7 +1261,37 @@
         <translation>&amp;Workflow-Editor</translation>
     </message>
     <message>
-        <location line="+14"/>
+        <location line="+8"/>
+        <source>&amp;Help</source>
+        <translation>&amp;Hilfe</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;First-Start Assistant…</source>
+        <translation>&amp;Einrichtungsassistent…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;About Kiln</source>
+        <translation>Ü&amp;ber Kiln</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>About Kiln</source>
+        <translation>Über Kiln</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>&lt;p&gt;&lt;b&gt;Kiln %1&lt;/b&gt;&lt;/p&gt;&lt;p&gt;Local image and video generation with diffusion models.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;&lt;b&gt;Kiln %1&lt;/b&gt;&lt;/p&gt;&lt;p&gt;Lokale Bild- und Videoerzeugung mit Diffusionsmodellen.&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <source>The device changes to %1 when Kiln starts again</source>
+        <translation>Das Gerät wechselt beim nächsten Start von Kiln zu %1</translation>
+    </message>
+    <message>
+        <location line="+7"/>
         <source>Workflow: %1</source>
         <translation>Workflow: %1</translation>
     </message>

@@ -1080,7 +1080,7 @@
 <context>
     <name>kiln::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+226"/>
+        <location filename="../ui/main_window.cpp" line="+251"/>
         <source>Kiln</source>
         <translation>Kiln</translation>
     </message>
@@ -1100,7 +1100,7 @@
         <translation>生成を中断する（Esc）</translation>
     </message>
     <message>
-        <location line="-83"/>
+        <location line="-106"/>
         <source>Idle</source>
         <translation>待機中</translation>
     </message>
@@ -1170,7 +1170,7 @@
         <translation>実寸表示(&amp;A)</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+30"/>
         <source>Batch count</source>
         <translation>枚数</translation>
     </message>
@@ -1246,7 +1246,7 @@
         <translation>保存に失敗しました</translation>
     </message>
     <message>
-        <location line="-203"/>
+        <location line="-226"/>
         <source>&amp;Open Workflow…</source>
         <translation>ワークフローを開く(&amp;O)…</translation>
     </message>
@@ -1266,7 +1266,37 @@
         <translation>ワークフローエディタ(&amp;W)</translation>
     </message>
     <message>
-        <location line="+14"/>
+        <location line="+8"/>
+        <source>&amp;Help</source>
+        <translation>ヘルプ(&amp;H)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;First-Start Assistant…</source>
+        <translation>初回セットアップ(&amp;F)…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;About Kiln</source>
+        <translation>Kiln について(&amp;A)</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>About Kiln</source>
+        <translation>Kiln について</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>&lt;p&gt;&lt;b&gt;Kiln %1&lt;/b&gt;&lt;/p&gt;&lt;p&gt;Local image and video generation with diffusion models.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;&lt;b&gt;Kiln %1&lt;/b&gt;&lt;/p&gt;&lt;p&gt;拡散モデルによるローカルな画像・動画生成。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <source>The device changes to %1 when Kiln starts again</source>
+        <translation>次回の Kiln 起動時にデバイスが %1 に切り替わります</translation>
+    </message>
+    <message>
+        <location line="+7"/>
         <source>Workflow: %1</source>
         <translation>ワークフロー：%1</translation>
     </message>

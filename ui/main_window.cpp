@@ -30,8 +30,10 @@
 
 #include "appearance.h"
 #include "engine_bridge.h"
+#include "first_start_wizard.h"
 #include "gallery_panel.h"
 #include "image_view.h"
+#include "kiln/build_info.h"
 #include "kiln/error.h"
 #include "kiln/render.h"
 #include "kiln/units.h"
@@ -220,6 +222,29 @@ void MainWindow::buildMenus() {
   view->addAction(tr("&Actual Pixels"), QKeySequence(Qt::CTRL | Qt::Key_1), view_, &ImageView::actualSize);
   view->addSeparator();
   for (QDockWidget* dock : {queue_dock_, gallery_dock_, log_dock_, memory_dock_}) view->addAction(dock->toggleViewAction());
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&First-Start Assistant…"), this, &MainWindow::openFirstStartAssistant);
+  help->addAction(tr("&About Kiln"), this, [this] { QMessageBox::about(this, tr("About Kiln"), aboutText()); });
+}
+
+QString MainWindow::aboutText() const {
+  return tr("<p><b>Kiln %1</b></p><p>Local image and video generation with diffusion models.</p>")
+             .arg(QString::fromStdString(buildInfo().version)) +
+         "<pre>" + QString::fromStdString(versionText("kiln")).toHtmlEscaped() + "</pre>";
+}
+
+void MainWindow::openFirstStartAssistant() {
+  const QString device = settings_->device();
+  std::unique_ptr<FirstStartWizard> wizard(FirstStartWizard::detect(*settings_, this));
+  if (wizard->exec() != QDialog::Accepted) return;
+  try {
+    bridge_->setOffloadSettings(settings_->offload());
+  } catch (const kiln::Error& e) {
+    appendLog(QString::fromUtf8(e.what()));
+  }
+  refreshModels();
+  if (settings_->device() != device)
+    appendLog(tr("The device changes to %1 when Kiln starts again").arg(settings_->device()));
 }
 
 void MainWindow::retranslate() {

@@ -81,6 +81,11 @@ class MainWindow : public QMainWindow {
   void openPreferences();
   // Re-reads the settings after Preferences stored them.
   void applySettings();
+  // Help > First-Start Assistant: looks for model folders and GPUs again and applies what
+  // the user chose (a changed device takes effect at the next start).
+  void openFirstStartAssistant();
+  // Help > About Kiln: what it is, and what --version prints.
+  QString aboutText() const;
   // Fills the panel from a past result: its workflow becomes the template (values
   // included), or else its recorded settings fill the panel; false when it has neither.
   bool reuseResult(const app::ResultFile& result);

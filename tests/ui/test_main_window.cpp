@@ -2,6 +2,8 @@
 // Generate saves into the output folder and the gallery lists the result; Interrupt,
 // Skip, the queue's cancel and reorder; reusing a result's settings; Preferences
 // re-placing the loaded model live; the window in another language without a restart.
+#include <QAction>
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
@@ -10,17 +12,22 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QMenu>
+#include <QMenuBar>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSettings>
 #include <QSpinBox>
 #include <QTemporaryDir>
+#include <QTimer>
 #include <QTreeWidget>
 #include <QtTest>
 
 #include "appearance.h"
 #include "engine_bridge.h"
+#include "first_start_wizard.h"
 #include "gallery_panel.h"
+#include "kiln/build_info.h"
 #include "image_view.h"
 #include "main_window.h"
 #include "memory_panel.h"
@@ -332,6 +339,35 @@ class TestMainWindow : public QObject {
   }
 
   // The interface changes language while it runs.
+  void helpMenuShowsVersionAndRunsTheAssistant() {
+    QTemporaryDir dir;
+    auto window = makeWindow(dir);
+    QMenu* help = nullptr;
+    for (QAction* a : window->menuBar()->actions())
+      if (a->text() == "&Help") help = a->menu();
+    QVERIFY(help);
+    QCOMPARE(help->actions().size(), 2);
+    const QString about = window->aboutText();
+    QVERIFY(about.contains("Kiln " + QString::fromStdString(kiln::buildInfo().version)));
+    QVERIFY(about.contains("libtorch " + QString::fromStdString(kiln::buildInfo().torch_version)));
+    QVERIFY(about.contains("GPU backends: "));
+    // The assistant again, from the menu: choosing a preset stores it and reaches the engine.
+    QTimer::singleShot(200, [] {
+      auto* wizard = qobject_cast<kiln::ui::FirstStartWizard*>(QApplication::activeModalWidget());
+      if (!wizard) {  // fail without leaving a modal dialog waiting
+        for (QWidget* w : QApplication::topLevelWidgets())
+          if (auto* d = qobject_cast<QDialog*>(w)) d->reject();
+        QFAIL("Help > First-Start Assistant opened no assistant");
+      }
+      wizard->choosePreset(kiln::app::MemoryPreset::Upto12GB);
+      wizard->accept();
+    });
+    help->actions().at(0)->trigger();
+    QCOMPARE(window->settings().value("memory/offload").toString(), QString("model"));
+    QCOMPARE(window->settings().value("general/first_start").toBool(), false);
+    QCOMPARE(window->settings().device(), QString("cpu"));  // a CPU-only build keeps the CPU
+  }
+
   void switchesLanguageWithoutRestart() {
     QTemporaryDir dir;
     auto window = makeWindow(dir);
