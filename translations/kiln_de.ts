@@ -125,7 +125,7 @@
         <translation>Alle Modelle bleiben auf der GPU: am schnellsten, für Karten mit genug Platz.</translation>
     </message>
     <message>
-        <location line="+68"/>
+        <location line="+78"/>
         <source>Kiln has no setting %1</source>
         <translation>Kiln hat keine Einstellung %1</translation>
     </message>
@@ -1035,11 +1035,11 @@
     </message>
     <message>
         <location line="+2"/>
-        <source>This build of Kiln computes on the CPU only (its libtorch has no GPU backend), so the CPU preset is proposed.</source>
-        <translation>Dieser Build von Kiln rechnet nur auf der CPU (seine libtorch hat kein GPU-Backend), daher wird die CPU-Vorgabe vorgeschlagen.</translation>
+        <source>This build of Kiln computes on the CPU only, so the CPU preset is proposed.</source>
+        <translation>Dieser Build von Kiln rechnet nur auf der CPU, daher wird die CPU-Vorgabe vorgeschlagen.</translation>
     </message>
     <message>
-        <location line="+36"/>
+        <location line="+35"/>
         <source>Model folder</source>
         <translation>Modellordner</translation>
     </message>

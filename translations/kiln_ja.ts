@@ -125,7 +125,7 @@
         <translation>すべてのモデルがGPUに常駐します。十分なメモリを持つカード向けの最速設定です。</translation>
     </message>
     <message>
-        <location line="+68"/>
+        <location line="+78"/>
         <source>Kiln has no setting %1</source>
         <translation>Kilnに設定 %1 はありません</translation>
     </message>
@@ -1035,11 +1035,11 @@
     </message>
     <message>
         <location line="+2"/>
-        <source>This build of Kiln computes on the CPU only (its libtorch has no GPU backend), so the CPU preset is proposed.</source>
-        <translation>このビルドの Kiln は CPU でのみ計算します（libtorch に GPU バックエンドがありません）。そのため CPU プリセットを推奨します。</translation>
+        <source>This build of Kiln computes on the CPU only, so the CPU preset is proposed.</source>
+        <translation>このビルドの Kiln は CPU でのみ計算するため、CPU プリセットを推奨します。</translation>
     </message>
     <message>
-        <location line="+36"/>
+        <location line="+35"/>
         <source>Model folder</source>
         <translation>モデルフォルダー</translation>
     </message>

@@ -105,8 +105,7 @@ QString FirstStartWizard::gpuText() const {
     for (const app::GpuInfo& g : gpus_) names << tr("%1 (%2)").arg(g.name, memoryText(g.memory_bytes));
     text = tr("Found: %1.").arg(names.join(", "));
     if (!build_has_gpu_)
-      text += ' ' + tr("This build of Kiln computes on the CPU only (its libtorch has no GPU backend), so the CPU "
-                       "preset is proposed.");
+      text += ' ' + tr("This build of Kiln computes on the CPU only, so the CPU preset is proposed.");
   }
   return text;
 }
@@ -149,7 +148,9 @@ void FirstStartWizard::accept() {
   for (const QString& f : chosenFolders())
     if (!folders.contains(f)) folders << f;
   settings_.set("general/model_folders", folders);
-  app::applyMemoryPreset(settings_, chosenPreset(), app::presetDevice(build_has_gpu_, settings_.device()));
+  const QString problem = app::applyMemoryPreset(
+      settings_, chosenPreset(), app::presetDevice(build_has_gpu_, settings_.device(), app::proposedGpuIndex(gpus_)));
+  if (!problem.isEmpty()) qWarning("first-start assistant: %s", qPrintable(problem));
   settings_.set("general/first_start", false);
   QWizard::accept();
 }

@@ -49,9 +49,11 @@ bool detectModelLayout(const QString& dir, ModelLayout* layout) {
 QList<FoundModelFolder> findModelFolders(const QStringList& roots) {
   QList<FoundModelFolder> found;
   QSet<QString> seen;
+  // True when `dir` needs no search below it: a program's folder (its own subfolders are
+  // not other programs), or one already looked at.
   const auto consider = [&](const QString& dir) {
     const QString canonical = QFileInfo(dir).canonicalFilePath();
-    if (canonical.isEmpty() || seen.contains(canonical)) return false;
+    if (canonical.isEmpty() || seen.contains(canonical)) return true;
     seen.insert(canonical);
     ModelLayout layout;
     if (!detectModelLayout(dir, &layout)) return false;
@@ -69,7 +71,7 @@ QList<FoundModelFolder> findModelFolders(const QStringList& roots) {
     if (root.isEmpty() || !QFileInfo(root).isDir()) continue;
     if (consider(root)) continue;
     for (const QString& one : subfolders(root)) {
-      if (consider(one)) continue;  // a program's own folders are not searched further
+      if (consider(one)) continue;
       for (const QString& two : subfolders(one)) consider(two);
     }
   }

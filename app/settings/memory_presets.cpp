@@ -71,8 +71,18 @@ bool buildHasGpu() {
                      [](const std::string& d) { return d.rfind("cuda", 0) == 0; });
 }
 
-QString presetDevice(bool build_has_gpu, const QString& current) {
-  if (build_has_gpu) return current.startsWith("cuda") ? current : QStringLiteral("cuda:0");
+int proposedGpuIndex(const QList<GpuInfo>& gpus) {
+  int largest = -1;
+  for (int i = 0; i < gpus.size(); ++i)
+    if (largest < 0 || gpus[i].memory_bytes > gpus[largest].memory_bytes) largest = i;
+  if (largest < 0) return 0;
+  int index = 0;
+  for (int i = 0; i < largest; ++i) index += gpus[i].vendor == gpus[largest].vendor ? 1 : 0;
+  return index;
+}
+
+QString presetDevice(bool build_has_gpu, const QString& current, int gpu_index) {
+  if (build_has_gpu) return QStringLiteral("cuda:%1").arg(gpu_index);
   return current.startsWith("cuda") ? QStringLiteral("cpu") : current;
 }
 

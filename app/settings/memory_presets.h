@@ -30,10 +30,14 @@ MemoryPreset proposeMemoryPreset(const QList<GpuInfo>& gpus, bool build_has_gpu)
 
 // Whether this build can compute on a GPU at all (kiln::buildInfo's devices).
 bool buildHasGpu();
-// The device a GPU preset computes on: cuda:0 where the build has GPU support, else
-// `current` (the CPU or a simulated device), so a preset never names a device the build
-// cannot open.
-QString presetDevice(bool build_has_gpu, const QString& current);
+// The GPU the proposal is for: the index of the largest GPU among those of its vendor
+// (nvidia-smi lists them in PCI order; CUDA numbers them that way with
+// CUDA_DEVICE_ORDER=PCI_BUS_ID). 0 when there is none.
+int proposedGpuIndex(const QList<GpuInfo>& gpus);
+// The device a GPU preset computes on: cuda:<gpu_index> where the build has GPU support,
+// else `current` (the CPU or a simulated device), so a preset never names a device the
+// build cannot open.
+QString presetDevice(bool build_has_gpu, const QString& current, int gpu_index = 0);
 
 // The settings a preset sets (memory/...), every one valid for Settings::set. `device` is
 // what memory/device becomes ("cpu" for the CPU preset whatever is given).

@@ -8,6 +8,7 @@
 
 #include "core/data_paths.h"
 #include "kiln/error.h"
+#include "models/text/t5_tokenizer.h"
 
 namespace kiln {
 namespace {
@@ -45,6 +46,11 @@ BuildInfo buildInfo() {
   } catch (const Error& e) {
     info.data_problem = e.what();
   }
+  try {
+    info.sentencepiece_module = models::sentencepieceModulePath();
+  } catch (const Error& e) {
+    info.sentencepiece_problem = e.what();
+  }
   return info;
 }
 
@@ -62,6 +68,8 @@ std::string versionText(const std::string& program) {
   out += "\ndevices: ";
   for (std::size_t i = 0; i < info.devices.size(); ++i) out += (i ? ", " : "") + info.devices[i];
   out += "\ndata: " + (info.data_dir.empty() ? std::string("missing (reinstall Kiln or set KILN_DATA_DIR)") : info.data_dir);
+  out += "\nsentencepiece: " +
+         (info.sentencepiece_module.empty() ? "missing (" + info.sentencepiece_problem + ")" : info.sentencepiece_module);
   return out + "\n";
 }
 

@@ -213,9 +213,11 @@ const std::vector<std::string>& subfolders(FileKind kind) {
                                                     "models/Stable-diffusion", "models/sd-1/main", "models/sd-2/main",
                                                     "models/sdxl/main", "models/sdxl-refiner/main"};
   static const std::vector<std::string> loras{"", "loras", "models/loras", "Lora", "models/Lora", "LyCORIS",
-                                              "models/LyCORIS", "models/sd-1/lora", "models/sdxl/lora"};
-  static const std::vector<std::string> vaes{"", "vae", "models/vae", "VAE", "models/VAE", "models/sd-1/vae",
-                                             "models/sdxl/vae"};
+                                              "models/LyCORIS", "models/sd-1/lora", "models/sd-2/lora",
+                                              "models/sdxl/lora"};
+  static const std::vector<std::string> vaes{"",        "vae",           "models/vae",
+                                             "VAE",     "models/VAE",    "models/sd-1/vae",
+                                             "models/sd-2/vae", "models/sdxl/vae", "models/sdxl-refiner/vae"};
   static const std::vector<std::string> images{"", "input"};
   switch (kind) {
     case FileKind::Lora: return loras;

@@ -65,8 +65,11 @@ class TestFirstStart : public QObject {
     for (const ModelChoice& c : findCheckpoints({home + "/invokeai"})) names << c.name;
     QCOMPARE(names, (QStringList{"juggernaut", "photon"}));
     QCOMPARE(layoutName(ModelLayout::InvokeAI), QString("InvokeAI"));
-    // A root that is itself a program's folder is found too, and each folder only once.
+    // A root that is itself a program's folder is found too, and each folder only once;
+    // a program's folder is not searched below, also when it is given again as a root.
     QCOMPARE(findModelFolders({home + "/ComfyUI", home + "/ComfyUI/"}).size(), 1);
+    touch(home + "/ComfyUI/custom_nodes/pack/models/checkpoints/bundled.safetensors");
+    QCOMPARE(findModelFolders({home, home + "/ComfyUI"}).size(), 3);
     QVERIFY(usualModelSearchRoots().contains(QDir::homePath()));
   }
 
@@ -111,6 +114,15 @@ class TestFirstStart : public QObject {
     QCOMPARE(proposeMemoryPreset({gpu(qint64{12288} << 20)}, true), MemoryPreset::Upto12GB);
     QCOMPARE(proposeMemoryPreset({gpu(16 * kGiB)}, true), MemoryPreset::Over12GB);
     QCOMPARE(proposeMemoryPreset({gpu(4 * kGiB), gpu(24 * kGiB)}, true), MemoryPreset::Over12GB);  // the largest
+  }
+
+  void aPresetNamesTheGpuItWasProposedFor() {
+    const QList<GpuInfo> gpus{{"small", "NVIDIA", 4 * kGiB}, {"radeon", "AMD", 16 * kGiB}, {"big", "NVIDIA", 24 * kGiB}};
+    QCOMPARE(proposedGpuIndex(gpus), 1);  // the second NVIDIA card
+    QCOMPARE(proposedGpuIndex({}), 0);
+    QCOMPARE(presetDevice(true, "cpu", 1), QString("cuda:1"));
+    QCOMPARE(presetDevice(false, "cuda:0", 1), QString("cpu"));  // never a device the build cannot open
+    QCOMPARE(presetDevice(false, "sim:8G"), QString("sim:8G"));
   }
 
   void presetsStoreValidOffloadSettings() {

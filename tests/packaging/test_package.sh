@@ -3,10 +3,12 @@
 # contents, unpacks it into a scratch root, validates the desktop files, and runs the
 # installed kiln-cli (--version and a render with the starter model) and kiln --version
 # from there, with a clean environment: everything must come from the installed paths.
-#   test_package.sh BUILD_DIR
+#   test_package.sh BUILD_DIR VERSION
 set -euo pipefail
 build=$(readlink -f "$1")
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/kiln-package-test.XXXXXX")
+expected_version=$2
+# Resolved, as the programs report their own paths resolved.
+scratch=$(readlink -f "$(mktemp -d "${TMPDIR:-/tmp}/kiln-package-test.XXXXXX")")
 trap 'rm -rf "$scratch"' EXIT
 failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
@@ -18,7 +20,10 @@ check() { local what=$1; shift; if "$@"; then echo "ok: $what"; else fail "$what
   echo "FAIL: cpack could not build the package" >&2
   exit 1
 }
-deb=$(ls "$scratch"/pkg/kiln_*.deb 2>/dev/null | head -n 1)
+shopt -s nullglob
+debs=("$scratch"/pkg/kiln_*.deb)
+shopt -u nullglob
+deb=${debs[0]:-}
 [ -n "$deb" ] || { echo "FAIL: cpack wrote no kiln_*.deb" >&2; cat "$scratch/cpack.log" >&2; exit 1; }
 echo "package: $(basename "$deb") ($(du -h "$deb" | cut -f1))"
 
@@ -26,7 +31,7 @@ echo "package: $(basename "$deb") ($(du -h "$deb" | cut -f1))"
 field() { dpkg-deb -f "$deb" "$1"; }
 check "package name" [ "$(field Package)" = kiln ]
 version=$(field Version)
-check "version $version is the project's" [ -n "$version" ]
+check "version $version is the project's ($expected_version)" [ "$version" = "$expected_version" ]
 check "architecture" [ "$(field Architecture)" = "$(dpkg --print-architecture)" ]
 depends=$(field Depends)
 echo "Depends: $depends"
@@ -37,7 +42,7 @@ done
 check "section graphics" [ "$(field Section)" = graphics ]
 
 # 3. Its files.
-dpkg-deb -c "$deb" | awk '{print $NF}' | sed 's|^\./|/|' > "$scratch/files"
+dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' > "$scratch/files"
 for f in /usr/bin/kiln /usr/bin/kiln-cli /usr/lib/kiln/libkiln_spm.so \
          /usr/share/kiln/models/kiln-starter.safetensors /usr/share/kiln/bpe_simple_vocab_16e6.txt.gz \
          /usr/share/applications/org.kiln.Kiln.desktop /usr/share/metainfo/org.kiln.Kiln.metainfo.xml \
@@ -65,7 +70,8 @@ for page in kiln kiln-cli; do
   check "the $page man page renders without warnings${warnings:+: $warnings}" [ -z "$warnings" ]
   check "the $page man page names the version" bash -c "zcat '$root/usr/share/man/man1/$page.1.gz' | grep -q 'Kiln $version'"
 done
-check "the sentencepiece module's libraries resolve" bash -c "! ldd '$root/usr/lib/kiln/libkiln_spm.so' | grep -q 'not found'"
+check "the sentencepiece module's libraries resolve" bash -c \
+  "set -o pipefail; ldd '$root/usr/lib/kiln/libkiln_spm.so' > '$scratch/ldd.txt' && ! grep -q 'not found' '$scratch/ldd.txt'"
 
 # 5. The installed programs, with nothing from this machine's build or source tree.
 home="$scratch/home"
@@ -77,13 +83,13 @@ check "kiln-cli --version names the version" grep -qx "kiln-cli $version" <<< "$
 check "kiln-cli --version names libtorch" grep -qE '^libtorch [0-9]+\.[0-9]+' <<< "$out"
 check "kiln-cli --version names the GPU backends" grep -qE '^GPU backends: ' <<< "$out"
 check "kiln-cli reads its data from the scratch root" grep -qx "data: $root/usr/share/kiln" <<< "$out"
+check "kiln-cli loads the installed sentencepiece module" grep -qx "sentencepiece: $root/usr/lib/kiln/libkiln_spm.so" <<< "$out"
 gui=$(run "$root/usr/bin/kiln" --version) || fail "kiln --version exited with $?"
 check "kiln --version (no display) names the version" grep -qx "kiln $version" <<< "$gui"
 if run "$root/usr/bin/kiln-cli" render --prompt "a red circle" --steps 4 --seed 1 --out "$scratch/first.png" \
      > "$scratch/render.log" 2>&1; then
   check "the starter render wrote a PNG" bash -c "[ \"\$(od -An -c -j1 -N3 '$scratch/first.png' | tr -d ' ')\" = PNG ]"
-  check "the starter render is the starter model's 64x64 or larger" bash -c \
-    "s=\$(od -An -tu1 -j16 -N8 '$scratch/first.png' | awk '{print (\$1*16777216+\$2*65536+\$3*256+\$4)}'); [ \"\$s\" -ge 64 ]"
+  check "the starter render has the starter model's native size, 64x64" [ "$(png_size "$scratch/first.png")" = 64x64 ]
 else
   cat "$scratch/render.log" >&2
   fail "the installed kiln-cli could not render with the starter model"

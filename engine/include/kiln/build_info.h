@@ -21,6 +21,9 @@ struct BuildInfo {
   // empty with the reason in data_problem when they are missing.
   std::string data_dir;
   std::string data_problem;
+  // The sentencepiece module the T5/UMT5 tokenizers load (video models), or why not.
+  std::string sentencepiece_module;
+  std::string sentencepiece_problem;
 };
 
 BuildInfo buildInfo();
@@ -30,6 +33,7 @@ BuildInfo buildInfo();
 //   libtorch 1.13.1 (CPU only)
 //   GPU backends: none
 //   data: /usr/share/kiln
+//   sentencepiece: /usr/lib/kiln/libkiln_spm.so
 std::string versionText(const std::string& program);
 
 }  // namespace kiln

@@ -18,6 +18,7 @@ namespace {
 
 // The sentencepiece module (see sentencepiece/spm_module.cpp), loaded once.
 struct SpmModule {
+  std::string path;  // where it was loaded from
   void* (*open)(const char*, char*, int) = nullptr;
   void (*close)(void*) = nullptr;
   void (*info)(void*, int*, int*, int*) = nullptr;
@@ -53,6 +54,7 @@ const SpmModule& spmModule() {
       m.close = reinterpret_cast<decltype(m.close)>(dlsym(lib, "kiln_spm_close"));
       m.info = reinterpret_cast<decltype(m.info)>(dlsym(lib, "kiln_spm_info"));
       m.encode = reinterpret_cast<decltype(m.encode)>(dlsym(lib, "kiln_spm_encode"));
+      m.path = path;
       if (m.open && m.close && m.info && m.encode) return m;  // stays loaded for the process
       m = SpmModule{};
       m.error = "'" + path + "' is not Kiln's sentencepiece module";
@@ -64,6 +66,12 @@ const SpmModule& spmModule() {
 }
 
 }  // namespace
+
+std::string sentencepieceModulePath() {
+  const SpmModule& m = spmModule();
+  if (!m.open) throw Error(ErrorKind::FileNotFound, m.error);
+  return m.path;
+}
 
 struct T5Tokenizer::Impl {
   void* handle = nullptr;

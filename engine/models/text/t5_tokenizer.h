@@ -44,4 +44,8 @@ class T5Tokenizer {
 // tokenizer/ folder beside it. Empty when there is none.
 std::string findT5TokenizerModel(const std::string& text_encoder_path);
 
+// Loads Kiln's sentencepiece module (once per process) and returns the file it came
+// from; throws kiln::Error(FileNotFound) saying why it could not be loaded.
+std::string sentencepieceModulePath();
+
 }  // namespace kiln::models
