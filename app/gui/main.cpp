@@ -3,7 +3,6 @@
 #include <QIcon>
 #include <QLineEdit>
 #include <QLocale>
-#include <QSettings>
 #include <QTranslator>
 
 #include <cstdio>
@@ -61,11 +60,7 @@ int main(int argc, char** argv) {
   if (translator.load(locale, "kiln", "_", ":/i18n")) QApplication::installTranslator(&translator);
   const QStringList args = QApplication::arguments();
   // Before the main window, which starts the engine with the settings the assistant sets.
-  // Settings from before the assistant existed mean Kiln has run here: it is not shown
-  // then, unless turned on again in Preferences.
-  const QSettings store;
-  const bool first_start = store.allKeys().isEmpty() || store.contains("general/first_start");
-  if (first_start && settings.value("general/first_start").toBool() && !args.contains("--no-first-start")) {
+  if (settings.firstStartDue() && !args.contains("--no-first-start")) {
     kiln::ui::FirstStartWizard* wizard = kiln::ui::FirstStartWizard::detect(settings);
     wizard->exec();
     delete wizard;

@@ -227,6 +227,11 @@ OffloadSettings Settings::offload() const {
 VaeTiling Settings::vaeTiling() const { return parseVaeTiling(value("memory/vae_tiling").toString().toStdString()); }
 int Settings::tileSize() const { return value("memory/tile_size").toInt(); }
 int Settings::tileOverlap() const { return value("memory/tile_overlap").toInt(); }
+bool Settings::firstStartDue() const {
+  if (!store_->allKeys().isEmpty() && !store_->contains("general/first_start")) return false;
+  return value("general/first_start").toBool();
+}
+
 LoraMode Settings::loraMode() const { return parseLoraMode(value("lora/mode").toString().toStdString()); }
 
 }  // namespace kiln::app

@@ -63,6 +63,10 @@ class Settings {
   int tileSize() const;
   int tileOverlap() const;
   LoraMode loraMode() const;
+  // Whether the first-start assistant shows at this start: on a store with no settings
+  // yet, or when general/first_start was turned on again. Settings from before the
+  // assistant existed mean Kiln has run here already.
+  bool firstStartDue() const;
 
  private:
   std::unique_ptr<QSettings> store_;

@@ -30,6 +30,23 @@ class TestSettings : public QObject {
     QVERIFY(o.per_component.empty());
   }
 
+  void firstStartIsDueOnlyOnAFreshStore() {
+    QTemporaryDir dir;
+    const auto at = [&](const char* name) {
+      return kiln::app::Settings(std::make_unique<QSettings>(dir.filePath(name), QSettings::IniFormat));
+    };
+    QVERIFY(at("fresh.ini").firstStartDue());
+    {
+      kiln::app::Settings older = at("older.ini");  // settings from before the assistant
+      QCOMPARE(older.set("memory/device", "sim:8G"), QString());
+      QVERIFY(!older.firstStartDue());
+      QCOMPARE(older.set("general/first_start", true), QString());  // turned on in Preferences
+      QVERIFY(older.firstStartDue());
+      QCOMPARE(older.set("general/first_start", false), QString());  // the assistant ran
+      QVERIFY(!older.firstStartDue());
+    }
+  }
+
   void roundTripsThroughTheFile() {
     {
       kiln::app::Settings s(store());
