@@ -47,11 +47,7 @@ FirstStartWizard::FirstStartWizard(app::Settings& settings, QList<app::FoundMode
                                             : tr("%1: %2 (%3 checkpoints)")
                                                   .arg(app::layoutName(f.layout), f.path)
                                                   .arg(f.checkpoints);
-    auto* item = new QListWidgetItem(text);
-    item->setData(kPathRole, f.path);
-    item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
-    item->setCheckState(Qt::Checked);
-    folders_->addItem(item);
+    addFolderRow(text, f.path);
   }
   auto* add = new QPushButton(tr("Add folder..."));
   connect(add, &QPushButton::clicked, this, &FirstStartWizard::browseFolder);
@@ -132,7 +128,11 @@ void FirstStartWizard::addFolder(const QString& path) {
       folders_->item(i)->setCheckState(Qt::Checked);
       return;
     }
-  auto* item = new QListWidgetItem(path);
+  addFolderRow(path, path);
+}
+
+void FirstStartWizard::addFolderRow(const QString& text, const QString& path) {
+  auto* item = new QListWidgetItem(text);
   item->setData(kPathRole, path);
   item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
   item->setCheckState(Qt::Checked);

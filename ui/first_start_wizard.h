@@ -47,6 +47,7 @@ class FirstStartWizard : public QWizard {
 
  private:
   void browseFolder();
+  void addFolderRow(const QString& text, const QString& path);  // checked
 
   app::Settings& settings_;
   QList<app::GpuInfo> gpus_;

@@ -106,30 +106,20 @@ QMap<QString, QVariant> memoryPresetValues(MemoryPreset preset, const QString& d
   v["memory/pin"] = gpu ? QStringLiteral("on") : QStringLiteral("off");
   v["memory/tile_size"] = 0;
   v["memory/tile_overlap"] = 64;
+  const auto set = [&v](const char* all, const char* text_encoder, const char* unet, const char* vae,
+                        const char* tiling, qint64 working_reserve) {
+    v["memory/offload"] = QString(all);
+    v["memory/offload_text_encoder"] = QString(text_encoder);
+    v["memory/offload_unet"] = QString(unet);
+    v["memory/offload_vae"] = QString(vae);
+    v["memory/vae_tiling"] = QString(tiling);
+    v["memory/working_reserve"] = working_reserve;
+  };
   switch (preset) {
     case MemoryPreset::Cpu:
-    case MemoryPreset::Over12GB:
-      for (const char* k : {"memory/offload", "memory/offload_text_encoder", "memory/offload_unet", "memory/offload_vae"})
-        v[k] = QStringLiteral("none");
-      v["memory/vae_tiling"] = QStringLiteral("auto");
-      v["memory/working_reserve"] = qint64{512} << 20;
-      break;
-    case MemoryPreset::Upto6GB:
-      v["memory/offload"] = QStringLiteral("balanced");
-      v["memory/offload_text_encoder"] = QStringLiteral("group-leaf");
-      v["memory/offload_unet"] = QStringLiteral("balanced");
-      v["memory/offload_vae"] = QStringLiteral("model");
-      v["memory/vae_tiling"] = QStringLiteral("always");
-      v["memory/working_reserve"] = kGiB;
-      break;
-    case MemoryPreset::Upto12GB:
-      v["memory/offload"] = QStringLiteral("model");
-      v["memory/offload_text_encoder"] = QStringLiteral("model");
-      v["memory/offload_unet"] = QStringLiteral("model");
-      v["memory/offload_vae"] = QStringLiteral("model");
-      v["memory/vae_tiling"] = QStringLiteral("auto");
-      v["memory/working_reserve"] = kGiB;
-      break;
+    case MemoryPreset::Over12GB: set("none", "none", "none", "none", "auto", qint64{512} << 20); break;
+    case MemoryPreset::Upto6GB: set("balanced", "group-leaf", "balanced", "model", "always", kGiB); break;
+    case MemoryPreset::Upto12GB: set("model", "model", "model", "model", "auto", kGiB); break;
   }
   return v;
 }

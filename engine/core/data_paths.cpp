@@ -8,13 +8,17 @@
 
 namespace kiln::core {
 
+std::filesystem::path executableInstallRoot() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::path() : exe.parent_path().parent_path();
+}
+
 std::string findDataFile(const std::string& name) {
   std::vector<std::filesystem::path> dirs;
   if (const char* env = std::getenv("KILN_DATA_DIR"); env && *env) dirs.emplace_back(env);
   // Relative to the executable first, so an install works wherever it was unpacked.
-  std::error_code exe_error;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", exe_error);
-  if (!exe_error) dirs.push_back(exe.parent_path().parent_path() / "share" / "kiln");
+  if (const auto root = executableInstallRoot(); !root.empty()) dirs.push_back(root / "share" / "kiln");
   dirs.emplace_back(KILN_INSTALL_DATA_DIR);
   dirs.emplace_back(KILN_SOURCE_DATA_DIR);
   std::string looked;

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <filesystem>
 
+#include "core/data_paths.h"
 #include "kiln/error.h"
 
 #include <dlfcn.h>
@@ -30,9 +31,8 @@ struct SpmModule {
 std::vector<std::string> moduleCandidates() {
   std::vector<std::string> out;
   if (const char* env = std::getenv("KILN_SPM_MODULE"); env && *env) out.push_back(env);
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) out.push_back((exe.parent_path().parent_path() / "lib" / "kiln" / "libkiln_spm.so").string());
+  if (const fs::path root = core::executableInstallRoot(); !root.empty())
+    out.push_back((root / "lib" / "kiln" / "libkiln_spm.so").string());
   out.push_back(KILN_SPM_INSTALL_MODULE);
   out.push_back(KILN_SPM_BUILD_MODULE);
   return out;
