@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "core/cpu_features.h"
 #include "core/data_paths.h"
 #include "kiln/error.h"
 #include "models/text/t5_tokenizer.h"
@@ -41,6 +42,7 @@ BuildInfo buildInfo() {
   if (!info.gpu_backends.empty()) info.gpu_count = static_cast<int>(cuda.getNumGPUs());
   // The device layer (memory/device.cpp) implements the CPU and the simulated device.
   info.devices = {"cpu", "sim:SIZE"};
+  info.cpu_bf16 = core::cpuHasNativeBf16();
   try {
     info.data_dir = std::filesystem::path(core::findDataFile("bpe_simple_vocab_16e6.txt.gz")).parent_path().string();
   } catch (const Error& e) {
@@ -65,6 +67,8 @@ std::string versionText(const std::string& program) {
     for (std::size_t i = 0; i < info.gpu_backends.size(); ++i) out += (i ? ", " : "") + info.gpu_backends[i];
     out += " (" + std::to_string(info.gpu_count) + " GPU" + (info.gpu_count == 1 ? "" : "s") + " found)";
   }
+  out += info.cpu_bf16 ? "\nCPU: bf16 instructions (bf16 is the fast precision)"
+                       : "\nCPU: no bf16 instructions (fp32 is the fast precision)";
   out += "\ndevices: ";
   for (std::size_t i = 0; i < info.devices.size(); ++i) out += (i ? ", " : "") + info.devices[i];
   out += "\ndata: " + (info.data_dir.empty() ? std::string("missing (reinstall Kiln or set KILN_DATA_DIR)") : info.data_dir);

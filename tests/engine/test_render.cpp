@@ -8,6 +8,8 @@
 #include <cstring>
 #include <functional>
 
+#include "core/cpu_features.h"
+#include "kiln/build_info.h"
 #include "kiln/error.h"
 #include "kiln/render.h"
 #include "checkpoint_variants.h"
@@ -156,6 +158,28 @@ class TestRender : public QObject {
       QCOMPARE(e.kind(), kiln::ErrorKind::InvalidArgument);
       QVERIFY2(std::string(e.what()).find("fp16 compute needs a GPU") != std::string::npos, e.what());
     }
+  }
+  // bf16 is the fast precision only where /proc/cpuinfo names bf16 instructions.
+  void fastCpuPrecisionFollowsTheBf16Instructions() {
+    using kiln::core::cpuinfoHasNativeBf16;
+    const std::string epyc = "processor\t: 0\nvendor_id\t: AuthenticAMD\n"
+                             "flags\t\t: fpu sse sse2 avx avx2 fma f16c bmi2\nbugs\t\t: sysret_ss_attrs\n";
+    const std::string xeon = "processor\t: 0\nflags\t\t: avx2 avx512f avx512_bf16 amx_tile\n";
+    const std::string amx = "flags\t\t: avx512f amx_bf16 amx_int8\n";
+    const std::string arm = "processor\t: 0\nFeatures\t: fp asimd sve i8mm bf16\n";
+    QVERIFY(!cpuinfoHasNativeBf16(epyc));
+    QVERIFY(cpuinfoHasNativeBf16(xeon));
+    QVERIFY(cpuinfoHasNativeBf16(amx));
+    QVERIFY(cpuinfoHasNativeBf16(arm));
+    QVERIFY(!cpuinfoHasNativeBf16("model name\t: bf16 avx512_bf16 in a name\n"));  // not a flags line
+    QVERIFY(!cpuinfoHasNativeBf16("flags\t\t: avx512_bf16x avx512bf16\n"));      // whole words only
+    QVERIFY(!cpuinfoHasNativeBf16("flags : bf16\n"));  // Arm's word on an x86 flags line
+    QVERIFY(!cpuinfoHasNativeBf16(""));
+    const bool native = kiln::core::cpuHasNativeBf16();
+    QCOMPARE(kiln::fastCpuDType(), native ? kiln::ComputeDType::BFloat16 : kiln::ComputeDType::Float32);
+    QCOMPARE(kiln::buildInfo().cpu_bf16, native);
+    QVERIFY(kiln::versionText("kiln-cli").find(native ? "CPU: bf16 instructions" : "CPU: no bf16 instructions") !=
+            std::string::npos);
   }
   // Image-to-image runs the last floor(steps * denoise) steps and stays nearer the
   // picture than a full render; inpainting keeps every unmasked pixel exactly.

@@ -22,6 +22,7 @@
 
 #include "core/data_paths.h"
 #include "kiln/error.h"
+#include "kiln/render.h"
 #include "loss_plot.h"
 #include "models/common/params.h"
 #include "models/sd/sd_checkpoint.h"
@@ -53,6 +54,8 @@ struct Options {
   int64_t scenes = 10000;
   int64_t unet_steps = 3500, unet_batch = 48;
   double vae_lr = 1.5e-3, unet_lr = 8e-4;
+  // bf16 where the CPU has bf16 instructions (the shipped model's precision), else fp32
+  // (see main); --dtype overrides.
   at::ScalarType dtype = at::kBFloat16;
   bool bench = false;
   int64_t snapshot_every = 0;  // UNet steps between intermediate checkpoints; 0 = none
@@ -552,6 +555,7 @@ std::string recipeExtras(const Options& o) {
   if (o.vae_edge_loss) out += ", VAE edge loss";
   if (o.text_attribute_loss > 0) out += ", text attribute loss " + std::to_string(o.text_attribute_loss);
   if (!o.vae_from.empty()) out += ", VAE from " + o.vae_from;
+  if (o.dtype != at::kBFloat16) out += ", fp32 compute";
   return out;
 }
 
@@ -574,6 +578,8 @@ int main(int argc, char** argv) {
   qputenv("QT_QPA_PLATFORM", "offscreen");
   QGuiApplication app(argc, argv);  // fonts for the loss plot
   Options o;
+  // Emulated bf16 is 10 to 40 times slower than fp32 on CPUs without bf16 instructions.
+  if (fastCpuDType() != ComputeDType::BFloat16) o.dtype = at::kFloat;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {

@@ -17,6 +17,9 @@ struct BuildInfo {
   int gpu_count = 0;  // GPUs those backends see on this machine now
   // Kiln's own devices for those backends (see EngineOptions::device); "cpu" always.
   std::vector<std::string> devices;
+  // Whether the CPU has bf16 instructions, so that bf16 is its fast compute precision
+  // (see fastCpuDType); without them bf16 is emulated and fp32 is the fast one.
+  bool cpu_bf16 = false;
   // The folder the shipped data files (CLIP vocabulary, starter model) are read from;
   // empty with the reason in data_problem when they are missing.
   std::string data_dir;
@@ -32,6 +35,7 @@ BuildInfo buildInfo();
 //   kiln-cli 0.1.0
 //   libtorch 1.13.1 (CPU only)
 //   GPU backends: none
+//   CPU: no bf16 instructions (fp32 is the fast precision)
 //   data: /usr/share/kiln
 //   sentencepiece: /usr/lib/kiln/libkiln_spm.so
 std::string versionText(const std::string& program);

@@ -16,6 +16,11 @@ namespace kiln {
 // (the VAE then computes in fp32, whose range fp16 lacks).
 enum class ComputeDType { Invalid = 0, Float32, BFloat16, Float16 };
 
+// The faster of fp32 and bf16 on this machine's CPU: bf16 where the CPU has bf16
+// instructions (AVX-512 BF16, AMX, Arm BF16), fp32 elsewhere, where bf16 is emulated and
+// many times slower.
+ComputeDType fastCpuDType();
+
 // How the VAE decodes and encodes: in one piece, in overlapping tiles, or (auto) tiled
 // only when the memory estimate says one piece would not fit.
 enum class VaeTiling { Invalid = 0, Auto, Always, Never };

@@ -5,6 +5,7 @@
 
 #include "core/interrupt.h"
 #include "core/torch_compat.h"
+#include "models/common/conv_kernels.h"
 #include "kiln/error.h"
 
 namespace kiln::models {
@@ -144,7 +145,9 @@ at::Tensor encodeMomentsTiled(const AutoencoderKL& vae, const at::Tensor& image,
 // residual block (in -> out channels, P pixels) holds at most x, norm1(x), silu(...) and
 // conv1's output (3 in + out), or x with four tensors of `out` channels around conv2,
 // and one more the kernels use;
-// an upsampling step holds its input and two tensors of four times the pixels.
+// an upsampling step holds its input and two tensors of four times the pixels. Where the
+// CPU's convolutions run through im2col (cpuConvUsesIm2col), each 3x3 convolution also
+// holds nine times its input's channels at its output's pixels.
 namespace {
 
 int64_t resnetPeak(int64_t in, int64_t out, int64_t pixels) {
@@ -173,49 +176,52 @@ int64_t withSmallTensors(int64_t peak) { return peak + peak / 20 + (int64_t{1} <
 
 int64_t decodeWorkingBytes(const VaeConfig& c, int64_t latent_h, int64_t latent_w, at::ScalarType dtype) {
   const int64_t e = at::elementSize(dtype);
+  const int64_t col = cpuConvUsesIm2col(dtype) ? 9 : 0;  // im2col buffer per input channel
   const auto levels = static_cast<int64_t>(c.channel_mult.size());
   const auto chAt = [&](int64_t i) { return c.base_channels * c.channel_mult[static_cast<std::size_t>(i)]; };
   int64_t pixels = latent_h * latent_w;
   int64_t ch = chAt(levels - 1);
-  int64_t peak = std::max(resnetPeak(ch, ch, pixels) * e, attentionPeakBytes(ch, pixels, e));
+  int64_t peak = std::max((resnetPeak(ch, ch, pixels) + col * ch * pixels) * e, attentionPeakBytes(ch, pixels, e));
   for (int64_t i = levels - 1; i >= 0; --i) {
     for (int64_t j = 0; j <= c.num_res_blocks; ++j) {
-      peak = std::max(peak, resnetPeak(ch, chAt(i), pixels) * e);
+      peak = std::max(peak, (resnetPeak(ch, chAt(i), pixels) + col * std::max(ch, chAt(i)) * pixels) * e);
       ch = chAt(i);
     }
     if (i > 0) {
-      peak = std::max(peak, 9 * ch * pixels * e);
+      peak = std::max(peak, (9 + 4 * col) * ch * pixels * e);
       pixels *= 4;
     }
   }
   // norm_out, silu, conv_out beside the last activations; then the float32 copy of the
   // result and the finiteness check's mask.
-  peak = std::max(peak, (3 * ch + c.out_channels) * pixels * e);
+  peak = std::max(peak, ((3 + col) * ch + c.out_channels) * pixels * e);
   peak = std::max(peak, c.out_channels * pixels * (e + 4 + 1));
   return withSmallTensors(peak);
 }
 
 int64_t encodeWorkingBytes(const VaeConfig& c, int64_t height, int64_t width, at::ScalarType dtype) {
   const int64_t e = at::elementSize(dtype);
+  const int64_t col = cpuConvUsesIm2col(dtype) ? 9 : 0;  // im2col buffer per input channel
   const auto levels = static_cast<int64_t>(c.channel_mult.size());
   const auto chAt = [&](int64_t i) { return c.base_channels * c.channel_mult[static_cast<std::size_t>(i)]; };
   int64_t pixels = height * width;
   // The float32 image beside its copy in the compute dtype and conv_in's output.
-  int64_t peak = c.in_channels * pixels * (4 + e) + c.base_channels * pixels * e;
+  int64_t peak = c.in_channels * pixels * (4 + e + col * e) + c.base_channels * pixels * e;
   int64_t ch = c.base_channels;
   for (int64_t i = 0; i < levels; ++i) {
     for (int64_t j = 0; j < c.num_res_blocks; ++j) {
-      peak = std::max(peak, resnetPeak(ch, chAt(i), pixels) * e);
+      peak = std::max(peak, (resnetPeak(ch, chAt(i), pixels) + col * std::max(ch, chAt(i)) * pixels) * e);
       ch = chAt(i);
     }
     if (i + 1 < levels) {
       // The padded copy and the strided conv's output beside the input.
-      peak = std::max(peak, ch * pixels * e * 2 + ch * (pixels / 4) * e);
+      peak = std::max(peak, ch * pixels * e * 2 + (1 + col) * ch * (pixels / 4) * e);
       pixels /= 4;
     }
   }
-  peak = std::max(peak, std::max(resnetPeak(ch, ch, pixels) * e, attentionPeakBytes(ch, pixels, e)));
-  peak = std::max(peak, (3 * ch + 4 * c.z_channels + 2 * c.embed_dim) * pixels * e);
+  peak = std::max(peak, std::max((resnetPeak(ch, ch, pixels) + col * ch * pixels) * e,
+                                 attentionPeakBytes(ch, pixels, e)));
+  peak = std::max(peak, ((3 + col) * ch + 4 * c.z_channels + 2 * c.embed_dim) * pixels * e);
   return withSmallTensors(peak);
 }
 
