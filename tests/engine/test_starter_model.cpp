@@ -18,8 +18,9 @@ namespace {
 // Floors a little below what the shipped model reaches on these prompts (measured in
 // bf16: colour 99.4%, position 95.6%, shape 38.0%, small shapes 28.9%, count 94.7%,
 // tools/starter/README.md; in fp32 on a CPU without bf16 instructions: colour 99.5%,
-// position 96.4%, shape 40.9%, small shapes 31.1%, count 91.2%). Shape is well below the 90% the model is meant to reach: an
-// open defect of its training, traded for position in the 60-minute budget (see the README).
+// position 96.4%, shape 40.9%, small shapes 31.1%, count 91.2%). Shape is well below the
+// 90% the model is meant to reach: an open defect of its training, traded for position in
+// the 60-minute budget (see the README).
 constexpr double kColourFloor = 0.95;
 constexpr double kPositionFloor = 0.90;
 constexpr double kShapeFloor = 0.30;

@@ -1,7 +1,6 @@
 #include "models/common/conv_kernels.h"
 
 #include <ATen/ATen.h>
-#include <ATen/core/grad_mode.h>
 #include <ATen/native/ConvUtils.h>
 
 #include <array>
@@ -14,10 +13,9 @@ bool cpuConvUsesIm2col(at::ScalarType dtype) {
   static std::array<std::atomic<int>, static_cast<std::size_t>(at::ScalarType::NumOptions)> answers{};
   auto& answer = answers.at(static_cast<std::size_t>(dtype));
   if (const int known = answer.load(); known != 0) return known == 2;
-  at::NoGradGuard no_grad;
   const auto options = at::TensorOptions().dtype(dtype);
-  const at::Tensor input = at::zeros({1, 32, 64, 64}, options);
-  const at::Tensor weight = at::zeros({32, 32, 3, 3}, options);
+  const at::Tensor input = at::empty({1, 32, 64, 64}, options);
+  const at::Tensor weight = at::empty({32, 32, 3, 3}, options);
   const auto backend = at::native::select_conv_backend(input, weight, c10::nullopt, {1, 1}, {1, 1}, {1, 1},
                                                        false, {0, 0}, 1);
   const bool im2col = backend == at::native::ConvBackend::Slow2d;

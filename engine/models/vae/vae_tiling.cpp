@@ -150,9 +150,10 @@ at::Tensor encodeMomentsTiled(const AutoencoderKL& vae, const at::Tensor& image,
 // holds nine times its input's channels at its output's pixels.
 namespace {
 
-int64_t resnetPeak(int64_t in, int64_t out, int64_t pixels) {
+// `col`: the im2col buffer's channels per input channel (9, or 0 with oneDNN).
+int64_t resnetPeak(int64_t in, int64_t out, int64_t pixels, int64_t col) {
   // Plus one tensor the kernels use as workspace (measured with the counting allocator).
-  return pixels * (std::max(3 * in + out, in + 4 * out) + std::max(in, out));
+  return pixels * (std::max(3 * in + out, in + 4 * out) + (1 + col) * std::max(in, out));
 }
 
 // Self-attention over `pixels` tokens of `ch` channels: x, the norm, q, k, v, the scaled
@@ -181,10 +182,10 @@ int64_t decodeWorkingBytes(const VaeConfig& c, int64_t latent_h, int64_t latent_
   const auto chAt = [&](int64_t i) { return c.base_channels * c.channel_mult[static_cast<std::size_t>(i)]; };
   int64_t pixels = latent_h * latent_w;
   int64_t ch = chAt(levels - 1);
-  int64_t peak = std::max((resnetPeak(ch, ch, pixels) + col * ch * pixels) * e, attentionPeakBytes(ch, pixels, e));
+  int64_t peak = std::max(resnetPeak(ch, ch, pixels, col) * e, attentionPeakBytes(ch, pixels, e));
   for (int64_t i = levels - 1; i >= 0; --i) {
     for (int64_t j = 0; j <= c.num_res_blocks; ++j) {
-      peak = std::max(peak, (resnetPeak(ch, chAt(i), pixels) + col * std::max(ch, chAt(i)) * pixels) * e);
+      peak = std::max(peak, resnetPeak(ch, chAt(i), pixels, col) * e);
       ch = chAt(i);
     }
     if (i > 0) {
@@ -210,7 +211,7 @@ int64_t encodeWorkingBytes(const VaeConfig& c, int64_t height, int64_t width, at
   int64_t ch = c.base_channels;
   for (int64_t i = 0; i < levels; ++i) {
     for (int64_t j = 0; j < c.num_res_blocks; ++j) {
-      peak = std::max(peak, (resnetPeak(ch, chAt(i), pixels) + col * std::max(ch, chAt(i)) * pixels) * e);
+      peak = std::max(peak, resnetPeak(ch, chAt(i), pixels, col) * e);
       ch = chAt(i);
     }
     if (i + 1 < levels) {
@@ -219,8 +220,7 @@ int64_t encodeWorkingBytes(const VaeConfig& c, int64_t height, int64_t width, at
       pixels /= 4;
     }
   }
-  peak = std::max(peak, std::max((resnetPeak(ch, ch, pixels) + col * ch * pixels) * e,
-                                 attentionPeakBytes(ch, pixels, e)));
+  peak = std::max(peak, std::max(resnetPeak(ch, ch, pixels, col) * e, attentionPeakBytes(ch, pixels, e)));
   peak = std::max(peak, ((3 + col) * ch + 4 * c.z_channels + 2 * c.embed_dim) * pixels * e);
   return withSmallTensors(peak);
 }
