@@ -85,15 +85,17 @@ RenderParams parseParams(const QCommandLineParser& p) {
     *target = p.value(name).toDouble(&ok);
     if (!ok) throw UsageError{QString("--%1 needs a number, got '%2'").arg(name, p.value(name))};
   }
-  const QString dtype = p.isSet("dtype") ? p.value("dtype") : QString("fp32");
-  if (dtype == "fp32") {
+  const QString dtype = p.isSet("dtype") ? p.value("dtype") : QString("auto");
+  if (dtype == "auto") {
+    r.dtype = ComputeDType::Auto;
+  } else if (dtype == "fp32") {
     r.dtype = ComputeDType::Float32;
   } else if (dtype == "bf16") {
     r.dtype = ComputeDType::BFloat16;
   } else if (dtype == "fp16") {
     r.dtype = ComputeDType::Float16;
   } else {
-    throw UsageError{"--dtype must be fp32, bf16 or fp16, got '" + dtype + "'"};
+    throw UsageError{"--dtype must be auto, fp32, bf16 or fp16, got '" + dtype + "'"};
   }
   r.threads = toInt(p, "threads", 0);
   for (const QString& spec : p.values("lora")) {
@@ -211,7 +213,10 @@ int runRender(const QStringList& arguments) {
       {"crop", "SDXL size conditioning: crop TOP,LEFT (default 0,0).", "t,l"},
       {"aesthetic-score", "SDXL refiner: the prompt's aesthetic score (default 6).", "x"},
       {"negative-aesthetic-score", "SDXL refiner: the negative prompt's aesthetic score (default 2.5).", "x"},
-      {"dtype", "Compute precision: fp32, bf16 or fp16 (a GPU; default fp32).", "type"},
+      {"dtype",
+       "Compute precision: auto (the default: bf16 on CPUs with bf16 instructions, else fp32), fp32, bf16 or "
+       "fp16 (a GPU).",
+       "type"},
       {"threads", "CPU threads (default: all cores).", "n"},
       {"lora",
        "A LoRA merged for this render: FILE[:STRENGTH[:TEXT_ENCODER_STRENGTH]] (strength default 1; "

@@ -162,9 +162,9 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   if (p.frames > 1)
     throw Error(ErrorKind::InvalidArgument, "'" + p.model_path + "' is an image model; " + std::to_string(p.frames) +
                                                 " frames need a video model (Wan 2.1 text-to-video)");
-  const at::ScalarType dtype = computeScalarType(p.dtype);
   memory::CpuDevice cpu;
   memory::Device& device = env.device ? *env.device : cpu;
+  const at::ScalarType dtype = computeScalarType(p.dtype, device);
   checkComputeDtype(dtype, device);
   const std::string cache_key = modelKey(p.model_path, dtype);
   const bool cached = env.cache && env.cache->contains(cache_key);

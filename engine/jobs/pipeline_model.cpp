@@ -4,19 +4,23 @@
 #include <filesystem>
 
 #include "kiln/error.h"
+#include "kiln/render.h"
 #include "kiln/units.h"
 
 namespace kiln::jobs {
 
-at::ScalarType computeScalarType(ComputeDType dtype) {
+at::ScalarType computeScalarType(ComputeDType dtype, const memory::Device& device) {
+  if (dtype == ComputeDType::Auto)
+    dtype = device.kind() == memory::DeviceKind::Cuda ? ComputeDType::Float16 : fastCpuDType();
   return dtype == ComputeDType::BFloat16 ? at::kBFloat16 : dtype == ComputeDType::Float16 ? at::kHalf : at::kFloat;
 }
 
-at::ScalarType computeScalarType(const std::string& name) {
+at::ScalarType computeScalarType(const std::string& name, const memory::Device& device) {
+  if (name == "auto") return computeScalarType(ComputeDType::Auto, device);
   if (name == "fp32") return at::kFloat;
   if (name == "bf16") return at::kBFloat16;
   if (name == "fp16") return at::kHalf;
-  throw Error(ErrorKind::InvalidArgument, "compute precision '" + name + "' is not fp32, bf16 or fp16");
+  throw Error(ErrorKind::InvalidArgument, "compute precision '" + name + "' is not auto, fp32, bf16 or fp16");
 }
 
 const char* computeDtypeName(at::ScalarType dtype) {

@@ -22,10 +22,11 @@ namespace kiln::jobs {
 // Identifies a model file as loaded: path, size and modification time, dtype.
 std::string modelKey(const std::string& path, at::ScalarType dtype);
 
-// Compute precision by name ("fp32", "bf16", "fp16") and back; throws
-// kiln::Error(InvalidArgument) for another name.
-at::ScalarType computeScalarType(const std::string& name);
-at::ScalarType computeScalarType(ComputeDType dtype);
+// Compute precision by name ("auto", "fp32", "bf16", "fp16") and back; throws
+// kiln::Error(InvalidArgument) for another name. Auto is fp16 on a CUDA device and the
+// CPU's fast precision (fastCpuDType) on the others, which compute on the CPU.
+at::ScalarType computeScalarType(const std::string& name, const memory::Device& device);
+at::ScalarType computeScalarType(ComputeDType dtype, const memory::Device& device);
 const char* computeDtypeName(at::ScalarType dtype);
 // fp16 needs a CUDA device (libtorch's CPU kernels lack half precision): throws
 // kiln::Error(InvalidArgument) saying what to choose instead.

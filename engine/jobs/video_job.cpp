@@ -33,9 +33,9 @@ void appendFrames(const at::Tensor& frames, std::vector<Image>& out) {
 
 JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   RenderParams p = job.params;
-  const at::ScalarType dtype = computeScalarType(p.dtype);
   memory::CpuDevice cpu;
   memory::Device& device = env.device ? *env.device : cpu;
+  const at::ScalarType dtype = computeScalarType(p.dtype, device);
   checkComputeDtype(dtype, device);
   if (hasImage(p.init_image) || hasImage(p.mask))
     throw Error(ErrorKind::InvalidArgument, "video models render from text only here (no init image or mask)");

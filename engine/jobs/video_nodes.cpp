@@ -48,8 +48,9 @@ NodeDefinition loadVideoModel() {
                text("vae_name", ValueType::File, std::string(), "VAE", "Empty: found beside the model"),
                text("text_encoder_name", ValueType::File, std::string(), "Text encoder",
                     "Empty: found beside the model; its tokenizer (spiece.model) lies beside it"),
-               choice("dtype", {"fp32", "bf16", "fp16"}, "fp32", "Compute precision",
-                      "bf16 is faster on recent CPUs and GPUs; fp16 needs a GPU (the VAE then computes in fp32)"),
+               choice("dtype", {"auto", "fp32", "bf16", "fp16"}, "auto", "Compute precision",
+                      "auto: bf16 on CPUs with bf16 instructions, else fp32 (bf16 is emulated and many times "
+                      "slower there); fp16 on a GPU. fp16 needs a GPU (the VAE then computes in fp32)"),
                number("shift", ValueType::Float, 0.0, 0, 100, 0.5, "Shift",
                       "The flow shift of the noise schedule; 0: the model's (5 for Wan 2.1)")},
               {out(ValueType::Model, "Model"), out(ValueType::Clip, "Text encoder"), out(ValueType::Vae, "VAE")}};
@@ -65,7 +66,7 @@ NodeDefinition loadVideoModel() {
     ref.path = paths.transformer;
     ref.vae_path = paths.vae;
     ref.text_encoder_path = paths.text_encoder;
-    ref.dtype = computeScalarType(c.stringParam("dtype"));
+    ref.dtype = computeScalarType(c.stringParam("dtype"), c.run.device);
     checkComputeDtype(ref.dtype, c.run.device);
     ref.key = videoModelKey(paths, ref.dtype);
     ref.family = "wan21";

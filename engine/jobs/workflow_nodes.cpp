@@ -73,8 +73,9 @@ NodeDefinition loadCheckpoint() {
   d.schema = {"LoadCheckpoint", "Load checkpoint", "loaders",
               "Loads an SD 1.x, SD 2.x or SDXL checkpoint (a .safetensors file or a diffusers folder)", {},
               {text("ckpt_name", ValueType::File, std::string(), "Checkpoint", "The model file; empty: the starter model"),
-               choice("dtype", {"fp32", "bf16", "fp16"}, "fp32", "Compute precision",
-                      "bf16 is faster on recent CPUs and GPUs; fp16 needs a GPU (the VAE then computes in fp32)"),
+               choice("dtype", {"auto", "fp32", "bf16", "fp16"}, "auto", "Compute precision",
+                      "auto: bf16 on CPUs with bf16 instructions, else fp32 (bf16 is emulated and many times "
+                      "slower there); fp16 on a GPU. fp16 needs a GPU (the VAE then computes in fp32)"),
                choice("prediction", {"auto", "epsilon", "v_prediction"}, "auto", "Prediction",
                       "What the model predicts; auto: what the file says (SD 2.x 768 models predict v)"),
                choice("zero_terminal_snr", {"auto", "on", "off"}, "auto", "Zero terminal SNR",
@@ -86,7 +87,7 @@ NodeDefinition loadCheckpoint() {
   d.run = [](NodeCall& c) {
     ModelRef ref;
     ref.path = resolveModelPath(c.stringParam("ckpt_name"));
-    ref.dtype = computeScalarType(c.stringParam("dtype"));
+    ref.dtype = computeScalarType(c.stringParam("dtype"), c.run.device);
     checkComputeDtype(ref.dtype, c.run.device);
     ref.key = modelKey(ref.path, ref.dtype);
     if (c.stringParam("prediction") != "auto")
@@ -131,8 +132,8 @@ NodeDefinition loadVae() {
   d.schema = {"LoadVAE", "Load VAE", "loaders",
               "Loads a VAE from a file of its own, to decode and encode in place of the checkpoint's", {},
               {text("vae_name", ValueType::File, ParamValue(), "VAE", "The VAE file (.safetensors)"),
-               choice("dtype", {"fp32", "bf16", "fp16"}, "fp32", "Compute precision",
-                      "fp16 computes in fp32 here: SD VAEs overflow half precision")},
+               choice("dtype", {"auto", "fp32", "bf16", "fp16"}, "auto", "Compute precision",
+                      "auto: as for the checkpoint; fp16 computes in fp32 here: SD VAEs overflow half precision")},
               {out(ValueType::Vae, "VAE")}};
   d.stage = StageKind::LoadModel;
   d.stage_name = "Loading VAE";
@@ -142,7 +143,7 @@ NodeDefinition loadVae() {
     ModelRef ref;
     ref.vae_file = true;
     ref.path = c.stringParam("vae_name");
-    ref.dtype = computeScalarType(c.stringParam("dtype"));
+    ref.dtype = computeScalarType(c.stringParam("dtype"), c.run.device);
     checkComputeDtype(ref.dtype, c.run.device);
     ref.key = "vae|" + modelKey(ref.path, ref.dtype);
     ref.name = std::filesystem::path(ref.path).stem().string();

@@ -90,6 +90,7 @@ kiln::Job job(int steps = 2, int batch = 1) {
   j.params.height = 64;
   j.params.threads = 2;
   j.params.cfg_scale = 5;
+  j.params.dtype = kiln::ComputeDType::Float32;  // not auto: the timings keys name it
   j.batch = batch;
   return j;
 }

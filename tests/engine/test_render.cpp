@@ -138,10 +138,15 @@ class TestRender : public QObject {
   void bf16ComputeStaysCloseToFp32() {
     auto p = params(QString::fromStdString(
         kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors")));
+    p.dtype = kiln::ComputeDType::Float32;
     const auto a = kiln::render(p);
     p.dtype = kiln::ComputeDType::BFloat16;
     const auto b = kiln::render(p);
     QCOMPARE(a.image.pixels.size(), b.image.pixels.size());
+    // Auto, the default, is the CPU's fast precision: the same pixels as asking for it.
+    QCOMPARE(int(kiln::RenderParams{}.dtype), int(kiln::ComputeDType::Auto));
+    p.dtype = kiln::ComputeDType::Auto;
+    QVERIFY(kiln::render(p).image.pixels == (kiln::fastCpuDType() == kiln::ComputeDType::BFloat16 ? b : a).image.pixels);
     double mean_err = 0;
     for (std::size_t i = 0; i < a.image.pixels.size(); ++i)
       mean_err += std::abs(a.image.pixels[i] - b.image.pixels[i]);

@@ -38,6 +38,7 @@ kiln::RenderParams tinyVideo(const std::string& model, int frames) {
   p.seed = 7;
   p.sampler = "uni_pc";
   p.fps = 8;
+  p.dtype = kiln::ComputeDType::Float32;  // matchesThePipeline compares with fp32
   p.threads = 2;
   return p;
 }
@@ -287,8 +288,10 @@ class TestVideoJob : public QObject {
     QCOMPARE(run.end.output_paths.size(), std::size_t{1});
     const std::string path = run.end.output_paths.front();
     QVERIFY2(path.size() > 5 && path.substr(path.size() - 5) == ".webm", path.c_str());
-    // the frames are the render API's
-    const auto r = kiln::render(tinyVideo(model_.folder, 5));
+    // the frames are the render API's, both in the default (auto) precision
+    auto params = tinyVideo(model_.folder, 5);
+    params.dtype = kiln::ComputeDType::Auto;
+    const auto r = kiln::render(params);
     QVERIFY(samePixels(run.end.outputs.at(0), r.frames.front()));
     // the decode reported one pass per latent frame
     QVERIFY(std::any_of(run.events.begin(), run.events.end(), [](const kiln::Event& e) {

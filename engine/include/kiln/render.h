@@ -13,8 +13,9 @@
 namespace kiln {
 
 // bf16 is the fast path on CPUs with AVX-512 BF16 and on recent GPUs; fp16 needs a GPU
-// (the VAE then computes in fp32, whose range fp16 lacks).
-enum class ComputeDType { Invalid = 0, Float32, BFloat16, Float16 };
+// (the VAE then computes in fp32, whose range fp16 lacks). Auto is the fast one for the
+// device that runs the job: fp16 on a CUDA GPU, fastCpuDType() elsewhere.
+enum class ComputeDType { Invalid = 0, Float32, BFloat16, Float16, Auto };
 
 // The faster of fp32 and bf16 on this machine's CPU: bf16 where the CPU has bf16
 // instructions (AVX-512 BF16, AMX, Arm BF16), fp32 elsewhere, where bf16 is emulated and
@@ -53,7 +54,7 @@ struct RenderParams {
   // Folders of textual-inversion embeddings (.safetensors) that the prompts name, as
   // `embedding:NAME` or by the bare file name (see engine/models/text/embeddings.h).
   std::vector<std::string> embedding_dirs;
-  ComputeDType dtype = ComputeDType::Float32;
+  ComputeDType dtype = ComputeDType::Auto;
   int threads = 0;  // 0: all cores
   // LoRAs for this render, in order, and how they reach the weights.
   std::vector<LoraSpec> loras;

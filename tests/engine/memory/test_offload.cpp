@@ -352,6 +352,7 @@ class OffloadTest : public QObject {
     job.params.steps = 2;
     job.params.width = job.params.height = 64;
     job.params.threads = 2;
+    job.params.dtype = kiln::ComputeDType::Float32;  // the placement log below names it
     QVERIFY(engine.submit(job) > 0);
     QVERIFY(engine.waitIdle(120));
     const MemoryStats resident = engine.memoryStats();
