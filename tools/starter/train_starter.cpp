@@ -70,6 +70,11 @@ struct Options {
   // Fraction of the UNet steps by which that floor has faded to nothing: it holds for the
   // first half of the fraction and falls linearly over the second; 0 = it never fades.
   double high_noise_until = 0.0;
+  // Apply that floor only to the error averaged over blocks of this many latent pixels a
+  // side (layout: where things are, the background) rather than to every latent pixel
+  // (which also weights fine detail, i.e. shape, at noise levels where it cannot be seen
+  // yet); 0 = the floor weights the whole error.
+  int64_t high_noise_block = 0;
   // VAE loss: small objects weighted up and an edge term (see reconstructionLoss); off
   // for the shipped model.
   bool vae_edge_loss = false;
@@ -453,17 +458,29 @@ std::vector<double> trainUNet(models::UNetModel& unet, models::ClipTextModel& te
         unet.forward({xt.to(o.dtype), t.to(at::kFloat), context.to(o.dtype), {}}).to(at::kFloat);
     // Min-SNR-5 weighting of the epsilon loss.
     const at::Tensor snr = a / (1.0 - a);
-    at::Tensor w = at::clamp_max(snr, 5.0) / snr;
+    const at::Tensor w = at::clamp_max(snr, 5.0) / snr;
+    at::Tensor floored;  // max(w, k / SNR) where the high-noise floor is on
     if (o.high_noise_weight > 0) {
       double k = o.high_noise_weight;
       if (o.high_noise_until > 0) {
         const double progress = static_cast<double>(step) / static_cast<double>(o.unet_steps);
         k *= std::clamp((o.high_noise_until - progress) / (o.high_noise_until / 2), 0.0, 1.0);
       }
-      if (k > 0) w = at::maximum(w, k / snr);
+      if (k > 0) floored = at::maximum(w, k / snr);
     }
-    const at::Tensor per = (pred - noise).pow(2).mean({1, 2, 3}, false, at::kFloat);
-    at::Tensor loss = (per * w.view({-1})).mean();
+    const at::Tensor err = pred - noise;
+    const at::Tensor per = err.pow(2).mean({1, 2, 3}, false, at::kFloat);
+    at::Tensor loss;
+    if (!floored.defined()) {
+      loss = (per * w.view({-1})).mean();
+    } else if (o.high_noise_block > 1) {
+      // The floor's extra weight falls on the block-averaged error only.
+      const int64_t b = o.high_noise_block;
+      const at::Tensor coarse = at::avg_pool2d(err, {b, b}, {b, b}).pow(2).mean({1, 2, 3});
+      loss = (per * w.view({-1}) + coarse * (floored - w).view({-1})).mean();
+    } else {
+      loss = (per * floored.view({-1})).mean();
+    }
     if (o.text_attribute_loss > 0) {
       // The end token and the last padding token of every caption.
       const at::Tensor flat = context.reshape({-1, context.size(2)});
@@ -552,6 +569,7 @@ std::string recipeExtras(const Options& o) {
   if (o.offset_noise > 0) out += ", offset noise " + std::to_string(o.offset_noise);
   if (o.high_noise_weight > 0) out += ", high-noise weight " + std::to_string(o.high_noise_weight);
   if (o.high_noise_until > 0) out += " fading out by " + std::to_string(o.high_noise_until) + " of the steps";
+  if (o.high_noise_block > 1) out += " on " + std::to_string(o.high_noise_block) + "-pixel latent blocks";
   if (o.vae_edge_loss) out += ", VAE edge loss";
   if (o.text_attribute_loss > 0) out += ", text attribute loss " + std::to_string(o.text_attribute_loss);
   if (!o.vae_from.empty()) out += ", VAE from " + o.vae_from;
@@ -567,7 +585,7 @@ int usage() {
                "         [--full-attention] [--vae-channels N] [--vae-mult A,B,C]\n"
                "         [--dtype fp32|bf16] [--threads N] [--snapshot-every N]\n"
                "         [--pyramid-noise DISCOUNT] [--offset-noise F] [--high-noise-weight K]\n"
-               "         [--high-noise-until FRACTION]\n"
+               "         [--high-noise-until FRACTION] [--high-noise-block LATENT_PIXELS]\n"
                "         [--vae-edge-loss] [--text-attribute-loss W] [--vae-from FILE] [--bench]\n");
   return 2;
 }
@@ -606,6 +624,7 @@ int main(int argc, char** argv) {
       else if (a == "--offset-noise") o.offset_noise = std::stod(next());
       else if (a == "--high-noise-weight") o.high_noise_weight = std::stod(next());
       else if (a == "--high-noise-until") o.high_noise_until = std::stod(next());
+      else if (a == "--high-noise-block") o.high_noise_block = std::stoll(next());
       else if (a == "--vae-from") o.vae_from = next();
       else if (a == "--vae-edge-loss") o.vae_edge_loss = true;
       else if (a == "--text-attribute-loss") o.text_attribute_loss = std::stod(next());
