@@ -1,48 +1,116 @@
 // The starter model's drawing rates on held-out prompts (colour, position, shape, small
 // shapes, count), several seeds each, as judged by the starter-model test's detector;
 // and the time per image in bf16 against fp32 measured in the same run (bf16 is the fast
-// one only on CPUs with bf16 instructions). Another model
-// file (an intermediate checkpoint of kiln-train-starter, say) may be named after the
-// number of seeds.
+// one only on CPUs with bf16 instructions). Another model file (an intermediate
+// checkpoint of kiln-train-starter, say) may be named after the number of seeds.
+//
+// Options for studying where shapes are lost:
+//   --cfg X, --steps N, --sampler NAME, --scheduler NAME   other sampling settings than
+//       the default workflow's (CFG 5, 20 Euler steps, normal schedule)
+//   --from-drawn D   start each render from the picture the scene generator draws for the
+//       prompt, noised to denoise D (image-to-image): at a small D this is the ceiling the
+//       VAE sets (it encodes and decodes the true picture); at larger D, how much of a
+//       true shape the UNet keeps or restores
+//   --no-speed       skip the fp32 / bf16 timing
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "kiln/error.h"
 #include "kiln/render.h"
+#include "scenes.h"
 #include "starter_judge.h"
 
 using namespace kiln;
 
+namespace {
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: bench_starter_quality [SEEDS [MODEL.safetensors]] [--cfg X] [--steps N]\n"
+               "       [--sampler NAME] [--scheduler NAME] [--from-drawn DENOISE] [--no-speed]\n");
+  return 2;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  const int seeds = argc > 1 ? std::atoi(argv[1]) : 3;
-  if (seeds < 1 || argc > 3) {
-    std::fprintf(stderr, "usage: bench_starter_quality [SEEDS [MODEL.safetensors]]\n");
-    return 2;
+  int seeds = 3;
+  std::string model;
+  RenderParams settings = defaultRenderParams();
+  double from_drawn = 0;
+  bool speed = true;
+  int positional = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (a == "--cfg" && has_value) {
+      settings.cfg_scale = std::atof(argv[++i]);
+    } else if (a == "--steps" && has_value) {
+      settings.steps = std::atoi(argv[++i]);
+    } else if (a == "--sampler" && has_value) {
+      settings.sampler = argv[++i];
+    } else if (a == "--scheduler" && has_value) {
+      settings.scheduler = argv[++i];
+    } else if (a == "--from-drawn" && has_value) {
+      from_drawn = std::atof(argv[++i]);
+      if (!(from_drawn > 0 && from_drawn <= 1)) return usage();
+    } else if (a == "--no-speed") {
+      speed = false;
+    } else if (a.rfind("--", 0) == 0 || positional >= 2) {
+      return usage();
+    } else if (positional++ == 0) {
+      seeds = std::atoi(a.c_str());
+    } else {
+      model = a;
+    }
   }
+  if (seeds < 1) return usage();
   try {
-    const std::string model = argc > 2 ? std::string(argv[2]) : starterModelPath();
+    if (model.empty()) model = starterModelPath();
     std::printf("model: %s\n", model.c_str());
+    std::printf("sampling: %s / %s, %d steps, CFG %.2f", settings.sampler.c_str(),
+                settings.scheduler.c_str(), settings.steps, settings.cfg_scale);
+    if (from_drawn > 0) std::printf(", from the drawn picture at denoise %.3f", from_drawn);
+    std::printf("\n");
     std::vector<int64_t> seed_list;
     for (int s = 1; s <= seeds; ++s) seed_list.push_back(s);
     using Clock = std::chrono::steady_clock;
-    // Speed: the same prompts in fp32 and bf16.
-    const auto probe = starter::heldOutSingles();
-    const std::vector<starter::SceneSpec> few(probe.begin(), probe.begin() + 8);
-    auto t0 = Clock::now();
-    testing::scoreStarterModel(model, few, {1}, ComputeDType::Float32);
-    const double fp32 = std::chrono::duration<double>(Clock::now() - t0).count() / few.size();
-    t0 = Clock::now();
-    testing::scoreStarterModel(model, few, {1}, ComputeDType::BFloat16);
-    const double bf16 = std::chrono::duration<double>(Clock::now() - t0).count() / few.size();
-    std::printf("time per 64x64 image, 20 steps: fp32 %.3f s, bf16 %.3f s (bf16/fp32 %.2f)\n",
-                fp32, bf16, bf16 / fp32);
+    if (speed) {
+      // Speed: the same prompts in fp32 and bf16.
+      const auto probe = starter::heldOutSingles();
+      const std::vector<starter::SceneSpec> few(probe.begin(), probe.begin() + 8);
+      auto t0 = Clock::now();
+      testing::scoreStarterModel(model, few, {1}, ComputeDType::Float32);
+      const double fp32 = std::chrono::duration<double>(Clock::now() - t0).count() / few.size();
+      t0 = Clock::now();
+      testing::scoreStarterModel(model, few, {1}, ComputeDType::BFloat16);
+      const double bf16 = std::chrono::duration<double>(Clock::now() - t0).count() / few.size();
+      std::printf("time per 64x64 image, 20 steps: fp32 %.3f s, bf16 %.3f s (bf16/fp32 %.2f)\n",
+                  fp32, bf16, bf16 / fp32);
+    }
+
+    // Image-to-image from the scene generator's own picture of the prompt.
+    std::function<void(const starter::SceneSpec&, int64_t, RenderParams&)> prepare;
+    if (from_drawn > 0)
+      prepare = [from_drawn](const starter::SceneSpec& spec, int64_t seed, RenderParams& p) {
+        starter::SceneSampler sampler(static_cast<uint64_t>(seed), 64);
+        const starter::Scene scene = sampler.place(spec);
+        p.init_image = Image{};
+        p.init_image.width = p.init_image.height = 64;
+        p.init_image.channels = 3;
+        p.init_image.pixels = starter::renderScene(scene, 64);
+        p.denoise = from_drawn;
+      };
 
     // The rates in this CPU's fast precision (bf16 where it has bf16 instructions).
     const ComputeDType dtype = fastCpuDType();
-    const auto singles = testing::scoreStarterModel(model, starter::heldOutSingles(), seed_list, dtype);
-    const auto counts = testing::scoreStarterModel(model, starter::heldOutCounts(), seed_list, dtype);
+    const auto singles =
+        testing::scoreStarterModel(model, starter::heldOutSingles(), seed_list, dtype, {}, settings, prepare);
+    const auto counts =
+        testing::scoreStarterModel(model, starter::heldOutCounts(), seed_list, dtype, {}, settings, prepare);
     std::printf("rates in %s\n", dtype == ComputeDType::BFloat16 ? "bf16" : "fp32");
     std::printf("held-out single objects (%d seeds): ", seeds);
     singles.print(stdout);

@@ -189,15 +189,16 @@ int runRender(const QStringList& arguments) {
       "Render one image from a prompt with an SD 1.x, SD 2.x or SDXL checkpoint, or a video with a Wan 2.1 "
       "text-to-video model.");
   p.addHelpOption();
+  const RenderParams defaults = defaultRenderParams();
   p.addOptions({
       {"model",
        "Checkpoint: a .safetensors file or a diffusers folder (default: Kiln's starter model).",
        "path"},
       {"prompt", "What to render (default: the default workflow's prompt).", "text"},
       {"negative", "What to avoid (negative prompt).", "text"},
-      {"seed", "Seed of the initial noise (default 0).", "n"},
-      {"steps", "Sampling steps (default 20).", "n"},
-      {"cfg", "Classifier-free guidance scale (default 7).", "x"},
+      {"seed", QString("Seed of the initial noise (default %1).").arg(defaults.seed), "n"},
+      {"steps", QString("Sampling steps (default %1).").arg(defaults.steps), "n"},
+      {"cfg", QString("Classifier-free guidance scale (default %1).").arg(defaults.cfg_scale), "x"},
       {"sampler",
        "Sampler: euler (default), euler_ancestral, heun, dpm_2, dpmpp_2m, dpmpp_2m_sde, dpmpp_sde, ddim, lcm, "
        "uni_pc or uni_pc_bh2.",

@@ -255,16 +255,21 @@ inline void tally(StarterRates& r, const starter::SceneSpec& spec, const Judgeme
 }
 
 // Renders each spec's canonical prompt with the given seeds through kiln::render and
-// judges the pictures. `on_image` (optional) sees every result.
+// judges the pictures. `on_image` (optional) sees every result; `settings` gives the
+// sampler, steps and CFG (the default workflow's unless told) and may be an
+// image-to-image start (`prepare` then sets the init image per spec and seed).
 inline StarterRates scoreStarterModel(
     const std::string& model, const std::vector<starter::SceneSpec>& specs,
     const std::vector<int64_t>& seeds, ComputeDType dtype,
     const std::function<void(const starter::SceneSpec&, int64_t, const Image&, const Judgement&)>&
-        on_image = {}) {
+        on_image = {},
+    const RenderParams& settings = defaultRenderParams(),
+    const std::function<void(const starter::SceneSpec&, int64_t, RenderParams&)>& prepare = {}) {
   StarterRates rates;
   for (const auto& spec : specs)
     for (int64_t seed : seeds) {
-      RenderParams p = defaultRenderParams();
+      RenderParams p = settings;
+      if (prepare) prepare(spec, seed, p);
       p.model_path = model;
       p.prompt = starter::canonicalPrompt(spec);
       p.seed = seed;

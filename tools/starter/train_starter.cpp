@@ -32,6 +32,7 @@
 #include "models/vae/autoencoder_kl.h"
 #include "optimizer.h"
 #include "scenes.h"
+#include "starter_judge.h"
 #include "tensor_io/safetensors.h"
 
 namespace {
@@ -91,6 +92,9 @@ struct Options {
   // VAE shape: base channels and per-level multipliers (GroupNorm has 32 groups, so the
   // full-resolution level needs 128 channels to keep four per group).
   int64_t vae_channels = 32;
+  int64_t vae_res_blocks = 1;
+  int64_t vae_judge_every = 500;  // steps between judgements of the VAE's reconstructions
+  bool vae_only = false;
   std::vector<int64_t> vae_mult{4, 2, 4};
 };
 
@@ -152,7 +156,7 @@ models::VaeConfig vaeConfig(const Options& o) {
   models::VaeConfig c;
   c.base_channels = o.vae_channels;
   c.channel_mult = o.vae_mult;  // three levels: 4x downscale, 64x64 pictures, 16x16x4 latents
-  c.num_res_blocks = 1;
+  c.num_res_blocks = o.vae_res_blocks;
   c.z_channels = 4;
   c.embed_dim = 4;
   c.scaling_factor = kSd1LatentScale;
@@ -211,6 +215,45 @@ at::Tensor reconstructionLoss(const at::Tensor& recon, const at::Tensor& x, bool
   return pixel + edge;
 }
 
+// The ceiling the VAE sets: the held-out prompts as the scene generator draws them (three
+// placements each), encoded (mean latent) and decoded, then judged like the model's
+// pictures by the starter-model test's detector. A shape the VAE cannot reproduce is
+// one the UNet cannot draw either.
+testing::StarterRates judgeVaeReconstructions(const models::AutoencoderKL& vae, const Options& o) {
+  at::NoGradGuard no_grad;
+  auto specs = starter::heldOutSingles();
+  const auto counts = starter::heldOutCounts();
+  specs.insert(specs.end(), counts.begin(), counts.end());
+  testing::StarterRates rates;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    starter::SceneSampler sampler(seed, o.image);
+    std::vector<starter::Scene> scenes;
+    for (const auto& spec : specs) scenes.push_back(sampler.place(spec));
+    const at::Tensor x = pictures(scenes, o.image).to(o.dtype);
+    const at::Tensor mean = vae.encodeMoments(x).chunk(2, 1)[0];
+    const at::Tensor y =
+        ((vae.decode(mean).to(at::kFloat).clamp(-1, 1) + 1) * 0.5).permute({0, 2, 3, 1}).contiguous();
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      Image img;
+      img.width = img.height = o.image;
+      img.channels = 3;
+      const at::Tensor px = y[static_cast<int64_t>(i)];
+      img.pixels.assign(px.data_ptr<float>(), px.data_ptr<float>() + px.numel());
+      testing::tally(rates, specs[i], testing::judge(img, specs[i]));
+    }
+  }
+  return rates;
+}
+
+void reportVaeReconstructions(const models::AutoencoderKL& vae, const Options& o, const std::string& when) {
+  const testing::StarterRates r = judgeVaeReconstructions(vae, o);
+  std::printf("     VAE reconstructions of held-out prompts (%s): colour %.1f%%, position %.1f%%, shape %.1f%% "
+              "(small %.1f%%), count %.1f%%\n",
+              when.c_str(), 100 * r.colourRate(), 100 * r.positionRate(), 100 * r.shapeRate(),
+              100 * r.smallShapeRate(), 100 * r.countRate());
+  std::fflush(stdout);
+}
+
 std::vector<double> trainVae(models::AutoencoderKL& vae, const Options& o) {
   starter::AdamW opt({&vae.params()}, {o.vae_lr, 0.9, 0.999, 1e-8, 0.0, 1.0});
   starter::SceneSampler sampler(o.seed * 7 + 1, o.image);
@@ -242,6 +285,8 @@ std::vector<double> trainVae(models::AutoencoderKL& vae, const Options& o) {
       std::printf("     posterior std %.4f, latent spread %.3f\n", (0.5 * logvar).exp().mean().item<double>(),
                   parts[0].std().item<double>());
     }
+    if (o.vae_judge_every > 0 && (step + 1) % o.vae_judge_every == 0 && step + 1 < o.vae_steps)
+      reportVaeReconstructions(vae, o, "step " + std::to_string(step + 1) + ", weights before averaging");
   }
   opt.exportWeights();
   return curve;
@@ -570,6 +615,7 @@ std::string recipeExtras(const Options& o) {
   if (o.high_noise_weight > 0) out += ", high-noise weight " + std::to_string(o.high_noise_weight);
   if (o.high_noise_until > 0) out += " fading out by " + std::to_string(o.high_noise_until) + " of the steps";
   if (o.high_noise_block > 1) out += " on " + std::to_string(o.high_noise_block) + "-pixel latent blocks";
+  if (o.vae_res_blocks != 1) out += ", " + std::to_string(o.vae_res_blocks) + " VAE res-blocks per level";
   if (o.vae_edge_loss) out += ", VAE edge loss";
   if (o.text_attribute_loss > 0) out += ", text attribute loss " + std::to_string(o.text_attribute_loss);
   if (!o.vae_from.empty()) out += ", VAE from " + o.vae_from;
@@ -586,7 +632,8 @@ int usage() {
                "         [--dtype fp32|bf16] [--threads N] [--snapshot-every N]\n"
                "         [--pyramid-noise DISCOUNT] [--offset-noise F] [--high-noise-weight K]\n"
                "         [--high-noise-until FRACTION] [--high-noise-block LATENT_PIXELS]\n"
-               "         [--vae-edge-loss] [--text-attribute-loss W] [--vae-from FILE] [--bench]\n");
+               "         [--vae-edge-loss] [--vae-res-blocks N] [--vae-judge-every STEPS] [--vae-only]\n"
+               "         [--text-attribute-loss W] [--vae-from FILE] [--bench]\n");
   return 2;
 }
 
@@ -619,6 +666,9 @@ int main(int argc, char** argv) {
       else if (a == "--unet-mult") o.unet_mult = parseList(next());
       else if (a == "--vae-channels") o.vae_channels = std::stoll(next());
       else if (a == "--vae-mult") o.vae_mult = parseList(next());
+      else if (a == "--vae-res-blocks") o.vae_res_blocks = std::stoll(next());
+      else if (a == "--vae-judge-every") o.vae_judge_every = std::stoll(next());
+      else if (a == "--vae-only") o.vae_only = true;
       else if (a == "--full-attention") o.attention_at_full = true;
       else if (a == "--pyramid-noise") o.pyramid_discount = std::stod(next());
       else if (a == "--offset-noise") o.offset_noise = std::stod(next());
@@ -668,6 +718,18 @@ int main(int argc, char** argv) {
       load.owned_prefixes = {kVaePrefix};
       models::loadParams(vae.params(), models::openCheckpoint(o.vae_from).index, load, "VAE");
       std::printf("VAE taken from %s\n", o.vae_from.c_str());
+    }
+    reportVaeReconstructions(vae, o, "the VAE trained");
+    if (o.vae_only) {
+      // UNet and text encoder at their initial weights: a file for --vae-from.
+      starter::initParams(text.params(), {}, o.dtype);
+      starter::initParams(unet.params(), {}, o.dtype);
+      writeCheckpoint(o.out, {&text.params(), &unet.params(), &vae.params()},
+                      {{"kiln.training", "VAE only (UNet and text encoder untrained): seed " + std::to_string(o.seed) +
+                                             ", " + std::to_string(o.vae_steps) + " VAE steps x " +
+                                             std::to_string(o.vae_batch) + recipeExtras(o)}});
+      std::printf("wrote %s (VAE only) in %.0f s\n", o.out.c_str(), seconds(total));
+      return 0;
     }
     std::vector<at::Tensor> fp32;  // the weights to save
     for (const auto& slot : vae.params().slots()) {
