@@ -12,6 +12,7 @@
 //       VAE sets (it encodes and decodes the true picture); at larger D, how much of a
 //       true shape the UNet keeps or restores
 //   --no-speed       skip the fp32 / bf16 timing
+//   --show N         print the first N pictures judged wrong, with what the judge saw
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -30,7 +31,7 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: bench_starter_quality [SEEDS [MODEL.safetensors]] [--cfg X] [--steps N]\n"
-               "       [--sampler NAME] [--scheduler NAME] [--from-drawn DENOISE] [--no-speed]\n");
+               "       [--sampler NAME] [--scheduler NAME] [--from-drawn DENOISE] [--no-speed] [--show N]\n");
   return 2;
 }
 
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
   RenderParams settings = defaultRenderParams();
   double from_drawn = 0;
   bool speed = true;
+  int show = 0;
   int positional = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -57,6 +59,8 @@ int main(int argc, char** argv) {
     } else if (a == "--from-drawn" && has_value) {
       from_drawn = std::atof(argv[++i]);
       if (!(from_drawn > 0 && from_drawn <= 1)) return usage();
+    } else if (a == "--show" && has_value) {
+      show = std::atoi(argv[++i]);
     } else if (a == "--no-speed") {
       speed = false;
     } else if (a.rfind("--", 0) == 0 || positional >= 2) {
@@ -105,12 +109,19 @@ int main(int argc, char** argv) {
         p.denoise = from_drawn;
       };
 
+    int shown = 0;
+    const auto report = [&](const starter::SceneSpec& spec, int64_t seed, const Image&, const testing::Judgement& j) {
+      if (!(j.colour_ok && j.position_ok && j.shape_ok && j.count_ok) && shown++ < show)
+        std::printf("seed %lld '%s': drew %s\n", static_cast<long long>(seed), starter::canonicalPrompt(spec).c_str(),
+                    j.describe().c_str());
+    };
+
     // The rates in this CPU's fast precision (bf16 where it has bf16 instructions).
     const ComputeDType dtype = fastCpuDType();
     const auto singles =
-        testing::scoreStarterModel(model, starter::heldOutSingles(), seed_list, dtype, {}, settings, prepare);
+        testing::scoreStarterModel(model, starter::heldOutSingles(), seed_list, dtype, report, settings, prepare);
     const auto counts =
-        testing::scoreStarterModel(model, starter::heldOutCounts(), seed_list, dtype, {}, settings, prepare);
+        testing::scoreStarterModel(model, starter::heldOutCounts(), seed_list, dtype, report, settings, prepare);
     std::printf("rates in %s\n", dtype == ComputeDType::BFloat16 ? "bf16" : "fp32");
     std::printf("held-out single objects (%d seeds): ", seeds);
     singles.print(stdout);

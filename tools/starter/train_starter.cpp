@@ -13,7 +13,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <functional>
 #include <numbers>
 #include <sstream>
@@ -32,7 +31,7 @@
 #include "models/vae/autoencoder_kl.h"
 #include "optimizer.h"
 #include "scenes.h"
-#include "starter_judge.h"
+#include "starter_vae_judge.h"
 #include "tensor_io/safetensors.h"
 
 namespace {
@@ -163,18 +162,6 @@ models::VaeConfig vaeConfig(const Options& o) {
   return c;
 }
 
-// [B, 3, S, S] in [-1, 1] from rendered scenes.
-at::Tensor pictures(const std::vector<starter::Scene>& scenes, int size) {
-  at::Tensor out = at::empty({static_cast<int64_t>(scenes.size()), size, size, 3}, at::kFloat);
-  float* dst = out.data_ptr<float>();
-  for (const auto& s : scenes) {
-    const auto px = starter::renderScene(s, size);
-    std::memcpy(dst, px.data(), px.size() * sizeof(float));
-    dst += px.size();
-  }
-  return out.permute({0, 3, 1, 2}).contiguous().mul_(2.0).sub_(1.0);
-}
-
 struct Timer {
   Clock::time_point start = Clock::now();
   int64_t last_report = 0;
@@ -215,38 +202,10 @@ at::Tensor reconstructionLoss(const at::Tensor& recon, const at::Tensor& x, bool
   return pixel + edge;
 }
 
-// The ceiling the VAE sets: the held-out prompts as the scene generator draws them (three
-// placements each), encoded (mean latent) and decoded, then judged like the model's
-// pictures by the starter-model test's detector. A shape the VAE cannot reproduce is
-// one the UNet cannot draw either.
-testing::StarterRates judgeVaeReconstructions(const models::AutoencoderKL& vae, const Options& o) {
-  at::NoGradGuard no_grad;
-  auto specs = starter::heldOutSingles();
-  const auto counts = starter::heldOutCounts();
-  specs.insert(specs.end(), counts.begin(), counts.end());
-  testing::StarterRates rates;
-  for (uint64_t seed = 1; seed <= 3; ++seed) {
-    starter::SceneSampler sampler(seed, o.image);
-    std::vector<starter::Scene> scenes;
-    for (const auto& spec : specs) scenes.push_back(sampler.place(spec));
-    const at::Tensor x = pictures(scenes, o.image).to(o.dtype);
-    const at::Tensor mean = vae.encodeMoments(x).chunk(2, 1)[0];
-    const at::Tensor y =
-        ((vae.decode(mean).to(at::kFloat).clamp(-1, 1) + 1) * 0.5).permute({0, 2, 3, 1}).contiguous();
-    for (std::size_t i = 0; i < specs.size(); ++i) {
-      Image img;
-      img.width = img.height = o.image;
-      img.channels = 3;
-      const at::Tensor px = y[static_cast<int64_t>(i)];
-      img.pixels.assign(px.data_ptr<float>(), px.data_ptr<float>() + px.numel());
-      testing::tally(rates, specs[i], testing::judge(img, specs[i]));
-    }
-  }
-  return rates;
-}
-
+// The held-out prompts through the VAE alone, judged: the ceiling it sets on shapes
+// (tests/support/starter_vae_judge.h).
 void reportVaeReconstructions(const models::AutoencoderKL& vae, const Options& o, const std::string& when) {
-  const testing::StarterRates r = judgeVaeReconstructions(vae, o);
+  const testing::StarterRates r = testing::judgeVaeReconstructions(vae, o.image, o.dtype);
   std::printf("     VAE reconstructions of held-out prompts (%s): colour %.1f%%, position %.1f%%, shape %.1f%% "
               "(small %.1f%%), count %.1f%%\n",
               when.c_str(), 100 * r.colourRate(), 100 * r.positionRate(), 100 * r.shapeRate(),
@@ -263,7 +222,7 @@ std::vector<double> trainVae(models::AutoencoderKL& vae, const Options& o) {
   for (int64_t step = 0; step < o.vae_steps; ++step) {
     std::vector<starter::Scene> batch;
     for (int64_t i = 0; i < o.vae_batch; ++i) batch.push_back(sampler.sampleTraining());
-    const at::Tensor x = pictures(batch, o.image);
+    const at::Tensor x = testing::scenePictures(batch, o.image);
     const at::Tensor moments = vae.encodeMoments(x.to(o.dtype)).to(at::kFloat);
     const auto parts = moments.chunk(2, 1);
     const at::Tensor logvar = parts[1].clamp(-30.0, 20.0);
@@ -309,7 +268,7 @@ double normaliseLatentScale(models::AutoencoderKL& vae, const Options& o) {
   starter::SceneSampler sampler(o.seed * 7 + 2, o.image);
   std::vector<starter::Scene> scenes;
   for (int i = 0; i < 256; ++i) scenes.push_back(sampler.sampleTraining());
-  const at::Tensor mean = vae.encodeMoments(pictures(scenes, o.image)).chunk(2, 1)[0];
+  const at::Tensor mean = vae.encodeMoments(testing::scenePictures(scenes, o.image)).chunk(2, 1)[0];
   const double s = 1.0 / (kSd1LatentScale * mean.std().item<double>());
   const int64_t e = vae.config().embed_dim;
   for (const auto& slot : vae.params().slots()) {
@@ -330,7 +289,7 @@ void writeVaePreview(const models::AutoencoderKL& vae, const Options& o, const s
   starter::SceneSampler sampler(o.seed * 7 + 6, o.image);
   std::vector<starter::Scene> scenes;
   for (int i = 0; i < 8; ++i) scenes.push_back(sampler.sampleTraining());
-  const at::Tensor x = pictures(scenes, o.image);
+  const at::Tensor x = testing::scenePictures(scenes, o.image);
   const at::Tensor mean = vae.encodeMoments(x).chunk(2, 1)[0];
   const at::Tensor y = vae.decode(mean).to(at::kFloat);
   const at::Tensor grid = at::cat({at::cat(x.unbind(0), 2), at::cat(y.unbind(0), 2)}, 1);
@@ -362,7 +321,7 @@ LatentSet encodeScenes(const models::AutoencoderKL& vae, const Options& o) {
       set.specs.push_back(scenes.back().spec);
     }
     const auto parts =
-        vae.encodeMoments(pictures(scenes, o.image).to(o.dtype)).to(at::kFloat).chunk(2, 1);
+        vae.encodeMoments(testing::scenePictures(scenes, o.image).to(o.dtype)).to(at::kFloat).chunk(2, 1);
     means.push_back(parts[0] * kSd1LatentScale);
     stds.push_back((0.5 * parts[1].clamp(-30.0, 20.0)).exp() * kSd1LatentScale);
     if ((done / chunk) % 20 == 19) std::printf("encoded %lld scenes, %.0f s\n", static_cast<long long>(done + chunk), seconds(timer.start));
@@ -607,6 +566,10 @@ void bench(const Options& o) {
   }
 }
 
+const char* vaeCurveName(const Options& o) {
+  return o.vae_edge_loss ? "VAE reconstruction (L1 + L2 + edges)" : "VAE reconstruction (L1 + L2)";
+}
+
 // The options beyond the shipped model's recipe, for the file's training metadata.
 std::string recipeExtras(const Options& o) {
   std::string out;
@@ -618,7 +581,6 @@ std::string recipeExtras(const Options& o) {
   if (o.vae_res_blocks != 1) out += ", " + std::to_string(o.vae_res_blocks) + " VAE res-blocks per level";
   if (o.vae_edge_loss) out += ", VAE edge loss";
   if (o.text_attribute_loss > 0) out += ", text attribute loss " + std::to_string(o.text_attribute_loss);
-  if (!o.vae_from.empty()) out += ", VAE from " + o.vae_from;
   if (o.dtype != at::kBFloat16) out += ", fp32 compute";
   return out;
 }
@@ -728,6 +690,8 @@ int main(int argc, char** argv) {
                       {{"kiln.training", "VAE only (UNet and text encoder untrained): seed " + std::to_string(o.seed) +
                                              ", " + std::to_string(o.vae_steps) + " VAE steps x " +
                                              std::to_string(o.vae_batch) + recipeExtras(o)}});
+      if (!vae_curve.empty() && !starter::writeLossPlot(o.plot, {{vaeCurveName(o), vae_curve}}))
+        throw Error(ErrorKind::Io, "cannot write " + o.plot);
       std::printf("wrote %s (VAE only) in %.0f s\n", o.out.c_str(), seconds(total));
       return 0;
     }
@@ -745,8 +709,10 @@ int main(int argc, char** argv) {
     const std::map<std::string, std::string> meta{
         {"kiln.model", "Kiln starter model: shapes in colours, trained by kiln-train-starter"},
         {"kiln.training",
-         "seed " + std::to_string(o.seed) + ", " + std::to_string(o.vae_steps) + " VAE steps x " +
-             std::to_string(o.vae_batch) + ", " + std::to_string(o.scenes) + " scenes, " +
+         "seed " + std::to_string(o.seed) + ", " +
+             (o.vae_from.empty() ? std::to_string(o.vae_steps) + " VAE steps x " + std::to_string(o.vae_batch)
+                                 : "VAE from " + o.vae_from) +
+             ", " + std::to_string(o.scenes) + " scenes, " +
              std::to_string(o.unet_steps) + " UNet steps x " + std::to_string(o.unet_batch) +
              recipeExtras(o)},
         {"modelspec.architecture", "stable-diffusion-v1"},
@@ -775,7 +741,7 @@ int main(int argc, char** argv) {
       throw Error(ErrorKind::Internal, "the written checkpoint is detected with other shapes");
     std::vector<starter::LossCurve> curves;
     if (!vae_curve.empty())
-      curves.push_back({o.vae_edge_loss ? "VAE reconstruction (L1 + L2 + edges)" : "VAE reconstruction (L1 + L2)", vae_curve});
+      curves.push_back({vaeCurveName(o), vae_curve});
     curves.push_back({"UNet + text encoder (noise MSE)", unet_curve});
     if (!starter::writeLossPlot(o.plot, curves))
       throw Error(ErrorKind::Io, "cannot write " + o.plot);
