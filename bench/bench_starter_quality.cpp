@@ -13,6 +13,8 @@
 //       true shape the UNet keeps or restores
 //   --no-speed       skip the fp32 / bf16 timing
 //   --show N         print the first N pictures judged wrong, with what the judge saw
+//   --dtype fp32|bf16  the precision of the rates (default: this CPU's fast one, which is
+//       what test_starter_model uses; a CPU without bf16 instructions runs it in fp32)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -31,7 +33,8 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: bench_starter_quality [SEEDS [MODEL.safetensors]] [--cfg X] [--steps N]\n"
-               "       [--sampler NAME] [--scheduler NAME] [--from-drawn DENOISE] [--no-speed] [--show N]\n");
+               "       [--sampler NAME] [--scheduler NAME] [--from-drawn DENOISE] [--no-speed] [--show N]\n"
+               "       [--dtype fp32|bf16]\n");
   return 2;
 }
 
@@ -45,6 +48,8 @@ int main(int argc, char** argv) {
   bool speed = true;
   int show = 0;
   int positional = 0;
+  // This CPU's fast precision (bf16 where it has bf16 instructions) unless --dtype says.
+  ComputeDType dtype = fastCpuDType();
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
@@ -61,6 +66,10 @@ int main(int argc, char** argv) {
       if (!(from_drawn > 0 && from_drawn <= 1)) return usage();
     } else if (a == "--show" && has_value) {
       show = std::atoi(argv[++i]);
+    } else if (a == "--dtype" && has_value) {
+      const std::string d = argv[++i];
+      if (d != "fp32" && d != "bf16") return usage();
+      dtype = d == "fp32" ? ComputeDType::Float32 : ComputeDType::BFloat16;
     } else if (a == "--no-speed") {
       speed = false;
     } else if (a.rfind("--", 0) == 0 || positional >= 2) {
@@ -116,8 +125,6 @@ int main(int argc, char** argv) {
                     j.describe().c_str());
     };
 
-    // The rates in this CPU's fast precision (bf16 where it has bf16 instructions).
-    const ComputeDType dtype = fastCpuDType();
     const auto singles =
         testing::scoreStarterModel(model, starter::heldOutSingles(), seed_list, dtype, report, settings, prepare);
     const auto counts =

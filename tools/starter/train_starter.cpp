@@ -94,6 +94,13 @@ struct Options {
   int64_t vae_res_blocks = 1;
   int64_t vae_judge_every = 500;  // steps between judgements of the VAE's reconstructions
   bool vae_only = false;
+  // Centre and scale each latent channel on its own (folded into quant_conv and
+  // post_quant_conv) instead of one scale for all four.
+  bool per_channel_latents = false;
+  // Extra weight of the latent pixels at and next to the objects in the UNet's loss
+  // (1 + W x their object coverage, averaged per picture), so that the few pixels that
+  // carry the object's colour and shape are not outweighed by the background; 0 = off.
+  double object_weight = 0.0;
   std::vector<int64_t> vae_mult{4, 2, 4};
 };
 
@@ -305,13 +312,23 @@ void writeVaePreview(const models::AutoencoderKL& vae, const Options& o, const s
 struct LatentSet {
   std::vector<starter::SceneSpec> specs;
   at::Tensor mean, std;  // [N, 4, h, w], already multiplied by the SD 1.x latent scale
+  // [N, 1, h, w]: the share of each latent pixel's patch that objects cover, widened by
+  // one latent pixel (the outline that tells shapes apart lies at the object's edge).
+  at::Tensor objects;
 };
+
+at::Tensor objectCoverage(const at::Tensor& pictures, int64_t latent_size) {
+  const at::Tensor bg = pictures.narrow(2, 0, 1).narrow(3, 0, 1);  // the corner is background
+  const at::Tensor object = ((pictures - bg).abs().sum(1, true) > 0.1).to(at::kFloat);
+  const int64_t f = pictures.size(2) / latent_size;
+  return at::max_pool2d(at::avg_pool2d(object, {f, f}, {f, f}), {3, 3}, {1, 1}, {1, 1});
+}
 
 LatentSet encodeScenes(const models::AutoencoderKL& vae, const Options& o) {
   at::NoGradGuard no_grad;
   starter::SceneSampler sampler(o.seed * 7 + 3, o.image);
   LatentSet set;
-  std::vector<at::Tensor> means, stds;
+  std::vector<at::Tensor> means, stds, objects;
   Timer timer;
   const int64_t chunk = 250;
   for (int64_t done = 0; done < o.scenes; done += chunk) {
@@ -320,18 +337,71 @@ LatentSet encodeScenes(const models::AutoencoderKL& vae, const Options& o) {
       scenes.push_back(sampler.sampleTraining());
       set.specs.push_back(scenes.back().spec);
     }
-    const auto parts =
-        vae.encodeMoments(testing::scenePictures(scenes, o.image).to(o.dtype)).to(at::kFloat).chunk(2, 1);
+    const at::Tensor pictures = testing::scenePictures(scenes, o.image);
+    const auto parts = vae.encodeMoments(pictures.to(o.dtype)).to(at::kFloat).chunk(2, 1);
+    objects.push_back(objectCoverage(pictures.to(at::kFloat), parts[0].size(2)));
     means.push_back(parts[0] * kSd1LatentScale);
     stds.push_back((0.5 * parts[1].clamp(-30.0, 20.0)).exp() * kSd1LatentScale);
     if ((done / chunk) % 20 == 19) std::printf("encoded %lld scenes, %.0f s\n", static_cast<long long>(done + chunk), seconds(timer.start));
   }
   set.mean = at::cat(means);
   set.std = at::cat(stds);
-  std::printf("latents: %lld scenes, spread %.3f, mean posterior std %.4f, %.0f s\n",
+  set.objects = at::cat(objects);
+  std::printf("latents: %lld scenes, spread %.3f, mean posterior std %.4f, object coverage %.3f, %.0f s\n",
               static_cast<long long>(set.mean.size(0)), set.mean.std().item<double>(),
-              set.std.mean().item<double>(), seconds(timer.start));
+              set.std.mean().item<double>(), set.objects.mean().item<double>(), seconds(timer.start));
   return set;
+}
+
+// Per-channel statistics of the scaled latents, as "mean/std" for each channel.
+std::string channelStats(const at::Tensor& scaled) {
+  const at::Tensor m = scaled.mean({0, 2, 3}), sd = scaled.std({0, 2, 3}).contiguous();
+  std::string out;
+  for (int64_t c = 0; c < scaled.size(1); ++c) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%s%+.3f/%.3f", c ? "  " : "", m[c].item<double>(), sd[c].item<double>());
+    out += buf;
+  }
+  return out;
+}
+
+// Shifts and scales each latent channel so that the scaled latents have zero mean and unit
+// spread per channel: the mean rows of quant_conv map to (z - m) * s (log-variance shifted
+// by 2 ln s) and post_quant_conv undoes it on its input. The decoded picture is unchanged.
+// The encoded set is transformed the same way.
+void whitenLatentChannels(models::AutoencoderKL& vae, LatentSet& set) {
+  at::NoGradGuard no_grad;
+  const at::Tensor mu = set.mean.mean({0, 2, 3}), sd = set.mean.std({0, 2, 3});  // scaled units
+  const at::Tensor shift = (mu / kSd1LatentScale).to(at::kDouble);                // unscaled units
+  const at::Tensor scale = (1.0 / sd).to(at::kDouble);
+  const int64_t e = vae.config().embed_dim;
+  for (const auto& slot : vae.params().slots()) {
+    at::Tensor& t = *slot.tensor;
+    const auto as = [&](const at::Tensor& v, int64_t dims) {
+      std::vector<int64_t> shape(static_cast<std::size_t>(dims), 1);
+      shape[0] = e;
+      return v.to(t.scalar_type()).view(shape);
+    };
+    if (slot.name == std::string(kVaePrefix) + "quant_conv.weight") t.narrow(0, 0, e).mul_(as(scale, t.dim()));
+    if (slot.name == std::string(kVaePrefix) + "quant_conv.bias") {
+      t.narrow(0, 0, e).sub_(as(shift, 1)).mul_(as(scale, 1));
+      t.narrow(0, e, e).add_(as(2.0 * scale.log(), 1));
+    }
+  }
+  // post_quant_conv sees z'/s + shift: its bias takes W * shift before the weight's columns
+  // are divided by s.
+  at::Tensor* w = nullptr;
+  at::Tensor* b = nullptr;
+  for (const auto& slot : vae.params().slots()) {
+    if (slot.name == std::string(kVaePrefix) + "post_quant_conv.weight") w = slot.tensor;
+    if (slot.name == std::string(kVaePrefix) + "post_quant_conv.bias") b = slot.tensor;
+  }
+  if (!w || !b) throw Error(ErrorKind::Internal, "the VAE has no post_quant_conv");
+  const at::Tensor w2 = w->to(at::kDouble).flatten(1);  // [z_channels, e]
+  b->add_(w2.matmul(shift).to(b->scalar_type()));
+  w->div_(scale.to(w->scalar_type()).view({1, e, 1, 1}));
+  set.mean = (set.mean - mu.view({1, e, 1, 1})) / sd.view({1, e, 1, 1});
+  set.std = set.std / sd.view({1, e, 1, 1});
 }
 
 // ---------------------------------------------------------------------------- UNet
@@ -473,7 +543,12 @@ std::vector<double> trainUNet(models::UNetModel& unet, models::ClipTextModel& te
       if (k > 0) floored = at::maximum(w, k / snr);
     }
     const at::Tensor err = pred - noise;
-    const at::Tensor per = err.pow(2).mean({1, 2, 3}, false, at::kFloat);
+    const at::Tensor plain = err.pow(2).mean({1, 2, 3}, false, at::kFloat);
+    at::Tensor per = plain;
+    if (o.object_weight > 0) {
+      const at::Tensor pw = 1.0 + o.object_weight * data.objects.index_select(0, index);
+      per = (err.pow(2) * pw).sum({1, 2, 3}) / (pw.sum({1, 2, 3}) * static_cast<double>(err.size(1)));
+    }
     at::Tensor loss;
     if (!floored.defined()) {
       loss = (per * w.view({-1})).mean();
@@ -500,7 +575,7 @@ std::vector<double> trainUNet(models::UNetModel& unet, models::ClipTextModel& te
     const double lr = schedule(o.unet_lr, step, o.unet_steps, 200);
     opt.step(lr);
     opt.updateAverage(std::min(0.999, (1.0 + step) / (10.0 + step)));
-    const double l = per.mean().item<double>();
+    const double l = plain.mean().item<double>();
     curve.push_back(l);
     running = step == 0 ? l : 0.98 * running + 0.02 * l;
     if ((step + 1) % 50 == 0 || step + 1 == o.unet_steps) timer.report("unet", step, o.unet_steps, running, lr);
@@ -580,6 +655,8 @@ std::string recipeExtras(const Options& o) {
   if (o.high_noise_block > 1) out += " on " + std::to_string(o.high_noise_block) + "-pixel latent blocks";
   if (o.vae_res_blocks != 1) out += ", " + std::to_string(o.vae_res_blocks) + " VAE res-blocks per level";
   if (o.vae_edge_loss) out += ", VAE edge loss";
+  if (o.per_channel_latents) out += ", per-channel latents";
+  if (o.object_weight > 0) out += ", object weight " + std::to_string(o.object_weight);
   if (o.text_attribute_loss > 0) out += ", text attribute loss " + std::to_string(o.text_attribute_loss);
   if (o.dtype != at::kBFloat16) out += ", fp32 compute";
   return out;
@@ -595,6 +672,7 @@ int usage() {
                "         [--pyramid-noise DISCOUNT] [--offset-noise F] [--high-noise-weight K]\n"
                "         [--high-noise-until FRACTION] [--high-noise-block LATENT_PIXELS]\n"
                "         [--vae-edge-loss] [--vae-res-blocks N] [--vae-judge-every STEPS] [--vae-only]\n"
+               "         [--per-channel-latents] [--object-weight W]\n"
                "         [--text-attribute-loss W] [--vae-from FILE] [--bench]\n");
   return 2;
 }
@@ -631,6 +709,8 @@ int main(int argc, char** argv) {
       else if (a == "--vae-res-blocks") o.vae_res_blocks = std::stoll(next());
       else if (a == "--vae-judge-every") o.vae_judge_every = std::stoll(next());
       else if (a == "--vae-only") o.vae_only = true;
+      else if (a == "--per-channel-latents") o.per_channel_latents = true;
+      else if (a == "--object-weight") o.object_weight = std::stod(next());
       else if (a == "--full-attention") o.attention_at_full = true;
       else if (a == "--pyramid-noise") o.pyramid_discount = std::stod(next());
       else if (a == "--offset-noise") o.offset_noise = std::stod(next());
@@ -700,9 +780,15 @@ int main(int argc, char** argv) {
       fp32.push_back(*slot.tensor);
       *slot.tensor = slot.tensor->to(o.dtype);
     }
-    const LatentSet data = encodeScenes(vae, o);
+    LatentSet data = encodeScenes(vae, o);
     std::size_t k = 0;
     for (const auto& slot : vae.params().slots()) *slot.tensor = fp32[k++];
+    std::printf("latent channels (mean/spread): %s\n", channelStats(data.mean).c_str());
+    if (o.per_channel_latents) {
+      whitenLatentChannels(vae, data);
+      std::printf("latent channels centred and scaled in the VAE: %s\n", channelStats(data.mean).c_str());
+      reportVaeReconstructions(vae, o, "per-channel latents");
+    }
 
     starter::initParams(text.params(), {}, o.dtype);
     starter::initParams(unet.params(), {"out_layers.3.", "proj_out.", "out.2."}, o.dtype);
