@@ -17,22 +17,22 @@ using namespace kiln;
 
 namespace {
 
-// Floors a little below what the shipped model reaches on these prompts (measured in
-// bf16: colour 99.4%, position 95.6%, shape 38.0%, small shapes 28.9%, count 94.7%,
-// tools/starter/README.md; in fp32 on a CPU without bf16 instructions: colour 99.5%,
-// position 96.4%, shape 40.9%, small shapes 31.1%, count 91.2%). Shape is well below the
-// 90% the model is meant to reach: an open defect of its training, traded for position in
-// the 60-minute budget (see the README).
-constexpr double kColourFloor = 0.95;
-constexpr double kPositionFloor = 0.90;
-constexpr double kShapeFloor = 0.30;
-constexpr double kSmallShapeFloor = 0.20;
-constexpr double kCountFloor = 0.85;
-// The shipped VAE's reconstructions of the held-out prompts as drawn (fp32): shape 75.7%,
-// small shapes 52.6%, the ceiling on the model's shapes. (A VAE trained 3,000 steps instead
-// of 1,100 reaches 93.4% and 81.5%; see tools/starter/README.md.)
-constexpr double kVaeShapeFloor = 0.72;
-constexpr double kVaeSmallShapeFloor = 0.48;
+// Floors a little below what the shipped model reaches on these prompts (seed 1 for the
+// single objects, as here; tools/starter/README.md): in bf16 colour 89.1%, position 97.8%,
+// shape 88.3%, small shapes 77.8%, count 91.2% (seeds 1-3); in fp32 colour 87.6%,
+// position 97.8%, shape 86.1%, small shapes 75.6%. Colour is below the 95% the model is
+// meant to reach (neighbouring hues: orange drawn yellow, blue purple): an open defect of
+// its training.
+constexpr double kColourFloor = 0.82;
+constexpr double kPositionFloor = 0.92;
+constexpr double kShapeFloor = 0.80;
+constexpr double kSmallShapeFloor = 0.68;
+constexpr double kCountFloor = 0.80;
+// The shipped VAE's reconstructions of the held-out prompts as drawn (fp32): shape 93.4%,
+// small shapes 81.5%, the ceiling on the model's shapes (a VAE trained 1,100 steps instead
+// of 3,000 reached only 75.7% and 52.6%; see tools/starter/README.md).
+constexpr double kVaeShapeFloor = 0.90;
+constexpr double kVaeSmallShapeFloor = 0.76;
 
 std::vector<starter::SceneSpec> heldOutPrompts() {
   auto specs = starter::heldOutSingles();

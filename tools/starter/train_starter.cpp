@@ -50,7 +50,7 @@ struct Options {
   uint64_t seed = 1234;
   int image = 64;
   int threads = 2;
-  int64_t vae_steps = 1100, vae_batch = 8;
+  int64_t vae_steps = 3000, vae_batch = 8;
   int64_t scenes = 10000;
   int64_t unet_steps = 3500, unet_batch = 48;
   double vae_lr = 1.5e-3, unet_lr = 8e-4;
