@@ -188,9 +188,14 @@ struct Timer {
 // `edges`, pictures whose objects are small weigh up to three times as much again (so that
 // a small star keeps its points) and L1 on the horizontal and vertical differences, which
 // carry the edges and corners that tell shapes apart, is added.
-at::Tensor reconstructionLoss(const at::Tensor& recon, const at::Tensor& x, bool edges) {
+// 1 where a picture differs from its corner pixel (always background), else 0: [N, 1, H, W].
+at::Tensor objectPixels(const at::Tensor& x) {
   const at::Tensor bg = x.narrow(2, 0, 1).narrow(3, 0, 1);
-  const at::Tensor object = ((x - bg).abs().sum(1, true) > 0.1).to(at::kFloat);
+  return ((x - bg).abs().sum(1, true) > 0.1).to(at::kFloat);
+}
+
+at::Tensor reconstructionLoss(const at::Tensor& recon, const at::Tensor& x, bool edges) {
+  const at::Tensor object = objectPixels(x);
   constexpr double kMediumObjectPixels = 330.0;  // a medium circle at 64x64
   const at::Tensor boost =
       edges ? (kMediumObjectPixels / object.sum({1, 2, 3}, true).clamp_min(1.0)).clamp(1.0, 9.0).sqrt()
@@ -318,10 +323,8 @@ struct LatentSet {
 };
 
 at::Tensor objectCoverage(const at::Tensor& pictures, int64_t latent_size) {
-  const at::Tensor bg = pictures.narrow(2, 0, 1).narrow(3, 0, 1);  // the corner is background
-  const at::Tensor object = ((pictures - bg).abs().sum(1, true) > 0.1).to(at::kFloat);
   const int64_t f = pictures.size(2) / latent_size;
-  return at::max_pool2d(at::avg_pool2d(object, {f, f}, {f, f}), {3, 3}, {1, 1}, {1, 1});
+  return at::max_pool2d(at::avg_pool2d(objectPixels(pictures), {f, f}, {f, f}), {3, 3}, {1, 1}, {1, 1});
 }
 
 LatentSet encodeScenes(const models::AutoencoderKL& vae, const Options& o) {
