@@ -101,6 +101,10 @@ struct Options {
   // (1 + W x their object coverage, averaged per picture), so that the few pixels that
   // carry the object's colour and shape are not outweighed by the background; 0 = off.
   double object_weight = 0.0;
+  // Weight of an extra loss on the error averaged over each picture's object pixels (one
+  // value per latent channel: the object's colour, as the UNet predicts it), which the
+  // per-pixel MSE weighs no more than any other component of the error; 0 = off.
+  double colour_loss = 0.0;
   std::vector<int64_t> vae_mult{4, 2, 4};
 };
 
@@ -320,18 +324,22 @@ struct LatentSet {
   // [N, 1, h, w]: the share of each latent pixel's patch that objects cover, widened by
   // one latent pixel (the outline that tells shapes apart lies at the object's edge).
   at::Tensor objects;
+  // [N, 1, h, w]: the same share, not widened (where the object's colour is).
+  at::Tensor cover;
 };
 
 at::Tensor objectCoverage(const at::Tensor& pictures, int64_t latent_size) {
   const int64_t f = pictures.size(2) / latent_size;
-  return at::max_pool2d(at::avg_pool2d(objectPixels(pictures), {f, f}, {f, f}), {3, 3}, {1, 1}, {1, 1});
+  return at::avg_pool2d(objectPixels(pictures), {f, f}, {f, f});
 }
+
+at::Tensor widened(const at::Tensor& coverage) { return at::max_pool2d(coverage, {3, 3}, {1, 1}, {1, 1}); }
 
 LatentSet encodeScenes(const models::AutoencoderKL& vae, const Options& o) {
   at::NoGradGuard no_grad;
   starter::SceneSampler sampler(o.seed * 7 + 3, o.image);
   LatentSet set;
-  std::vector<at::Tensor> means, stds, objects;
+  std::vector<at::Tensor> means, stds, covers;
   Timer timer;
   const int64_t chunk = 250;
   for (int64_t done = 0; done < o.scenes; done += chunk) {
@@ -342,14 +350,15 @@ LatentSet encodeScenes(const models::AutoencoderKL& vae, const Options& o) {
     }
     const at::Tensor pictures = testing::scenePictures(scenes, o.image);
     const auto parts = vae.encodeMoments(pictures.to(o.dtype)).to(at::kFloat).chunk(2, 1);
-    objects.push_back(objectCoverage(pictures.to(at::kFloat), parts[0].size(2)));
+    covers.push_back(objectCoverage(pictures.to(at::kFloat), parts[0].size(2)));
     means.push_back(parts[0] * kSd1LatentScale);
     stds.push_back((0.5 * parts[1].clamp(-30.0, 20.0)).exp() * kSd1LatentScale);
     if ((done / chunk) % 20 == 19) std::printf("encoded %lld scenes, %.0f s\n", static_cast<long long>(done + chunk), seconds(timer.start));
   }
   set.mean = at::cat(means);
   set.std = at::cat(stds);
-  set.objects = at::cat(objects);
+  set.cover = at::cat(covers);
+  set.objects = widened(set.cover);
   std::printf("latents: %lld scenes, spread %.3f, mean posterior std %.4f, object coverage %.3f, %.0f s\n",
               static_cast<long long>(set.mean.size(0)), set.mean.std().item<double>(),
               set.std.mean().item<double>(), set.objects.mean().item<double>(), seconds(timer.start));
@@ -490,6 +499,13 @@ class AttributeHeads {
   at::Tensor weight_, bias_;
 };
 
+// The squared error averaged over each picture's object pixels (weighted by coverage),
+// mean over channels: [N]. Per channel that average is the object's colour as predicted.
+at::Tensor objectMeanError(const at::Tensor& err, const at::Tensor& cover) {
+  const at::Tensor mean = (err * cover).sum({2, 3}) / cover.sum({2, 3}).clamp_min(1e-3);
+  return mean.pow(2).mean(1);
+}
+
 using Snapshot = std::function<void(int64_t step, const std::vector<at::Tensor>& averages)>;
 
 std::vector<double> trainUNet(models::UNetModel& unet, models::ClipTextModel& text,
@@ -552,6 +568,12 @@ std::vector<double> trainUNet(models::UNetModel& unet, models::ClipTextModel& te
       const at::Tensor pw = 1.0 + o.object_weight * data.objects.index_select(0, index);
       per = (err.pow(2) * pw).sum({1, 2, 3}) / (pw.sum({1, 2, 3}) * static_cast<double>(err.size(1)));
     }
+    // The error averaged over the object's pixels, per channel, under Min-SNR-5 alone: at
+    // the highest noise levels that error is mostly where the object is rather than its
+    // colour, and the high-noise floor would let it swamp everything else.
+    const at::Tensor colour =
+        o.colour_loss > 0 ? o.colour_loss * (objectMeanError(err, data.cover.index_select(0, index)) * w.view({-1})).mean()
+                          : at::zeros({});
     at::Tensor loss;
     if (!floored.defined()) {
       loss = (per * w.view({-1})).mean();
@@ -563,6 +585,7 @@ std::vector<double> trainUNet(models::UNetModel& unet, models::ClipTextModel& te
     } else {
       loss = (per * floored.view({-1})).mean();
     }
+    loss = loss + colour;
     if (o.text_attribute_loss > 0) {
       // The end token and the last padding token of every caption.
       const at::Tensor flat = context.reshape({-1, context.size(2)});
@@ -660,6 +683,7 @@ std::string recipeExtras(const Options& o) {
   if (o.vae_edge_loss) out += ", VAE edge loss";
   if (o.per_channel_latents) out += ", per-channel latents";
   if (o.object_weight > 0) out += ", object weight " + std::to_string(o.object_weight);
+  if (o.colour_loss > 0) out += ", object colour loss " + std::to_string(o.colour_loss);
   if (o.text_attribute_loss > 0) out += ", text attribute loss " + std::to_string(o.text_attribute_loss);
   if (o.dtype != at::kBFloat16) out += ", fp32 compute";
   return out;
@@ -675,7 +699,7 @@ int usage() {
                "         [--pyramid-noise DISCOUNT] [--offset-noise F] [--high-noise-weight K]\n"
                "         [--high-noise-until FRACTION] [--high-noise-block LATENT_PIXELS]\n"
                "         [--vae-edge-loss] [--vae-res-blocks N] [--vae-judge-every STEPS] [--vae-only]\n"
-               "         [--per-channel-latents] [--object-weight W]\n"
+               "         [--per-channel-latents] [--object-weight W] [--colour-loss W]\n"
                "         [--text-attribute-loss W] [--vae-from FILE] [--bench]\n");
   return 2;
 }
@@ -714,6 +738,7 @@ int main(int argc, char** argv) {
       else if (a == "--vae-only") o.vae_only = true;
       else if (a == "--per-channel-latents") o.per_channel_latents = true;
       else if (a == "--object-weight") o.object_weight = std::stod(next());
+      else if (a == "--colour-loss") o.colour_loss = std::stod(next());
       else if (a == "--full-attention") o.attention_at_full = true;
       else if (a == "--pyramid-noise") o.pyramid_discount = std::stod(next());
       else if (a == "--offset-noise") o.offset_noise = std::stod(next());
