@@ -228,6 +228,8 @@ void EngineBridge::onEvent(const kiln::Event& e) {
     }
     running_ = Pending{};
     running_label_.clear();
+    // The queue shows the end at once (busy() is already false), not one event later.
+    Q_EMIT queueChanged();
     // The next request starts once this signal's receivers have seen the end.
     QMetaObject::invokeMethod(this, [this] { startNext(); }, Qt::QueuedConnection);
   };
