@@ -568,12 +568,6 @@ std::vector<double> trainUNet(models::UNetModel& unet, models::ClipTextModel& te
       const at::Tensor pw = 1.0 + o.object_weight * data.objects.index_select(0, index);
       per = (err.pow(2) * pw).sum({1, 2, 3}) / (pw.sum({1, 2, 3}) * static_cast<double>(err.size(1)));
     }
-    // The error averaged over the object's pixels, per channel, under Min-SNR-5 alone: at
-    // the highest noise levels that error is mostly where the object is rather than its
-    // colour, and the high-noise floor would let it swamp everything else.
-    const at::Tensor colour =
-        o.colour_loss > 0 ? o.colour_loss * (objectMeanError(err, data.cover.index_select(0, index)) * w.view({-1})).mean()
-                          : at::zeros({});
     at::Tensor loss;
     if (!floored.defined()) {
       loss = (per * w.view({-1})).mean();
@@ -585,7 +579,13 @@ std::vector<double> trainUNet(models::UNetModel& unet, models::ClipTextModel& te
     } else {
       loss = (per * floored.view({-1})).mean();
     }
-    loss = loss + colour;
+    if (o.colour_loss > 0) {
+      // The error averaged over the object's pixels, per channel, under Min-SNR-5 alone: at
+      // the highest noise levels that error is mostly where the object is rather than its
+      // colour, and the high-noise floor would let it swamp everything else.
+      const at::Tensor colour = objectMeanError(err, data.cover.index_select(0, index));
+      loss = loss + o.colour_loss * (colour * w.view({-1})).mean();
+    }
     if (o.text_attribute_loss > 0) {
       // The end token and the last padding token of every caption.
       const at::Tensor flat = context.reshape({-1, context.size(2)});
