@@ -105,6 +105,10 @@ struct Options {
   // value per latent channel: the object's colour, as the UNet predicts it), which the
   // per-pixel MSE weighs no more than any other component of the error; 0 = off.
   double colour_loss = 0.0;
+  // Fades the colour loss out at high noise: it counts min(1, SNR / S) of its weight at
+  // each noise level, where the object's place is still open and the object-averaged
+  // error measures that rather than the colour; 0 = full weight at every level.
+  double colour_loss_snr = 0.0;
   std::vector<int64_t> vae_mult{4, 2, 4};
 };
 
@@ -584,7 +588,9 @@ std::vector<double> trainUNet(models::UNetModel& unet, models::ClipTextModel& te
       // the highest noise levels that error is mostly where the object is rather than its
       // colour, and the high-noise floor would let it swamp everything else.
       const at::Tensor colour = objectMeanError(err, data.cover.index_select(0, index));
-      loss = loss + o.colour_loss * (colour * w.view({-1})).mean();
+      at::Tensor cw = w.view({-1});
+      if (o.colour_loss_snr > 0) cw = cw * at::clamp_max(snr.view({-1}) / o.colour_loss_snr, 1.0);
+      loss = loss + o.colour_loss * (colour * cw).mean();
     }
     if (o.text_attribute_loss > 0) {
       // The end token and the last padding token of every caption.
@@ -684,6 +690,8 @@ std::string recipeExtras(const Options& o) {
   if (o.per_channel_latents) out += ", per-channel latents";
   if (o.object_weight > 0) out += ", object weight " + std::to_string(o.object_weight);
   if (o.colour_loss > 0) out += ", object colour loss " + std::to_string(o.colour_loss);
+  if (o.colour_loss > 0 && o.colour_loss_snr > 0)
+    out += " faded below SNR " + std::to_string(o.colour_loss_snr);
   if (o.text_attribute_loss > 0) out += ", text attribute loss " + std::to_string(o.text_attribute_loss);
   if (o.dtype != at::kBFloat16) out += ", fp32 compute";
   return out;
@@ -700,7 +708,7 @@ int usage() {
                "         [--high-noise-until FRACTION] [--high-noise-block LATENT_PIXELS]\n"
                "         [--vae-edge-loss] [--vae-res-blocks N] [--vae-judge-every STEPS] [--vae-only]\n"
                "         [--per-channel-latents] [--object-weight W] [--colour-loss W]\n"
-               "         [--text-attribute-loss W] [--vae-from FILE] [--bench]\n");
+               "         [--colour-loss-snr S] [--text-attribute-loss W] [--vae-from FILE] [--bench]\n");
   return 2;
 }
 
@@ -739,6 +747,7 @@ int main(int argc, char** argv) {
       else if (a == "--per-channel-latents") o.per_channel_latents = true;
       else if (a == "--object-weight") o.object_weight = std::stod(next());
       else if (a == "--colour-loss") o.colour_loss = std::stod(next());
+      else if (a == "--colour-loss-snr") o.colour_loss_snr = std::stod(next());
       else if (a == "--full-attention") o.attention_at_full = true;
       else if (a == "--pyramid-noise") o.pyramid_discount = std::stod(next());
       else if (a == "--offset-noise") o.offset_noise = std::stod(next());
@@ -776,6 +785,8 @@ int main(int argc, char** argv) {
                 static_cast<long long>(unet.params().parameterCount()),
                 static_cast<long long>(text.params().parameterCount()));
     std::vector<double> vae_curve;
+    const std::string vae_name = o.vae_from.substr(o.vae_from.find_last_of('/') + 1);
+    std::string vae_training;  // "<file>: <its kiln.training>" for the --vae-from file
     if (o.vae_from.empty()) {
       startNearlyDeterministic(vae);
       vae_curve = trainVae(vae, o);
@@ -786,7 +797,15 @@ int main(int argc, char** argv) {
     } else {
       models::LoadOptions load;
       load.owned_prefixes = {kVaePrefix};
-      models::loadParams(vae.params(), models::openCheckpoint(o.vae_from).index, load, "VAE");
+      const models::Checkpoint source = models::openCheckpoint(o.vae_from);
+      models::loadParams(vae.params(), source.index, load, "VAE");
+      // How the borrowed VAE was trained goes into the new file's metadata; a file that
+      // borrowed its own VAE passes on where that one came from.
+      for (const auto& file : source.index.files()) {
+        const auto& m = file->metadata();
+        if (const auto it = m.find("kiln.training.vae"); it != m.end()) vae_training = it->second;
+        else if (const auto t = m.find("kiln.training"); t != m.end()) vae_training = vae_name + ": " + t->second;
+      }
       std::printf("VAE taken from %s\n", o.vae_from.c_str());
     }
     reportVaeReconstructions(vae, o, "the VAE trained");
@@ -820,18 +839,19 @@ int main(int argc, char** argv) {
 
     starter::initParams(text.params(), {}, o.dtype);
     starter::initParams(unet.params(), {"out_layers.3.", "proj_out.", "out.2."}, o.dtype);
-    const std::map<std::string, std::string> meta{
+    std::map<std::string, std::string> meta{
         {"kiln.model", "Kiln starter model: shapes in colours, trained by kiln-train-starter"},
         {"kiln.training",
          "seed " + std::to_string(o.seed) + ", " +
              (o.vae_from.empty() ? std::to_string(o.vae_steps) + " VAE steps x " + std::to_string(o.vae_batch)
-                                 : "VAE from " + o.vae_from) +
+                                 : "VAE from " + vae_name) +
              ", " + std::to_string(o.scenes) + " scenes, " +
              std::to_string(o.unet_steps) + " UNet steps x " + std::to_string(o.unet_batch) +
              recipeExtras(o)},
         {"modelspec.architecture", "stable-diffusion-v1"},
         {"modelspec.title", "Kiln starter"},
         {"modelspec.resolution", std::to_string(o.image) + "x" + std::to_string(o.image)}};
+    if (!vae_training.empty()) meta["kiln.training.vae"] = vae_training;
     // Intermediate checkpoints (<stem>-stepN.safetensors) with the averaged UNet and
     // text encoder, for judging progress while training goes on.
     const auto snapshot = [&](int64_t step, const std::vector<at::Tensor>& averages) {
