@@ -83,9 +83,10 @@ void ProgressTracker::finish(int i) {
   current_ = -1;
 }
 
-void ProgressTracker::update(int i, std::string name, int64_t total, int64_t pixels) {
+void ProgressTracker::update(int i, std::string name, int64_t total, int64_t pixels, std::string unit) {
   Stage& s = stages_[static_cast<std::size_t>(i)];
   s.name = std::move(name);
+  if (!unit.empty()) s.unit = std::move(unit);
   s.total = total;
   pixels_[static_cast<std::size_t>(i)] = pixels;
   if (env_.timings) s.expected_seconds = env_.timings->secondsPerUnit(keyOf(i)) * static_cast<double>(total);

@@ -25,9 +25,9 @@ class ProgressTracker {
   // Progress events at most every 10 ms, and always for the first and the last unit.
   void progress(int i, int64_t done, int64_t total);
   void finish(int i);
-  // A stage's plan changed (its name, its unit count, the size its timing is keyed by):
-  // sends StageUpdated with the new stage.
-  void update(int i, std::string name, int64_t total, int64_t pixels = 0);
+  // A stage's plan changed (its name, its unit count, the size its timing is keyed by, what
+  // its units are when `unit` is not empty): sends StageUpdated with the new stage.
+  void update(int i, std::string name, int64_t total, int64_t pixels = 0, std::string unit = {});
   // Stages that will not run (a skipped batch) stop counting towards the whole.
   void drop(int from);
 

@@ -189,9 +189,10 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     tracker.finish(decode);
 
     const std::string sampler_name = solver == sampling::FlowSolver::UniPc ? "UniPC" : "Euler";
+    // A still has no frame rate: its text is what a workflow's SaveImage writes.
     const std::string parameters = formatA1111Parameters(p, sampler_name, pipe.displayName()) +
-                                   ", Frames: " + std::to_string(frames) + ", FPS: " + formatNumber(p.fps) +
-                                   ", Shift: " + formatNumber(settings.shift);
+                                   ", Frames: " + std::to_string(frames) + ", Shift: " + formatNumber(settings.shift) +
+                                   (frames > 1 ? ", FPS: " + formatNumber(p.fps) : std::string());
     result.fps = p.fps;
     Image first = result.frames.front();
     first.text["parameters"] = parameters;

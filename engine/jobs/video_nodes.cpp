@@ -21,10 +21,6 @@ using schema::number;
 using schema::out;
 using schema::text;
 
-// Wan 2.1's latent grid, which EmptyVideoLatent lays out (the Sampler checks it against
-// the model it is given).
-constexpr int64_t kLatentChannels = 16, kSpatial = 8, kTemporal = 4, kSideMultiple = 16;
-
 int64_t tensorBytes(const at::Tensor& t) { return t.defined() ? static_cast<int64_t>(t.nbytes()) : 0; }
 
 
@@ -37,6 +33,28 @@ std::vector<Image> framesOf(const ImageValue& v) {
 }  // namespace
 
 bool isVideoRef(const ModelRef& ref) { return ref.family == "wan21"; }
+
+graph::NodeOutputs loadVideoModelOutputs(NodeCall& c, const std::string& path, const std::string& vae,
+                                         const std::string& text_encoder, const std::string& dtype, double shift) {
+  if (path.empty()) throw Error(ErrorKind::InvalidArgument, "LoadVideoModel needs a model");
+  const nodes::WanModelPaths paths = nodes::resolveWanModel(path, vae, text_encoder);
+  ModelRef ref;
+  ref.path = paths.transformer;
+  ref.vae_path = paths.vae;
+  ref.text_encoder_path = paths.text_encoder;
+  ref.dtype = computeScalarType(dtype, c.run.device);
+  checkComputeDtype(ref.dtype, c.run.device);
+  ref.key = videoModelKey(paths, ref.dtype);
+  ref.family = "wan21";
+  ref.flow_shift = shift;
+  const nodes::WanPipeline& pipe = c.run.videoModel(ref, [&c](std::size_t done, std::size_t total) {
+    if (c.stage >= 0) c.run.tracker.progress(c.stage, static_cast<int64_t>(done), static_cast<int64_t>(total));
+  }).pipeline();
+  ref.name = pipe.displayName();
+  for (const auto& n : pipe.notes()) c.run.env.emit(logEvent(n));
+  c.run.result.model_family = ref.family;
+  return modelOutputs(ref);
+}
 
 NodeDefinition loadVideoModel() {
   NodeDefinition d;
@@ -58,26 +76,8 @@ NodeDefinition loadVideoModel() {
   d.stage_name = "Loading model";
   d.unit = "tensors";
   d.run = [](NodeCall& c) {
-    const std::string path = c.stringParam("model_name");
-    if (path.empty()) throw Error(ErrorKind::InvalidArgument, "LoadVideoModel needs a model");
-    const nodes::WanModelPaths paths =
-        nodes::resolveWanModel(path, c.stringParam("vae_name"), c.stringParam("text_encoder_name"));
-    ModelRef ref;
-    ref.path = paths.transformer;
-    ref.vae_path = paths.vae;
-    ref.text_encoder_path = paths.text_encoder;
-    ref.dtype = computeScalarType(c.stringParam("dtype"), c.run.device);
-    checkComputeDtype(ref.dtype, c.run.device);
-    ref.key = videoModelKey(paths, ref.dtype);
-    ref.family = "wan21";
-    ref.flow_shift = c.floatParam("shift");
-    const nodes::WanPipeline& pipe = c.run.videoModel(ref, [&c](std::size_t done, std::size_t total) {
-      c.run.tracker.progress(c.stage, static_cast<int64_t>(done), static_cast<int64_t>(total));
-    }).pipeline();
-    ref.name = pipe.displayName();
-    for (const auto& n : pipe.notes()) c.run.env.emit(logEvent(n));
-    c.run.result.model_family = ref.family;
-    return modelOutputs(ref);
+    return loadVideoModelOutputs(c, c.stringParam("model_name"), c.stringParam("vae_name"),
+                                 c.stringParam("text_encoder_name"), c.stringParam("dtype"), c.floatParam("shift"));
   };
   d.still_valid = modelStillCached;
   return d;
@@ -86,34 +86,37 @@ NodeDefinition loadVideoModel() {
 NodeDefinition emptyVideoLatent() {
   NodeDefinition d;
   d.schema = {"EmptyVideoLatent", "Empty video latent", "latent",
-              "A blank video latent (Wan 2.1's grid: frames 1 + 4n, sides multiples of 16): what text-to-video "
-              "starts from",
+              "A blank video latent: what text-to-video starts from. The video model that samples it gives its grid "
+              "(Wan 2.1: frames 1 + 4n, sides multiples of 16)",
               {},
-              {number("width", ValueType::Int, int64_t{832}, 16, 4096, 16, "Width", "Pixels; a multiple of 16"),
-               number("height", ValueType::Int, int64_t{480}, 16, 4096, 16, "Height", "Pixels; a multiple of 16"),
+              {number("width", ValueType::Int, int64_t{832}, 16, 4096, 16, "Width",
+                      "Pixels; snapped down to the model's grid (16 for Wan 2.1)"),
+               number("height", ValueType::Int, int64_t{480}, 16, 4096, 16, "Height",
+                      "Pixels; snapped down to the model's grid (16 for Wan 2.1)"),
                number("frames", ValueType::Int, int64_t{81}, 1, 1025, 4, "Frames",
-                      "1 + 4n frames (others are snapped); 1 renders a still")},
+                      "Snapped to the model's grid (1 + 4n for Wan 2.1); 1 renders a still")},
               {out(ValueType::Latent, "Latent")}};
   d.run = [](NodeCall& c) {
-    const int64_t w = std::max(kSideMultiple, c.intParam("width") / kSideMultiple * kSideMultiple);
-    const int64_t h = std::max(kSideMultiple, c.intParam("height") / kSideMultiple * kSideMultiple);
-    if (w != c.intParam("width") || h != c.intParam("height"))
-      c.run.env.emit(logEvent("size " + std::to_string(c.intParam("width")) + "x" + std::to_string(c.intParam("height")) +
-                              " is not a multiple of 16; using " + std::to_string(w) + "x" + std::to_string(h)));
-    const int64_t frames = nodes::snapFrames(c.intParam("frames"), kTemporal);
-    if (frames != c.intParam("frames"))
-      c.run.env.emit(logEvent(std::to_string(c.intParam("frames")) + " frames are not on the grid of 1 + 4n; using " +
-                              std::to_string(frames)));
     LatentValue v;
-    v.samples = at::zeros({1, kLatentChannels, 1 + (frames - 1) / kTemporal, h / kSpatial, w / kSpatial});
-    const int64_t bytes = tensorBytes(v.samples);
-    return graph::NodeOutputs{makeValue(ValueType::Latent, std::move(v), bytes)};
+    v.empty = LatentRequest{c.intParam("width"), c.intParam("height"), 1, c.intParam("frames")};
+    return graph::NodeOutputs{makeValue(ValueType::Latent, std::move(v), 0)};
   };
   return d;
 }
 
+namespace {
+
+void refuseLoras(const ModelRef& ref) {
+  if (!ref.loras.empty())
+    throw Error(ErrorKind::InvalidArgument, "LoRAs for video models are not supported yet; remove the LoadLoRA node "
+                                            "before '" + ref.name + "'");
+}
+
+}  // namespace
+
 graph::NodeOutputs encodeVideoPrompt(NodeCall& c) {
   const ModelRef& ref = c.input<ModelRef>("clip");
+  refuseLoras(ref);
   const nodes::WanPipeline& pipe = c.run.videoModel(ref).pipeline();
   ConditioningValue v;
   v.text = c.stringParam("text");
@@ -129,49 +132,98 @@ graph::NodeOutputs encodeVideoPrompt(NodeCall& c) {
   return graph::NodeOutputs{makeValue(ValueType::Conditioning, std::move(v), bytes)};
 }
 
+namespace {
+
+// The video an empty latent asks for on `pipe`'s grid: frames 1 + tf n (a picture's
+// latent: one frame), sides multiples of the model's; changes are logged.
+struct VideoRequest {
+  int64_t frames = 1, height = 0, width = 0, batch = 1;
+};
+
+VideoRequest videoRequest(NodeCall& c, const LatentRequest& request, const nodes::WanPipeline& pipe) {
+  VideoRequest r;
+  const auto [w, h] = snappedLatentSize(c.run, request, pipe.spatialMultiple());
+  r.width = w;
+  r.height = h;
+  r.batch = request.batch;
+  if (request.frames > 0) {
+    r.frames = nodes::snapFrames(request.frames, pipe.temporalFactor());
+    if (r.frames != request.frames) {
+      std::string notice = std::to_string(request.frames) + " frames are not on the model's grid of 1 + " +
+                           std::to_string(pipe.temporalFactor()) + "n; rendering " + std::to_string(r.frames);
+      c.run.env.emit(logEvent(notice));
+      c.run.result.notices.push_back(std::move(notice));
+    }
+  }
+  if (r.batch > 1 && r.frames > 1)
+    throw Error(ErrorKind::InvalidArgument, "a video model renders one video at a time; a batch of " +
+                                                std::to_string(r.batch) + " needs 1 frame each (stills)");
+  return r;
+}
+
+}  // namespace
+
 graph::NodeOutputs sampleVideo(NodeCall& c) {
   const ModelRef& ref = c.input<ModelRef>("model");
+  refuseLoras(ref);
   const auto& pos = c.input<ConditioningValue>("positive");
   const auto& neg = c.input<ConditioningValue>("negative");
   const LatentValue& latent = c.input<LatentValue>("latent_image");
   const nodes::WanPipeline& pipe = c.run.videoModel(ref).pipeline();
   const auto& tc = pipe.transformer().config();
-  if (latent.samples.dim() != 5 || latent.samples.size(1) != tc.in_channels)
-    throw Error(ErrorKind::InvalidArgument, "a video model samples a video latent (EmptyVideoLatent) of " +
-                                                std::to_string(tc.in_channels) + " channels");
   if (pos.context.dim() != 3 || pos.context.size(-1) != tc.text_dim || neg.context.size(-1) != tc.text_dim)
     throw Error(ErrorKind::InvalidArgument, "the conditioning was not encoded by this video model's text encoder; "
                                             "link its Text encoder output to both TextEncode nodes");
+  VideoRequest request;
+  if (latent.empty) {
+    request = videoRequest(c, *latent.empty, pipe);
+  } else {
+    // A sampled video latent: sampled again from noise at its size.
+    if (latent.samples.dim() != 5 || latent.samples.size(1) != tc.in_channels)
+      throw Error(ErrorKind::InvalidArgument, "a video model samples a video latent (EmptyVideoLatent) of " +
+                                                  std::to_string(tc.in_channels) + " channels");
+    const int64_t s = pipe.vae().config().spatialFactor();
+    request.frames = 1 + (latent.samples.size(2) - 1) * pipe.temporalFactor();
+    request.height = latent.samples.size(3) * s;
+    request.width = latent.samples.size(4) * s;
+    request.batch = latent.samples.size(0);
+  }
   if (c.floatParam("denoise") != 1.0)
     c.run.env.emit(logEvent("denoise applies to image latents; a video is sampled from noise"));
-  const int64_t frames = 1 + (latent.samples.size(2) - 1) * pipe.temporalFactor();
-  const int64_t s = pipe.vae().config().spatialFactor();
-  const int64_t height = latent.samples.size(3) * s, width = latent.samples.size(4) * s;
   nodes::WanSampleSettings settings;
   settings.steps = c.intParam("steps");
   settings.guidance = c.floatParam("cfg");
   settings.shift = ref.flow_shift > 0 ? ref.flow_shift : pipe.defaults().flow_shift;
   settings.solver = nodes::flowSolverNamed(c.stringParam("sampler_name"));
   const int64_t seed = c.intParam("seed");
+  const int64_t total = request.batch * settings.steps;
+  if (c.run.tracker.stage(c.stage).total != total) c.run.tracker.update(c.stage, c.run.tracker.stage(c.stage).name, total);
   LatentValue result;
-  {
-    memory::DeviceScope on_device(c.run.device);
-    result.samples = pipe.sample(pos.context, neg.context, frames, height, width, seed, settings,
-                                 [&](const sampling::FlowStep& st) { c.run.tracker.progress(c.stage, st.step + 1, st.total); });
+  std::vector<at::Tensor> outs;
+  for (int64_t b = 0; b < request.batch; ++b) {
+    // Image b of a batch of stills uses seed + b.
+    {
+      memory::DeviceScope on_device(c.run.device);
+      outs.push_back(pipe.sample(pos.context, neg.context, request.frames, request.height, request.width, seed + b,
+                                 settings, [&](const sampling::FlowStep& st) {
+                                   c.run.tracker.progress(c.stage, b * settings.steps + st.step + 1, total);
+                                 }));
+    }
+    if (!at::isfinite(outs.back()).all().item<bool>())
+      throw Error(ErrorKind::NonFinite, "denoising produced NaN or infinity; try fp32 or fewer steps");
+    RenderParams p;
+    p.prompt = pos.text;
+    p.negative_prompt = neg.text;
+    p.seed = seed + b;
+    p.steps = static_cast<int>(settings.steps);
+    p.cfg_scale = settings.guidance;
+    p.width = static_cast<int>(request.width);
+    p.height = static_cast<int>(request.height);
+    result.parameters.push_back(
+        formatA1111Parameters(p, settings.solver == sampling::FlowSolver::UniPc ? "UniPC" : "Euler", ref.name) +
+        ", Frames: " + std::to_string(request.frames) + ", Shift: " + formatNumber(settings.shift));
   }
-  if (!at::isfinite(result.samples).all().item<bool>())
-    throw Error(ErrorKind::NonFinite, "denoising produced NaN or infinity; try fp32 or fewer steps");
-  RenderParams p;
-  p.prompt = pos.text;
-  p.negative_prompt = neg.text;
-  p.seed = seed;
-  p.steps = static_cast<int>(settings.steps);
-  p.cfg_scale = settings.guidance;
-  p.width = static_cast<int>(width);
-  p.height = static_cast<int>(height);
-  result.parameters.push_back(
-      formatA1111Parameters(p, settings.solver == sampling::FlowSolver::UniPc ? "UniPC" : "Euler", ref.name) +
-      ", Frames: " + std::to_string(frames) + ", Shift: " + formatNumber(settings.shift));
+  result.samples = outs.size() == 1 ? outs.front() : at::cat(outs, 0);
   const int64_t bytes = tensorBytes(result.samples);
   return graph::NodeOutputs{makeValue(ValueType::Latent, std::move(result), bytes)};
 }
@@ -179,26 +231,33 @@ graph::NodeOutputs sampleVideo(NodeCall& c) {
 graph::NodeOutputs decodeVideo(NodeCall& c) {
   const LatentValue& latent = c.input<LatentValue>("samples");
   const nodes::WanPipeline& pipe = c.run.videoModel(c.input<ModelRef>("vae")).pipeline();
-  if (latent.samples.dim() != 5 || latent.samples.size(1) != pipe.vae().config().z_dim)
+  const auto& vc = pipe.vae().config();
+  at::Tensor samples = latent.samples;
+  if (latent.empty) {  // nothing sampled: the VAE's picture of an all-zero latent
+    const VideoRequest r = videoRequest(c, *latent.empty, pipe);
+    samples = at::zeros({r.batch, vc.z_dim, vc.latentFrames(r.frames), r.height / vc.spatialFactor(),
+                         r.width / vc.spatialFactor()});
+  }
+  if (samples.dim() != 5 || samples.size(1) != vc.z_dim)
     throw Error(ErrorKind::InvalidArgument, "a video VAE decodes a video latent (from a video model's Sampler)");
   // One pass per latent frame (carrying the causal cache) and spatial tile.
   const nodes::VaeTilingSettings tiling = tilingOf(c);
   nodes::validateTiling(tiling);
-  const auto& vc = pipe.vae().config();
-  const int64_t lh = latent.samples.size(3), lw = latent.samples.size(4);
+  const int64_t lh = samples.size(3), lw = samples.size(4);
   const models::WanSpatialTiles tiles =
       nodes::planVideoTiles(vc, lh, lw, 1, pipe.vae().params().slots().front().tensor->scalar_type(), tiling.mode,
                             tiling.tile_pixels, tiling.overlap_pixels, availableWorkBytes(c.run.device));
-  const int64_t total = latent.samples.size(2) * nodes::videoTileCount(lh, lw, tiles);
+  const int64_t total = samples.size(0) * samples.size(2) * nodes::videoTileCount(lh, lw, tiles);
   if (c.run.tracker.stage(c.stage).total != total) c.run.tracker.update(c.stage, c.run.tracker.stage(c.stage).name, total);
   std::vector<at::Tensor> chunks;
   int64_t done = 0;
   {
     memory::DeviceScope on_device(c.run.device);
-    pipe.decode(
-        latent.samples, 1,
-        [&](const at::Tensor& frames) { chunks.push_back(frames[0].permute({1, 0, 2, 3}).contiguous()); },  // [n, 3, H, W]
-        tiles, [&] { c.run.tracker.progress(c.stage, ++done, total); });
+    for (int64_t b = 0; b < samples.size(0); ++b)
+      pipe.decode(
+          samples.narrow(0, b, 1), 1,
+          [&](const at::Tensor& frames) { chunks.push_back(frames[0].permute({1, 0, 2, 3}).contiguous()); },  // [n, 3, H, W]
+          tiles, [&] { c.run.tracker.progress(c.stage, ++done, total); });
   }
   ImageValue image;
   image.rgb = at::cat(chunks, 0);
@@ -236,7 +295,13 @@ NodeDefinition saveVideo() {
     VideoWriteOptions options;
     options.fps = c.floatParam("fps");
     options.crf = static_cast<int>(c.intParam("crf"));
-    if (!images.parameters.empty()) options.metadata["parameters"] = images.parameters.front();
+    // The frame rate is the video's, as a render job's video files say it.
+    const std::string parameters =
+        images.parameters.empty() ? std::string() : images.parameters.front() + ", FPS: " + formatNumber(options.fps);
+    if (!parameters.empty()) {
+      options.metadata["parameters"] = parameters;
+      options.metadata["comment"] = parameters;
+    }
     options.metadata["kiln_workflow"] = workflowToJson(*run.job.workflow);
     const auto total = static_cast<int64_t>(frames.size());
     options.progress = [&](int done, int) {
@@ -256,7 +321,7 @@ NodeDefinition saveVideo() {
     run.env.write_video(path, frames, options);
     run.result.paths.push_back(path);
     Image first = frames.front();
-    if (!images.parameters.empty()) first.text["parameters"] = images.parameters.front();
+    if (!parameters.empty()) first.text["parameters"] = parameters;
     run.result.images.push_back(std::move(first));
     run.result.frames = std::move(frames);
     run.result.fps = options.fps;

@@ -11,6 +11,7 @@
 #include "jobs/video_nodes.h"
 #include "memory/device.h"
 #include "models/sd/sd_checkpoint.h"
+#include "nodes/wan_pipeline.h"
 #include "nodes/image_prep.h"
 
 namespace kiln::jobs {
@@ -71,7 +72,8 @@ std::pair<at::Tensor, at::Tensor> readPicture(const NodeCall& c, const std::stri
 NodeDefinition loadCheckpoint() {
   NodeDefinition d;
   d.schema = {"LoadCheckpoint", "Load checkpoint", "loaders",
-              "Loads an SD 1.x, SD 2.x or SDXL checkpoint (a .safetensors file or a diffusers folder)", {},
+              "Loads an SD 1.x, SD 2.x or SDXL checkpoint (a .safetensors file or a diffusers folder), or a Wan 2.1 "
+              "video model as LoadVideoModel does", {},
               {text("ckpt_name", ValueType::File, std::string(), "Checkpoint", "The model file; empty: the starter model"),
                choice("dtype", {"auto", "fp32", "bf16", "fp16"}, "auto", "Compute precision",
                       "auto: bf16 on CPUs with bf16 instructions, else fp32 (bf16 is emulated and many times "
@@ -85,6 +87,15 @@ NodeDefinition loadCheckpoint() {
   d.stage_name = "Loading model";
   d.unit = "bytes";
   d.run = [](NodeCall& c) {
+    if (const std::string path = resolveModelPath(c.stringParam("ckpt_name")); nodes::isWanModel(path)) {
+      // A video model picked where a checkpoint goes (the generate panel's model): it
+      // loads as LoadVideoModel would, and the template renders stills with it.
+      if (c.stringParam("prediction") != "auto" || c.stringParam("zero_terminal_snr") != "auto")
+        c.run.env.emit(logEvent("'" + path + "' is a flow-matching video model: prediction and zero terminal SNR "
+                                "do not apply and are ignored"));
+      if (c.stage >= 0) c.run.tracker.update(c.stage, c.run.tracker.stage(c.stage).name, 0, 0, "tensors");
+      return loadVideoModelOutputs(c, path, {}, {}, c.stringParam("dtype"), 0.0);
+    }
     ModelRef ref;
     ref.path = resolveModelPath(c.stringParam("ckpt_name"));
     ref.dtype = computeScalarType(c.stringParam("dtype"), c.run.device);
@@ -264,20 +275,20 @@ NodeDefinition textEncode() {
 
 NodeDefinition emptyLatent() {
   NodeDefinition d;
-  d.schema = {"EmptyLatent", "Empty latent", "latent", "A blank latent of a size: what text-to-image starts from", {},
-              {number("width", ValueType::Int, int64_t{512}, 64, 8192, 8, "Width", "Pixels; a multiple of 8"),
-               number("height", ValueType::Int, int64_t{512}, 64, 8192, 8, "Height", "Pixels; a multiple of 8"),
+  d.schema = {"EmptyLatent", "Empty latent", "latent",
+              "A blank latent of a size: what text-to-image starts from. The model that samples it gives its "
+              "layout (SD: 4 channels at 1/8 of the pixels; the starter model: 1/4; a video model: one frame)",
+              {},
+              {number("width", ValueType::Int, int64_t{512}, 64, 8192, 8, "Width",
+                      "Pixels; snapped down to the model's grid (8 for SD models)"),
+               number("height", ValueType::Int, int64_t{512}, 64, 8192, 8, "Height",
+                      "Pixels; snapped down to the model's grid (8 for SD models)"),
                number("batch_size", ValueType::Int, int64_t{1}, 1, 64, 1, "Batch size", "Pictures at once")},
               {out(ValueType::Latent, "Latent")}};
   d.run = [](NodeCall& c) {
-    const int64_t w = c.intParam("width") / 8 * 8, h = c.intParam("height") / 8 * 8;
-    if (w != c.intParam("width") || h != c.intParam("height"))
-      c.run.env.emit(logEvent("size " + std::to_string(c.intParam("width")) + "x" + std::to_string(c.intParam("height")) +
-                              " is not a multiple of 8; using " + std::to_string(w) + "x" + std::to_string(h)));
     LatentValue v;
-    v.samples = at::zeros({c.intParam("batch_size"), 4, h / 8, w / 8});
-    const int64_t bytes = tensorBytes(v.samples);
-    return graph::NodeOutputs{makeValue(ValueType::Latent, std::move(v), bytes)};
+    v.empty = LatentRequest{c.intParam("width"), c.intParam("height"), c.intParam("batch_size"), 0};
+    return graph::NodeOutputs{makeValue(ValueType::Latent, std::move(v), 0)};
   };
   return d;
 }
@@ -312,7 +323,7 @@ NodeDefinition sampler() {
     const auto& pos = c.input<ConditioningValue>("positive");
     const auto& neg = c.input<ConditioningValue>("negative");
     const LatentValue& latent = c.input<LatentValue>("latent_image");
-    if (latent.samples.dim() != 4)
+    if ((latent.empty && latent.empty->frames > 0) || (!latent.empty && latent.samples.dim() != 4))
       throw Error(ErrorKind::InvalidArgument, "an image model samples an image latent; a video latent needs a video "
                                               "model (LoadVideoModel)");
     const int64_t steps = c.intParam("steps"), seed = c.intParam("seed");
@@ -335,17 +346,25 @@ NodeDefinition sampler() {
       throw Error(ErrorKind::InvalidArgument, "the conditioning was encoded for another model (context width " +
                                                   std::to_string(pos.context.size(-1)) + ", the model needs " +
                                                   std::to_string(pipe.unet().config().context_dim) + ")");
-    const int64_t batch = latent.samples.size(0), h = latent.samples.size(2), w = latent.samples.size(3);
     const int64_t f = pipe.spec().vae.downscale(), channels = pipe.spec().unet.in_channels;
+    // An empty latent takes this model's grid; a picture's must already be on it.
+    const at::Tensor samples =
+        latent.empty ? emptyImageLatent(c.run, *latent.empty, {channels, f, f}) : latent.samples;
+    if (samples.size(1) != channels)
+      throw Error(ErrorKind::InvalidArgument, "the latent has " + std::to_string(samples.size(1)) +
+                                                  " channels but this model samples " + std::to_string(channels) +
+                                                  "; it was made by another model's VAE");
+    const int64_t batch = samples.size(0), h = samples.size(2), w = samples.size(3);
     const int64_t total = batch * steps_run;
     if (c.run.tracker.stage(c.stage).total != total) c.run.tracker.update(c.stage, c.run.tracker.stage(c.stage).name, total);
 
     // A latent made with another scaling (a VAE of its own) is brought to the model's.
     const double scale = pipe.spec().vae.scaling_factor;
     const at::Tensor start = latent.scaling_factor > 0 && latent.scaling_factor != scale
-                                 ? latent.samples * (scale / latent.scaling_factor)
-                                 : latent.samples;
+                                 ? samples * (scale / latent.scaling_factor)
+                                 : samples;
     LatentValue result = latent;
+    result.empty.reset();
     result.from_image = true;  // a further Sampler refines it (denoise), as an SDXL refiner does
     result.parameters.clear();  // this sampling's, not an earlier one's
     result.scaling_factor = scale;
@@ -379,6 +398,15 @@ NodeDefinition sampler() {
             [&](const sampling::StepInfo& s) {
               model.setLoraProgress(static_cast<double>(s.step + 1) / static_cast<double>(s.total));
               c.run.tracker.progress(c.stage, b * steps_run + s.step + 1, total);
+              if (c.run.job.previews) {
+                Event e;
+                e.type = EventType::Preview;
+                e.stage = c.stage;
+                e.done = b * steps_run + s.step + 1;
+                e.total = total;
+                e.image = imageFromRgb(pipe.previewRgb(*s.denoised));
+                c.run.env.emit(std::move(e));
+              }
             },
             latent.from_image ? &init : nullptr, settings);
         outs.push_back(toHost(c.run.device, out));
@@ -417,18 +445,26 @@ NodeDefinition vaeDecode() {
   d.run = [](NodeCall& c) {
     const LatentValue& latent = c.input<LatentValue>("samples");
     if (isVideoRef(c.input<ModelRef>("vae"))) return decodeVideo(c);
-    if (latent.samples.dim() != 4)
+    if ((latent.empty && latent.empty->frames > 0) || (!latent.empty && latent.samples.dim() != 4))
       throw Error(ErrorKind::InvalidArgument, "an image VAE decodes an image latent; a video latent needs its video "
                                               "model's VAE");
     const nodes::VaeCodec codec = c.run.vae(c.input<ModelRef>("vae"), latent.scaling_factor);
     const nodes::VaeTilingSettings tiling = tilingOf(c);
     nodes::validateTiling(tiling);
+    const int64_t f = codec.config().downscale();
+    const at::Tensor samples =
+        latent.empty ? emptyImageLatent(c.run, *latent.empty, {codec.config().embed_dim, f, f}) : latent.samples;
+    if (samples.size(1) != codec.config().embed_dim)
+      throw Error(ErrorKind::InvalidArgument, "the latent has " + std::to_string(samples.size(1)) +
+                                                  " channels but this VAE decodes " +
+                                                  std::to_string(codec.config().embed_dim) +
+                                                  "; link the VAE of the model that sampled it");
     ImageValue image;
     std::vector<at::Tensor> outs;
     {
       memory::DeviceScope on_device(c.run.device);
-      for (int64_t b = 0; b < latent.samples.size(0); ++b) {
-        at::Tensor decoded = runVaeStage(nodes::VaeWork::Decode, codec, latent.samples.narrow(0, b, 1),
+      for (int64_t b = 0; b < samples.size(0); ++b) {
+        at::Tensor decoded = runVaeStage(nodes::VaeWork::Decode, codec, samples.narrow(0, b, 1),
                                          {c.run.tracker, c.stage, c.run.env, c.run.device, tiling, {}});
         // Outside an inpainting mask the picture stays exactly as it was.
         if (latent.pixel_mask.defined() && latent.source_rgb.defined()) {
@@ -616,6 +652,10 @@ std::vector<LoraSpec> combineLoras(const std::vector<LoraSpec>& current, const s
 }  // namespace
 
 PipelineModel& WorkflowRun::model(const ModelRef& ref) {
+  if (isVideoRef(ref) || ref.vae_file)
+    throw Error(ErrorKind::InvalidArgument, "'" + ref.path + "' is " +
+                                                (ref.vae_file ? "a VAE file" : "a video model") +
+                                                "; this node needs an image model's part (LoadCheckpoint)");
   if (const auto it = uncached.find(ref.key); it != uncached.end()) return *it->second;
   if (const auto it = leases.find(ref.key); it != leases.end()) return static_cast<PipelineModel&>(it->second.model());
   // Its LoadCheckpoint's result came from the node cache and the model cache holds it.
@@ -709,6 +749,31 @@ const NodeDefinition* NodeLibrary::find(const std::string& type) const {
   for (const NodeDefinition& d : definitions_)
     if (d.schema.type == type) return &d;
   return nullptr;
+}
+
+std::pair<int64_t, int64_t> snappedLatentSize(WorkflowRun& run, const LatentRequest& request, int64_t multiple) {
+  if (request.width < 1 || request.height < 1 || request.batch < 1)
+    throw Error(ErrorKind::InvalidArgument, "an empty latent of " + std::to_string(request.width) + "x" +
+                                                std::to_string(request.height) + " pixels and batch " +
+                                                std::to_string(request.batch) + " cannot be laid out");
+  const int64_t w = std::max(multiple, request.width / multiple * multiple);
+  const int64_t h = std::max(multiple, request.height / multiple * multiple);
+  if (w != request.width || h != request.height) {
+    std::string notice = "size " + std::to_string(request.width) + "x" + std::to_string(request.height) +
+                         " is not a multiple of " + std::to_string(multiple) + "; rendering " + std::to_string(w) +
+                         "x" + std::to_string(h) + " instead";
+    run.env.emit(logEvent(notice));
+    run.result.notices.push_back(std::move(notice));
+  }
+  return {w, h};
+}
+
+at::Tensor emptyImageLatent(WorkflowRun& run, const LatentRequest& request, const LatentFormat& format) {
+  if (request.frames > 0)
+    throw Error(ErrorKind::InvalidArgument, "a video latent (EmptyVideoLatent) needs a video model (LoadVideoModel) "
+                                            "and its VAE");
+  const auto [w, h] = snappedLatentSize(run, request, format.side_multiple);
+  return at::zeros({request.batch, format.channels, h / format.spatial, w / format.spatial});
 }
 
 nodes::VaeTilingSettings tilingOf(const NodeCall& c) {

@@ -51,8 +51,28 @@ struct ConditioningValue {
   double aesthetic_score = 6.0;  // SDXL refiner
 };
 
+// What an empty latent (EmptyLatent, EmptyVideoLatent) asks for. Its grid (channels,
+// pixels per cell, frames per latent frame) belongs to the model that samples it, so the
+// Sampler (or a VAEDecode) lays it out: an SD latent has 4 channels at 1/8 of the
+// pixels, the starter model's 4 at 1/4, Wan 2.1's 16 at 1/8 in time steps of 4 frames.
+struct LatentRequest {
+  int64_t width = 0, height = 0;  // pixels, snapped to the model's grid where it is laid out
+  int64_t batch = 1;
+  int64_t frames = 0;  // 0: a picture's latent; else a video's frames (snapped to the grid)
+};
+
+// A model's latent grid.
+struct LatentFormat {
+  int64_t channels = 0;
+  int64_t spatial = 0;        // pixels per latent cell
+  int64_t side_multiple = 0;  // sides snap down to a multiple of this (spatial, times a patch)
+};
+
 struct LatentValue {
-  at::Tensor samples;  // [B, C, h, w], scaled by scaling_factor; a video's [1, C, T, h, w]
+  // [B, C, h, w], scaled by scaling_factor; a video's [1, C, T, h, w]. Undefined for an
+  // empty latent, which `empty` describes.
+  at::Tensor samples;
+  std::optional<LatentRequest> empty;
   double scaling_factor = 0;  // of the model or VAE that made it; 0: any (an empty latent)
   // A picture's latent (encoded, or sampled before), not an empty one: sampling starts
   // part-way (denoise).
@@ -145,6 +165,11 @@ bool modelStillCached(const graph::NodeOutputs& outputs, const RunEnvironment& e
 std::string checkedPrefix(const NodeCall& c);
 // A VAE node's tiling parameters.
 nodes::VaeTilingSettings tilingOf(const NodeCall& c);
+// The pixel size an empty latent asks for, snapped down to `multiple` (at least one
+// multiple); a change is logged and kept among the job's notices.
+std::pair<int64_t, int64_t> snappedLatentSize(WorkflowRun& run, const LatentRequest& request, int64_t multiple);
+// An empty picture latent laid out on `format`'s grid: zeros [batch, channels, h, w].
+at::Tensor emptyImageLatent(WorkflowRun& run, const LatentRequest& request, const LatentFormat& format);
 
 class NodeLibrary {
  public:

@@ -1,17 +1,22 @@
 // The starter model Kiln ships: it loads through ordinary SD 1.x detection, and it draws
 // what held-out prompts (caption combinations it never saw in training) ask for, as
 // judged by a detector that is itself checked on drawn ground truth first.
+#include <QTemporaryDir>
 #include <QtTest>
 
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
 
+#include "kiln/engine.h"
 #include "kiln/render.h"
 #include "models/common/params.h"
 #include "models/sd/sd_checkpoint.h"
 #include "scenes.h"
 #include "starter_judge.h"
 #include "starter_vae_judge.h"
+#include "template_workflow.h"
 
 using namespace kiln;
 
@@ -38,6 +43,55 @@ std::vector<starter::SceneSpec> heldOutPrompts() {
   specs.insert(specs.end(), counts.begin(), counts.end());
   return specs;
 }
+
+// The generate panel's path: the app's default template workflow, with the prompt and
+// seed filled in, run as a job on an engine (the model stays cached between jobs).
+class TemplateRenderer {
+ public:
+  explicit TemplateRenderer(std::string output_dir) : output_dir_(std::move(output_dir)) {
+    EngineOptions o;
+    o.sink = [this](const Event& e) {
+      if (e.type != EventType::JobFinished && e.type != EventType::JobFailed && e.type != EventType::JobCancelled)
+        return;
+      std::lock_guard<std::mutex> lock(mutex_);
+      end_ = e;
+      ended_ = true;
+      changed_.notify_all();
+    };
+    // The pictures are judged from the job's results; the files only need to exist.
+    o.write_image = [](const std::string& path, const Image&) {
+      if (std::FILE* f = std::fopen(path.c_str(), "w")) std::fclose(f);
+    };
+    engine_ = std::make_unique<Engine>(o);
+  }
+
+  Image render(const std::string& model, const std::string& prompt, int64_t seed) {
+    Workflow w = app::defaultTemplate();
+    w.node("model")->params["ckpt_name"] = model;
+    w.node("prompt")->params["text"] = prompt;
+    w.node("sampler")->params["seed"] = seed;
+    Job job;
+    job.workflow = std::make_shared<const Workflow>(app::prepareRun(w, engine_->nodeSchemas(), 0, "starter"));
+    job.output_dir = output_dir_;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ended_ = false;
+    }
+    engine_->submit(std::move(job));
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [this] { return ended_; });
+    if (end_.type != EventType::JobFinished) throw std::runtime_error("the template failed: " + end_.message);
+    return end_.outputs.at(0);
+  }
+
+ private:
+  std::string output_dir_;
+  std::unique_ptr<Engine> engine_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  Event end_;
+  bool ended_ = false;
+};
 
 }  // namespace
 
@@ -121,17 +175,31 @@ class StarterModelTest : public QObject {
     QVERIFY(r.image.text.at("parameters").find("Model: kiln-starter") != std::string::npos);
   }
 
+  // Every held-out prompt rendered through kiln::render (kiln-cli render's path) is judged,
+  // and rendered again through the app's default template workflow (the Generate button's
+  // path), which must draw the same picture, so the rates hold on both paths.
   void drawsWhatHeldOutPromptsAskFor() {
     const auto singles = starter::heldOutSingles();
     const auto counts = starter::heldOutCounts();
     const std::string model = starterModelPath();
-    int shown = 0;
-    const auto report = [&](const starter::SceneSpec& spec, int64_t seed, const Image&,
+    QTemporaryDir out;
+    TemplateRenderer workflow(out.path().toStdString());
+    int shown = 0, differing = 0, compared = 0;
+    const auto report = [&](const starter::SceneSpec& spec, int64_t seed, const Image& image,
                             const testing::Judgement& j) {
       const bool ok = j.colour_ok && j.position_ok && j.shape_ok && j.count_ok;
       if (!ok && shown++ < 25)
         std::fprintf(stderr, "seed %lld '%s': drew %s\n", static_cast<long long>(seed),
                      starter::canonicalPrompt(spec).c_str(), j.describe().c_str());
+      const Image drawn = workflow.render(model, starter::canonicalPrompt(spec), seed);
+      ++compared;
+      if (drawn.width != image.width || drawn.height != image.height || drawn.pixels != image.pixels ||
+          drawn.text.at("parameters") != image.text.at("parameters")) {
+        if (differing++ < 5)
+          std::fprintf(stderr, "seed %lld '%s': the template workflow drew another picture (%dx%d)\n",
+                       static_cast<long long>(seed), starter::canonicalPrompt(spec).c_str(), drawn.width,
+                       drawn.height);
+      }
     };
     // In this CPU's fast precision: bf16 where it has bf16 instructions, else fp32.
     const ComputeDType dtype = fastCpuDType();
@@ -143,6 +211,8 @@ class StarterModelTest : public QObject {
     rates.counts = count_rates.counts;
     rates.count = count_rates.count;
     rates.print(stderr);
+    QCOMPARE(compared, rates.images);
+    QCOMPARE(differing, 0);
     QVERIFY(rates.singles >= 60);
     QVERIFY(rates.colourRate() >= kColourFloor);
     QVERIFY(rates.positionRate() >= kPositionFloor);

@@ -90,6 +90,35 @@ EngineRun runOnEngine(kiln::Job job, const std::function<void(kiln::Engine&, con
   return run;
 }
 
+// Text to video (or stills) as a workflow: `loader` (LoadVideoModel or LoadCheckpoint) of
+// `model`, two prompts, `latent`, a Sampler (seed 7, 3 UniPC steps, CFG 5), VAEDecode and
+// `output` (SaveVideo or PreviewImage).
+kiln::Workflow textToVideo(const std::string& loader, const std::string& model, kiln::WorkflowNode latent,
+                           kiln::WorkflowNode output) {
+  kiln::Workflow w;
+  const std::string param = loader == "LoadVideoModel" ? "model_name" : "ckpt_name";
+  latent.id = "latent";
+  output.id = "out";
+  w.nodes = {{"model", loader, {{param, model}}, 0, 0, ""},
+             {"pos", "TextEncode", {{"text", std::string("a red cat runs across a field")}}, 0, 0, ""},
+             {"neg", "TextEncode", {{"text", std::string("blurry")}}, 0, 0, ""},
+             latent,
+             {"sampler",
+              "Sampler",
+              {{"seed", int64_t{7}}, {"steps", int64_t{3}}, {"cfg", 5.0}, {"sampler_name", std::string("uni_pc")}},
+              0,
+              0,
+              ""},
+             {"decode", "VAEDecode", {}, 0, 0, ""},
+             output};
+  w.links = {{"model", "CLIP", "pos", "clip"},           {"model", "CLIP", "neg", "clip"},
+             {"model", "MODEL", "sampler", "model"},     {"pos", "CONDITIONING", "sampler", "positive"},
+             {"neg", "CONDITIONING", "sampler", "negative"}, {"latent", "LATENT", "sampler", "latent_image"},
+             {"sampler", "LATENT", "decode", "samples"}, {"model", "VAE", "decode", "vae"},
+             {"decode", "IMAGE", "out", "images"}};
+  return w;
+}
+
 std::size_t entries(const std::string& dir) {
   std::size_t n = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++n;
@@ -261,27 +290,11 @@ class TestVideoJob : public QObject {
   // Sampler, VAEDecode and SaveVideo, whose file carries the workflow.
   void runsAsAWorkflow() {
     QTemporaryDir out;
-    std::string json = "{\"kiln_workflow\": 1, \"nodes\": ["
-                       "{\"id\": \"model\", \"type\": \"LoadVideoModel\", \"params\": {\"model_name\": \"MODEL\"}},"
-                       "{\"id\": \"pos\", \"type\": \"TextEncode\", \"params\": {\"text\": \"a red cat runs across a field\"}},"
-                       "{\"id\": \"neg\", \"type\": \"TextEncode\", \"params\": {\"text\": \"blurry\"}},"
-                       "{\"id\": \"latent\", \"type\": \"EmptyVideoLatent\", \"params\": {\"width\": 64, \"height\": 48, \"frames\": 5}},"
-                       "{\"id\": \"sampler\", \"type\": \"Sampler\", \"params\": {\"seed\": 7, \"steps\": 3, \"cfg\": 5, \"sampler_name\": \"uni_pc\"}},"
-                       "{\"id\": \"decode\", \"type\": \"VAEDecode\"},"
-                       "{\"id\": \"save\", \"type\": \"SaveVideo\", \"params\": {\"fps\": 8, \"format\": \"webm\"}}],"
-                       "\"links\": ["
-                       "{\"from\": \"model\", \"output\": \"CLIP\", \"to\": \"pos\", \"input\": \"clip\"},"
-                       "{\"from\": \"model\", \"output\": \"CLIP\", \"to\": \"neg\", \"input\": \"clip\"},"
-                       "{\"from\": \"model\", \"output\": \"MODEL\", \"to\": \"sampler\", \"input\": \"model\"},"
-                       "{\"from\": \"pos\", \"output\": \"CONDITIONING\", \"to\": \"sampler\", \"input\": \"positive\"},"
-                       "{\"from\": \"neg\", \"output\": \"CONDITIONING\", \"to\": \"sampler\", \"input\": \"negative\"},"
-                       "{\"from\": \"latent\", \"output\": \"LATENT\", \"to\": \"sampler\", \"input\": \"latent_image\"},"
-                       "{\"from\": \"sampler\", \"output\": \"LATENT\", \"to\": \"decode\", \"input\": \"samples\"},"
-                       "{\"from\": \"model\", \"output\": \"VAE\", \"to\": \"decode\", \"input\": \"vae\"},"
-                       "{\"from\": \"decode\", \"output\": \"IMAGE\", \"to\": \"save\", \"input\": \"images\"}]}";
-    json.replace(json.find("MODEL"), 5, model_.folder);
     kiln::Job job;
-    job.workflow = std::make_shared<const kiln::Workflow>(kiln::parseWorkflow(json));
+    job.workflow = std::make_shared<const kiln::Workflow>(textToVideo(
+        "LoadVideoModel", model_.folder,
+        {"", "EmptyVideoLatent", {{"width", int64_t{64}}, {"height", int64_t{48}}, {"frames", int64_t{5}}}, 0, 0, ""},
+        {"", "SaveVideo", {{"fps", 8.0}, {"format", std::string("webm")}}, 0, 0, ""}));
     job.output_dir = out.path().toStdString();
     const EngineRun run = runOnEngine(job);
     QVERIFY2(run.end.type == kiln::EventType::JobFinished, run.end.message.c_str());
@@ -303,6 +316,35 @@ class TestVideoJob : public QObject {
     const kiln::Workflow restored = kiln::parseWorkflow(v.metadata.at("kiln_workflow"));
     QCOMPARE(restored.nodes.size(), std::size_t{7});
     QVERIFY(v.metadata.at("parameters").find("Frames: 5") != std::string::npos);
+  }
+
+  // A video model picked where a checkpoint goes (LoadCheckpoint, as the generate panel's
+  // template has it) with an EmptyLatent renders stills on the model's own grid (16
+  // channels, 1/8): image b of a batch with seed + b, each what the render API draws as a
+  // one-frame video, with the same parameters text.
+  void checkpointLoaderRendersStillsWithAVideoModel() {
+    kiln::Job job;
+    job.workflow = std::make_shared<const kiln::Workflow>(textToVideo(
+        "LoadCheckpoint", model_.folder,
+        {"", "EmptyLatent", {{"width", int64_t{64}}, {"height", int64_t{64}}, {"batch_size", int64_t{2}}}, 0, 0, ""},
+        {"", "PreviewImage", {}, 0, 0, ""}));
+    const EngineRun run = runOnEngine(job);
+    QVERIFY2(run.end.type == kiln::EventType::JobFinished, run.end.message.c_str());
+    QCOMPARE(run.end.outputs.size(), std::size_t{2});
+    for (int b = 0; b < 2; ++b) {
+      auto params = tinyVideo(model_.folder, 1);
+      params.width = 64;
+      params.height = 64;
+      params.seed = 7 + b;
+      params.dtype = kiln::ComputeDType::Auto;
+      const auto r = kiln::render(params);
+      const kiln::Image& still = run.end.outputs.at(static_cast<std::size_t>(b));
+      QCOMPARE(still.width, 64);
+      QCOMPARE(still.height, 64);
+      QVERIFY(samePixels(still, r.image));
+      QCOMPARE(still.text.at("parameters"), r.image.text.at("parameters"));
+    }
+    QVERIFY(!samePixels(run.end.outputs[0], run.end.outputs[1]));
   }
 
   // Video memory defaults on an accelerator (a simulated one here): the UMT5 encoder

@@ -15,6 +15,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QPlainTextEdit>
+#include <QProcess>
 #include <QPushButton>
 #include <QSettings>
 #include <QSpinBox>
@@ -28,6 +29,7 @@
 #include "first_start_wizard.h"
 #include "gallery_panel.h"
 #include "kiln/build_info.h"
+#include "kiln/render.h"
 #include "image_view.h"
 #include "main_window.h"
 #include "memory_panel.h"
@@ -37,6 +39,7 @@
 #include "result_files.h"
 #include "settings.h"
 #include "stage_progress_bar.h"
+#include "wan_tiny.h"
 
 namespace {
 
@@ -68,6 +71,57 @@ class TestMainWindow : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
+  // The Generate button (the default template workflow on the app's engine) draws what
+  // `kiln-cli render` draws with the same settings, at the size asked for: the starter
+  // model (whose VAE downscales by 4), an SD 1.x model (by 8) and a Wan 2.1 video model
+  // picked as the model (a still, 16 latent channels).
+  void generateDrawsWhatTheCliRenders_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<int>("steps");
+    QTest::addColumn<QStringList>("extra");  // kiln-cli options beside the panel's
+    QTest::newRow("starter model") << "starter" << 6 << QStringList{};
+    QTest::newRow("sd1") << "sd1" << 3 << QStringList{};
+    QTest::newRow("wan21 still") << "wan" << 2 << QStringList{"--frames", "1"};
+  }
+  void generateDrawsWhatTheCliRenders() {
+    QFETCH(QString, model);
+    QFETCH(int, steps);
+    QFETCH(QStringList, extra);
+    QTemporaryDir dir;
+    QString path = model == "starter" ? QString::fromStdString(kiln::starterModelPath()) : tinyModel();
+    if (model == "wan") path = QString::fromStdString(kiln::testing::writeWanTinyModel(dir.filePath("wan").toStdString()).folder);
+    auto window = makeWindow(dir);
+    QVERIFY(window);
+    window->modelEdit()->setText(path);
+    window->promptEdit()->setPlainText("a red circle on a blue background");
+    window->negativeEdit()->setPlainText("blurry");
+    window->stepsSpin()->setValue(steps);
+    window->cfgSpin()->setValue(5);
+    window->widthSpin()->setValue(64);
+    window->heightSpin()->setValue(64);
+    window->show();
+    QTest::mouseClick(window->generateButton(), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(window->hasResult(), 120000);
+    QCOMPARE(window->statusText(), QString("Done"));
+    QCOMPARE(window->imageView()->image().size(), QSize(64, 64));
+    QTRY_COMPARE(pngs(dir).size(), 1);
+    const QImage app(dir.filePath("out/" + pngs(dir).front()));
+
+    const QString cli_png = dir.filePath("cli.png");
+    QProcess cli;
+    cli.start(KILN_CLI_PATH, QStringList{"render", "--model", path, "--prompt", "a red circle on a blue background",
+                                         "--negative", "blurry", "--seed", "7", "--steps", QString::number(steps),
+                                         "--cfg", "5", "--width", "64", "--height", "64", "--out", cli_png} + extra);
+    QVERIFY(cli.waitForFinished(300000));
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+    const QImage rendered(cli_png);
+    QCOMPARE(app.size(), QSize(64, 64));
+    QCOMPARE(rendered.size(), QSize(64, 64));
+    QCOMPARE(app.text("parameters"), rendered.text("parameters"));
+    QVERIFY(app.text("parameters").contains("Size: 64x64"));
+    QVERIFY(app.convertToFormat(QImage::Format_RGB888) == rendered.convertToFormat(QImage::Format_RGB888));
+  }
+
   void generatesSavesAndListsAResult() {
     QTemporaryDir dir;
     auto window = makeWindow(dir);

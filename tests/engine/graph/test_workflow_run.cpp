@@ -171,6 +171,68 @@ class TestWorkflowRun : public QObject {
     for (const auto& [node, state] : rec_.states(id)) QVERIFY2(state == NodeState::Done, node.c_str());
   }
 
+  // EmptyLatent takes the grid of the model that samples it. The starter model's VAE
+  // downscales by 4: 64x64 draws 64x64, as kiln::render does, and 70x66 snaps to its grid
+  // (68x64) with a notice. A video latent and a latent of another channel count are
+  // refused by an image model with the reason.
+  void emptyLatentTakesTheModelsGrid() {
+    kiln::Workflow w = textToImage(5);
+    w.node("ckpt")->params["ckpt_name"] = std::string();  // the starter model
+    kiln::JobId id = submit(w);
+    kiln::Event end = rec_.waitEnd(id);
+    QVERIFY2(end.type == EventType::JobFinished, end.message.c_str());
+    QCOMPARE(end.outputs.at(0).width, 64);
+    QCOMPARE(end.outputs.at(0).height, 64);
+    kiln::RenderParams p = sameAsRender(5);
+    p.model_path = kiln::starterModelPath();
+    const kiln::Image reference = kiln::render(p).image;
+    QCOMPARE(maxDiff(end.outputs[0], reference), 0.0);
+    QCOMPARE(end.outputs[0].text.at("parameters"), reference.text.at("parameters"));
+
+    w.node("latent")->params["width"] = int64_t{70};
+    w.node("latent")->params["height"] = int64_t{66};
+    id = submit(w);
+    end = rec_.waitEnd(id);
+    QVERIFY2(end.type == EventType::JobFinished, end.message.c_str());
+    QCOMPARE(end.outputs.at(0).width, 68);
+    QCOMPARE(end.outputs.at(0).height, 64);
+    const auto logs = rec_.of(id, EventType::Log);
+    QVERIFY(std::any_of(logs.begin(), logs.end(), [](const kiln::Event& e) {
+      return e.message == "size 70x66 is not a multiple of 4; rendering 68x64 instead";
+    }));
+
+    kiln::Workflow video = textToImage(5);
+    video.node("latent")->type = "EmptyVideoLatent";
+    video.node("latent")->params = {{"width", int64_t{64}}, {"height", int64_t{64}}, {"frames", int64_t{5}}};
+    end = rec_.waitEnd(submit(video));
+    QCOMPARE(end.type, EventType::JobFailed);
+    QVERIFY2(end.message.find("a video latent needs a video model") != std::string::npos, end.message.c_str());
+
+    // The 4-channel latent decoded by a VAE of 8 latent channels is refused by the node.
+    const std::string wide = dir_.filePath("wide-vae.safetensors").toStdString();
+    {
+      const auto file = kiln::tensor_io::SafetensorsFile::open(tinyModel());
+      kiln::testing::NamedTensors tensors;
+      const std::string prefix = "first_stage_model.";
+      for (const auto& info : file->tensors()) {
+        if (info.name.rfind(prefix, 0) != 0) continue;
+        const std::string name = info.name.substr(prefix.size());
+        at::Tensor t = kiln::tensor_io::viewStored({file, &info}).to(at::kFloat);
+        if (name == "post_quant_conv.weight") t = at::cat({t, t}, 1);  // [z, 8, 1, 1]
+        if (name == "quant_conv.weight" || name == "quant_conv.bias") t = at::cat({t, t}, 0);
+        tensors.push_back({name, t});
+      }
+      kiln::testing::writeTensors(wide, tensors);
+    }
+    kiln::Workflow mixed = textToImage(5);
+    mixed.nodes.push_back({"vae", "LoadVAE", {{"vae_name", wide}}, 0, 0, ""});
+    for (auto& l : mixed.links)
+      if (l.to_node == "decode" && l.to_input == "vae") l = {"vae", "VAE", "decode", "vae"};
+    end = rec_.waitEnd(submit(mixed));
+    QCOMPARE(end.type, EventType::JobFailed);
+    QVERIFY2(end.message.find("channels but this VAE decodes") != std::string::npos, end.message.c_str());
+  }
+
   // Every sampler and schedule runs through the Sampler node, names itself in the
   // picture's parameters as A1111 would, and draws what the render API draws with the same
   // settings (the same noise, in the same order, for the ones that add noise).
