@@ -1,5 +1,6 @@
 #include "image_view.h"
 
+#include <QEvent>
 #include <QGraphicsPixmapItem>
 #include <QKeyEvent>
 #include <QWheelEvent>
@@ -20,8 +21,25 @@ ImageView::ImageView(QWidget* parent) : QGraphicsView(parent) {
   setDragMode(QGraphicsView::ScrollHandDrag);
   setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
   setRenderHint(QPainter::SmoothPixmapTransform);
-  setBackgroundBrush(palette().window());
+  setBackgroundBrush(palette().window());  // follows the theme (changeEvent)
   setMinimumSize(256, 256);
+}
+
+void ImageView::changeEvent(QEvent* event) {
+  if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange)
+    setBackgroundBrush(palette().window());
+  QGraphicsView::changeEvent(event);
+}
+
+void ImageView::setSmoothScaling(bool smooth) {
+  smooth_ = smooth;
+  updateScaling();
+}
+
+// Reduced pictures are always interpolated; enlarged ones only with smooth scaling.
+void ImageView::updateScaling() {
+  item_->setTransformationMode(zoom() > 1.0 && !smooth_ ? Qt::FastTransformation : Qt::SmoothTransformation);
+  viewport()->update();
 }
 
 void ImageView::setImage(const QImage& image) {
@@ -36,21 +54,20 @@ double ImageView::zoom() const { return transform().m11(); }
 void ImageView::zoomBy(double factor) {
   const double target = std::clamp(zoom() * factor, kMinZoom, kMaxZoom);
   fit_ = false;
-  // Past 1:1 the pixels are shown as blocks, the way artists inspect detail.
-  item_->setTransformationMode(target > 1.0 ? Qt::FastTransformation : Qt::SmoothTransformation);
   setTransform(QTransform::fromScale(target, target));
+  updateScaling();  // past 1:1 the pixels are blocks, the way artists inspect detail
   Q_EMIT zoomChanged(target);
 }
 
 void ImageView::fitToWindow() {
   fit_ = true;
-  item_->setTransformationMode(Qt::SmoothTransformation);
   if (image_.isNull()) {
     resetTransform();
   } else {
-    fitInView(item_, Qt::KeepAspectRatio);
-    if (zoom() > 1.0) setTransform(QTransform());  // small pictures are not blown up
+    fitInView(item_, Qt::KeepAspectRatio);  // small pictures are enlarged to the window
+    if (zoom() > kMaxZoom) setTransform(QTransform::fromScale(kMaxZoom, kMaxZoom));
   }
+  updateScaling();
   Q_EMIT zoomChanged(zoom());
 }
 

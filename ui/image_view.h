@@ -1,5 +1,6 @@
-// The result viewer: the picture fitted to the window until zoomed; the wheel and
-// +/- zoom around the cursor, 0 fits, 1 shows actual pixels; drag to pan.
+// The result viewer: the picture fitted to the window (enlarged too) until zoomed; the
+// wheel and +/- zoom around the cursor, 0 fits, 1 shows actual pixels; drag to pan.
+// Enlarged pictures show their pixels as blocks unless smooth scaling is on.
 #pragma once
 
 #include <QGraphicsView>
@@ -23,6 +24,9 @@ class ImageView : public QGraphicsView {
   void zoomBy(double factor);
   void fitToWindow();
   void actualSize();
+  // Whether enlarged pictures are interpolated (off: nearest neighbour, pixels as blocks).
+  void setSmoothScaling(bool smooth);
+  bool smoothScaling() const noexcept { return smooth_; }
 
  Q_SIGNALS:
   void zoomChanged(double zoom);
@@ -31,11 +35,15 @@ class ImageView : public QGraphicsView {
   void wheelEvent(QWheelEvent* event) override;
   void keyPressEvent(QKeyEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;
+  void changeEvent(QEvent* event) override;
 
  private:
+  void updateScaling();
+
   QImage image_;
   QGraphicsPixmapItem* item_ = nullptr;
   bool fit_ = true;
+  bool smooth_ = false;
 };
 
 }  // namespace kiln::ui

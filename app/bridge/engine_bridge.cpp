@@ -64,10 +64,18 @@ EngineBridge::EngineBridge(const QString& device, QObject* parent) : QObject(par
   options.write_image = [](const std::string& path, const kiln::Image& image) { kiln::writeImage(path, image); };
   options.write_video = [](const std::string& path, const std::vector<kiln::Image>& frames,
                            const kiln::VideoWriteOptions& o) { kiln::writeVideo(path, frames, o); };
+  // Everything kiln-cli's engine has: LoadImage and LoadMask read pictures too.
+  options.read_image = [](const std::string& path) { return kiln::readImage(path); };
   options.device = device.toStdString();
-  options.embedding_dirs = kiln::embeddingFolders(kiln::defaultModelFolders());
+  // Embeddings come from the model folders in Preferences (setModelFolders), per job.
   memory_pool_.setMaxThreadCount(1);
   engine_ = std::make_unique<kiln::Engine>(std::move(options));
+}
+
+void EngineBridge::setModelFolders(const QStringList& folders) {
+  kiln::ModelFolders roots;
+  for (const QString& f : folders) roots.roots.push_back(f.toStdString());
+  embedding_dirs_ = kiln::embeddingFolders(roots);
 }
 
 // Destroying the engine cancels its job and joins its thread before this object goes.
@@ -131,8 +139,10 @@ void EngineBridge::startNext() {
         const QString name = expandNameTemplate(r.output_name, roleParams(*r.workflow, next.run), QDateTime::currentDateTime());
         job.workflow = std::make_shared<const kiln::Workflow>(prepareRun(*r.workflow, engine_->nodeSchemas(), next.run, name));
         job.output_dir = r.output_folder.toStdString();
+        job.params.embedding_dirs = embedding_dirs_;
       } else {
         job.params = r.params;
+        job.params.embedding_dirs.insert(job.params.embedding_dirs.end(), embedding_dirs_.begin(), embedding_dirs_.end());
         job.batch = r.batch;
         if (!r.output_folder.isEmpty())
           job.output_path =

@@ -97,6 +97,9 @@ class EngineBridge : public QObject {
   // the next job starts), without reloading; memoryChanged() reports the new placement.
   // Throws kiln::Error for settings that cannot work.
   void setOffloadSettings(const kiln::OffloadSettings& settings) { engine_->setOffloadSettings(settings); }
+  // The model folders from Preferences: their embeddings folders (<root>/embeddings,
+  // <root>/models/embeddings) serve the prompts of the jobs started from now on.
+  void setModelFolders(const QStringList& folders);
   kiln::OffloadSettings offloadSettings() const { return engine_->offloadSettings(); }
   MemorySnapshot memory() const { return toSnapshot(engine_->memoryStats()); }
   // Reads the memory figures off the GUI thread; memoryChanged() brings them. Does
@@ -138,6 +141,7 @@ class EngineBridge : public QObject {
   void log(const QString& line);
 
   std::unique_ptr<kiln::Engine> engine_;
+  std::vector<std::string> embedding_dirs_;  // from the model folders in Preferences
   QList<Pending> pending_;
   quint64 next_id_ = 1;
   Pending running_;  // id 0: none

@@ -21,6 +21,28 @@ SettingSpec spec(QString key, SettingType type, QVariant def, QString descriptio
 
 const QStringList kOffloadModes{"none", "model", "group-block", "group-leaf", "balanced"};
 
+// QSettings' INI format keeps the section [General] for keys outside any group: a group
+// named "general" is written as [%General] and read back as "General", so general/ keys
+// came back empty at the next start. They are stored under "main/" instead; files
+// written before are read once and moved there.
+const QLatin1String kGeneralGroup("general/"), kStoredGeneralGroup("main/");
+
+QString storageKey(const QString& key) {
+  return key.startsWith(kGeneralGroup) ? kStoredGeneralGroup + key.mid(kGeneralGroup.size()) : key;
+}
+
+void moveLegacyGeneralKeys(QSettings& store) {
+  bool moved = false;
+  for (const QString& key : store.allKeys()) {
+    if (key.section('/', 0, 0).compare(QLatin1String("general"), Qt::CaseInsensitive) != 0) continue;
+    const QString target = kStoredGeneralGroup + key.section('/', 1);
+    if (!store.contains(target)) store.setValue(target, store.value(key));
+    store.remove(key);
+    moved = true;
+  }
+  if (moved) store.sync();
+}
+
 QString defaultOutputFolder() {
   const QString pictures = QStandardPaths::writableLocation(QStandardPaths::PicturesLocation);
   return pictures.isEmpty() ? QDir::homePath() + "/Pictures" : pictures;
@@ -114,8 +136,8 @@ const SettingSpec* findSetting(const QString& key) {
   return nullptr;
 }
 
-Settings::Settings() : store_(std::make_unique<QSettings>()) {}
-Settings::Settings(std::unique_ptr<QSettings> store) : store_(std::move(store)) {}
+Settings::Settings() : Settings(std::make_unique<QSettings>()) {}
+Settings::Settings(std::unique_ptr<QSettings> store) : store_(std::move(store)) { moveLegacyGeneralKeys(*store_); }
 
 QString Settings::check(const SettingSpec& spec, const QVariant& value) {
   switch (spec.type) {
@@ -172,8 +194,8 @@ QString Settings::check(const SettingSpec& spec, const QVariant& value) {
 QVariant Settings::value(const QString& key) const {
   const SettingSpec* s = findSetting(key);
   if (!s) return {};
-  if (!store_->contains(key)) return s->default_value;
-  const QVariant v = store_->value(key);
+  if (!store_->contains(storageKey(key))) return s->default_value;
+  const QVariant v = store_->value(storageKey(key));
   if (!check(*s, v).isEmpty()) return s->default_value;  // edited by hand into something invalid
   switch (s->type) {
     case SettingType::Bool: return v.typeId() == QMetaType::Bool ? v.toBool() : v.toString() == "true";
@@ -193,12 +215,12 @@ QString Settings::set(const QString& key, const QVariant& v) {
   if (!s) return tr("Kiln has no setting %1").arg(key);
   const QString problem = check(*s, v);
   if (!problem.isEmpty()) return problem;
-  store_->setValue(key, v);
+  store_->setValue(storageKey(key), v);
   store_->sync();
   return {};
 }
 
-void Settings::reset(const QString& key) { store_->remove(key); }
+void Settings::reset(const QString& key) { store_->remove(storageKey(key)); }
 
 QStringList Settings::modelFolders() const { return value("general/model_folders").toStringList(); }
 QString Settings::outputFolder() const { return value("general/output_folder").toString(); }
@@ -228,7 +250,7 @@ VaeTiling Settings::vaeTiling() const { return parseVaeTiling(value("memory/vae_
 int Settings::tileSize() const { return value("memory/tile_size").toInt(); }
 int Settings::tileOverlap() const { return value("memory/tile_overlap").toInt(); }
 bool Settings::firstStartDue() const {
-  if (!store_->allKeys().isEmpty() && !store_->contains("general/first_start")) return false;
+  if (!store_->allKeys().isEmpty() && !store_->contains(storageKey("general/first_start"))) return false;
   return value("general/first_start").toBool();
 }
 

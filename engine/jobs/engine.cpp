@@ -263,7 +263,9 @@ struct Engine::Impl {
     env.write_image = options.write_image;
     env.read_image = options.read_image;
     env.write_video = options.write_video;
-    env.embedding_dirs = options.embedding_dirs;
+    // A workflow's TextEncode nodes look in the job's folders first, as a render does.
+    env.embedding_dirs = rec.job.workflow ? rec.job.params.embedding_dirs : std::vector<std::string>{};
+    env.embedding_dirs.insert(env.embedding_dirs.end(), options.embedding_dirs.begin(), options.embedding_dirs.end());
     env.skip = &rec.skip;
     env.job_bytes = &job_bytes;
 

@@ -22,17 +22,36 @@ int ProgressTracker::add(StageKind kind, std::string name, std::string unit, int
   stages_.push_back(std::move(s));
   pixels_.push_back(pixels);
   fraction_done_.push_back(0);
+  expected_units_.push_back(expected_units);
+  guessed_.push_back(false);
   const int i = static_cast<int>(stages_.size()) - 1;
-  stages_.back().expected_seconds =
-      env_.timings ? env_.timings->secondsPerUnit(keyOf(i)) * static_cast<double>(expected_units) : 1.0;
+  estimate(i);
   return i;
 }
+
+void ProgressTracker::estimate(int i) {
+  const auto k = static_cast<std::size_t>(i);
+  stages_[k].expected_seconds =
+      env_.timings ? env_.timings->secondsPerUnit(keyOf(i)) * static_cast<double>(expected_units_[k]) : 1.0;
+  guessed_[k] = env_.timings && !env_.timings->known(keyOf(i));
+}
+
+void ProgressTracker::setModel(std::string family, std::string dtype) {
+  base_.family = std::move(family);
+  base_.dtype = std::move(dtype);
+  for (int i = 0; i < size(); ++i)
+    if (fraction_done_[static_cast<std::size_t>(i)] < 1.0 && i != current_) estimate(i);
+}
+
+void ProgressTracker::setUnit(int i, std::string unit) { stages_[static_cast<std::size_t>(i)].unit = std::move(unit); }
 
 void ProgressTracker::plan() {
   Event e;
   e.type = EventType::StagePlanned;
   e.stages = stages_;
   e.eta_seconds = remainingExpected();
+  for (std::size_t k = 0; k < stages_.size(); ++k)
+    if (guessed_[k]) e.eta_seconds = -1;
   env_.emit(std::move(e));
   job_start_ = Clock::now();
 }
@@ -71,7 +90,13 @@ void ProgressTracker::finish(int i) {
   Stage& s = stages_[static_cast<std::size_t>(i)];
   fraction_done_[static_cast<std::size_t>(i)] = 1.0;
   const double seconds = std::chrono::duration<double>(Clock::now() - stage_start_).count();
-  if (env_.timings) env_.timings->record(keyOf(i), s.total, seconds);
+  if (env_.timings) {
+    env_.timings->record(keyOf(i), s.total, seconds);
+    // Stages still to come that were guessed may now have this measurement. (Their
+    // weights stay as planned, so the overall fraction never runs backwards.)
+    for (int k = i + 1; k < size(); ++k)
+      if (guessed_[static_cast<std::size_t>(k)]) guessed_[static_cast<std::size_t>(k)] = !env_.timings->known(keyOf(k));
+  }
   Event e;
   e.type = EventType::StageFinished;
   e.stage = i;
@@ -89,7 +114,8 @@ void ProgressTracker::update(int i, std::string name, int64_t total, int64_t pix
   if (!unit.empty()) s.unit = std::move(unit);
   s.total = total;
   pixels_[static_cast<std::size_t>(i)] = pixels;
-  if (env_.timings) s.expected_seconds = env_.timings->secondsPerUnit(keyOf(i)) * static_cast<double>(total);
+  expected_units_[static_cast<std::size_t>(i)] = total;
+  if (env_.timings) estimate(i);
   Event e;
   e.type = EventType::StageUpdated;
   e.stage = i;
@@ -101,7 +127,10 @@ void ProgressTracker::update(int i, std::string name, int64_t total, int64_t pix
 }
 
 void ProgressTracker::drop(int from) {
-  for (std::size_t k = static_cast<std::size_t>(from); k < stages_.size(); ++k) stages_[k].expected_seconds = 0;
+  for (std::size_t k = static_cast<std::size_t>(from); k < stages_.size(); ++k) {
+    stages_[k].expected_seconds = 0;
+    guessed_[k] = false;
+  }
 }
 
 double ProgressTracker::expectedTotal() const {
@@ -124,6 +153,9 @@ void ProgressTracker::fill(Event& e) const {
   const double elapsed = std::chrono::duration<double>(Clock::now() - job_start_).count();
   const double speed = done > 0.05 * total && done > 0 ? std::clamp(elapsed / done, 0.2, 5.0) : 1.0;
   e.eta_seconds = std::max(0.0, total - done) * speed;
+  // A stage still to finish that was never timed here makes any figure a guess.
+  for (std::size_t k = 0; k < stages_.size(); ++k)
+    if (guessed_[k] && fraction_done_[k] < 1.0) e.eta_seconds = -1;
 }
 
 }  // namespace kiln::jobs

@@ -30,6 +30,12 @@ class ProgressTracker {
   void update(int i, std::string name, int64_t total, int64_t pixels = 0, std::string unit = {});
   // Stages that will not run (a skipped batch) stop counting towards the whole.
   void drop(int from);
+  // The model a workflow loaded, once known: the timings of the stages still to come are
+  // looked up for its family and compute dtype.
+  void setModel(std::string family, std::string dtype);
+  // What a stage's units are, where it turns out to count something else (its expected
+  // time is kept).
+  void setUnit(int i, std::string unit);
 
   int current() const noexcept { return current_; }
   const Stage& stage(int i) const { return stages_[static_cast<std::size_t>(i)]; }
@@ -46,7 +52,12 @@ class ProgressTracker {
   RunEnvironment& env_;
   TimingKey base_;
   std::vector<Stage> stages_;
+  void estimate(int i);  // the stage's expected time from the timings
   std::vector<int64_t> pixels_;  // per stage, 0: the picture's
+  std::vector<int64_t> expected_units_;
+  // Per stage: its expected time is the built-in guess, never measured on this machine,
+  // so no time left is given until it has finished ("estimating").
+  std::vector<bool> guessed_;
   std::vector<double> fraction_done_;
   int current_ = -1;
   Clock::time_point job_start_ = Clock::now(), stage_start_ = Clock::now(), last_progress_{};

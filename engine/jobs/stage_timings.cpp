@@ -103,6 +103,16 @@ void StageTimings::save(const std::string& path) const {
 
 bool StageTimings::measured(const TimingKey& key) const { return entries_.count(keyString(key)) > 0; }
 
+bool StageTimings::known(const TimingKey& key) const {
+  if (measured(key)) return true;
+  for (const auto& [name, e] : entries_) {
+    TimingKey other;
+    if (parseKey(name, other) && other.kind == key.kind && other.family == key.family && other.dtype == key.dtype)
+      return true;
+  }
+  return false;
+}
+
 double StageTimings::secondsPerUnit(const TimingKey& key) const {
   if (const auto it = entries_.find(keyString(key)); it != entries_.end())
     return it->second.seconds_per_unit;

@@ -33,6 +33,9 @@ class StageTimings {
   // Folds in a measurement (a moving average that follows a machine that changes).
   void record(const TimingKey& key, int64_t units, double seconds);
   bool measured(const TimingKey& key) const;
+  // Whether secondsPerUnit(key) comes from measurements (of this key, or of its kind,
+  // family and dtype at another size) rather than the built-in guess.
+  bool known(const TimingKey& key) const;
 
  private:
   struct Entry {

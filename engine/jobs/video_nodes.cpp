@@ -53,6 +53,7 @@ graph::NodeOutputs loadVideoModelOutputs(NodeCall& c, const std::string& path, c
   ref.name = pipe.displayName();
   for (const auto& n : pipe.notes()) c.run.env.emit(logEvent(n));
   c.run.result.model_family = ref.family;
+  c.run.tracker.setModel(ref.family, computeDtypeName(ref.dtype));
   return modelOutputs(ref);
 }
 
@@ -197,7 +198,8 @@ graph::NodeOutputs sampleVideo(NodeCall& c) {
   settings.solver = nodes::flowSolverNamed(c.stringParam("sampler_name"));
   const int64_t seed = c.intParam("seed");
   const int64_t total = request.batch * settings.steps;
-  if (c.run.tracker.stage(c.stage).total != total) c.run.tracker.update(c.stage, c.run.tracker.stage(c.stage).name, total);
+  c.run.tracker.update(c.stage, c.run.tracker.stage(c.stage).name, total,
+                       request.width * request.height * request.frames);
   LatentValue result;
   std::vector<at::Tensor> outs;
   for (int64_t b = 0; b < request.batch; ++b) {

@@ -37,6 +37,22 @@ std::string resolveModelPath(const std::string& path) {
   return path;
 }
 
+// A model's bytes on disk: the file's, or a folder's files' together.
+int64_t modelFileBytes(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(path, ec)) {
+    const auto size = std::filesystem::file_size(path, ec);
+    return ec ? 0 : static_cast<int64_t>(size);
+  }
+  int64_t bytes = 0;
+  for (auto it = std::filesystem::recursive_directory_iterator(path, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code e2;
+    if (it->is_regular_file(e2)) bytes += static_cast<int64_t>(it->file_size(e2));
+  }
+  return bytes;
+}
+
 std::unique_ptr<nodes::SdPipeline> loadPipeline(const std::string& path, at::ScalarType dtype,
                                                 const nodes::SdPipeline::LoadProgress& progress) {
   core::checkInterrupt();
@@ -86,6 +102,15 @@ NodeDefinition loadCheckpoint() {
   d.stage = StageKind::LoadModel;
   d.stage_name = "Loading model";
   d.unit = "bytes";
+  // Expected from the files' size, before they are opened.
+  d.units = [](const graph::PlannedNode& n) {
+    const auto* name = std::get_if<std::string>(&n.params.at("ckpt_name"));
+    try {
+      return modelFileBytes(resolveModelPath(name ? *name : std::string()));
+    } catch (const Error&) {
+      return int64_t{0};  // the node says what is wrong when it runs
+    }
+  };
   d.run = [](NodeCall& c) {
     if (const std::string path = resolveModelPath(c.stringParam("ckpt_name")); nodes::isWanModel(path)) {
       // A video model picked where a checkpoint goes (the generate panel's model): it
@@ -93,7 +118,7 @@ NodeDefinition loadCheckpoint() {
       if (c.stringParam("prediction") != "auto" || c.stringParam("zero_terminal_snr") != "auto")
         c.run.env.emit(logEvent("'" + path + "' is a flow-matching video model: prediction and zero terminal SNR "
                                 "do not apply and are ignored"));
-      if (c.stage >= 0) c.run.tracker.update(c.stage, c.run.tracker.stage(c.stage).name, 0, 0, "tensors");
+      if (c.stage >= 0) c.run.tracker.setUnit(c.stage, "tensors");
       return loadVideoModelOutputs(c, path, {}, {}, c.stringParam("dtype"), 0.0);
     }
     ModelRef ref;
@@ -120,6 +145,7 @@ NodeDefinition loadCheckpoint() {
     ref.name = pipe.checkpoint().display_name;
     ref.family = models::familyName(pipe.spec().family);
     run.result.model_family = ref.family;
+    run.tracker.setModel(ref.family, computeDtypeName(ref.dtype));
     return modelOutputs(ref);
   };
   // A model handle stands while the model cache still holds the model.
@@ -356,7 +382,7 @@ NodeDefinition sampler() {
                                                   "; it was made by another model's VAE");
     const int64_t batch = samples.size(0), h = samples.size(2), w = samples.size(3);
     const int64_t total = batch * steps_run;
-    if (c.run.tracker.stage(c.stage).total != total) c.run.tracker.update(c.stage, c.run.tracker.stage(c.stage).name, total);
+    c.run.tracker.update(c.stage, c.run.tracker.stage(c.stage).name, total, h * f * w * f);
 
     // A latent made with another scaling (a VAE of its own) is brought to the model's.
     const double scale = pipe.spec().vae.scaling_factor;

@@ -47,6 +47,67 @@ class TestSettings : public QObject {
     }
   }
 
+  // Every setting set to a value other than its default reads back the same from the
+  // file after a restart (a copy of the file: QSettings keeps an open file parsed for the
+  // whole process, so only a file it never saw is read from disk). The general/ keys once
+  // came back empty: QSettings wrote them as [%General] and read them back as "General".
+  void everySettingSurvivesARestart() {
+    QTemporaryDir dir;
+    const QString file = dir.filePath("kiln.conf"), copy = dir.filePath("restarted.conf");
+    QMap<QString, QVariant> expected;
+    {
+      kiln::app::Settings s(std::make_unique<QSettings>(file, QSettings::IniFormat));
+      for (const auto& spec : kiln::app::settingSpecs()) {
+        QVariant v;
+        switch (spec.type) {
+          case kiln::app::SettingType::Bool: v = !spec.default_value.toBool(); break;
+          case kiln::app::SettingType::Int: v = spec.min + 1; break;
+          case kiln::app::SettingType::Bytes: v = qint64{3} << 30; break;
+          case kiln::app::SettingType::StringList: v = QStringList{"/models/a", "/models/b c"}; break;
+          case kiln::app::SettingType::Enum: v = spec.choices.last(); break;
+          case kiln::app::SettingType::Device: v = QString("sim:4G"); break;
+          case kiln::app::SettingType::String: v = QString("changed-{seed}"); break;
+        }
+        QVERIFY(v != spec.default_value);
+        QCOMPARE(s.set(spec.key, v), QString());
+        expected.insert(spec.key, v);
+      }
+      QVERIFY(!s.firstStartDue());
+    }
+    QVERIFY(QFile::copy(file, copy));
+    QFile text(copy);
+    QVERIFY(text.open(QIODevice::ReadOnly));
+    QVERIFY2(!text.readAll().contains("General"), "a [General] section loses its keys");
+    kiln::app::Settings again(std::make_unique<QSettings>(copy, QSettings::IniFormat));
+    for (auto it = expected.begin(); it != expected.end(); ++it)
+      QVERIFY2(again.value(it.key()) == it.value(),
+               qPrintable(it.key() + ": " + again.value(it.key()).toString() + " != " + it.value().toString()));
+    QVERIFY(!again.firstStartDue());
+  }
+
+  // A settings file written before the fix has its general settings under [%General]:
+  // they are read and moved to where they are kept now.
+  void readsGeneralSettingsOfEarlierFiles() {
+    QTemporaryDir dir;
+    const QString file = dir.filePath("old.conf");
+    QFile f(file);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("[%General]\nfirst_start=false\nmodel_folders=/m/a, /m/b\noutput_folder=/pictures/kiln\n\n"
+            "[appearance]\ntheme=dark\n");
+    f.close();
+    {
+      kiln::app::Settings s(std::make_unique<QSettings>(file, QSettings::IniFormat));
+      QCOMPARE(s.outputFolder(), QString("/pictures/kiln"));
+      QCOMPARE(s.modelFolders(), (QStringList{"/m/a", "/m/b"}));
+      QVERIFY(!s.firstStartDue());
+      QCOMPARE(s.value("appearance/theme").toString(), QString("dark"));
+    }
+    QVERIFY(QFile::copy(file, dir.filePath("again.conf")));
+    kiln::app::Settings again(std::make_unique<QSettings>(dir.filePath("again.conf"), QSettings::IniFormat));
+    QCOMPARE(again.outputFolder(), QString("/pictures/kiln"));
+    QVERIFY(!again.firstStartDue());
+  }
+
   void roundTripsThroughTheFile() {
     {
       kiln::app::Settings s(store());

@@ -27,6 +27,8 @@ struct Job {
   // `output_path` are not used; SaveImage nodes write into `output_dir`.
   std::shared_ptr<const Workflow> workflow;
   std::string output_dir;
+  // A workflow job uses only params.embedding_dirs of it (its TextEncode nodes' folders,
+  // searched before EngineOptions::embedding_dirs).
   RenderParams params;
   int batch = 1;
   // Where to save the images (by extension; needs EngineOptions::write_image). Image i of
