@@ -1,7 +1,9 @@
 #include "main_window.h"
 
 #include <QAction>
+#include <QApplication>
 #include <QCheckBox>
+#include <QCloseEvent>
 #include <QComboBox>
 #include <QDateTime>
 #include <QDockWidget>
@@ -12,6 +14,7 @@
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QImageReader>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
@@ -29,6 +32,7 @@
 #include <cmath>
 
 #include "appearance.h"
+#include "engine_texts.h"
 #include "engine_bridge.h"
 #include "first_start_wizard.h"
 #include "gallery_panel.h"
@@ -49,6 +53,7 @@
 #include "stage_progress_bar.h"
 #include "template_workflow.h"
 #include "node_canvas.h"
+#include "number_fields.h"
 #include "workflow_document.h"
 #include "workflow_editor.h"
 #include "workflow_files.h"
@@ -70,6 +75,7 @@ MainWindow::MainWindow(QWidget* parent) : MainWindow(nullptr, parent) {}
 
 MainWindow::MainWindow(std::unique_ptr<app::Settings> settings, QWidget* parent)
     : QMainWindow(parent), settings_(settings ? std::move(settings) : std::make_unique<app::Settings>()) {
+  setTheme(settings_->value("appearance/theme").toString());  // the stored theme from the start
   log_ = new QPlainTextEdit;
   log_->setReadOnly(true);
   log_->setMaximumBlockCount(5000);
@@ -80,6 +86,8 @@ MainWindow::MainWindow(std::unique_ptr<app::Settings> settings, QWidget* parent)
     bridge_ = new app::EngineBridge(this);
     appendLog(tr("Computing on the CPU: %1").arg(QString::fromUtf8(e.what())));
   }
+  bridge_->setModelFolders(settings_->modelFolders());
+  language_ = settings_->value("appearance/language").toString();  // applied when Kiln starts
 
   // The generate panel: the template workflow's exposed parameters, then the batch.
   auto* panel = new QWidget;
@@ -113,10 +121,16 @@ MainWindow::MainWindow(std::unique_ptr<app::Settings> settings, QWidget* parent)
   auto* result = new QWidget;
   auto* result_layout = new QVBoxLayout(result);
   stage_ = new QLabel;
+  // Long messages wrap (and are cut at the width) instead of widening the window; the
+  // whole text is in the log.
+  stage_->setWordWrap(true);
+  stage_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  stage_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   progress_ = new StageProgressBar;  // one segment per planned stage, sized by expected time
   view_ = new ImageView;
   parameters_ = new QLabel;
   parameters_->setWordWrap(true);
+  parameters_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   parameters_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   result_layout->addWidget(stage_);
   result_layout->addWidget(progress_);
@@ -150,10 +164,22 @@ MainWindow::MainWindow(std::unique_ptr<app::Settings> settings, QWidget* parent)
   } catch (const kiln::Error& e) {
     appendLog(tr("Memory settings ignored: %1").arg(QString::fromUtf8(e.what())));
   }
-  stage_->setText(tr("Idle"));
+  setStatus([] { return tr("Idle"); });
+  view_->setSmoothScaling(settings_->value("appearance/smooth_scaling").toBool());
   resize(1280, 820);
   refreshModels();
   applyDefaultWorkflow();  // sets every text (retranslate) with the template
+  // The panel as it was when Kiln last closed.
+  const QString remembered = settings_->value("session/workflow").toString();
+  if (!remembered.isEmpty()) {
+    try {
+      const QString source = settings_->value("session/workflow_source").toString();
+      setTemplate(kiln::parseWorkflow(remembered.toStdString()), source.isEmpty() ? QStringLiteral("default") : source);
+      if (QCheckBox* random = randomSeedCheck()) random->setChecked(settings_->value("session/random_seed").toBool());
+    } catch (const kiln::Error& e) {
+      appendLog(tr("The last session's settings cannot be restored: %1").arg(QString::fromUtf8(e.what())));
+    }
+  }
   gallery_->setFolder(settings_->outputFolder());
   updateButtons();
 
@@ -161,7 +187,11 @@ MainWindow::MainWindow(std::unique_ptr<app::Settings> settings, QWidget* parent)
   connect(generate_, &QPushButton::clicked, this, &MainWindow::startGenerate);
   connect(save_, &QPushButton::clicked, this, &MainWindow::saveResult);
   connect(stop_, &QPushButton::clicked, bridge_, &app::EngineBridge::cancel);
-  connect(skip_, &QPushButton::clicked, bridge_, &app::EngineBridge::skip);
+  connect(skip_, &QPushButton::clicked, this, [this] {
+    const int dropped = bridge_->skip();
+    if (dropped >= 0)
+      setStatus([dropped] { return tr("Skipped: this image finishes, %n later image(s) dropped", "", dropped); });
+  });
   auto* escape = new QShortcut(QKeySequence(Qt::Key_Escape), this);
   connect(escape, &QShortcut::activated, bridge_, &app::EngineBridge::cancel);
   for (const auto key : {Qt::Key_Return, Qt::Key_Enter}) {
@@ -174,7 +204,7 @@ MainWindow::MainWindow(std::unique_ptr<app::Settings> settings, QWidget* parent)
   connect(bridge_, &app::EngineBridge::stageProgress, progress_, &StageProgressBar::setStageProgress);
   connect(bridge_, &app::EngineBridge::started, this, [this] {
     progress_->clear();
-    stage_->setText(tr("Starting…"));
+    setStatus([] { return tr("Starting…"); });
   });
   connect(bridge_, &app::EngineBridge::finished, this, &MainWindow::onFinished);
   connect(bridge_, &app::EngineBridge::failed, this, &MainWindow::onFailed);
@@ -193,6 +223,47 @@ MainWindow::MainWindow(std::unique_ptr<app::Settings> settings, QWidget* parent)
   });
   memory_timer->start(500);
   bridge_->requestMemory();
+  // Window shortcuts win over text fields that would take their keys (Ctrl+E, Ctrl+,).
+  qApp->installEventFilter(this);
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+  if (event->type() == QEvent::ShortcutOverride) {
+    const QKeySequence pressed(static_cast<QKeyEvent*>(event)->keyCombination());
+    for (const QAction* action : window_shortcuts_)
+      if (action->shortcut() == pressed) {
+        event->ignore();  // not the text field's: the shortcut map triggers the action
+        return true;
+      }
+  }
+  return QMainWindow::eventFilter(watched, event);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  rememberPanel();
+  QMainWindow::closeEvent(event);
+}
+
+void MainWindow::rememberPanel() {
+  settings_->set("session/workflow", QString::fromStdString(kiln::workflowToJson(panel_->workflow())));
+  settings_->set("session/workflow_source", template_source_);
+  if (const QCheckBox* random = randomSeedCheck()) settings_->set("session/random_seed", random->isChecked());
+}
+
+void MainWindow::setStatus(std::function<QString()> text) {
+  status_ = std::move(text);
+  stage_->setText(status_());
+  stage_->setToolTip(stage_->text());
+}
+
+void MainWindow::showProblem(const QString& what, const QString& message) {
+  appendLog(tr("%1: %2").arg(what, message));
+  // A person's sentence: the message's first line, without a parser's own words.
+  QString sentence = message.section('\n', 0, 0).trimmed();
+  if (message.contains(QLatin1String("json.exception")) || message.contains(QLatin1String("does not parse")))
+    sentence = tr("This file is not a workflow: it is not JSON and carries no workflow in its metadata");
+  if (sentence.size() > 300) sentence = sentence.left(299) + QChar(0x2026);
+  setStatus([what, sentence] { return tr("%1: %2").arg(what, sentence); });
 }
 
 MainWindow::~MainWindow() = default;
@@ -212,14 +283,26 @@ void MainWindow::buildMenus() {
   quit->setShortcut(QKeySequence::Quit);
   QMenu* edit = menuBar()->addMenu(tr("&Edit"));
   QAction* preferences = edit->addAction(tr("&Preferences…"), this, &MainWindow::openPreferences);
-  preferences->setShortcut(QKeySequence::Preferences);
+  // The platform's Preferences key where it has one (none on Linux desktops), else Ctrl+,.
+  preferences->setShortcut(QKeySequence::keyBindings(QKeySequence::Preferences).value(0, QKeySequence(Qt::CTRL | Qt::Key_Comma)));
   QMenu* view = menuBar()->addMenu(tr("&View"));
-  view->addAction(tr("&Workflow Editor"), QKeySequence(Qt::CTRL | Qt::Key_E), this, [this] { openWorkflowEditor(); });
+  QAction* editor = view->addAction(tr("&Workflow Editor"), QKeySequence(Qt::CTRL | Qt::Key_E), this, [this] { openWorkflowEditor(); });
+  for (QAction* a : {preferences, editor}) a->setShortcutContext(Qt::ApplicationShortcut);
+  window_shortcuts_ = {preferences, editor};
   view->addSeparator();
   view->addAction(tr("Zoom &In"), QKeySequence::ZoomIn, this, [this] { view_->zoomBy(1.25); });
   view->addAction(tr("Zoom &Out"), QKeySequence::ZoomOut, this, [this] { view_->zoomBy(1 / 1.25); });
   view->addAction(tr("&Fit to Window"), QKeySequence(Qt::CTRL | Qt::Key_0), view_, &ImageView::fitToWindow);
   view->addAction(tr("&Actual Pixels"), QKeySequence(Qt::CTRL | Qt::Key_1), view_, &ImageView::actualSize);
+  QAction* smooth = view->addAction(tr("&Smooth Scaling"));
+  smooth->setObjectName("smoothScaling");
+  smooth->setCheckable(true);
+  smooth->setChecked(view_->smoothScaling());
+  smooth->setToolTip(tr("Interpolate enlarged pictures instead of showing their pixels as blocks"));
+  connect(smooth, &QAction::toggled, this, [this](bool on) {
+    view_->setSmoothScaling(on);
+    settings_->set("appearance/smooth_scaling", on);
+  });
   view->addSeparator();
   for (QDockWidget* dock : {queue_dock_, gallery_dock_, log_dock_, memory_dock_}) view->addAction(dock->toggleViewAction());
   QMenu* help = menuBar()->addMenu(tr("&Help"));
@@ -264,6 +347,7 @@ void MainWindow::retranslate() {
   gallery_dock_->setWindowTitle(tr("Gallery"));
   log_dock_->setWindowTitle(tr("Log"));
   memory_dock_->setWindowTitle(tr("Memory"));
+  if (status_) setStatus(status_);
   buildMenus();
 }
 
@@ -285,7 +369,7 @@ QPlainTextEdit* MainWindow::promptEdit() const {
 QPlainTextEdit* MainWindow::negativeEdit() const {
   return qobject_cast<QPlainTextEdit*>(panel_->roleEditor(app::PanelRole::Negative));
 }
-QSpinBox* MainWindow::seedSpin() const { return qobject_cast<QSpinBox*>(panel_->roleEditor(app::PanelRole::Seed)); }
+SeedField* MainWindow::seedSpin() const { return qobject_cast<SeedField*>(panel_->roleEditor(app::PanelRole::Seed)); }
 QCheckBox* MainWindow::randomSeedCheck() const { return panel_->randomSeed(); }
 QSpinBox* MainWindow::stepsSpin() const { return qobject_cast<QSpinBox*>(panel_->roleEditor(app::PanelRole::Steps)); }
 QDoubleSpinBox* MainWindow::cfgSpin() const {
@@ -297,7 +381,10 @@ QComboBox* MainWindow::samplerPicker() const {
   return qobject_cast<QComboBox*>(panel_->roleEditor(app::PanelRole::Sampler));
 }
 
-void MainWindow::refreshModels() { panel_->setModels(app::findCheckpoints(settings_->modelFolders())); }
+void MainWindow::refreshModels() {
+  panel_->setModels(app::findCheckpoints(settings_->modelFolders()));
+  bridge_->setModelFolders(settings_->modelFolders());
+}
 
 void MainWindow::setTemplate(kiln::Workflow workflow, const QString& source) {
   app::exposeCommonParameters(workflow);
@@ -311,10 +398,13 @@ void MainWindow::setTemplate(kiln::Workflow workflow, const QString& source) {
 // The built-in text-to-image workflow with the starter model.
 void MainWindow::applyDefaultWorkflow() {
   setTemplate(app::defaultTemplate(), "default");
+  // A new picture at every Generate, as other tools do; untick Random to keep a seed.
+  if (QCheckBox* random = randomSeedCheck()) random->setChecked(true);
+  setStatus([] { return tr("Default workflow"); });
   try {
     (void)kiln::starterModelPath();
   } catch (const kiln::Error&) {
-    stage_->setText(tr("The starter model is missing. Choose a model."));
+    setStatus([] { return tr("The starter model is missing. Choose a model."); });
   }
 }
 
@@ -325,15 +415,15 @@ bool MainWindow::openTemplate(const QString& path) {
     const std::vector<kiln::WorkflowProblem> problems = kiln::validateWorkflow(loaded.workflow, kiln::builtinNodeSchemas());
     if (!problems.empty()) {
       const QString text = QString::fromStdString(kiln::describeProblems(problems));
-      appendLog(tr("%1 cannot run:\n%2").arg(path, text));
-      stage_->setText(tr("%1 cannot run: %2").arg(QFileInfo(path).fileName(), text.section('\n', 0, 0)));
+      showProblem(tr("%1 cannot run").arg(QFileInfo(path).fileName()), text);
       return false;
     }
     setTemplate(std::move(loaded.workflow), QFileInfo(path).fileName());
-    stage_->setText(tr("Opened %1").arg(QFileInfo(path).fileName()));
+    const QString name = QFileInfo(path).fileName();
+    setStatus([name] { return tr("Opened %1").arg(name); });
     return true;
   } catch (const kiln::Error& e) {
-    stage_->setText(tr("Cannot open %1: %2").arg(QFileInfo(path).fileName(), QString::fromUtf8(e.what())));
+    showProblem(tr("Cannot open %1").arg(QFileInfo(path).fileName()), QString::fromUtf8(e.what()));
     return false;
   }
 }
@@ -397,6 +487,7 @@ void MainWindow::appendLog(const QString& line) {
 
 void MainWindow::startGenerate() {
   panel_->drawRandomSeeds();
+  rememberPanel();
   app::GenerateRequest r;
   auto workflow = std::make_shared<kiln::Workflow>(panel_->workflow());
   app::applyNodeDefaults(*workflow, {kiln::vaeTilingName(settings_->vaeTiling()), settings_->tileSize(),
@@ -429,16 +520,22 @@ void MainWindow::saveResult() {
   if (!error.isEmpty()) QMessageBox::warning(this, tr("Saving failed"), error);
 }
 
-void MainWindow::showResult(const QString& path) {
+bool MainWindow::showPicture(const QString& path) {
   QImageReader reader(path);
   const QImage image = reader.read();
   if (image.isNull()) {
-    stage_->setText(tr("Cannot show %1: %2").arg(path, reader.errorString()));
-    return;
+    showProblem(tr("Cannot show %1").arg(QFileInfo(path).fileName()), reader.errorString());
+    return false;
   }
   view_->setImage(image);
   parameters_->setText(app::readPngText(path).value("parameters"));
-  stage_->setText(QFileInfo(path).fileName());
+  return true;
+}
+
+void MainWindow::showResult(const QString& path) {
+  if (!showPicture(path)) return;
+  const QString name = QFileInfo(path).fileName();
+  setStatus([name] { return name; });
 }
 
 bool MainWindow::reuseResult(const app::ResultFile& result) {
@@ -448,7 +545,8 @@ bool MainWindow::reuseResult(const app::ResultFile& result) {
       app::LoadedWorkflow loaded = app::loadWorkflowText(result.workflow.toStdString(), settings_->modelFolders());
       setTemplate(std::move(loaded.workflow), name);
       if (QCheckBox* random = randomSeedCheck()) random->setChecked(false);  // the seed it was made with
-      stage_->setText(tr("Workflow of %1 reopened").arg(name));
+      showPicture(result.path);
+      setStatus([name] { return tr("Workflow of %1 reopened").arg(name); });
       return true;
     } catch (const kiln::Error& e) {
       appendLog(tr("The workflow in %1 cannot be read (%2); using its recorded settings").arg(name, QString::fromUtf8(e.what())));
@@ -456,7 +554,7 @@ bool MainWindow::reuseResult(const app::ResultFile& result) {
   }
   const std::optional<app::RecordedSettings> s = app::parseParametersText(result.parameters);
   if (!s) {
-    stage_->setText(tr("%1 records no settings to reuse").arg(name));
+    setStatus([name] { return tr("%1 records no settings to reuse").arg(name); });
     return false;
   }
   // The model by its recorded name, when the picker knows it (first: it sets the size).
@@ -478,7 +576,8 @@ bool MainWindow::reuseResult(const app::ResultFile& result) {
     panel_->setRoleValue(app::PanelRole::Width, int64_t{s->width});
     panel_->setRoleValue(app::PanelRole::Height, int64_t{s->height});
   }
-  stage_->setText(tr("Settings of %1 reused").arg(name));
+  showPicture(result.path);
+  setStatus([name] { return tr("Settings of %1 reused").arg(name); });
   return true;
 }
 
@@ -491,28 +590,36 @@ void MainWindow::openPreferences() {
 void MainWindow::applySettings() {
   setTheme(settings_->value("appearance/theme").toString());
   const QString language = settings_->value("appearance/language").toString();
-  if (!setLanguage(language)) appendLog(tr("No translation for '%1': the interface stays in English").arg(language));
+  // Only a changed language is switched (and a missing translation said once).
+  if (language != language_) {
+    language_ = language;
+    if (!setLanguage(language)) appendLog(tr("No translation for '%1': the interface stays in English").arg(language));
+  }
   if (gallery_->folder() != settings_->outputFolder()) gallery_->setFolder(settings_->outputFolder());
   refreshModels();
 }
 
-void MainWindow::onProgress(const QString& stage, qint64 done, qint64 total, const QString& unit,
-                            double fraction, double eta_seconds) {
-  QString text =
-      total > 1 ? tr("%1 %2").arg(stage, QString::fromStdString(kiln::formatProgressAmount(done, total, unit.toStdString())))
-                : stage;
+void MainWindow::onProgress(const QString& stage, qint64 done, qint64 total, const QString& unit, double fraction,
+                            double eta_seconds, int image, int images) {
+  QString text = total > 1 ? tr("%1 %2").arg(stageText(stage), progressAmountText(done, total, unit)) : stageText(stage);
+  if (images > 1) text = tr("Image %1 of %2 · %3").arg(image + 1).arg(images).arg(text);
   text += tr(" · %1%").arg(std::lround(fraction * 100));
-  if (eta_seconds >= 0.5) text += tr(" · about %1 s left").arg(std::lround(eta_seconds));
+  // Stages never timed on this machine (a model's first render) give no time yet.
+  if (eta_seconds < 0) text += tr(" · estimating the time left");
+  else if (eta_seconds >= 0.5) text += tr(" · about %1 s left").arg(std::lround(eta_seconds));
   const int waiting = bridge_->waiting();
   if (waiting > 0) text += tr(" · %1 waiting").arg(waiting);
+  status_ = nullptr;  // the next progress event says it again, in the language of the moment
   stage_->setText(text);
+  stage_->setToolTip(text);
 }
 
 void MainWindow::onFinished(const QImage& image, const QString& parameters,
                             const QStringList& notices) {
   view_->setImage(image);
   parameters_->setText(parameters);
-  stage_->setText(notices.isEmpty() ? tr("Done") : tr("Done. Note: %1").arg(notices.join("; ")));
+  if (notices.isEmpty()) setStatus([] { return tr("Done"); });
+  else setStatus([notices] { return tr("Done. Note: %1").arg(notices.join("; ")); });
   save_->setEnabled(true);
   progress_->finish();
   has_result_ = true;
@@ -520,13 +627,13 @@ void MainWindow::onFinished(const QImage& image, const QString& parameters,
 }
 
 void MainWindow::onFailed(const QString& message) {
-  stage_->setText(tr("Failed: %1").arg(message));
+  showProblem(tr("Failed"), message);
   progress_->clear();
   updateButtons();
 }
 
 void MainWindow::onCancelled() {
-  stage_->setText(tr("Stopped"));
+  setStatus([] { return tr("Stopped"); });
   progress_->clear();
   updateButtons();
 }

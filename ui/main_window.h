@@ -6,10 +6,12 @@
 
 #include <QMainWindow>
 
+#include <functional>
 #include <memory>
 
 #include "kiln/workflow.h"
 
+class QAction;
 class QCheckBox;
 class QComboBox;
 class QDockWidget;
@@ -33,6 +35,7 @@ class ImageView;
 class MemoryPanel;
 class ParameterPanel;
 class QueuePanel;
+class SeedField;
 class StageProgressBar;
 class WorkflowEditor;
 
@@ -52,7 +55,7 @@ class MainWindow : public QMainWindow {
   QLineEdit* modelEdit() const;
   QPlainTextEdit* promptEdit() const;
   QPlainTextEdit* negativeEdit() const;
-  QSpinBox* seedSpin() const;
+  SeedField* seedSpin() const;
   QCheckBox* randomSeedCheck() const;
   QSpinBox* stepsSpin() const;
   QDoubleSpinBox* cfgSpin() const;
@@ -84,6 +87,8 @@ class MainWindow : public QMainWindow {
   // Help > First-Start Assistant: looks for model folders and GPUs again and applies what
   // the user chose (a changed device takes effect at the next start).
   void openFirstStartAssistant();
+  // The status line under the buttons (the person's sentence; details go to the log).
+  QLabel* statusLabel() const { return stage_; }
   // Help > About Kiln: what it is, and what --version prints.
   QString aboutText() const;
   // Fills the panel from a past result: its workflow becomes the template (values
@@ -103,6 +108,8 @@ class MainWindow : public QMainWindow {
 
  protected:
   void changeEvent(QEvent* event) override;
+  void closeEvent(QCloseEvent* event) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
   void buildMenus();
@@ -113,10 +120,16 @@ class MainWindow : public QMainWindow {
   void onModelChanged(const QString& path);
   void saveResult();
   void showResult(const QString& path);
+  bool showPicture(const QString& path);  // the picture and its parameters, status kept
   void updateButtons();
   void appendLog(const QString& line);
-  void onProgress(const QString& stage, qint64 done, qint64 total, const QString& unit,
-                  double fraction, double eta_seconds);
+  // Shows a status made by `text` (called again when the language changes).
+  void setStatus(std::function<QString()> text);
+  // A problem: its first sentence in the status line, the whole message in the log.
+  void showProblem(const QString& what, const QString& message);
+  void rememberPanel();
+  void onProgress(const QString& stage, qint64 done, qint64 total, const QString& unit, double fraction,
+                  double eta_seconds, int image, int images);
   void onCancelled();
   void onFinished(const QImage& image, const QString& parameters, const QStringList& notices);
   void onFailed(const QString& message);
@@ -136,6 +149,9 @@ class MainWindow : public QMainWindow {
   QPushButton* skip_ = nullptr;
   StageProgressBar* progress_ = nullptr;
   QLabel* stage_ = nullptr;
+  std::function<QString()> status_;
+  QString language_;  // the language setting in effect
+  QList<QAction*> window_shortcuts_;  // kept from text fields that would take their keys
   ImageView* view_ = nullptr;
   QLabel* parameters_ = nullptr;
   QDockWidget* queue_dock_ = nullptr;

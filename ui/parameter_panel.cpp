@@ -14,12 +14,14 @@
 #include <QPushButton>
 #include <QRandomGenerator>
 #include <QSpinBox>
+#include <QVBoxLayout>
 
 #include <climits>
 #include <cmath>
 
 #include "kiln/error.h"
 #include "kiln/render.h"
+#include "number_fields.h"
 
 namespace kiln::ui {
 
@@ -57,8 +59,21 @@ QWidget* besides(QWidget* main, QWidget* side) {
 }  // namespace
 
 ParameterPanel::ParameterPanel(QWidget* parent) : QWidget(parent), schemas_(kiln::builtinNodeSchemas()) {
-  form_ = new QFormLayout(this);
-  form_->setContentsMargins(0, 0, 0, 0);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  form_ = new QFormLayout;
+  layout->addLayout(form_);
+  notice_ = new QLabel;
+  notice_->setObjectName("panelNotice");
+  notice_->setWordWrap(true);
+  notice_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  notice_->hide();
+  layout->addWidget(notice_);
+}
+
+void ParameterPanel::showAdjustment(const QString& label, const QString& message) {
+  notice_->setText(tr("%1: %2").arg(label, message));
+  notice_->show();
 }
 
 void ParameterPanel::setWorkflow(const kiln::Workflow& workflow) {
@@ -95,7 +110,9 @@ void ParameterPanel::fillModelPicker(QComboBox* combo) const {
 void ParameterPanel::rebuild() {
   while (form_->rowCount() > 0) form_->removeRow(0);  // deletes the rows' widgets
   entries_.clear();
+  browse_buttons_.clear();
   empty_ = nullptr;
+  notice_->hide();
   for (const kiln::ExposedParam& x : template_.exposed) {
     const kiln::WorkflowNode* node = template_.node(x.node);
     if (!node) continue;
@@ -117,6 +134,15 @@ void ParameterPanel::rebuild() {
     };
     if (auto* w = qobject_cast<QSpinBox*>(e.editor)) connect(w, &QSpinBox::valueChanged, this, edited);
     else if (auto* d = qobject_cast<QDoubleSpinBox*>(e.editor)) connect(d, &QDoubleSpinBox::valueChanged, this, edited);
+    else if (auto* seed = qobject_cast<SeedField*>(e.editor)) connect(seed, &SeedField::valueChanged, this, edited);
+    // A value changed from what was typed is said beneath the fields.
+    const auto adjusted = [this, node_id, param](const QString& message) {
+      if (const Entry* entry = find(node_id, param))
+        showAdjustment(QCoreApplication::translate("kiln::app::Workflow", entry->label.toUtf8().constData()), message);
+    };
+    if (auto* i = qobject_cast<IntField*>(e.editor)) connect(i, &IntField::adjusted, this, adjusted);
+    else if (auto* d = qobject_cast<DoubleField*>(e.editor)) connect(d, &DoubleField::adjusted, this, adjusted);
+    else if (auto* seed = qobject_cast<SeedField*>(e.editor)) connect(seed, &SeedField::adjusted, this, adjusted);
     else if (auto* c = qobject_cast<QComboBox*>(e.editor)) connect(c, &QComboBox::currentTextChanged, this, edited);
     else if (auto* b = qobject_cast<QCheckBox*>(e.editor)) connect(b, &QCheckBox::toggled, this, edited);
     else if (auto* t = qobject_cast<QPlainTextEdit*>(e.editor)) connect(t, &QPlainTextEdit::textChanged, this, edited);
@@ -149,6 +175,7 @@ QWidget* ParameterPanel::makeEditor(Entry& e, QWidget** row) {
     fillModelPicker(combo);
     auto* browse = new QPushButton(tr("Browse…"));
     browse->setObjectName("browse");
+    browse_buttons_.push_back(browse);
     connect(browse, &QPushButton::clicked, this, [this, combo] {
       const QString path = QFileDialog::getOpenFileName(this, tr("Open checkpoint"), QString(),
                                                         tr("Checkpoints (*.safetensors)"));
@@ -163,14 +190,16 @@ QWidget* ParameterPanel::makeEditor(Entry& e, QWidget** row) {
   }
   switch (s.type) {
     case kiln::ValueType::Int: {
-      auto* spin = new QSpinBox;
+      auto* spin = new IntField;
       spin->setRange(ranged ? toInt(s.min) : INT_MIN, ranged ? toInt(s.max) : INT_MAX);
       if (s.step > 0) spin->setSingleStep(toInt(s.step));
+      // Picture sizes stay on their grid in the field itself.
+      if ((s.name == "width" || s.name == "height") && s.step > 1) spin->setSnap(toInt(s.step));
       editor = spin;
       break;
     }
     case kiln::ValueType::Float: {
-      auto* spin = new QDoubleSpinBox;
+      auto* spin = new DoubleField;
       spin->setDecimals(s.step > 0 && s.step < 0.01 ? 3 : 2);
       spin->setRange(ranged ? s.min : -1e9, ranged ? s.max : 1e9);
       if (s.step > 0) spin->setSingleStep(s.step);
@@ -178,8 +207,7 @@ QWidget* ParameterPanel::makeEditor(Entry& e, QWidget** row) {
       break;
     }
     case kiln::ValueType::Seed: {
-      auto* spin = new QSpinBox;
-      spin->setRange(0, INT_MAX);
+      auto* spin = new SeedField;
       e.random = new QCheckBox;
       connect(e.random, &QCheckBox::toggled, spin, &QWidget::setDisabled);
       *row = besides(spin, e.random);
@@ -205,6 +233,7 @@ QWidget* ParameterPanel::makeEditor(Entry& e, QWidget** row) {
       auto* line = new QLineEdit;
       if (s.type == kiln::ValueType::File) {
         auto* browse = new QPushButton(tr("Browse…"));
+        browse_buttons_.push_back(browse);
         connect(browse, &QPushButton::clicked, this, [this, line] {
           const QString path = QFileDialog::getOpenFileName(this, tr("Choose a file"), line->text());
           if (!path.isEmpty()) line->setText(path);
@@ -239,6 +268,7 @@ void ParameterPanel::retranslate() {
       if (combo->count() > 0 && combo->itemData(0).toString().isEmpty()) combo->setItemText(0, tr("Kiln starter model"));
     }
   }
+  for (QPushButton* browse : browse_buttons_) browse->setText(tr("Browse…"));
   if (empty_) empty_->setText(tr("This workflow exposes no parameters: Generate runs it as it is."));
 }
 
@@ -254,6 +284,7 @@ kiln::ParamValue ParameterPanel::valueOf(const Entry& e) const {
     const int i = combo->findText(text);
     return (i >= 0 ? combo->itemData(i).toString() : text).toStdString();
   }
+  if (const auto* seed = qobject_cast<const SeedField*>(e.editor)) return int64_t{seed->value()};
   if (const auto* s = qobject_cast<const QSpinBox*>(e.editor)) return int64_t{s->value()};
   if (const auto* d = qobject_cast<const QDoubleSpinBox*>(e.editor)) return d->value();
   if (const auto* c = qobject_cast<const QComboBox*>(e.editor)) return c->currentText().toStdString();
@@ -277,7 +308,8 @@ void ParameterPanel::display(Entry& e, const kiln::ParamValue& v) {
     else combo->setEditText(path);
     return;
   }
-  if (auto* s = qobject_cast<QSpinBox*>(e.editor)) s->setValue(static_cast<int>(std::clamp<int64_t>(asInt(v), INT_MIN, INT_MAX)));
+  if (auto* seed = qobject_cast<SeedField*>(e.editor)) seed->setValue(asInt(v));
+  else if (auto* s = qobject_cast<QSpinBox*>(e.editor)) s->setValue(static_cast<int>(std::clamp<int64_t>(asInt(v), INT_MIN, INT_MAX)));
   else if (auto* d = qobject_cast<QDoubleSpinBox*>(e.editor)) d->setValue(asDouble(v));
   else if (auto* c = qobject_cast<QComboBox*>(e.editor)) c->setCurrentText(asString(v));
   else if (auto* b = qobject_cast<QCheckBox*>(e.editor)) b->setChecked(std::holds_alternative<bool>(v) && std::get<bool>(v));
@@ -294,8 +326,8 @@ kiln::Workflow ParameterPanel::workflow() const {
 
 void ParameterPanel::drawRandomSeeds() {
   for (Entry& e : entries_)
-    if (e.random && e.random->isChecked())
-      static_cast<QSpinBox*>(e.editor)->setValue(static_cast<int>(QRandomGenerator::global()->bounded(INT_MAX)));
+    if (e.random && e.random->isChecked())  // 32-bit, as A1111 and most tools draw them
+      static_cast<SeedField*>(e.editor)->setValue(static_cast<qint64>(QRandomGenerator::global()->generate()));
 }
 
 kiln::ParamValue ParameterPanel::value(const std::string& node, const std::string& param) const {

@@ -17,6 +17,7 @@ class QCheckBox;
 class QComboBox;
 class QFormLayout;
 class QLabel;
+class QPushButton;
 
 namespace kiln::ui {
 
@@ -46,6 +47,8 @@ class ParameterPanel : public QWidget {
   int count() const { return static_cast<int>(entries_.size()); }
   // An editor's current value; monostate when the panel does not show that parameter.
   kiln::ParamValue value(const std::string& node, const std::string& param) const;
+  // Where a field says it changed what was typed (clamped, snapped to the grid).
+  QLabel* notice() const { return notice_; }
 
  Q_SIGNALS:
   // The checkpoint picked or typed ("" for the starter model).
@@ -73,6 +76,7 @@ class ParameterPanel : public QWidget {
   void display(Entry& e, const kiln::ParamValue& value);
   const Entry* find(const std::string& node, const std::string& param) const;
   void fillModelPicker(QComboBox* combo) const;
+  void showAdjustment(const QString& label, const QString& message);
 
   kiln::Workflow template_;
   std::vector<kiln::NodeSchema> schemas_;
@@ -80,6 +84,8 @@ class ParameterPanel : public QWidget {
   std::vector<Entry> entries_;
   QFormLayout* form_ = nullptr;
   QLabel* empty_ = nullptr;
+  QLabel* notice_ = nullptr;
+  QList<QPushButton*> browse_buttons_;
   bool showing_ = false;  // values being set by the program, not edited
 };
 

@@ -14,6 +14,8 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 #include "engine_bridge.h"
 #include "kiln/error.h"
 #include "kiln/units.h"
@@ -33,7 +35,7 @@ QWidget* makeEditor(const app::SettingSpec& spec) {
     }
     case app::SettingType::Enum: {
       auto* combo = new QComboBox;
-      combo->addItems(spec.choices);
+      for (const QString& choice : spec.choices) combo->addItem(app::settingChoiceTitle(spec.key, choice), choice);
       return combo;
     }
     case app::SettingType::StringList: {
@@ -77,12 +79,34 @@ PreferencesDialog::PreferencesDialog(app::Settings& settings, app::EngineBridge*
       editor->setObjectName(spec.key);
       auto* label = new QLabel;
       label->setBuddy(editor);
+      label->setWordWrap(true);
       form->addRow(label, editor);
+      if (spec.key == QLatin1String("memory/device")) {
+        // Said at once: the engine opens its device only when Kiln starts.
+        device_note_ = new QLabel;
+        device_note_->setObjectName("deviceNote");
+        device_note_->setWordWrap(true);
+        device_note_->hide();
+        form->addRow(QString(), device_note_);
+        connect(static_cast<QLineEdit*>(editor), &QLineEdit::textChanged, this, &PreferencesDialog::updateDeviceNote);
+      }
       editors_.insert(spec.key, editor);
       labels_.insert(spec.key, label);
     }
     pages_->addTab(page, QString());
   }
+  // The Memory page's preset box says which preset the values are, or that they are
+  // the user's own.
+  presets_->addItem(QString(), QStringLiteral("custom"));
+  for (const app::SettingSpec& spec : app::settingSpecs())
+    if (spec.key.startsWith(QLatin1String("memory/"))) {
+      QWidget* w = editors_.value(spec.key);
+      if (auto* c = qobject_cast<QCheckBox*>(w)) connect(c, &QCheckBox::toggled, this, &PreferencesDialog::showMatchingPreset);
+      else if (auto* n = qobject_cast<QSpinBox*>(w)) connect(n, &QSpinBox::valueChanged, this, &PreferencesDialog::showMatchingPreset);
+      else if (auto* b = qobject_cast<QComboBox*>(w)) connect(b, &QComboBox::currentIndexChanged, this, &PreferencesDialog::showMatchingPreset);
+      else if (auto* p = qobject_cast<QPlainTextEdit*>(w)) connect(p, &QPlainTextEdit::textChanged, this, &PreferencesDialog::showMatchingPreset);
+      else if (auto* l = qobject_cast<QLineEdit*>(w)) connect(l, &QLineEdit::textChanged, this, &PreferencesDialog::showMatchingPreset);
+    }
   errors_ = new QLabel;
   errors_->setWordWrap(true);
   errors_->setStyleSheet("color: #b00020");
@@ -109,6 +133,10 @@ void PreferencesDialog::retranslate() {
   apply_preset_->setToolTip(tr("Sets the memory settings below to the preset's; Apply or OK stores them"));
   for (int i = 0; i < presets_->count(); ++i) {
     app::MemoryPreset preset;
+    if (presets_->itemData(i).toString() == QLatin1String("custom")) {
+      presets_->setItemText(i, tr("Custom (your own values)"));
+      presets_->setItemData(i, tr("The values below match no preset"), Qt::ToolTipRole);
+    }
     if (!app::parseMemoryPreset(presets_->itemData(i).toString(), &preset)) continue;
     presets_->setItemText(i, app::memoryPresetTitle(preset));
     presets_->setItemData(i, app::memoryPresetDescription(preset), Qt::ToolTipRole);
@@ -116,7 +144,55 @@ void PreferencesDialog::retranslate() {
   for (const app::SettingSpec& spec : app::settingSpecs()) {
     if (QLabel* label = labels_.value(spec.key)) label->setText(app::settingTitle(spec.key));
     if (QWidget* editor = editors_.value(spec.key)) editor->setToolTip(app::settingDescription(spec));
+    if (auto* combo = qobject_cast<QComboBox*>(editors_.value(spec.key)))
+      for (int i = 0; i < combo->count(); ++i)
+        combo->setItemText(i, app::settingChoiceTitle(spec.key, combo->itemData(i).toString()));
   }
+  updateDeviceNote();
+}
+
+void PreferencesDialog::updateDeviceNote() {
+  const auto* edit = qobject_cast<QLineEdit*>(editors_.value("memory/device"));
+  if (!device_note_ || !edit) return;
+  device_note_->setText(tr("Takes effect when Kiln starts again (now: %1)").arg(started_device_));
+  device_note_->setVisible(edit->text().trimmed() != started_device_);
+}
+
+QVariant PreferencesDialog::editorValue(const QString& key) const {
+  QWidget* w = editors_.value(key);
+  if (auto* c = qobject_cast<QCheckBox*>(w)) return c->isChecked();
+  if (auto* s = qobject_cast<QSpinBox*>(w)) return s->value();
+  if (auto* b = qobject_cast<QComboBox*>(w)) return b->currentData().isValid() ? b->currentData().toString() : b->currentText();
+  if (auto* p = qobject_cast<QPlainTextEdit*>(w)) return p->toPlainText().split('\n', Qt::SkipEmptyParts);
+  if (auto* l = qobject_cast<QLineEdit*>(w)) return l->text().trimmed();
+  return {};
+}
+
+// The preset whose values the Memory page holds, else Custom.
+void PreferencesDialog::showMatchingPreset() {
+  if (filling_) return;
+  const QString device = editorValue("memory/device").toString();
+  QString match = QStringLiteral("custom");
+  for (app::MemoryPreset preset : app::memoryPresets()) {
+    const QMap<QString, QVariant> values =
+        app::memoryPresetValues(preset, app::presetDevice(app::buildHasGpu(), device));
+    bool same = true;
+    for (auto it = values.begin(); it != values.end() && same; ++it) {
+      const app::SettingSpec* spec = app::findSetting(it.key());
+      QVariant mine = editorValue(it.key());
+      if (spec && spec->type == app::SettingType::Bytes) {
+        const auto parsed = parseBytes(mine.toString().toStdString());
+        mine = parsed ? QVariant(static_cast<qint64>(*parsed)) : mine;
+      }
+      same = spec && (mine.toString() == it.value().toString() ||
+                      (spec->type == app::SettingType::StringList && mine.toStringList() == it.value().toStringList()));
+    }
+    if (same) {
+      match = app::memoryPresetKey(preset);
+      break;
+    }
+  }
+  presets_->setCurrentIndex(presets_->findData(match));
 }
 
 void PreferencesDialog::changeEvent(QEvent* event) {
@@ -125,22 +201,30 @@ void PreferencesDialog::changeEvent(QEvent* event) {
 }
 
 void PreferencesDialog::load() {
+  started_device_ = settings_.device();
+  filling_ = true;
   for (const app::SettingSpec& spec : app::settingSpecs()) showValue(spec, settings_.value(spec.key));
+  filling_ = false;
+  showMatchingPreset();
+  updateDeviceNote();
 }
 
 void PreferencesDialog::fillPreset(app::MemoryPreset preset) {
   QString device = settings_.device();
   if (auto* edit = qobject_cast<QLineEdit*>(editors_.value("memory/device"))) device = edit->text().trimmed();
   const QMap<QString, QVariant> values = app::memoryPresetValues(preset, app::presetDevice(app::buildHasGpu(), device));
+  filling_ = true;
   for (auto it = values.begin(); it != values.end(); ++it)
     if (const app::SettingSpec* spec = app::findSetting(it.key())) showValue(*spec, it.value());
+  filling_ = false;
+  presets_->setCurrentIndex(presets_->findData(app::memoryPresetKey(preset)));
 }
 
 void PreferencesDialog::showValue(const app::SettingSpec& spec, const QVariant& v) {
   QWidget* w = editors_.value(spec.key);
   if (auto* c = qobject_cast<QCheckBox*>(w)) c->setChecked(v.toBool());
   else if (auto* s = qobject_cast<QSpinBox*>(w)) s->setValue(v.toInt());
-  else if (auto* b = qobject_cast<QComboBox*>(w)) b->setCurrentText(v.toString());
+  else if (auto* b = qobject_cast<QComboBox*>(w)) b->setCurrentIndex(std::max(0, b->findData(v.toString())));
   else if (auto* p = qobject_cast<QPlainTextEdit*>(w)) p->setPlainText(v.toStringList().join('\n'));
   else if (auto* l = qobject_cast<QLineEdit*>(w))
     l->setText(spec.type == app::SettingType::Bytes ? QString::fromStdString(formatBytes(v.toLongLong())).remove(' ')
@@ -154,13 +238,8 @@ bool PreferencesDialog::apply() {
   QMap<QString, QVariant> values;
   QStringList problems;
   for (const app::SettingSpec& spec : app::settingSpecs()) {
-    QWidget* w = editors_.value(spec.key);
-    QVariant v;
-    if (auto* c = qobject_cast<QCheckBox*>(w)) v = c->isChecked();
-    else if (auto* s = qobject_cast<QSpinBox*>(w)) v = s->value();
-    else if (auto* b = qobject_cast<QComboBox*>(w)) v = b->currentText();
-    else if (auto* p = qobject_cast<QPlainTextEdit*>(w)) v = p->toPlainText().split('\n', Qt::SkipEmptyParts);
-    else if (auto* l = qobject_cast<QLineEdit*>(w)) v = l->text().trimmed();
+    if (!editors_.contains(spec.key)) continue;  // not shown here (the session's own)
+    const QVariant v = editorValue(spec.key);
     const QString problem = app::Settings::check(spec, v);
     if (!problem.isEmpty()) problems << problem;
     values.insert(spec.key, v);

@@ -35,6 +35,8 @@ class PreferencesDialog : public QDialog {
   QWidget* editorFor(const QString& key) const { return editors_.value(key); }
   QString errorText() const;
   QTabWidget* pages() const { return pages_; }
+  QComboBox* presetBox() const { return presets_; }
+  QLabel* deviceNote() const { return device_note_; }
   // Sets the memory editors to a preset's values (stored by the next Apply or OK), as
   // the Memory page's preset row does.
   void fillPreset(app::MemoryPreset preset);
@@ -49,7 +51,10 @@ class PreferencesDialog : public QDialog {
  private:
   void load();
   void showValue(const app::SettingSpec& spec, const QVariant& value);
+  QVariant editorValue(const QString& key) const;
   void retranslate();
+  void updateDeviceNote();
+  void showMatchingPreset();
 
   app::Settings& settings_;
   app::EngineBridge* bridge_ = nullptr;
@@ -58,6 +63,9 @@ class PreferencesDialog : public QDialog {
   QComboBox* presets_ = nullptr;
   QPushButton* apply_preset_ = nullptr;
   QLabel* preset_label_ = nullptr;
+  QLabel* device_note_ = nullptr;
+  QString started_device_;  // the device the engine runs on until Kiln starts again
+  bool filling_ = false;    // editors being set by the program
   QMap<QString, QWidget*> editors_;
   QMap<QString, QLabel*> labels_;
 };

@@ -1,5 +1,7 @@
 #include "workflow_editor.h"
 
+#include "engine_texts.h"
+
 #include <QCheckBox>
 #include <QCloseEvent>
 #include <QDockWidget>
@@ -87,9 +89,11 @@ WorkflowEditor::WorkflowEditor(app::EngineBridge* bridge, app::Settings& setting
     running_ = false;
   });
   connect(bridge_, &app::EngineBridge::progress, this,
-          [this](const QString& stage, qint64 done, qint64 total, const QString&, double fraction, double) {
+          [this](const QString& stage, qint64 done, qint64 total, const QString& unit, double fraction, double) {
             if (running_)
-              status_->setText(tr("%1 %2/%3 · %4%").arg(stage).arg(done).arg(total).arg(std::lround(fraction * 100)));
+              status_->setText(tr("%1 %2 · %3%")
+                                   .arg(stageText(stage), progressAmountText(done, total, unit))
+                                   .arg(std::lround(fraction * 100)));
           });
   retranslate();
   showSelectedNode();

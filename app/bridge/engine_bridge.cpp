@@ -151,6 +151,8 @@ void EngineBridge::startNext() {
                   .toStdString();
       }
       job_ = engine_->submit(job);
+      if (next.run == 0) image_seconds_.clear();  // a new request: its own pace
+      image_clock_.start();
       running_ = next;
       running_label_ = labelOf(r, next.run);
       log(tr("Started %1").arg(running_label_));
@@ -168,10 +170,16 @@ void EngineBridge::cancel() {
   if (job_ != 0) engine_->cancel(job_);
 }
 
-void EngineBridge::skip() {
-  if (job_ == 0) return;
-  if (running_.request.workflow) running_.skip = true;  // this image ends as it would, the rest go
-  else engine_->skip(job_);
+int EngineBridge::skip() {
+  if (job_ == 0) return -1;
+  if (!running_.request.workflow) {
+    engine_->skip(job_);  // the engine says how many it dropped, in the log
+    return -1;
+  }
+  running_.skip = true;  // this image ends as it would, the rest go
+  const int dropped = running_.request.batch - running_.run - 1;
+  log(tr("Skip: %1 finishes, %n later image(s) of its batch dropped", "", dropped).arg(running_label_));
+  return dropped;
 }
 
 bool EngineBridge::cancelItem(quint64 id) {
@@ -269,12 +277,15 @@ void EngineBridge::onEvent(const kiln::Event& e) {
       }
       break;
     case kiln::EventType::StageStarted:
-    case kiln::EventType::Progress:
+    case kiln::EventType::Progress: {
       Q_EMIT stageProgress(e.stage, e.type == kiln::EventType::StageStarted ? 0 : e.done, e.total);
+      const BatchProgress whole = batchProgress(e.fraction, e.eta_seconds);
       Q_EMIT progress(stageName(e.stage), e.type == kiln::EventType::StageStarted ? 0 : e.done, e.total,
-                      QString::fromStdString(e.unit), e.fraction, e.eta_seconds);
+                      QString::fromStdString(e.unit), whole.fraction, whole.eta_seconds, whole.image, whole.images);
       break;
+    }
     case kiln::EventType::JobFinished: {
+      image_seconds_.push_back(static_cast<double>(image_clock_.elapsed()) / 1000.0);
       log(tr("Finished %1").arg(running_label_));
       ended(true);
       if (e.outputs.empty()) {
@@ -307,6 +318,27 @@ void EngineBridge::onEvent(const kiln::Event& e) {
     default:
       break;
   }
+}
+
+// A workflow request's batch runs one job per image: the fraction and the time left cover
+// the whole batch, the images to come at the pace of those done (or of this one so far).
+EngineBridge::BatchProgress EngineBridge::batchProgress(double fraction, double eta_seconds) const {
+  const int images = running_.request.workflow ? std::max(1, running_.request.batch) : 1;
+  const int image = running_.request.workflow ? running_.run : 0;
+  BatchProgress p{fraction, eta_seconds, image, images};
+  if (images == 1) return p;
+  const int after = running_.skip ? 0 : images - image - 1;
+  p.fraction = (image + fraction) / images;
+  double per_image = -1;
+  if (!image_seconds_.empty()) {
+    per_image = 0;
+    for (double s : image_seconds_) per_image += s;
+    per_image /= static_cast<double>(image_seconds_.size());
+  } else if (eta_seconds >= 0) {
+    per_image = static_cast<double>(image_clock_.elapsed()) / 1000.0 + eta_seconds;
+  }
+  p.eta_seconds = eta_seconds < 0 || per_image < 0 ? -1 : eta_seconds + after * per_image;
+  return p;
 }
 
 QString EngineBridge::saveLast(const QString& path) const {

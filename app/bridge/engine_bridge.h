@@ -6,6 +6,7 @@
 // pending requests can be cancelled and reordered until they start.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QImage>
 #include <QList>
 #include <QObject>
@@ -82,8 +83,9 @@ class EngineBridge : public QObject {
   bool generate(const kiln::RenderParams& params) { return enqueue({params, nullptr, 1, {}, {}}) != 0; }
   // Interrupts the running request; its end arrives as cancelled(), then the next starts.
   void cancel();
-  // Finishes the running request's current image and drops the rest of its batch.
-  void skip();
+  // Finishes the running request's current image and drops the rest of its batch;
+  // returns how many images were dropped (-1: not known here, the engine logs it).
+  int skip();
   // Removes a pending request or interrupts the running one; false when unknown.
   bool cancelItem(quint64 id);
   // Interrupts the running request and drops every pending one.
@@ -109,9 +111,11 @@ class EngineBridge : public QObject {
   QString saveLast(const QString& path) const;
 
  Q_SIGNALS:
-  // `stage` names what runs now; `fraction` is the whole job's, `eta_seconds` < 0 unknown.
-  void progress(const QString& stage, qint64 done, qint64 total, const QString& unit,
-                double fraction, double eta_seconds);
+  // `stage` names what runs now (in the engine's words); `fraction` and `eta_seconds`
+  // (< 0: not known yet) are the whole request's, over all `images` of its batch, of
+  // which `image` (from 0) runs now.
+  void progress(const QString& stage, qint64 done, qint64 total, const QString& unit, double fraction,
+                double eta_seconds, int image, int images);
   // The job's stages, before any runs; a stage's new name and size; a stage's own units.
   void planned(const QList<kiln::app::PlannedStage>& stages);
   void stageUpdated(int index, const QString& name, qint64 total);
@@ -136,6 +140,11 @@ class EngineBridge : public QObject {
     int run = 0;        // a workflow request's image now due
     bool skip = false;  // a workflow request's later images are dropped
   };
+  struct BatchProgress {
+    double fraction = 0, eta_seconds = -1;
+    int image = 0, images = 1;
+  };
+  BatchProgress batchProgress(double fraction, double eta_seconds) const;
   void onEvent(const kiln::Event& e);  // GUI thread
   void startNext();
   void log(const QString& line);
@@ -148,6 +157,8 @@ class EngineBridge : public QObject {
   QString running_label_;
   kiln::JobId job_ = 0;
   std::vector<kiln::Stage> stages_;
+  QElapsedTimer image_clock_;          // since the running image started
+  std::vector<double> image_seconds_;  // the running request's finished images
   kiln::Image last_;
   std::atomic<int64_t> last_progress_ns_{0};  // engine thread: when progress last went out
   QThreadPool memory_pool_;                    // one thread reading memory figures

@@ -89,6 +89,15 @@ const QList<SettingSpec>& settingSpecs() {
            {"system", "en", "de", "ja"}),
       spec("appearance/theme", SettingType::Enum, QString("system"), QT_TRANSLATE_NOOP("kiln::app::Settings", "Colour theme"), 0, 0,
            {"system", "light", "dark"}),
+      spec("appearance/smooth_scaling", SettingType::Bool, false,
+           QT_TRANSLATE_NOOP("kiln::app::Settings", "Interpolate enlarged pictures instead of showing their pixels as blocks")),
+      // Not shown in Preferences: the generate panel as it was when Kiln last closed.
+      spec("session/workflow", SettingType::String, QString(),
+           QT_TRANSLATE_NOOP("kiln::app::Settings", "The generate panel's workflow and values when Kiln last closed")),
+      spec("session/workflow_source", SettingType::String, QString(),
+           QT_TRANSLATE_NOOP("kiln::app::Settings", "Where that workflow came from")),
+      spec("session/random_seed", SettingType::Bool, true,
+           QT_TRANSLATE_NOOP("kiln::app::Settings", "Whether the generate panel draws a new seed for every Generate")),
   };
   return specs;
 }
@@ -118,12 +127,29 @@ QString settingTitle(const QString& key) {
       {"lora/mode", QT_TRANSLATE_NOOP("kiln::app::Settings", "Apply mode")},
       {"appearance/language", QT_TRANSLATE_NOOP("kiln::app::Settings", "Language")},
       {"appearance/theme", QT_TRANSLATE_NOOP("kiln::app::Settings", "Theme")},
+      {"appearance/smooth_scaling", QT_TRANSLATE_NOOP("kiln::app::Settings", "Smooth scaling")},
   };
   for (const auto& [k, title] : titles)
     if (k == key) return QCoreApplication::translate("kiln::app::Settings", title);
   QString name = key.section('/', 1).replace('_', ' ');
   if (!name.isEmpty()) name[0] = name[0].toUpper();
   return name;
+}
+
+QString settingChoiceTitle(const QString& key, const QString& choice) {
+  if (key == QLatin1String("appearance/language")) {
+    // Each language by its own name, so it can be found whatever language is shown now.
+    if (choice == QLatin1String("system")) return tr("System language");
+    if (choice == QLatin1String("en")) return QStringLiteral("English");
+    if (choice == QLatin1String("de")) return QStringLiteral("Deutsch");
+    if (choice == QLatin1String("ja")) return QStringLiteral("日本語");
+  }
+  if (key == QLatin1String("appearance/theme")) {
+    if (choice == QLatin1String("system")) return tr("As the system");
+    if (choice == QLatin1String("light")) return tr("Light");
+    if (choice == QLatin1String("dark")) return tr("Dark");
+  }
+  return choice;
 }
 
 QString settingDescription(const SettingSpec& spec) {
@@ -139,18 +165,19 @@ const SettingSpec* findSetting(const QString& key) {
 Settings::Settings() : Settings(std::make_unique<QSettings>()) {}
 Settings::Settings(std::unique_ptr<QSettings> store) : store_(std::move(store)) { moveLegacyGeneralKeys(*store_); }
 
+// Messages name the setting as Preferences labels it, not by its key.
 QString Settings::check(const SettingSpec& spec, const QVariant& value) {
   switch (spec.type) {
     case SettingType::Bool:
       if (value.typeId() == QMetaType::Bool) return {};
       if (const QString s = value.toString(); s == "true" || s == "false") return {};
-      return tr("%1 must be true or false").arg(spec.key);
+      return tr("%1 must be true or false").arg(settingTitle(spec.key));
     case SettingType::Int: {
       bool ok = false;
       const qint64 v = value.toLongLong(&ok);
-      if (!ok) return tr("%1 must be a whole number, not '%2'").arg(spec.key, value.toString());
+      if (!ok) return tr("%1 must be a whole number, not '%2'").arg(settingTitle(spec.key), value.toString());
       if (spec.min < spec.max && (v < spec.min || v > spec.max))
-        return tr("%1 must be between %2 and %3, not %4").arg(spec.key).arg(spec.min).arg(spec.max).arg(v);
+        return tr("%1 must be between %2 and %3, not %4").arg(settingTitle(spec.key)).arg(spec.min).arg(spec.max).arg(v);
       return {};
     }
     case SettingType::Bytes: {
@@ -158,37 +185,37 @@ QString Settings::check(const SettingSpec& spec, const QVariant& value) {
       qint64 v = value.toLongLong(&ok);
       if (!ok) {
         const auto parsed = parseBytes(value.toString().toStdString());
-        if (!parsed) return tr("%1 must be a size like 2G or 512MiB, not '%2'").arg(spec.key, value.toString());
+        if (!parsed) return tr("%1 must be a size like 2G or 512MiB, not '%2'").arg(settingTitle(spec.key), value.toString());
         v = *parsed;
       }
       if (spec.min < spec.max && (v < spec.min || v > spec.max))
-        return tr("%1 must be between %2 and %3").arg(spec.key,
+        return tr("%1 must be between %2 and %3").arg(settingTitle(spec.key),
                                                       QString::fromStdString(formatBytes(spec.min)),
                                                       QString::fromStdString(formatBytes(spec.max)));
       return {};
     }
     case SettingType::Enum:
       if (spec.choices.contains(value.toString())) return {};
-      return tr("%1 must be one of %2, not '%3'").arg(spec.key, spec.choices.join(", "), value.toString());
+      return tr("%1 must be one of %2, not '%3'").arg(settingTitle(spec.key), spec.choices.join(", "), value.toString());
     case SettingType::Device: {
       const QString s = value.toString();
       static const QRegularExpression device("^(cpu|cuda:[0-9]+|sim:[0-9]+(\\.[0-9]+)?[KMGT]?(i?B)?)$");
       if (device.match(s).hasMatch()) return {};
-      return tr("%1 must be cpu, cuda:N or sim:SIZE, not '%2'").arg(spec.key, s);
+      return tr("%1 must be cpu, cuda:N or sim:SIZE, not '%2'").arg(settingTitle(spec.key), s);
     }
     case SettingType::StringList:
       if (value.canConvert<QStringList>()) return {};
-      return tr("%1 must be a list of names").arg(spec.key);
+      return tr("%1 must be a list of names").arg(settingTitle(spec.key));
     case SettingType::String:
       if (spec.key == QLatin1String("general/file_name_template")) {
         const QString t = value.toString().trimmed();
-        if (t.isEmpty()) return tr("%1 must not be empty").arg(spec.key);
+        if (t.isEmpty()) return tr("%1 must not be empty").arg(settingTitle(spec.key));
         if (t.contains('/') || t.contains('\\'))
-          return tr("%1 is a file name, not a path: '%2' has a folder separator").arg(spec.key, t);
+          return tr("%1 is a file name, not a path: '%2' has a folder separator").arg(settingTitle(spec.key), t);
       }
       return {};
   }
-  return tr("%1 has an unknown type").arg(spec.key);
+  return tr("%1 has an unknown type").arg(settingTitle(spec.key));
 }
 
 QVariant Settings::value(const QString& key) const {

@@ -35,6 +35,9 @@ const SettingSpec* findSetting(const QString& key);
 // language of the moment.
 QString settingTitle(const QString& key);
 QString settingDescription(const SettingSpec& spec);
+// What a choice of an Enum setting is called where it is shown ("Deutsch" for "de");
+// the value itself for choices without a name of their own (offload modes).
+QString settingChoiceTitle(const QString& key, const QString& choice);
 
 class Settings {
  public:

@@ -89,7 +89,8 @@ class TestFirstStartWizard : public QObject {
     kiln::ui::PreferencesDialog dialog(settings, nullptr);
     auto* combo = dialog.findChild<QComboBox*>("memoryPreset");
     QVERIFY(combo);
-    QCOMPARE(combo->count(), 4);
+    QCOMPARE(combo->count(), 5);  // the four presets and Custom
+    QCOMPARE(combo->currentData().toString(), QString("custom"));  // the defaults pin; the CPU preset does not
     QCOMPARE(combo->itemText(1), QString("GPU with up to 6 GB"));
     combo->setCurrentIndex(1);
     dialog.findChild<QPushButton*>("applyMemoryPreset")->click();
@@ -100,6 +101,13 @@ class TestFirstStartWizard : public QObject {
     QCOMPARE(settings.value("memory/offload").toString(), QString("balanced"));
     QCOMPARE(settings.value("memory/offload_text_encoder").toString(), QString("group-leaf"));
     QCOMPARE(settings.device(), QString("cpu"));  // this build has no GPU device to switch to
+    // Opened again, the box names the preset the values are; changed by hand, Custom.
+    kiln::ui::PreferencesDialog again(settings, nullptr);
+    auto* box = again.findChild<QComboBox*>("memoryPreset");
+    QCOMPARE(box->currentData().toString(), QString("upto-6gb"));
+    qobject_cast<QComboBox*>(again.editorFor("memory/vae_tiling"))->setCurrentIndex(0);
+    QCOMPARE(box->currentData().toString(), QString("custom"));
+    QCOMPARE(box->currentText(), QString("Custom (your own values)"));
   }
 };
 

@@ -33,6 +33,7 @@
 #include "image_view.h"
 #include "main_window.h"
 #include "memory_panel.h"
+#include "number_fields.h"
 #include "parameter_panel.h"
 #include "preferences_dialog.h"
 #include "queue_panel.h"
@@ -163,7 +164,7 @@ class TestMainWindow : public QObject {
     again->gallery()->reuseSelected();
     // The result's workflow is the template again, with the values it was made with.
     QCOMPARE(again->promptEdit()->toPlainText(), QString("a red circle"));
-    QCOMPARE(again->seedSpin()->value(), 7);
+    QCOMPARE(again->seedSpin()->value(), qint64{7});
     QCOMPARE(again->stepsSpin()->value(), 3);
     QCOMPARE(again->widthSpin()->value(), 96);
     QCOMPARE(again->heightSpin()->value(), 64);
@@ -177,7 +178,7 @@ class TestMainWindow : public QObject {
     QVERIFY(again->reuseResult(foreign));
     QCOMPARE(again->promptEdit()->toPlainText(), QString("a green ring"));
     QCOMPARE(again->negativeEdit()->toPlainText(), QString("blur"));
-    QCOMPARE(again->seedSpin()->value(), 11);
+    QCOMPARE(again->seedSpin()->value(), qint64{11});
     QCOMPARE(again->stepsSpin()->value(), 9);
     QCOMPARE(again->cfgSpin()->value(), 4.5);
     QCOMPARE(again->widthSpin()->value(), 128);
@@ -378,7 +379,7 @@ class TestMainWindow : public QObject {
     QCOMPARE(window->parameterPanel()->count(), 9);
     QCOMPARE(window->promptEdit()->toPlainText(), QString("a red circle"));
     QCOMPARE(window->negativeEdit()->toPlainText(), QString("blurry"));
-    QCOMPARE(window->seedSpin()->value(), 5);
+    QCOMPARE(window->seedSpin()->value(), qint64{5});
     QCOMPARE(window->widthSpin()->value(), 64);
     // Files that cannot be a template leave the panel as it was, with the reason shown.
     QVERIFY(!window->openTemplate(write("broken.json", "{\"kiln_workflow\": 1, \"nodes\": [")));
