@@ -1,6 +1,7 @@
 #include "appearance.h"
 
 #include <QApplication>
+#include <QLibraryInfo>
 #include <QLocale>
 #include <QPalette>
 #include <QStyle>
@@ -16,6 +17,17 @@ namespace {
 std::unique_ptr<QTranslator>& translator() {
   static std::unique_ptr<QTranslator> t;
   return t;
+}
+
+// Qt's own texts (the Cancel and Apply buttons, file dialogs) in that language.
+std::unique_ptr<QTranslator>& qtTranslator() {
+  static std::unique_ptr<QTranslator> t;
+  return t;
+}
+
+void announceLanguageChange() {
+  QEvent change(QEvent::LanguageChange);
+  QApplication::sendEvent(qApp, &change);
 }
 
 struct SystemLook {
@@ -59,23 +71,28 @@ QPalette darkPalette() {
 }  // namespace
 
 bool setLanguage(const QString& language, const QString& dir) {
-  if (translator()) {
-    QApplication::removeTranslator(translator().get());
-    translator().reset();
-  }
-  const QLocale locale = language.isEmpty() || language == "system" ? QLocale() : QLocale(language);
+  for (auto* t : {&translator(), &qtTranslator()})
+    if (*t) {
+      QApplication::removeTranslator(t->get());
+      t->reset();
+    }
+  const bool system = language.isEmpty() || language == "system";
+  const QLocale locale = system ? QLocale() : QLocale(language);
   if (language == "en" || locale.language() == QLocale::English) {
     // The interface's own strings are English: nothing to install, but widgets still
     // hear that the language changed.
-    QEvent change(QEvent::LanguageChange);
-    QApplication::sendEvent(qApp, &change);
+    announceLanguageChange();
     return true;
   }
   auto t = std::make_unique<QTranslator>();
   if (!t->load(locale, "kiln", "_", dir)) {
-    QEvent change(QEvent::LanguageChange);
-    QApplication::sendEvent(qApp, &change);
-    return false;
+    announceLanguageChange();
+    return system;  // a system language Kiln has no translation for: English, as expected
+  }
+  auto qt = std::make_unique<QTranslator>();
+  if (qt->load(locale, "qtbase", "_", QLibraryInfo::path(QLibraryInfo::TranslationsPath))) {
+    QApplication::installTranslator(qt.get());
+    qtTranslator() = std::move(qt);
   }
   QApplication::installTranslator(t.get());  // sends LanguageChange to every widget
   translator() = std::move(t);

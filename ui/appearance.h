@@ -7,8 +7,10 @@
 namespace kiln::ui {
 
 // "system", "en" or a language code with a kiln_<code>.qm in `dir` (the translations
-// compiled into the application by default). False when that language has no
-// translation, in which case the interface is in English.
+// compiled into the application by default), with Qt's own texts in that language where
+// Qt's translations are installed. False when a language asked for by name has no
+// translation, in which case the interface is in English (as it is, silently, for a
+// system language without one).
 bool setLanguage(const QString& language, const QString& dir = QStringLiteral(":/i18n"));
 QString currentLanguage();  // "en" when no translation is installed
 

@@ -14,6 +14,7 @@
 #include <QPushButton>
 #include <QRandomGenerator>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QVBoxLayout>
 
 #include <climits>
@@ -102,8 +103,16 @@ void ParameterPanel::fillModelPicker(QComboBox* combo) const {
     // Not installed: only the model folders' checkpoints are offered.
   }
   for (const app::ModelChoice& m : models_) {
-    combo->addItem(m.name, m.path);
-    combo->setItemData(combo->count() - 1, m.path, Qt::ToolTipRole);
+    if (m.problem.isEmpty()) {
+      combo->addItem(m.name, m.path);
+      combo->setItemData(combo->count() - 1, m.path, Qt::ToolTipRole);
+      continue;
+    }
+    // Listed, so the file is not a mystery, but not offered: it would fail at Generate.
+    combo->addItem(tr("%1 (not a checkpoint)").arg(m.name), m.path);
+    combo->setItemData(combo->count() - 1, tr("%1: %2").arg(m.path, m.problem), Qt::ToolTipRole);
+    if (auto* items = qobject_cast<QStandardItemModel*>(combo->model()))
+      items->item(combo->count() - 1)->setEnabled(false);
   }
 }
 

@@ -2,13 +2,12 @@
 #include <QApplication>
 #include <QIcon>
 #include <QLineEdit>
-#include <QLocale>
-#include <QTranslator>
 
 #include <cstdio>
 #include <cstring>
 
 #include "../process_env.h"
+#include "appearance.h"
 #include "first_start_wizard.h"
 #include "kiln/build_info.h"
 #include "main_window.h"
@@ -53,11 +52,10 @@ int main(int argc, char** argv) {
   QApplication::setDesktopFileName("org.kiln.Kiln");
   QApplication::setWindowIcon(QIcon::fromTheme("org.kiln.Kiln", QIcon(":/icons/org.kiln.Kiln.svg")));
   kiln::app::Settings settings;
-  // The language chosen in Preferences (taking effect at start), else the system's.
-  const QString language = settings.value("appearance/language").toString();
-  const QLocale locale = language.isEmpty() || language == "system" ? QLocale() : QLocale(language);
-  QTranslator translator;
-  if (translator.load(locale, "kiln", "_", ":/i18n")) QApplication::installTranslator(&translator);
+  // The language and theme chosen in Preferences, through the same switch Preferences
+  // uses, so a later change of language replaces this one.
+  kiln::ui::setLanguage(settings.value("appearance/language").toString());
+  kiln::ui::setTheme(settings.value("appearance/theme").toString());
   const QStringList args = QApplication::arguments();
   // Before the main window, which starts the engine with the settings the assistant sets.
   if (settings.firstStartDue() && !args.contains("--no-first-start")) {

@@ -57,7 +57,7 @@ QList<FoundModelFolder> findModelFolders(const QStringList& roots) {
     seen.insert(canonical);
     ModelLayout layout;
     if (!detectModelLayout(dir, &layout)) return false;
-    found.push_back({QDir::cleanPath(dir), layout, static_cast<int>(findCheckpoints({dir}).size())});
+    found.push_back({QDir::cleanPath(dir), layout, countCheckpoints(findCheckpoints({dir}))});
     return true;
   };
   const auto subfolders = [](const QString& dir) {

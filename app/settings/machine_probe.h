@@ -16,7 +16,7 @@ QString layoutName(ModelLayout layout);  // "A1111", "ComfyUI", "InvokeAI"
 struct FoundModelFolder {
   QString path;  // the program's folder, as the model_folders setting takes it
   ModelLayout layout = ModelLayout::A1111;
-  int checkpoints = 0;  // .safetensors checkpoints findCheckpoints() lists in it
+  int checkpoints = 0;  // usable checkpoints findCheckpoints() lists in it (countCheckpoints)
 };
 
 // The layout of `dir` when it is a model tree Kiln can read, by what it holds:

@@ -1,8 +1,10 @@
 #include "model_list.h"
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRegularExpression>
@@ -30,7 +32,7 @@ QList<ModelChoice> findCheckpoints(const QStringList& roots) {
       const QString path = f.canonicalFilePath();
       if (path.isEmpty() || seen.contains(path)) continue;
       seen.insert(path);
-      found.push_back({prefix + f.completeBaseName(), f.absoluteFilePath()});
+      found.push_back({prefix + f.completeBaseName(), f.absoluteFilePath(), checkpointProblem(f.absoluteFilePath())});
     }
   };
   for (const QString& root : roots) {
@@ -46,7 +48,7 @@ QList<ModelChoice> findCheckpoints(const QStringList& roots) {
           const QString path = QFileInfo(folder.path()).canonicalFilePath();
           if (!path.isEmpty() && !seen.contains(path)) {
             seen.insert(path);
-            found.push_back({sub, folder.path()});
+            found.push_back({sub, folder.path(), {}});
           }
           continue;
         }
@@ -57,6 +59,43 @@ QList<ModelChoice> findCheckpoints(const QStringList& roots) {
   std::sort(found.begin(), found.end(),
             [](const ModelChoice& a, const ModelChoice& b) { return a.name.compare(b.name, Qt::CaseInsensitive) < 0; });
   return found;
+}
+
+int countCheckpoints(const QList<ModelChoice>& choices) {
+  return static_cast<int>(std::count_if(choices.begin(), choices.end(), [](const ModelChoice& c) { return c.problem.isEmpty(); }));
+}
+
+QString checkpointProblem(const QString& path) {
+  const auto tr = [](const char* text) { return QCoreApplication::translate("kiln::app::ModelList", text); };
+  const QFileInfo info(path);
+  if (info.isDir())
+    return QDir(path).exists("model_index.json") ? QString() : tr("a folder without model_index.json");
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) return tr("it cannot be read");
+  const qint64 size = file.size();
+  const QByteArray length_bytes = file.read(8);
+  if (length_bytes.size() != 8) return tr("it is too short to be a safetensors file");
+  quint64 length = 0;
+  for (int i = 7; i >= 0; --i) length = (length << 8) | static_cast<unsigned char>(length_bytes[i]);
+  if (length < 2 || length > (100u << 20) || static_cast<qint64>(length) > size - 8)
+    return tr("it is not a safetensors file (its header length does not fit the file)");
+  const QByteArray header = file.read(static_cast<qint64>(length));
+  QJsonParseError error;
+  const QJsonDocument doc = QJsonDocument::fromJson(header, &error);
+  if (error.error != QJsonParseError::NoError || !doc.isObject()) return tr("its header is not safetensors JSON");
+  const qint64 data = size - 8 - static_cast<qint64>(length);
+  const QJsonObject tensors = doc.object();
+  int count = 0;
+  for (auto it = tensors.begin(); it != tensors.end(); ++it) {
+    if (it.key() == QLatin1String("__metadata__")) continue;
+    const QJsonArray offsets = it.value().toObject().value("data_offsets").toArray();
+    if (offsets.size() != 2 || !it.value().toObject().contains("dtype"))
+      return tr("its header is not safetensors JSON");
+    if (offsets.at(1).toDouble() > static_cast<double>(data))
+      return tr("it is cut short: tensor %1 lies beyond its end (an unfinished download?)").arg(it.key());
+    ++count;
+  }
+  return count == 0 ? tr("it holds no tensors") : QString();
 }
 
 QSize nativeSize(const QString& model_path) {

@@ -26,6 +26,15 @@ void touch(const QString& path, const QByteArray& content = "x") {
   f.write(content);
 }
 
+// A safetensors file of one small tensor: what a checkpoint looks like to listing, which
+// reads headers only.
+void checkpoint(const QString& path) {
+  const QByteArray header = R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})";
+  QByteArray length(8, '\0');
+  for (int i = 0; i < 8; ++i) length[i] = static_cast<char>((static_cast<quint64>(header.size()) >> (8 * i)) & 0xff);
+  touch(path, length + header + QByteArray(4, '\0'));
+}
+
 GpuInfo gpu(qint64 bytes) { return {"GPU", "NVIDIA", bytes}; }
 
 }  // namespace
@@ -37,16 +46,18 @@ class TestFirstStart : public QObject {
  private Q_SLOTS:
   void findsModelFoldersOfEachLayout() {
     const QString home = dir_.filePath("home");
-    touch(home + "/ComfyUI/models/checkpoints/sdxl.safetensors");
-    touch(home + "/ComfyUI/models/checkpoints/sd15/dream.safetensors");
-    touch(home + "/ComfyUI/models/loras/style.safetensors");
-    touch(home + "/AI/stable-diffusion-webui/models/Stable-diffusion/v1-5.safetensors");
+    checkpoint(home + "/ComfyUI/models/checkpoints/sdxl.safetensors");
+    checkpoint(home + "/ComfyUI/models/checkpoints/sd15/dream.safetensors");
+    checkpoint(home + "/ComfyUI/models/loras/style.safetensors");
+    checkpoint(home + "/AI/stable-diffusion-webui/models/Stable-diffusion/v1-5.safetensors");
     touch(home + "/invokeai/invokeai.yaml");
-    touch(home + "/invokeai/models/sdxl/main/juggernaut.safetensors");
+    checkpoint(home + "/invokeai/models/sdxl/main/juggernaut.safetensors");
     touch(home + "/invokeai/models/sd-1/main/photon/model_index.json", "{}");
-    touch(home + "/invokeai/models/sd-1/lora/detail.safetensors");
+    checkpoint(home + "/invokeai/models/sd-1/lora/detail.safetensors");
     touch(home + "/Downloads/models/readme.txt");             // a models/ folder of nothing Kiln knows
     touch(home + "/a/b/ComfyUI/models/checkpoints/deep.safetensors");  // three levels down: not looked at
+    // A text file renamed: listed with the reason, not counted.
+    touch(home + "/ComfyUI/models/checkpoints/notes.safetensors", "my favourite prompts\n");
     const QList<FoundModelFolder> found = findModelFolders({home, dir_.filePath("absent")});
     QCOMPARE(found.size(), 3);
     const auto find = [&](ModelLayout layout) {
@@ -55,7 +66,12 @@ class TestFirstStart : public QObject {
       return FoundModelFolder{};
     };
     QCOMPARE(find(ModelLayout::ComfyUI).path, home + "/ComfyUI");
-    QCOMPARE(find(ModelLayout::ComfyUI).checkpoints, 2);  // the LoRA is not a checkpoint
+    QCOMPARE(find(ModelLayout::ComfyUI).checkpoints, 2);  // the LoRA and the text file are not checkpoints
+    const QList<ModelChoice> comfy = findCheckpoints({home + "/ComfyUI"});
+    QCOMPARE(comfy.size(), 3);
+    for (const ModelChoice& c : comfy)
+      QVERIFY2(c.problem.isEmpty() != (c.name == "notes"), qPrintable(c.name + ": " + c.problem));
+    QVERIFY(checkpointProblem(home + "/ComfyUI/models/checkpoints/notes.safetensors").contains("not a safetensors file"));
     QCOMPARE(find(ModelLayout::A1111).path, home + "/AI/stable-diffusion-webui");
     QCOMPARE(find(ModelLayout::A1111).checkpoints, 1);
     QCOMPARE(find(ModelLayout::InvokeAI).path, home + "/invokeai");
