@@ -85,6 +85,8 @@ FirstStartWizard::FirstStartWizard(app::Settings& settings, QList<app::FoundMode
   memory_layout->addStretch();
   memory_layout->addWidget(later);
   addPage(memory);
+  // Wide and tall enough that the wrapped descriptions are shown whole.
+  setMinimumSize(680, 600);
 }
 
 FirstStartWizard* FirstStartWizard::detect(app::Settings& settings, QWidget* parent) {

@@ -102,8 +102,18 @@ void GalleryPanel::reuseSelected() {
   if (row >= 0) Q_EMIT reuse(result(row));
 }
 
+// What tells pictures apart at a glance: the seed and the prompt's start (file names of
+// one session all begin alike); the file name for pictures without settings.
+QString GalleryPanel::caption(const app::ResultFile& r) {
+  const std::optional<app::RecordedSettings> s = app::parseParametersText(r.parameters);
+  if (!s) return QFileInfo(r.path).completeBaseName();
+  QString prompt = s->prompt.simplified();
+  if (prompt.size() > 28) prompt = prompt.left(27) + QChar(0x2026);
+  return prompt.isEmpty() ? tr("seed %1").arg(s->seed) : tr("%1\nseed %2").arg(prompt).arg(s->seed);
+}
+
 void GalleryPanel::addItem(const app::ResultFile& r, bool first) {
-  auto* item = new QListWidgetItem(QFileInfo(r.path).completeBaseName());
+  auto* item = new QListWidgetItem(caption(r));
   item->setData(kResultRole, r.path);
   item->setData(kParametersRole, r.parameters);
   item->setData(kWorkflowRole, r.workflow);

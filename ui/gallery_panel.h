@@ -38,6 +38,10 @@ class GalleryPanel : public QWidget {
  protected:
   void changeEvent(QEvent* event) override;
 
+ public:
+  // A result's caption under its thumbnail.
+  static QString caption(const app::ResultFile& result);
+
  private:
   void retranslate();
   void addItem(const app::ResultFile& result, bool first);

@@ -449,6 +449,10 @@ WorkflowEditor* MainWindow::openWorkflowEditor() {
   if (!editor_) {
     editor_ = new WorkflowEditor(bridge_, *settings_, this);
     editor_->setWindowFlag(Qt::Window);
+    // Opened in the middle of the screen Kiln is on, whole (its size fits the screen).
+    QRect frame(QPoint(), editor_->size());
+    frame.moveCenter(screen()->availableGeometry().center());
+    editor_->move(frame.topLeft());
     editor_->document()->setWorkflow(panel_->workflow());
     connect(editor_, &WorkflowEditor::useAsTemplate, this, [this](const kiln::Workflow& w) {
       setTemplate(w, tr("workflow editor"));

@@ -5,6 +5,7 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
+#include "engine_texts.h"
 #include "kiln/units.h"
 
 namespace kiln::ui {
@@ -16,7 +17,10 @@ QString bytes(qint64 n) { return QString::fromStdString(kiln::formatBytes(n)); }
 MemoryPanel::MemoryPanel(QWidget* parent) : QWidget(parent) {
   tree_ = new QTreeWidget;
   tree_->setColumnCount(2);
-  tree_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  // Both columns share the dock's width (long component names used to push the values
+  // out of view); what does not fit is elided, and the whole text is the tooltip.
+  tree_->header()->setSectionResizeMode(QHeaderView::Stretch);
+  tree_->setTextElideMode(Qt::ElideMiddle);
   tree_->setRootIsDecorated(true);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -37,6 +41,8 @@ void MemoryPanel::showMemory(const app::MemorySnapshot& m) {
     auto* item = parent ? new QTreeWidgetItem(parent) : new QTreeWidgetItem(tree_);
     item->setText(0, what);
     item->setText(1, value);
+    item->setToolTip(0, what);
+    item->setToolTip(1, value);
     return item;
   };
   row(nullptr, tr("Device"), m.device.isEmpty() ? tr("not known yet") : m.device);
@@ -50,7 +56,7 @@ void MemoryPanel::showMemory(const app::MemorySnapshot& m) {
   // "unet (UNetModel, 4.22 MiB, fp32, not quantized): group-block, ..." -> component | placement
   for (const QString& line : m.placements) {
     const qsizetype colon = line.indexOf("): ");
-    if (colon > 0) row(models, line.left(colon + 1), line.mid(colon + 3));
+    if (colon > 0) row(models, line.left(colon + 1), placementText(line.mid(colon + 3)));
     else row(models, line, {});
   }
   models->setExpanded(true);

@@ -692,7 +692,7 @@ void NodeCanvas::contextMenuEvent(QContextMenuEvent* event) {
   menu.addSeparator();
   QMap<QString, QMenu*> categories;
   for (const kiln::NodeSchema& s : doc_->schemas()) {
-    const QString category = app::nodeText(s.category);
+    const QString category = app::nodeCategoryText(s.category);
     if (!categories.contains(category)) categories.insert(category, menu.addMenu(category));
     const std::string type = s.type;
     categories[category]->addAction(app::nodeText(s.display_name), this,
@@ -750,6 +750,11 @@ void NodeCanvas::setNodeState(const std::string& node, const QString& state, con
   else states_.insert(id, {state, message});
   if (state != "running") progress_.remove(id);
   if (NodeItem* item = nodes_.value(id)) item->setState(state, message, progress_.value(id, -1));
+}
+
+void NodeCanvas::clearNodeStates(const QStringList& states) {
+  for (const QString& id : states_.keys())
+    if (states.isEmpty() || states.contains(states_.value(id).first)) setNodeState(id.toStdString(), {}, {});
 }
 
 void NodeCanvas::setNodeProgress(const std::string& node, qint64 done, qint64 total) {

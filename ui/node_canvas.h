@@ -10,6 +10,7 @@
 #include <QGraphicsView>
 #include <QMap>
 #include <QPointer>
+#include <QStringList>
 
 #include <string>
 #include <vector>
@@ -73,6 +74,8 @@ class NodeCanvas : public QGraphicsView {
   void setNodeState(const std::string& node, const QString& state, const QString& message = {});
   QString nodeState(const std::string& node) const { return states_.value(QString::fromStdString(node)).first; }
   // A running node's own progress (its stage's done of total), drawn as a bar on it.
+  // Forgets the run states drawn on the nodes: those in `states` ("queued", ...), or all.
+  void clearNodeStates(const QStringList& states = {});
   void setNodeProgress(const std::string& node, qint64 done, qint64 total);
   double nodeProgress(const std::string& node) const { return progress_.value(QString::fromStdString(node), -1); }
   // Marks the nodes a validation names, until the next edit.

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 
+#include "node_texts.h"
+
 namespace kiln::ui {
 
 NodeSearch::NodeSearch(const std::vector<kiln::NodeSchema>& schemas, QWidget* parent)
@@ -47,7 +49,7 @@ void NodeSearch::filter(const QString& text) {
   list_->clear();
   for (const auto& [rank, s] : ranked) {
     auto* item = new QListWidgetItem(
-        tr("%1  (%2)").arg(QString::fromStdString(s->display_name), QString::fromStdString(s->category)), list_);
+        tr("%1  (%2)").arg(app::nodeText(s->display_name), app::nodeCategoryText(s->category)), list_);
     item->setData(Qt::UserRole, QString::fromStdString(s->type));
     item->setToolTip(QString::fromStdString(s->description));
   }

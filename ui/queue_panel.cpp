@@ -12,6 +12,8 @@ namespace kiln::ui {
 
 QueuePanel::QueuePanel(app::EngineBridge* bridge, QWidget* parent) : QWidget(parent), bridge_(bridge) {
   list_ = new QListWidget;
+  list_->setWordWrap(true);  // long prompts wrap instead of being cut off
+  list_->setTextElideMode(Qt::ElideMiddle);
   cancel_ = new QPushButton;
   cancel_all_ = new QPushButton;
   up_ = new QPushButton;
@@ -74,6 +76,7 @@ void QueuePanel::refresh() {
   for (const app::QueueItem& q : items) {
     auto* item = new QListWidgetItem(q.running ? tr("Running: %1").arg(q.label) : q.label, list_);
     item->setData(Qt::UserRole, q.id);
+    item->setToolTip(item->text());  // the whole entry where the dock is narrow
     if (q.running) {
       QFont bold = item->font();
       bold.setBold(true);

@@ -9,10 +9,12 @@
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGuiApplication>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QScreen>
 #include <QScrollArea>
 #include <QStatusBar>
 #include <QUndoStack>
@@ -54,11 +56,17 @@ WorkflowEditor::WorkflowEditor(app::EngineBridge* bridge, app::Settings& setting
   status_ = new QLabel;
   statusBar()->addWidget(status_, 1);
   setAcceptDrops(true);
-  resize(1400, 850);
+  // As large as suits the graph, never past the screen it opens on.
+  QSize size(1400, 850);
+  if (const QScreen* screen = parent ? parent->screen() : QGuiApplication::primaryScreen())
+    size = size.boundedTo(screen->availableGeometry().size() * 0.9);
+  resize(size);
+  dock->setMinimumWidth(340);  // the side panel's values and checkboxes fit
 
   connect(canvas_->scene(), &QGraphicsScene::selectionChanged, this, &WorkflowEditor::showSelectedNode);
   connect(doc_.get(), &app::WorkflowDocument::changed, this, [this] {
     if (!editing_) showSelectedNode();  // undo, redo, or another view changed it
+    if (!running_) canvas_->clearNodeStates();  // the states were of the graph before the change
     updateTitle();
   });
   connect(doc_->undoStack(), &QUndoStack::cleanChanged, this, &WorkflowEditor::updateTitle);
@@ -80,12 +88,19 @@ WorkflowEditor::WorkflowEditor(app::EngineBridge* bridge, app::Settings& setting
     if (running_) status_->setText(tr("Done"));
     running_ = false;
   });
+  // Nodes the run never reached are no longer waiting for it.
   connect(bridge_, &app::EngineBridge::failed, this, [this](const QString& message) {
-    if (running_) status_->setText(tr("Failed: %1").arg(message));
+    if (running_) {
+      status_->setText(tr("Failed: %1").arg(message.section('\n', 0, 0)));
+      canvas_->clearNodeStates({"queued", "running"});
+    }
     running_ = false;
   });
   connect(bridge_, &app::EngineBridge::cancelled, this, [this] {
-    if (running_) status_->setText(tr("Stopped"));
+    if (running_) {
+      status_->setText(tr("Stopped"));
+      canvas_->clearNodeStates({"queued", "running"});
+    }
     running_ = false;
   });
   connect(bridge_, &app::EngineBridge::progress, this,

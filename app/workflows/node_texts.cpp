@@ -79,6 +79,12 @@ QString nodeText(const std::string& text) {
   return QCoreApplication::translate("kiln::app::Workflow", text.c_str());
 }
 
+QString nodeCategoryText(const std::string& category) {
+  QString text = nodeText(category);
+  if (!text.isEmpty()) text[0] = text[0].toUpper();  // "loaders" is a heading: "Loaders"
+  return text;
+}
+
 bool nodeTextListed(std::string_view text) {
   return std::any_of(std::begin(kTexts), std::end(kTexts), [&](const char* t) { return text == t; });
 }

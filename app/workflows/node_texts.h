@@ -11,6 +11,8 @@
 namespace kiln::app {
 
 QString nodeText(const std::string& text);
+// A node category as a heading, capitalised ("Loaders"), in the interface's language.
+QString nodeCategoryText(const std::string& category);
 // Whether `text` is listed for translation (a test checks every built-in schema's texts).
 bool nodeTextListed(std::string_view text);
 
