@@ -4,7 +4,7 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+41"/>
+        <location filename="../ui/preferences_dialog.cpp" line="+43"/>
         <source>One per line</source>
         <translation>Eins pro Zeile</translation>
     </message>
@@ -12,7 +12,7 @@
 <context>
     <name>kiln::app::EngineBridge</name>
     <message>
-        <location filename="../app/bridge/engine_bridge.cpp" line="+109"/>
+        <location filename="../app/bridge/engine_bridge.cpp" line="+117"/>
         <source>(no prompt)</source>
         <translation>(kein Prompt)</translation>
     </message>
@@ -32,7 +32,7 @@
         <translation>%1 · Seed %2</translation>
     </message>
     <message>
-        <location line="+33"/>
+        <location line="+37"/>
         <source>Started %1</source>
         <translation>Gestartet: %1</translation>
     </message>
@@ -41,8 +41,16 @@
         <source>Refused %1: %2</source>
         <translation>Abgelehnt: %1: %2</translation>
     </message>
+    <message numerus="yes">
+        <location line="+19"/>
+        <source>Skip: %1 finishes, %n later image(s) of its batch dropped</source>
+        <translation>
+            <numerusform>Überspringen: %1 wird fertig, %n weiteres Bild des Stapels entfällt</numerusform>
+            <numerusform>Überspringen: %1 wird fertig, %n weitere Bilder des Stapels entfallen</numerusform>
+        </translation>
+    </message>
     <message>
-        <location line="+24"/>
+        <location line="+11"/>
         <source>Removed %1 from the queue</source>
         <translation>%1 aus der Warteschlange entfernt</translation>
     </message>
@@ -52,7 +60,7 @@
         <translation>%1 wartende Aufträge entfernt</translation>
     </message>
     <message>
-        <location line="+83"/>
+        <location line="+88"/>
         <source>Finished %1</source>
         <translation>Fertig: %1</translation>
     </message>
@@ -77,7 +85,7 @@
         <translation>Abgebrochen: %1 (%2)</translation>
     </message>
     <message>
-        <location line="+10"/>
+        <location line="+31"/>
         <source>There is no image to save yet.</source>
         <translation>Es gibt noch kein Bild zum Speichern.</translation>
     </message>
@@ -125,15 +133,54 @@
         <translation>Alle Modelle bleiben auf der GPU: am schnellsten, für Karten mit genug Platz.</translation>
     </message>
     <message>
-        <location line="+78"/>
+        <location line="+68"/>
         <source>Kiln has no setting %1</source>
         <translation>Kiln hat keine Einstellung %1</translation>
     </message>
 </context>
 <context>
+    <name>kiln::app::ModelList</name>
+    <message>
+        <location filename="../app/settings/model_list.cpp" line="+71"/>
+        <source>a folder without model_index.json</source>
+        <translation>ein Ordner ohne model_index.json</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>it cannot be read</source>
+        <translation>sie kann nicht gelesen werden</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>it is too short to be a safetensors file</source>
+        <translation>sie ist zu kurz für eine safetensors-Datei</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>it is not a safetensors file (its header length does not fit the file)</source>
+        <translation>sie ist keine safetensors-Datei (die Länge ihres Kopfes passt nicht zur Datei)</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <location line="+8"/>
+        <source>its header is not safetensors JSON</source>
+        <translation>ihr Kopf ist kein safetensors-JSON</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>it is cut short: tensor %1 lies beyond its end (an unfinished download?)</source>
+        <translation>sie ist abgeschnitten: Tensor %1 liegt hinter ihrem Ende (ein unvollständiger Download?)</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>it holds no tensors</source>
+        <translation>sie enthält keine Tensoren</translation>
+    </message>
+</context>
+<context>
     <name>kiln::app::Settings</name>
     <message>
-        <location filename="../app/settings/settings.cpp" line="+36"/>
+        <location filename="../app/settings/settings.cpp" line="+58"/>
         <source>Folders searched for checkpoints, LoRAs and VAEs, including ComfyUI and A1111 model trees</source>
         <translation>Ordner, in denen Checkpoints, LoRAs und VAEs gesucht werden, auch Modellordner von ComfyUI und A1111</translation>
     </message>
@@ -248,7 +295,27 @@
         <translation>Farbschema</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+3"/>
+        <source>Interpolate enlarged pictures instead of showing their pixels as blocks</source>
+        <translation>Vergrößerte Bilder glätten, statt ihre Pixel als Blöcke zu zeigen</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>The generate panel&apos;s workflow and values when Kiln last closed</source>
+        <translation>Workflow und Werte der Generieren-Leiste beim letzten Beenden von Kiln</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Where that workflow came from</source>
+        <translation>Woher dieser Workflow stammt</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Whether the generate panel draws a new seed for every Generate</source>
+        <translation>Ob die Generieren-Leiste für jedes Generieren einen neuen Seed zieht</translation>
+    </message>
+    <message>
+        <location line="+7"/>
         <source>Model folders</source>
         <translation>Modellordner</translation>
     </message>
@@ -363,7 +430,32 @@
         <translation>Farbschema</translation>
     </message>
     <message>
-        <location line="+27"/>
+        <location line="+1"/>
+        <source>Smooth scaling</source>
+        <translation>Weiches Skalieren</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>System language</source>
+        <translation>Sprache des Systems</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>As the system</source>
+        <translation>Wie das System</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Light</source>
+        <translation>Hell</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Dark</source>
+        <translation>Dunkel</translation>
+    </message>
+    <message>
+        <location line="+24"/>
         <source>%1 must be true or false</source>
         <translation>%1 muss true oder false sein</translation>
     </message>
@@ -957,6 +1049,142 @@
     </message>
 </context>
 <context>
+    <name>kiln::ui::DoubleField</name>
+    <message>
+        <location filename="../ui/number_fields.cpp" line="+93"/>
+        <source>%1 is above the most, %2</source>
+        <translation>%1 liegt über dem Höchstwert %2</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 is below the least, %2</source>
+        <translation>%1 liegt unter dem Mindestwert %2</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1: set to %2</source>
+        <translation>%1: auf %2 gesetzt</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::EngineTexts</name>
+    <message>
+        <location filename="../ui/engine_texts.cpp" line="+19"/>
+        <source>Encoding prompt</source>
+        <translation>Prompt wird kodiert</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Encoding image</source>
+        <translation>Bild wird kodiert</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Encoding video</source>
+        <translation>Video wird kodiert</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Loading model</source>
+        <translation>Modell wird geladen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Loading VAE</source>
+        <translation>VAE wird geladen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Denoising</source>
+        <translation>Entrauschen</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Decoding</source>
+        <translation>Dekodieren</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Saving</source>
+        <translation>Speichern</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>steps</source>
+        <translation>Schritte</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>tile passes</source>
+        <translation>Kacheldurchgänge</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>files</source>
+        <translation>Dateien</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>tensors</source>
+        <translation>Tensoren</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>prompts</source>
+        <translation>Prompts</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>frames</source>
+        <translation>Frames</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>encoders</source>
+        <translation>Encoder</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>streams</source>
+        <translation>Streams</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>no streams</source>
+        <translation>keine Streams</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>back to the host after each call</source>
+        <translation>nach jedem Aufruf zurück in den Hauptspeicher</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>pinned</source>
+        <translation>gepinnt</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>pinned per group</source>
+        <translation>je Gruppe gepinnt</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source> image %1 of %2</source>
+        <translation> Bild %1 von %2</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>%1 block(s) per group</source>
+        <translation>%1 Block/Blöcke je Gruppe</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1 resident</source>
+        <translation>%1 resident</translation>
+    </message>
+</context>
+<context>
     <name>kiln::ui::FirstStartWizard</name>
     <message>
         <location filename="../ui/first_start_wizard.cpp" line="+21"/>
@@ -999,7 +1227,7 @@
         <translation>%1: %2 (%3 Checkpoints)</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+5"/>
         <source>Add folder...</source>
         <translation>Ordner hinzufügen...</translation>
     </message>
@@ -1019,7 +1247,7 @@
         <translation>Jede dieser Einstellungen lässt sich später in den Einstellungen ändern.</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="+17"/>
         <source>No GPU was found: Kiln computes on the CPU.</source>
         <translation>Keine GPU gefunden: Kiln rechnet auf der CPU.</translation>
     </message>
@@ -1039,7 +1267,7 @@
         <translation>Dieser Build von Kiln rechnet nur auf der CPU, daher wird die CPU-Vorgabe vorgeschlagen.</translation>
     </message>
     <message>
-        <location line="+35"/>
+        <location line="+39"/>
         <source>Model folder</source>
         <translation>Modellordner</translation>
     </message>
@@ -1076,11 +1304,46 @@
         <source>Read the output folder again</source>
         <translation>Den Ausgabeordner neu einlesen</translation>
     </message>
+    <message>
+        <location line="+44"/>
+        <source>seed %1</source>
+        <translation>Seed %1</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>%1
+seed %2</source>
+        <translation>%1
+Seed %2</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::IntField</name>
+    <message>
+        <location filename="../ui/number_fields.cpp" line="-30"/>
+        <source>%1 is above the most, %2</source>
+        <translation>%1 liegt über dem Höchstwert %2</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 is below the least, %2</source>
+        <translation>%1 liegt unter dem Mindestwert %2</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>%1 is not a multiple of %2</source>
+        <translation>%1 ist kein Vielfaches von %2</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>%1: set to %2</source>
+        <translation>%1: auf %2 gesetzt</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+251"/>
+        <location filename="../ui/main_window.cpp" line="+334"/>
         <source>Kiln</source>
         <translation>Kiln</translation>
     </message>
@@ -1100,7 +1363,7 @@
         <translation>Das Rendern unterbrechen (Esc)</translation>
     </message>
     <message>
-        <location line="-106"/>
+        <location line="-175"/>
         <source>Idle</source>
         <translation>Bereit</translation>
     </message>
@@ -1110,7 +1373,7 @@
         <translation>Speichereinstellungen ignoriert: %1</translation>
     </message>
     <message>
-        <location line="+62"/>
+        <location line="+119"/>
         <source>&amp;Edit</source>
         <translation>&amp;Bearbeiten</translation>
     </message>
@@ -1120,17 +1383,35 @@
         <translation>&amp;Einstellungen…</translation>
     </message>
     <message>
-        <location line="-37"/>
+        <location line="-78"/>
         <source>Starting…</source>
         <translation>Starte…</translation>
     </message>
     <message>
-        <location line="-96"/>
+        <location line="-120"/>
         <source>Computing on the CPU: %1</source>
         <translation>Es wird auf der CPU gerechnet: %1</translation>
     </message>
     <message>
-        <location line="+121"/>
+        <location line="+93"/>
+        <source>The last session&apos;s settings cannot be restored: %1</source>
+        <translation>Die Einstellungen der letzten Sitzung lassen sich nicht wiederherstellen: %1</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+13"/>
+        <source>Skipped: this image finishes, %n later image(s) dropped</source>
+        <translation>
+            <numerusform>Übersprungen: dieses Bild wird fertig, %n weiteres Bild entfällt</numerusform>
+            <numerusform>Übersprungen: dieses Bild wird fertig, %n weitere Bilder entfallen</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+71"/>
+        <source>This file is not a workflow: it is not JSON and carries no workflow in its metadata</source>
+        <translation>Diese Datei ist kein Workflow: Sie ist kein JSON und trägt keinen Workflow in ihren Metadaten</translation>
+    </message>
+    <message>
+        <location line="+9"/>
         <source>&amp;File</source>
         <translation>&amp;Datei</translation>
     </message>
@@ -1145,12 +1426,12 @@
         <translation>&amp;Beenden</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+6"/>
         <source>&amp;View</source>
         <translation>&amp;Ansicht</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+5"/>
         <source>Zoom &amp;In</source>
         <translation>Ver&amp;größern</translation>
     </message>
@@ -1170,7 +1451,17 @@
         <translation>&amp;Originalgröße</translation>
     </message>
     <message>
-        <location line="+30"/>
+        <location line="+1"/>
+        <source>&amp;Smooth Scaling</source>
+        <translation>&amp;Weiches Skalieren</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Interpolate enlarged pictures instead of showing their pixels as blocks</source>
+        <translation>Vergrößerte Bilder glätten, statt ihre Pixel als Blöcke zu zeigen</translation>
+    </message>
+    <message>
+        <location line="+34"/>
         <source>Batch count</source>
         <translation>Anzahl Bilder</translation>
     </message>
@@ -1220,12 +1511,27 @@
         <translation>Speicher</translation>
     </message>
     <message>
-        <location line="+51"/>
+        <location line="+54"/>
+        <source>Default workflow</source>
+        <translation>Standard-Workflow</translation>
+    </message>
+    <message>
+        <location line="+4"/>
         <source>The starter model is missing. Choose a model.</source>
         <translation>Das Startermodell fehlt. Bitte ein Modell wählen.</translation>
     </message>
     <message>
-        <location line="+109"/>
+        <location line="+11"/>
+        <source>%1 cannot run</source>
+        <translation>%1 kann nicht laufen</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Cannot open %1</source>
+        <translation>%1 lässt sich nicht öffnen</translation>
+    </message>
+    <message>
+        <location line="+95"/>
         <source>Save image</source>
         <translation>Bild speichern</translation>
     </message>
@@ -1235,13 +1541,13 @@
         <translation>PNG-Bilder (*.png)</translation>
     </message>
     <message>
-        <location line="-71"/>
-        <location line="+74"/>
+        <location line="-76"/>
+        <location line="+79"/>
         <source>Saving failed</source>
         <translation>Speichern fehlgeschlagen</translation>
     </message>
     <message>
-        <location line="-226"/>
+        <location line="-250"/>
         <source>&amp;Open Workflow…</source>
         <translation>Workflow ö&amp;ffnen…</translation>
     </message>
@@ -1256,12 +1562,12 @@
         <translation>&amp;Standard-Workflow</translation>
     </message>
     <message>
-        <location line="+11"/>
+        <location line="+12"/>
         <source>&amp;Workflow Editor</source>
         <translation>&amp;Workflow-Editor</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+19"/>
         <source>&amp;Help</source>
         <translation>&amp;Hilfe</translation>
     </message>
@@ -1301,34 +1607,19 @@
         <translation>Text zu Bild (eingebaut)</translation>
     </message>
     <message>
-        <location line="+70"/>
+        <location line="-77"/>
+        <location line="+6"/>
+        <location line="+148"/>
         <source>%1: %2</source>
         <translation>%1: %2</translation>
     </message>
     <message>
-        <location line="+4"/>
-        <source>%1 cannot run:
-%2</source>
-        <translation>%1 kann nicht laufen:
-%2</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>%1 cannot run: %2</source>
-        <translation>%1 kann nicht laufen: %2</translation>
-    </message>
-    <message>
-        <location line="+4"/>
+        <location line="+9"/>
         <source>Opened %1</source>
         <translation>%1 geöffnet</translation>
     </message>
     <message>
-        <location line="+3"/>
-        <source>Cannot open %1: %2</source>
-        <translation>%1 kann nicht geöffnet werden: %2</translation>
-    </message>
-    <message>
-        <location line="+6"/>
+        <location line="+9"/>
         <source>Open workflow</source>
         <translation>Workflow öffnen</translation>
     </message>
@@ -1353,17 +1644,12 @@
         <translation>%1 kann nicht geschrieben werden: %2</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+13"/>
         <source>workflow editor</source>
         <translation>Workflow-Editor</translation>
     </message>
     <message>
-        <location line="+72"/>
-        <source>Cannot show %1: %2</source>
-        <translation>%1 kann nicht angezeigt werden: %2</translation>
-    </message>
-    <message>
-        <location line="+15"/>
+        <location line="+95"/>
         <source>Workflow of %1 reopened</source>
         <translation>Workflow von %1 wieder geöffnet</translation>
     </message>
@@ -1378,19 +1664,29 @@
         <translation>%1 enthält keine Einstellungen zum Übernehmen</translation>
     </message>
     <message>
-        <location line="+22"/>
+        <location line="+23"/>
         <source>Settings of %1 reused</source>
         <translation>Einstellungen von %1 übernommen</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+16"/>
         <source>No translation for &apos;%1&apos;: the interface stays in English</source>
         <translation>Keine Übersetzung für &apos;%1&apos;: die Oberfläche bleibt englisch</translation>
     </message>
     <message>
-        <location line="+10"/>
+        <location line="+9"/>
+        <source>Image %1 of %2 · %3</source>
+        <translation>Bild %1 von %2 · %3</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source> · %1%</source>
         <translation> · %1 %</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source> · estimating the time left</source>
+        <translation> · Restzeit wird geschätzt</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -1403,35 +1699,40 @@
         <translation> · %1 wartend</translation>
     </message>
     <message>
-        <location line="+22"/>
+        <location line="+19"/>
+        <source>Failed</source>
+        <translation>Fehlgeschlagen</translation>
+    </message>
+    <message>
+        <location line="+6"/>
         <source>Stopped</source>
         <translation>Angehalten</translation>
     </message>
     <message>
-        <location line="-14"/>
+        <location line="-15"/>
         <source>Done</source>
         <translation>Fertig</translation>
     </message>
     <message>
-        <location line="-13"/>
+        <location line="-94"/>
+        <source>Cannot show %1</source>
+        <translation>%1 lässt sich nicht anzeigen</translation>
+    </message>
+    <message>
+        <location line="+77"/>
         <source>%1 %2</source>
         <translation>%1 %2</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+18"/>
         <source>Done. Note: %1</source>
         <translation>Fertig. Hinweis: %1</translation>
-    </message>
-    <message>
-        <location line="+8"/>
-        <source>Failed: %1</source>
-        <translation>Fehlgeschlagen: %1</translation>
     </message>
 </context>
 <context>
     <name>kiln::ui::MemoryPanel</name>
     <message>
-        <location filename="../ui/memory_panel.cpp" line="+34"/>
+        <location filename="../ui/memory_panel.cpp" line="+38"/>
         <source>What</source>
         <translation>Was</translation>
     </message>
@@ -1441,7 +1742,7 @@
         <translation>Speicher</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+10"/>
         <source>Device</source>
         <translation>Gerät</translation>
     </message>
@@ -1604,7 +1905,7 @@
 <context>
     <name>kiln::ui::NodeSearch</name>
     <message>
-        <location filename="../ui/node_search.cpp" line="+17"/>
+        <location filename="../ui/node_search.cpp" line="+19"/>
         <source>Search nodes</source>
         <translation>Knoten suchen</translation>
     </message>
@@ -1617,19 +1918,31 @@
 <context>
     <name>kiln::ui::ParameterPanel</name>
     <message>
-        <location filename="../ui/parameter_panel.cpp" line="+85"/>
-        <location line="+154"/>
+        <location filename="../ui/parameter_panel.cpp" line="+76"/>
+        <location line="+37"/>
+        <source>%1: %2</source>
+        <translation>%1: %2</translation>
+    </message>
+    <message>
+        <location line="-12"/>
+        <location line="+176"/>
         <source>Kiln starter model</source>
         <translation>Kiln-Startermodell</translation>
     </message>
     <message>
-        <location line="-89"/>
-        <location line="+57"/>
+        <location line="-165"/>
+        <source>%1 (not a checkpoint)</source>
+        <translation>%1 (kein Checkpoint)</translation>
+    </message>
+    <message>
+        <location line="+73"/>
+        <location line="+59"/>
+        <location line="+36"/>
         <source>Browse…</source>
         <translation>Durchsuchen…</translation>
     </message>
     <message>
-        <location line="-54"/>
+        <location line="-91"/>
         <source>Open checkpoint</source>
         <translation>Checkpoint öffnen</translation>
     </message>
@@ -1639,7 +1952,7 @@
         <translation>Checkpoints (*.safetensors)</translation>
     </message>
     <message>
-        <location line="+55"/>
+        <location line="+57"/>
         <source>Choose a file</source>
         <translation>Datei wählen</translation>
     </message>
@@ -1674,7 +1987,7 @@
         <translation>Ein .safetensors-Checkpoint oder ein diffusers-Ordner</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+5"/>
         <source>This workflow exposes no parameters: Generate runs it as it is.</source>
         <translation>Dieser Workflow legt keine Parameter offen: Erzeugen führt ihn so aus, wie er ist.</translation>
     </message>
@@ -1682,7 +1995,7 @@
 <context>
     <name>kiln::ui::PreferencesDialog</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+63"/>
+        <location filename="../ui/preferences_dialog.cpp" line="+85"/>
         <source>Preferences</source>
         <translation>Einstellungen</translation>
     </message>
@@ -1722,7 +2035,22 @@
         <translation>Setzt die Speichereinstellungen unten auf die der Vorgabe; Anwenden oder OK speichert sie</translation>
     </message>
     <message>
-        <location line="+60"/>
+        <location line="+4"/>
+        <source>Custom (your own values)</source>
+        <translation>Eigene Werte</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The values below match no preset</source>
+        <translation>Die Werte unten entsprechen keiner Vorgabe</translation>
+    </message>
+    <message>
+        <location line="+19"/>
+        <source>Takes effect when Kiln starts again (now: %1)</source>
+        <translation>Wirkt beim nächsten Start von Kiln (jetzt: %1)</translation>
+    </message>
+    <message>
+        <location line="+91"/>
         <source>Record stream needs streams: turn on streams or turn off record stream</source>
         <translation>Record Stream braucht Streams: Streams einschalten oder Record Stream ausschalten</translation>
     </message>
@@ -1730,7 +2058,7 @@
 <context>
     <name>kiln::ui::QueuePanel</name>
     <message>
-        <location filename="../ui/queue_panel.cpp" line="+35"/>
+        <location filename="../ui/queue_panel.cpp" line="+37"/>
         <source>Cancel</source>
         <translation>Abbrechen</translation>
     </message>
@@ -1776,6 +2104,19 @@
     </message>
 </context>
 <context>
+    <name>kiln::ui::SeedField</name>
+    <message>
+        <location filename="../ui/number_fields.cpp" line="+83"/>
+        <source>%1: set to %2</source>
+        <translation>%1: auf %2 gesetzt</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>%1 is above the most, %2</source>
+        <translation>%1 liegt über dem Höchstwert %2</translation>
+    </message>
+</context>
+<context>
     <name>kiln::ui::StageProgressBar</name>
     <message>
         <location filename="../ui/stage_progress_bar.cpp" line="+19"/>
@@ -1791,27 +2132,27 @@
 <context>
     <name>kiln::ui::WorkflowEditor</name>
     <message>
-        <location filename="../ui/workflow_editor.cpp" line="+78"/>
+        <location filename="../ui/workflow_editor.cpp" line="+88"/>
         <source>Done</source>
         <translation>Fertig</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+6"/>
         <source>Failed: %1</source>
         <translation>Fehlgeschlagen: %1</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+7"/>
         <source>Stopped</source>
         <translation>Angehalten</translation>
     </message>
     <message>
-        <location line="+6"/>
-        <source>%1 %2/%3 · %4%</source>
-        <translation>%1 %2/%3 · %4%</translation>
+        <location line="+8"/>
+        <source>%1 %2 · %3%</source>
+        <translation>%1 %2 · %3 %</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+14"/>
         <source>&amp;File</source>
         <translation>&amp;Datei</translation>
     </message>

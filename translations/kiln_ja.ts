@@ -4,7 +4,7 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+41"/>
+        <location filename="../ui/preferences_dialog.cpp" line="+43"/>
         <source>One per line</source>
         <translation>1行に1つ</translation>
     </message>
@@ -12,7 +12,7 @@
 <context>
     <name>kiln::app::EngineBridge</name>
     <message>
-        <location filename="../app/bridge/engine_bridge.cpp" line="+109"/>
+        <location filename="../app/bridge/engine_bridge.cpp" line="+117"/>
         <source>(no prompt)</source>
         <translation>（プロンプトなし）</translation>
     </message>
@@ -32,7 +32,7 @@
         <translation>%1 · シード %2</translation>
     </message>
     <message>
-        <location line="+33"/>
+        <location line="+37"/>
         <source>Started %1</source>
         <translation>開始：%1</translation>
     </message>
@@ -41,8 +41,15 @@
         <source>Refused %1: %2</source>
         <translation>拒否：%1：%2</translation>
     </message>
+    <message numerus="yes">
+        <location line="+19"/>
+        <source>Skip: %1 finishes, %n later image(s) of its batch dropped</source>
+        <translation>
+            <numerusform>スキップ: %1 は最後まで描き、バッチの残り %n 枚は取りやめます</numerusform>
+        </translation>
+    </message>
     <message>
-        <location line="+24"/>
+        <location line="+11"/>
         <source>Removed %1 from the queue</source>
         <translation>%1 をキューから削除しました</translation>
     </message>
@@ -52,7 +59,7 @@
         <translation>待機中の %1 件を削除しました</translation>
     </message>
     <message>
-        <location line="+83"/>
+        <location line="+88"/>
         <source>Finished %1</source>
         <translation>完了：%1</translation>
     </message>
@@ -77,7 +84,7 @@
         <translation>中断：%1（%2）</translation>
     </message>
     <message>
-        <location line="+10"/>
+        <location line="+31"/>
         <source>There is no image to save yet.</source>
         <translation>保存する画像はまだありません。</translation>
     </message>
@@ -125,15 +132,54 @@
         <translation>すべてのモデルがGPUに常駐します。十分なメモリを持つカード向けの最速設定です。</translation>
     </message>
     <message>
-        <location line="+78"/>
+        <location line="+68"/>
         <source>Kiln has no setting %1</source>
         <translation>Kilnに設定 %1 はありません</translation>
     </message>
 </context>
 <context>
+    <name>kiln::app::ModelList</name>
+    <message>
+        <location filename="../app/settings/model_list.cpp" line="+71"/>
+        <source>a folder without model_index.json</source>
+        <translation>model_index.json のないフォルダー</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>it cannot be read</source>
+        <translation>読み込めません</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>it is too short to be a safetensors file</source>
+        <translation>safetensors ファイルとしては短すぎます</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>it is not a safetensors file (its header length does not fit the file)</source>
+        <translation>safetensors ファイルではありません (ヘッダーの長さがファイルに合いません)</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <location line="+8"/>
+        <source>its header is not safetensors JSON</source>
+        <translation>ヘッダーが safetensors の JSON ではありません</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>it is cut short: tensor %1 lies beyond its end (an unfinished download?)</source>
+        <translation>途中で切れています: テンソル %1 がファイルの終わりより先にあります (ダウンロードが未完了?)</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>it holds no tensors</source>
+        <translation>テンソルが含まれていません</translation>
+    </message>
+</context>
+<context>
     <name>kiln::app::Settings</name>
     <message>
-        <location filename="../app/settings/settings.cpp" line="+36"/>
+        <location filename="../app/settings/settings.cpp" line="+58"/>
         <source>Folders searched for checkpoints, LoRAs and VAEs, including ComfyUI and A1111 model trees</source>
         <translation>チェックポイント、LoRA、VAE を探すフォルダ（ComfyUI と A1111 のモデルフォルダを含む）</translation>
     </message>
@@ -248,7 +294,27 @@
         <translation>配色テーマ</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+3"/>
+        <source>Interpolate enlarged pictures instead of showing their pixels as blocks</source>
+        <translation>拡大した画像のピクセルをブロックで表示せず、補間して表示します</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>The generate panel&apos;s workflow and values when Kiln last closed</source>
+        <translation>Kiln を前回閉じたときの生成パネルのワークフローと値</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Where that workflow came from</source>
+        <translation>そのワークフローの出所</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Whether the generate panel draws a new seed for every Generate</source>
+        <translation>生成のたびに生成パネルが新しいシードを選ぶかどうか</translation>
+    </message>
+    <message>
+        <location line="+7"/>
         <source>Model folders</source>
         <translation>モデルフォルダ</translation>
     </message>
@@ -363,7 +429,32 @@
         <translation>テーマ</translation>
     </message>
     <message>
-        <location line="+27"/>
+        <location line="+1"/>
+        <source>Smooth scaling</source>
+        <translation>なめらかな拡大縮小</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>System language</source>
+        <translation>システムの言語</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>As the system</source>
+        <translation>システムと同じ</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Light</source>
+        <translation>ライト</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Dark</source>
+        <translation>ダーク</translation>
+    </message>
+    <message>
+        <location line="+24"/>
         <source>%1 must be true or false</source>
         <translation>%1 は true か false でなければなりません</translation>
     </message>
@@ -957,6 +1048,142 @@
     </message>
 </context>
 <context>
+    <name>kiln::ui::DoubleField</name>
+    <message>
+        <location filename="../ui/number_fields.cpp" line="+93"/>
+        <source>%1 is above the most, %2</source>
+        <translation>%1 は上限 %2 を超えています</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 is below the least, %2</source>
+        <translation>%1 は下限 %2 を下回っています</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1: set to %2</source>
+        <translation>%1: %2 にしました</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::EngineTexts</name>
+    <message>
+        <location filename="../ui/engine_texts.cpp" line="+19"/>
+        <source>Encoding prompt</source>
+        <translation>プロンプトをエンコード中</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Encoding image</source>
+        <translation>画像をエンコード中</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Encoding video</source>
+        <translation>動画をエンコード中</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Loading model</source>
+        <translation>モデルを読み込み中</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Loading VAE</source>
+        <translation>VAE を読み込み中</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Denoising</source>
+        <translation>ノイズ除去中</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Decoding</source>
+        <translation>デコード中</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Saving</source>
+        <translation>保存中</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>steps</source>
+        <translation>ステップ</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>tile passes</source>
+        <translation>タイル処理</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>files</source>
+        <translation>ファイル</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>tensors</source>
+        <translation>テンソル</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>prompts</source>
+        <translation>プロンプト</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>frames</source>
+        <translation>フレーム</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>encoders</source>
+        <translation>エンコーダー</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>streams</source>
+        <translation>ストリームあり</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>no streams</source>
+        <translation>ストリームなし</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>back to the host after each call</source>
+        <translation>呼び出しごとにホストへ戻す</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>pinned</source>
+        <translation>ピン留め</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>pinned per group</source>
+        <translation>グループごとにピン留め</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source> image %1 of %2</source>
+        <translation> 画像 %1/%2</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>%1 block(s) per group</source>
+        <translation>グループごとに %1 ブロック</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1 resident</source>
+        <translation>%1 を常駐</translation>
+    </message>
+</context>
+<context>
     <name>kiln::ui::FirstStartWizard</name>
     <message>
         <location filename="../ui/first_start_wizard.cpp" line="+21"/>
@@ -999,7 +1226,7 @@
         <translation>%1: %2（チェックポイント %3 個）</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+5"/>
         <source>Add folder...</source>
         <translation>フォルダーを追加...</translation>
     </message>
@@ -1019,7 +1246,7 @@
         <translation>これらの設定はすべて後で設定から変更できます。</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="+17"/>
         <source>No GPU was found: Kiln computes on the CPU.</source>
         <translation>GPU が見つかりません。Kiln は CPU で計算します。</translation>
     </message>
@@ -1039,7 +1266,7 @@
         <translation>このビルドの Kiln は CPU でのみ計算するため、CPU プリセットを推奨します。</translation>
     </message>
     <message>
-        <location line="+35"/>
+        <location line="+39"/>
         <source>Model folder</source>
         <translation>モデルフォルダー</translation>
     </message>
@@ -1076,11 +1303,46 @@
         <source>Read the output folder again</source>
         <translation>出力フォルダを読み直す</translation>
     </message>
+    <message>
+        <location line="+44"/>
+        <source>seed %1</source>
+        <translation>シード %1</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>%1
+seed %2</source>
+        <translation>%1
+シード %2</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::IntField</name>
+    <message>
+        <location filename="../ui/number_fields.cpp" line="-30"/>
+        <source>%1 is above the most, %2</source>
+        <translation>%1 は上限 %2 を超えています</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 is below the least, %2</source>
+        <translation>%1 は下限 %2 を下回っています</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>%1 is not a multiple of %2</source>
+        <translation>%1 は %2 の倍数ではありません</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>%1: set to %2</source>
+        <translation>%1: %2 にしました</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+251"/>
+        <location filename="../ui/main_window.cpp" line="+334"/>
         <source>Kiln</source>
         <translation>Kiln</translation>
     </message>
@@ -1100,7 +1362,7 @@
         <translation>生成を中断する（Esc）</translation>
     </message>
     <message>
-        <location line="-106"/>
+        <location line="-175"/>
         <source>Idle</source>
         <translation>待機中</translation>
     </message>
@@ -1110,7 +1372,7 @@
         <translation>メモリ設定を無視しました：%1</translation>
     </message>
     <message>
-        <location line="+62"/>
+        <location line="+119"/>
         <source>&amp;Edit</source>
         <translation>編集(&amp;E)</translation>
     </message>
@@ -1120,17 +1382,34 @@
         <translation>設定(&amp;P)…</translation>
     </message>
     <message>
-        <location line="-37"/>
+        <location line="-78"/>
         <source>Starting…</source>
         <translation>開始中…</translation>
     </message>
     <message>
-        <location line="-96"/>
+        <location line="-120"/>
         <source>Computing on the CPU: %1</source>
         <translation>CPU で計算します：%1</translation>
     </message>
     <message>
-        <location line="+121"/>
+        <location line="+93"/>
+        <source>The last session&apos;s settings cannot be restored: %1</source>
+        <translation>前回のセッションの設定を復元できません: %1</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+13"/>
+        <source>Skipped: this image finishes, %n later image(s) dropped</source>
+        <translation>
+            <numerusform>スキップ: この画像は最後まで描き、残り %n 枚は取りやめます</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+71"/>
+        <source>This file is not a workflow: it is not JSON and carries no workflow in its metadata</source>
+        <translation>このファイルはワークフローではありません: JSON ではなく、メタデータにもワークフローがありません</translation>
+    </message>
+    <message>
+        <location line="+9"/>
         <source>&amp;File</source>
         <translation>ファイル(&amp;F)</translation>
     </message>
@@ -1145,12 +1424,12 @@
         <translation>終了(&amp;Q)</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+6"/>
         <source>&amp;View</source>
         <translation>表示(&amp;V)</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+5"/>
         <source>Zoom &amp;In</source>
         <translation>拡大(&amp;I)</translation>
     </message>
@@ -1170,7 +1449,17 @@
         <translation>実寸表示(&amp;A)</translation>
     </message>
     <message>
-        <location line="+30"/>
+        <location line="+1"/>
+        <source>&amp;Smooth Scaling</source>
+        <translation>なめらかな拡大縮小(&amp;S)</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Interpolate enlarged pictures instead of showing their pixels as blocks</source>
+        <translation>拡大した画像のピクセルをブロックで表示せず、補間して表示します</translation>
+    </message>
+    <message>
+        <location line="+34"/>
         <source>Batch count</source>
         <translation>枚数</translation>
     </message>
@@ -1220,12 +1509,27 @@
         <translation>メモリ</translation>
     </message>
     <message>
-        <location line="+51"/>
+        <location line="+54"/>
+        <source>Default workflow</source>
+        <translation>標準のワークフロー</translation>
+    </message>
+    <message>
+        <location line="+4"/>
         <source>The starter model is missing. Choose a model.</source>
         <translation>スターターモデルがありません。モデルを選んでください。</translation>
     </message>
     <message>
-        <location line="+109"/>
+        <location line="+11"/>
+        <source>%1 cannot run</source>
+        <translation>%1 は実行できません</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Cannot open %1</source>
+        <translation>%1 を開けません</translation>
+    </message>
+    <message>
+        <location line="+95"/>
         <source>Save image</source>
         <translation>画像を保存</translation>
     </message>
@@ -1235,18 +1539,28 @@
         <translation>PNG 画像 (*.png)</translation>
     </message>
     <message>
-        <location line="+76"/>
+        <location line="+10"/>
+        <source>Cannot show %1</source>
+        <translation>%1 を表示できません</translation>
+    </message>
+    <message>
+        <location line="+77"/>
         <source>%1 %2</source>
         <translation>%1 %2</translation>
     </message>
     <message>
-        <location line="-147"/>
-        <location line="+74"/>
+        <location line="+26"/>
+        <source>Failed</source>
+        <translation>失敗</translation>
+    </message>
+    <message>
+        <location line="-189"/>
+        <location line="+79"/>
         <source>Saving failed</source>
         <translation>保存に失敗しました</translation>
     </message>
     <message>
-        <location line="-226"/>
+        <location line="-250"/>
         <source>&amp;Open Workflow…</source>
         <translation>ワークフローを開く(&amp;O)…</translation>
     </message>
@@ -1261,12 +1575,12 @@
         <translation>標準ワークフロー(&amp;D)</translation>
     </message>
     <message>
-        <location line="+11"/>
+        <location line="+12"/>
         <source>&amp;Workflow Editor</source>
         <translation>ワークフローエディタ(&amp;W)</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+19"/>
         <source>&amp;Help</source>
         <translation>ヘルプ(&amp;H)</translation>
     </message>
@@ -1306,34 +1620,19 @@
         <translation>テキストから画像（内蔵）</translation>
     </message>
     <message>
-        <location line="+70"/>
+        <location line="-77"/>
+        <location line="+6"/>
+        <location line="+148"/>
         <source>%1: %2</source>
         <translation>%1：%2</translation>
     </message>
     <message>
-        <location line="+4"/>
-        <source>%1 cannot run:
-%2</source>
-        <translation>%1 は実行できません：
-%2</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>%1 cannot run: %2</source>
-        <translation>%1 は実行できません：%2</translation>
-    </message>
-    <message>
-        <location line="+4"/>
+        <location line="+9"/>
         <source>Opened %1</source>
         <translation>%1 を開きました</translation>
     </message>
     <message>
-        <location line="+3"/>
-        <source>Cannot open %1: %2</source>
-        <translation>%1 を開けません：%2</translation>
-    </message>
-    <message>
-        <location line="+6"/>
+        <location line="+9"/>
         <source>Open workflow</source>
         <translation>ワークフローを開く</translation>
     </message>
@@ -1358,17 +1657,12 @@
         <translation>%1 に書き込めません：%2</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+13"/>
         <source>workflow editor</source>
         <translation>ワークフローエディタ</translation>
     </message>
     <message>
-        <location line="+72"/>
-        <source>Cannot show %1: %2</source>
-        <translation>%1 を表示できません：%2</translation>
-    </message>
-    <message>
-        <location line="+15"/>
+        <location line="+95"/>
         <source>Workflow of %1 reopened</source>
         <translation>%1 のワークフローを開き直しました</translation>
     </message>
@@ -1383,19 +1677,29 @@
         <translation>%1 には再利用できる設定がありません</translation>
     </message>
     <message>
-        <location line="+22"/>
+        <location line="+23"/>
         <source>Settings of %1 reused</source>
         <translation>%1 の設定を再利用しました</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+16"/>
         <source>No translation for &apos;%1&apos;: the interface stays in English</source>
         <translation>&apos;%1&apos; の翻訳はありません。表示は英語のままです</translation>
     </message>
     <message>
-        <location line="+10"/>
+        <location line="+9"/>
+        <source>Image %1 of %2 · %3</source>
+        <translation>画像 %1/%2 · %3</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source> · %1%</source>
         <translation> · %1%</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source> · estimating the time left</source>
+        <translation> · 残り時間を見積もり中</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -1408,22 +1712,17 @@
         <translation> · 待機 %1 件</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+10"/>
         <source>Done</source>
         <translation>完了</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>Done. Note: %1</source>
         <translation>完了。注意：%1</translation>
     </message>
     <message>
-        <location line="+8"/>
-        <source>Failed: %1</source>
-        <translation>失敗：%1</translation>
-    </message>
-    <message>
-        <location line="+6"/>
+        <location line="+14"/>
         <source>Stopped</source>
         <translation>停止しました</translation>
     </message>
@@ -1431,7 +1730,7 @@
 <context>
     <name>kiln::ui::MemoryPanel</name>
     <message>
-        <location filename="../ui/memory_panel.cpp" line="+34"/>
+        <location filename="../ui/memory_panel.cpp" line="+38"/>
         <source>What</source>
         <translation>項目</translation>
     </message>
@@ -1441,7 +1740,7 @@
         <translation>メモリ</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+10"/>
         <source>Device</source>
         <translation>デバイス</translation>
     </message>
@@ -1604,7 +1903,7 @@
 <context>
     <name>kiln::ui::NodeSearch</name>
     <message>
-        <location filename="../ui/node_search.cpp" line="+17"/>
+        <location filename="../ui/node_search.cpp" line="+19"/>
         <source>Search nodes</source>
         <translation>ノードを検索</translation>
     </message>
@@ -1617,19 +1916,31 @@
 <context>
     <name>kiln::ui::ParameterPanel</name>
     <message>
-        <location filename="../ui/parameter_panel.cpp" line="+85"/>
-        <location line="+154"/>
+        <location filename="../ui/parameter_panel.cpp" line="+76"/>
+        <location line="+37"/>
+        <source>%1: %2</source>
+        <translation>%1: %2</translation>
+    </message>
+    <message>
+        <location line="-12"/>
+        <location line="+176"/>
         <source>Kiln starter model</source>
         <translation>Kiln スターターモデル</translation>
     </message>
     <message>
-        <location line="-89"/>
-        <location line="+57"/>
+        <location line="-165"/>
+        <source>%1 (not a checkpoint)</source>
+        <translation>%1 (チェックポイントではありません)</translation>
+    </message>
+    <message>
+        <location line="+73"/>
+        <location line="+59"/>
+        <location line="+36"/>
         <source>Browse…</source>
         <translation>参照…</translation>
     </message>
     <message>
-        <location line="-54"/>
+        <location line="-91"/>
         <source>Open checkpoint</source>
         <translation>チェックポイントを開く</translation>
     </message>
@@ -1639,7 +1950,7 @@
         <translation>チェックポイント (*.safetensors)</translation>
     </message>
     <message>
-        <location line="+55"/>
+        <location line="+57"/>
         <source>Choose a file</source>
         <translation>ファイルを選ぶ</translation>
     </message>
@@ -1674,7 +1985,7 @@
         <translation>.safetensors チェックポイントまたは diffusers フォルダ</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+5"/>
         <source>This workflow exposes no parameters: Generate runs it as it is.</source>
         <translation>このワークフローは公開パラメータを持ちません。生成するとそのまま実行されます。</translation>
     </message>
@@ -1682,7 +1993,7 @@
 <context>
     <name>kiln::ui::PreferencesDialog</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+63"/>
+        <location filename="../ui/preferences_dialog.cpp" line="+85"/>
         <source>Preferences</source>
         <translation>設定</translation>
     </message>
@@ -1722,7 +2033,22 @@
         <translation>下のメモリ設定をプリセットの値にします。適用または OK で保存されます</translation>
     </message>
     <message>
-        <location line="+60"/>
+        <location line="+4"/>
+        <source>Custom (your own values)</source>
+        <translation>カスタム (独自の値)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The values below match no preset</source>
+        <translation>下の値はどのプリセットにも一致しません</translation>
+    </message>
+    <message>
+        <location line="+19"/>
+        <source>Takes effect when Kiln starts again (now: %1)</source>
+        <translation>Kiln の次回起動時に反映されます (現在: %1)</translation>
+    </message>
+    <message>
+        <location line="+91"/>
         <source>Record stream needs streams: turn on streams or turn off record stream</source>
         <translation>レコードストリームにはストリームが必要です：ストリームをオンにするか、レコードストリームをオフにしてください</translation>
     </message>
@@ -1730,7 +2056,7 @@
 <context>
     <name>kiln::ui::QueuePanel</name>
     <message>
-        <location filename="../ui/queue_panel.cpp" line="+35"/>
+        <location filename="../ui/queue_panel.cpp" line="+37"/>
         <source>Cancel</source>
         <translation>取り消し</translation>
     </message>
@@ -1776,6 +2102,19 @@
     </message>
 </context>
 <context>
+    <name>kiln::ui::SeedField</name>
+    <message>
+        <location filename="../ui/number_fields.cpp" line="+83"/>
+        <source>%1: set to %2</source>
+        <translation>%1: %2 にしました</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>%1 is above the most, %2</source>
+        <translation>%1 は上限 %2 を超えています</translation>
+    </message>
+</context>
+<context>
     <name>kiln::ui::StageProgressBar</name>
     <message>
         <location filename="../ui/stage_progress_bar.cpp" line="+19"/>
@@ -1791,27 +2130,27 @@
 <context>
     <name>kiln::ui::WorkflowEditor</name>
     <message>
-        <location filename="../ui/workflow_editor.cpp" line="+78"/>
+        <location filename="../ui/workflow_editor.cpp" line="+88"/>
         <source>Done</source>
         <translation>完了</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+6"/>
         <source>Failed: %1</source>
         <translation>失敗：%1</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+7"/>
         <source>Stopped</source>
         <translation>停止しました</translation>
     </message>
     <message>
-        <location line="+6"/>
-        <source>%1 %2/%3 · %4%</source>
-        <translation>%1 %2/%3 · %4%</translation>
+        <location line="+8"/>
+        <source>%1 %2 · %3%</source>
+        <translation>%1 %2 · %3%</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+14"/>
         <source>&amp;File</source>
         <translation>ファイル(&amp;F)</translation>
     </message>

@@ -53,7 +53,7 @@ QString stageText(const QString& stage) {
     QString rest = stage.mid(name.size());
     static const QRegularExpression image(QStringLiteral("^ image (\\d+) of (\\d+)"));
     if (const auto m = image.match(rest); m.hasMatch())
-      rest = tr(" image %1 of %2").arg(m.captured(1), m.captured(2)) + rest.mid(m.capturedLength());
+      rest = QCoreApplication::translate("kiln::ui::EngineTexts", " image %1 of %2").arg(m.captured(1), m.captured(2)) + rest.mid(m.capturedLength());
     return tr(known) + rest;
   }
   return stage;
@@ -71,9 +71,9 @@ QString placementText(const QString& placement) {
     static const QRegularExpression blocks(QStringLiteral("^(\\d+) blocks? per group$"));
     static const QRegularExpression resident(QStringLiteral("^(.+) resident$"));
     if (const auto m = blocks.match(phrase); m.hasMatch())
-      phrases << tr("%1 block(s) per group").arg(m.captured(1));
+      phrases << QCoreApplication::translate("kiln::ui::EngineTexts", "%1 block(s) per group").arg(m.captured(1));
     else if (const auto r = resident.match(phrase); r.hasMatch())
-      phrases << tr("%1 resident").arg(r.captured(1));
+      phrases << QCoreApplication::translate("kiln::ui::EngineTexts", "%1 resident").arg(r.captured(1));
     else
       phrases << translatedFrom(kPlacementPhrases, std::size(kPlacementPhrases), phrase);
   }

@@ -1,5 +1,6 @@
 #include "image_view.h"
 
+#include <QApplication>
 #include <QEvent>
 #include <QGraphicsPixmapItem>
 #include <QKeyEvent>
@@ -21,15 +22,21 @@ ImageView::ImageView(QWidget* parent) : QGraphicsView(parent) {
   setDragMode(QGraphicsView::ScrollHandDrag);
   setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
   setRenderHint(QPainter::SmoothPixmapTransform);
-  setBackgroundBrush(palette().window());  // follows the theme (changeEvent)
+  followTheme();
+  qApp->installEventFilter(this);  // the application's palette changes reach the app object
   setMinimumSize(256, 256);
 }
 
-void ImageView::changeEvent(QEvent* event) {
-  if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange)
-    setBackgroundBrush(palette().window());
-  QGraphicsView::changeEvent(event);
+bool ImageView::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == qApp && event->type() == QEvent::ApplicationPaletteChange) followTheme();
+  return QGraphicsView::eventFilter(watched, event);
 }
+
+// The application's window colour: a scroll area's own palette may come from the style's
+// per-class palettes, which a dark theme does not replace.
+void ImageView::followTheme() { setBackgroundBrush(QApplication::palette().color(QPalette::Window)); }
+
+
 
 void ImageView::setSmoothScaling(bool smooth) {
   smooth_ = smooth;

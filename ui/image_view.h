@@ -35,10 +35,11 @@ class ImageView : public QGraphicsView {
   void wheelEvent(QWheelEvent* event) override;
   void keyPressEvent(QKeyEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;
-  void changeEvent(QEvent* event) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
   void updateScaling();
+  void followTheme();
 
   QImage image_;
   QGraphicsPixmapItem* item_ = nullptr;

@@ -66,23 +66,22 @@ int countCheckpoints(const QList<ModelChoice>& choices) {
 }
 
 QString checkpointProblem(const QString& path) {
-  const auto tr = [](const char* text) { return QCoreApplication::translate("kiln::app::ModelList", text); };
   const QFileInfo info(path);
   if (info.isDir())
-    return QDir(path).exists("model_index.json") ? QString() : tr("a folder without model_index.json");
+    return QDir(path).exists("model_index.json") ? QString() : QCoreApplication::translate("kiln::app::ModelList", "a folder without model_index.json");
   QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) return tr("it cannot be read");
+  if (!file.open(QIODevice::ReadOnly)) return QCoreApplication::translate("kiln::app::ModelList", "it cannot be read");
   const qint64 size = file.size();
   const QByteArray length_bytes = file.read(8);
-  if (length_bytes.size() != 8) return tr("it is too short to be a safetensors file");
+  if (length_bytes.size() != 8) return QCoreApplication::translate("kiln::app::ModelList", "it is too short to be a safetensors file");
   quint64 length = 0;
   for (int i = 7; i >= 0; --i) length = (length << 8) | static_cast<unsigned char>(length_bytes[i]);
   if (length < 2 || length > (100u << 20) || static_cast<qint64>(length) > size - 8)
-    return tr("it is not a safetensors file (its header length does not fit the file)");
+    return QCoreApplication::translate("kiln::app::ModelList", "it is not a safetensors file (its header length does not fit the file)");
   const QByteArray header = file.read(static_cast<qint64>(length));
   QJsonParseError error;
   const QJsonDocument doc = QJsonDocument::fromJson(header, &error);
-  if (error.error != QJsonParseError::NoError || !doc.isObject()) return tr("its header is not safetensors JSON");
+  if (error.error != QJsonParseError::NoError || !doc.isObject()) return QCoreApplication::translate("kiln::app::ModelList", "its header is not safetensors JSON");
   const qint64 data = size - 8 - static_cast<qint64>(length);
   const QJsonObject tensors = doc.object();
   int count = 0;
@@ -90,12 +89,12 @@ QString checkpointProblem(const QString& path) {
     if (it.key() == QLatin1String("__metadata__")) continue;
     const QJsonArray offsets = it.value().toObject().value("data_offsets").toArray();
     if (offsets.size() != 2 || !it.value().toObject().contains("dtype"))
-      return tr("its header is not safetensors JSON");
+      return QCoreApplication::translate("kiln::app::ModelList", "its header is not safetensors JSON");
     if (offsets.at(1).toDouble() > static_cast<double>(data))
-      return tr("it is cut short: tensor %1 lies beyond its end (an unfinished download?)").arg(it.key());
+      return QCoreApplication::translate("kiln::app::ModelList", "it is cut short: tensor %1 lies beyond its end (an unfinished download?)").arg(it.key());
     ++count;
   }
-  return count == 0 ? tr("it holds no tensors") : QString();
+  return count == 0 ? QCoreApplication::translate("kiln::app::ModelList", "it holds no tensors") : QString();
 }
 
 QSize nativeSize(const QString& model_path) {

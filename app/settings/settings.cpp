@@ -139,15 +139,15 @@ QString settingTitle(const QString& key) {
 QString settingChoiceTitle(const QString& key, const QString& choice) {
   if (key == QLatin1String("appearance/language")) {
     // Each language by its own name, so it can be found whatever language is shown now.
-    if (choice == QLatin1String("system")) return tr("System language");
+    if (choice == QLatin1String("system")) return QCoreApplication::translate("kiln::app::Settings", "System language");
     if (choice == QLatin1String("en")) return QStringLiteral("English");
     if (choice == QLatin1String("de")) return QStringLiteral("Deutsch");
     if (choice == QLatin1String("ja")) return QStringLiteral("日本語");
   }
   if (key == QLatin1String("appearance/theme")) {
-    if (choice == QLatin1String("system")) return tr("As the system");
-    if (choice == QLatin1String("light")) return tr("Light");
-    if (choice == QLatin1String("dark")) return tr("Dark");
+    if (choice == QLatin1String("system")) return QCoreApplication::translate("kiln::app::Settings", "As the system");
+    if (choice == QLatin1String("light")) return QCoreApplication::translate("kiln::app::Settings", "Light");
+    if (choice == QLatin1String("dark")) return QCoreApplication::translate("kiln::app::Settings", "Dark");
   }
   return choice;
 }

@@ -145,10 +145,12 @@ double ProgressTracker::expectedDone() const {
   return t;
 }
 
-void ProgressTracker::fill(Event& e) const {
+void ProgressTracker::fill(Event& e) {
   const double total = expectedTotal();
   const double done = expectedDone();
-  e.fraction = total > 0 ? std::clamp(done / total, 0.0, 1.0) : 0.0;
+  // Never backwards, also when the stages' weights change (a workflow's model, once known).
+  e.fraction = std::max(last_fraction_, total > 0 ? std::clamp(done / total, 0.0, 1.0) : 0.0);
+  last_fraction_ = e.fraction;
   // Scale the remaining expectation by how this run compares with it so far.
   const double elapsed = std::chrono::duration<double>(Clock::now() - job_start_).count();
   const double speed = done > 0.05 * total && done > 0 ? std::clamp(elapsed / done, 0.2, 5.0) : 1.0;

@@ -47,7 +47,7 @@ class ProgressTracker {
   double expectedTotal() const;
   double expectedDone() const;
   double remainingExpected() const { return std::max(0.0, expectedTotal() - expectedDone()); }
-  void fill(Event& e) const;
+  void fill(Event& e);
 
   RunEnvironment& env_;
   TimingKey base_;
@@ -59,6 +59,7 @@ class ProgressTracker {
   // so no time left is given until it has finished ("estimating").
   std::vector<bool> guessed_;
   std::vector<double> fraction_done_;
+  double last_fraction_ = 0;  // the fraction sent last
   int current_ = -1;
   Clock::time_point job_start_ = Clock::now(), stage_start_ = Clock::now(), last_progress_{};
 };

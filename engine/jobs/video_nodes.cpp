@@ -81,6 +81,7 @@ NodeDefinition loadVideoModel() {
                                  c.stringParam("text_encoder_name"), c.stringParam("dtype"), c.floatParam("shift"));
   };
   d.still_valid = modelStillCached;
+  d.reused = timeAsModel;
   return d;
 }
 

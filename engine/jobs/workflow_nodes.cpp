@@ -150,6 +150,7 @@ NodeDefinition loadCheckpoint() {
   };
   // A model handle stands while the model cache still holds the model.
   d.still_valid = modelStillCached;
+  d.reused = timeAsModel;
   return d;
 }
 
@@ -809,6 +810,11 @@ nodes::VaeTilingSettings tilingOf(const NodeCall& c) {
 graph::NodeOutputs modelOutputs(const ModelRef& ref) {
   return graph::NodeOutputs{makeValue(ValueType::Model, ref), makeValue(ValueType::Clip, ref),
                             makeValue(ValueType::Vae, ref)};
+}
+
+void timeAsModel(const graph::NodeOutputs& outputs, ProgressTracker& tracker) {
+  const auto* ref = static_cast<const ModelRef*>(outputs.at(0).data.get());
+  tracker.setModel(ref->family, computeDtypeName(ref->dtype));
 }
 
 bool modelStillCached(const graph::NodeOutputs& outputs, const RunEnvironment& env) {

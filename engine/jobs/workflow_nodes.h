@@ -152,6 +152,9 @@ struct NodeDefinition {
   // For cached results: whether they still stand (a model handle whose model was unloaded
   // does not). Unset: always.
   std::function<bool(const graph::NodeOutputs&, const RunEnvironment&)> still_valid;
+  // Called with a result taken from the node cache before the job's stages are planned
+  // (a loader names its model's family, so the stages are timed as that model's).
+  std::function<void(const graph::NodeOutputs&, ProgressTracker&)> reused;
   // State outside the workflow its result depends on, signed into its cache key and its
   // dependents' (see graph::OutsideState).
   std::function<std::string(const RunEnvironment&)> outside_state;
@@ -162,6 +165,8 @@ struct NodeDefinition {
 // node's file name prefix, refused unless it is a plain name.
 graph::NodeOutputs modelOutputs(const ModelRef& ref);
 bool modelStillCached(const graph::NodeOutputs& outputs, const RunEnvironment& env);
+// A loader's `reused`: the stages are timed as its model's.
+void timeAsModel(const graph::NodeOutputs& outputs, ProgressTracker& tracker);
 std::string checkedPrefix(const NodeCall& c);
 // A VAE node's tiling parameters.
 nodes::VaeTilingSettings tilingOf(const NodeCall& c);

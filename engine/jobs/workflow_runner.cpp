@@ -59,6 +59,8 @@ JobResult runWorkflow(const Job& job, RunEnvironment& env, const NodeLibrary& li
   }
   JobResult result;
   ProgressTracker tracker(env, {StageKind::Invalid, "workflow", 512 * 512, "fp32"});
+  for (std::size_t i = 0; i < plan.size(); ++i)
+    if (const NodeDefinition* def = library.find(plan[i].node->type); cached[i] && def->reused) def->reused(*cached[i], tracker);
   std::vector<int> stage_of(plan.size(), -1);
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const NodeDefinition* def = library.find(plan[i].node->type);

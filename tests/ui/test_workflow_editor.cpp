@@ -69,6 +69,15 @@ class TestWorkflowEditor : public QObject {
     QCOMPARE(QDir(dir.filePath("out")).entryList({"*.png"}).size(), 1);
     QCOMPARE(editor->canvas()->nodeState("sampler"), QString("done"));
     QCOMPARE(editor->canvas()->nodeState("save"), QString("done"));
+    // A run that fails leaves no node waiting for it; an edit clears the last run's states.
+    QVERIFY(doc->setParam("model", "ckpt_name", dir.filePath("missing.safetensors").toStdString()));
+    QVERIFY(editor->run());
+    QTRY_VERIFY_WITH_TIMEOUT(!window.bridge()->busy() && editor->statusText().startsWith("Failed"), 60000);
+    QCOMPARE(editor->canvas()->nodeState("model"), QString("failed"));
+    for (const char* node : {"prompt", "negative", "latent", "sampler", "decode", "save"})
+      QVERIFY2(editor->canvas()->nodeState(node).isEmpty(), node);
+    doc->undoStack()->undo();  // the model again
+    QVERIFY(editor->canvas()->nodeState("model").isEmpty());
     // A workflow that cannot run says why, on the nodes.
     QVERIFY(doc->removeNodes({"latent"}));
     QVERIFY(!editor->run());
