@@ -151,6 +151,11 @@ class TestTemplateWorkflow : public QObject {
     QVERIFY(!kiln::app::nodeTextListed("No such text"));
     QCOMPARE(kiln::app::nodeText("Sampler"), QString("Sampler"));  // no translator: English
   }
+  // Node categories are headings in the add-node menu and the search.
+  void categoriesAreHeadings() {
+    QCOMPARE(nodeCategoryText("loaders"), QString("Loaders"));
+    QCOMPARE(nodeCategoryText("sampling"), QString("Sampling"));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestTemplateWorkflow)

@@ -303,6 +303,19 @@ class TestEverydayUse : public QObject {
     for (int i = 1; i < fractions.size(); ++i) QVERIFY(fractions[i] >= fractions[i - 1] - 1e-9);
   }
 
+  // View > Smooth Scaling is a choice kept in the settings; enlarged pictures are blocks
+  // without it.
+  void smoothScalingIsAViewChoice() {
+    QTemporaryDir dir;
+    auto window = makeWindow(dir);
+    auto* smooth = window->findChild<QAction*>("smoothScaling");
+    QVERIFY(smooth && smooth->isCheckable() && !smooth->isChecked());
+    QVERIFY(!window->imageView()->smoothScaling());
+    smooth->trigger();
+    QVERIFY(window->imageView()->smoothScaling());
+    QVERIFY(window->settings().value("appearance/smooth_scaling").toBool());
+  }
+
   // Reusing a result shows the picture it came from; Default Workflow says so.
   void reuseShowsThePictureAndDefaultResetsTheStatus() {
     QTemporaryDir dir;

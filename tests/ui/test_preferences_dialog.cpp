@@ -3,6 +3,7 @@
 // running engine, invalid values refused with their messages and nothing stored.
 #include <QCheckBox>
 #include <QComboBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QSpinBox>
 #include <QTabWidget>
@@ -31,6 +32,25 @@ class TestPreferencesDialog : public QObject {
       QVERIFY2(spec.key.startsWith("session/") != (dialog.editorFor(spec.key) != nullptr), qPrintable(spec.key));
     QCOMPARE(qobject_cast<QSpinBox*>(dialog.editorFor("memory/blocks_per_group"))->value(), 1);
     QCOMPARE(qobject_cast<QLineEdit*>(dialog.editorFor("memory/pin_reserve"))->text(), QString("2.00GiB"));
+  }
+
+  // A new device says at once that it takes effect at the next start; refusals name the
+  // field as the page labels it, not the setting's key.
+  void deviceNoteAndErrorsByLabel() {
+    kiln::app::Settings settings(store());
+    kiln::ui::PreferencesDialog dialog(settings, nullptr);
+    dialog.show();
+    QVERIFY(dialog.deviceNote()->isHidden());
+    auto* device = qobject_cast<QLineEdit*>(dialog.editorFor("memory/device"));
+    device->setText("sim:4G");
+    QVERIFY(!dialog.deviceNote()->isHidden());
+    QVERIFY2(dialog.deviceNote()->text().startsWith("Takes effect when Kiln starts again"), qPrintable(dialog.deviceNote()->text()));
+    device->setText("gpu7");
+    QVERIFY(!dialog.apply());
+    QVERIFY2(dialog.errorText().startsWith("Device must be cpu, cuda:N or sim:SIZE, not 'gpu7'"), qPrintable(dialog.errorText()));
+    QVERIFY(!dialog.errorText().contains("memory/"));
+    device->setText(settings.device());
+    QVERIFY(dialog.deviceNote()->isHidden());
   }
 
   void applyStoresAndReachesTheEngine() {
