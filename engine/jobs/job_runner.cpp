@@ -60,6 +60,27 @@ void saveImage(const std::string& path, const Image& image, const RunEnvironment
   file.commit();
 }
 
+std::string saveNewImage(const std::string& dir, const std::string& prefix, int& number, const Image& image,
+                         const RunEnvironment& env) {
+  const auto nameFor = [&](int n) {
+    char name[32];
+    std::snprintf(name, sizeof name, "-%05d.png", n);
+    return (std::filesystem::path(dir) / (prefix + name)).string();
+  };
+  const auto nextFree = [&] {
+    std::string path;
+    do path = nameFor(number++);
+    while (std::filesystem::exists(path));
+    return path;
+  };
+  core::checkInterrupt();
+  core::AtomicFile file(nextFree());
+  env.write_image(file.temporaryPath(), image);
+  core::checkInterrupt();
+  while (!file.commitIfAbsent()) file.retarget(nextFree());  // taken since: the next one
+  return file.finalPath();
+}
+
 void placeModel(PlaceableModel& model, RunEnvironment& env, memory::Device& device, int64_t working_bytes) {
   if (!device.isAccelerator()) return;
   // The working reserve is kept free beside the weights where the device has room for it.

@@ -76,6 +76,12 @@ Image imageFromRgb(const at::Tensor& rgb);
 // Written under a temporary name and renamed into place only if the job was not
 // cancelled meanwhile: an interrupted or failed save leaves no file behind.
 void saveImage(const std::string& path, const Image& image, const RunEnvironment& env);
+// Saves `image` in `dir` as "<prefix>-NNNNN.png", NNNNN from `number` on, under the first
+// name no file has, claimed atomically (another Kiln saving into the same folder at the
+// same moment never overwrites it, nor is overwritten); `number` ends past the name used.
+// Returns the path.
+std::string saveNewImage(const std::string& dir, const std::string& prefix, int& number, const Image& image,
+                         const RunEnvironment& env);
 
 // Makes room on an accelerator for the model's weights that are not there yet and for
 // `working_bytes` of work, then places the model (nothing on the CPU).

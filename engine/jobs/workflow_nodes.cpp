@@ -619,14 +619,8 @@ NodeDefinition saveImage() {
     std::filesystem::create_directories(run.job.output_dir, ec);
     int number = 1;
     for (std::size_t i = 0; i < images.size(); ++i) {
-      std::string path;
-      do {
-        char name[32];
-        std::snprintf(name, sizeof name, "-%05d.png", number++);
-        path = (std::filesystem::path(run.job.output_dir) / (prefix + name)).string();
-      } while (std::filesystem::exists(path));
       images[i].text["kiln_workflow"] = workflow;
-      saveImage(path, images[i], run.env);
+      const std::string path = saveNewImage(run.job.output_dir, prefix, number, images[i], run.env);
       run.tracker.progress(c.stage, static_cast<int64_t>(i + 1), static_cast<int64_t>(images.size()));
       run.result.paths.push_back(path);
       run.result.images.push_back(std::move(images[i]));

@@ -5,6 +5,7 @@
 namespace kiln::lora {
 
 Adapter makeAdapter(const LoraModule& m, const std::vector<int64_t>& shape) {
+  if (m.kind != LoraKind::Full || m.has("diff")) checkLoraFits(m, shape);  // before any reshape
   Adapter a;
   const bool conv = shape.size() == 4;
   if (m.kind == LoraKind::LowRank) {

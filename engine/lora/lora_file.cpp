@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -68,6 +69,127 @@ std::string formatOf(const std::string& suffix, const std::string& module) {
 }
 
 std::string shapeText(const at::Tensor& t) { return tensor_io::shapeToString(t.sizes().vec()); }
+
+using Shape = std::vector<int64_t>;
+
+// How many dimensions each role's tensor has in the formats that use it.
+struct RankRule {
+  const char* role;
+  int64_t min_dim, max_dim;
+};
+constexpr RankRule kRankRules[] = {
+    {"up", 1, 4},        {"down", 1, 4},      {"mid", 4, 4},       {"alpha", 0, 1},     {"hada_w1_a", 2, 4},
+    {"hada_w1_b", 2, 4}, {"hada_w2_a", 2, 4}, {"hada_w2_b", 2, 4}, {"hada_t1", 4, 4},   {"hada_t2", 4, 4},
+    {"lokr_w1", 2, 2},   {"lokr_w1_a", 2, 2}, {"lokr_w1_b", 2, 2}, {"lokr_w2", 2, 4},   {"lokr_w2_a", 2, 2},
+    {"lokr_w2_b", 2, 4}, {"lokr_t2", 4, 4},   {"diff", 1, 4},      {"diff_b", 1, 1},    {"dora_scale", 1, 4},
+};
+
+// Every tensor of a module has the rank its role needs and no empty dimension, so that
+// nothing later indexes past a shape (a 0-d lokr_w2_b crashed the process once).
+void checkRanks(const LoraModule& m, const std::string& path) {
+  for (const auto& [role, t] : m.tensors) {
+    for (const RankRule& rule : kRankRules) {
+      if (role != rule.role) continue;
+      if (t.dim() < rule.min_dim || t.dim() > rule.max_dim)
+        throw Error(ErrorKind::CorruptFile,
+                    "LoRA file '" + path + "': tensor '" + m.file_name + "." + role + "' has " +
+                        std::to_string(t.dim()) + " dimensions " + shapeText(t) + "; a " + role + " tensor has " +
+                        (rule.min_dim == rule.max_dim ? std::to_string(rule.min_dim)
+                                                      : std::to_string(rule.min_dim) + " to " + std::to_string(rule.max_dim)) +
+                        "; the file is damaged or not a LoRA");
+    }
+    if (t.numel() == 0)
+      throw Error(ErrorKind::CorruptFile, "LoRA file '" + path + "': tensor '" + m.file_name + "." + role + "' " +
+                                              shapeText(t) + " is empty; the file is damaged");
+    if (role == "alpha" && t.numel() != 1)
+      throw Error(ErrorKind::CorruptFile, "LoRA file '" + path + "': '" + m.file_name + ".alpha' " + shapeText(t) +
+                                              " is not one number");
+  }
+}
+
+[[noreturn]] void mismatch(const LoraModule& m, const std::string& what) {
+  throw Error(ErrorKind::ShapeMismatch, "LoRA module '" + m.file_name + "' (" + loraKindName(m.kind) + "): " + what);
+}
+
+std::string dims(const at::Tensor& t) { return shapeText(t); }
+
+// The product of two factors as matrix(left) [o, r] @ matrix(right) [r, ...]: its shape,
+// checked, without computing it.
+Shape productShape(const LoraModule& m, const at::Tensor& left, const at::Tensor& right, const char* left_role,
+                   const char* right_role) {
+  const int64_t inner = left.dim() == 1 ? 1 : left.numel() / left.size(0);
+  if (inner != right.size(0))
+    mismatch(m, std::string(left_role) + " " + dims(left) + " and " + right_role + " " + dims(right) +
+                    " have different ranks");
+  int64_t cols = 1;
+  for (int64_t k = 1; k < right.dim(); ++k) cols *= right.size(k);
+  return {left.size(0), cols};
+}
+
+// A Tucker product's shape: core [r1, r2, kh, kw] between left [out, r1] and right [r2, in].
+Shape tuckerShape(const LoraModule& m, const at::Tensor& core, const at::Tensor& left, const at::Tensor& right) {
+  const int64_t l_cols = left.dim() == 1 ? 1 : left.numel() / left.size(0);
+  if (l_cols != core.size(0) || right.size(0) != core.size(1))
+    mismatch(m, "a Tucker core " + dims(core) + " does not fit its factors " + dims(left) + " and " + dims(right));
+  return {left.size(0), right.numel() / right.size(0), core.size(2), core.size(3)};
+}
+
+int64_t elements(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t s : shape) {
+    if (s <= 0) return 0;
+    if (n > std::numeric_limits<int64_t>::max() / s) return std::numeric_limits<int64_t>::max();
+    n *= s;
+  }
+  return n;
+}
+
+// The shape of the change a module makes, from its factors' shapes alone.
+Shape deltaShape(const LoraModule& m) {
+  switch (m.kind) {
+    case LoraKind::LowRank:
+      if (m.has("mid")) return tuckerShape(m, m.at("mid"), m.at("up"), m.at("down"));
+      return productShape(m, m.at("up"), m.at("down"), "up", "down");
+    case LoraKind::LoHa: {
+      const bool tucker = m.has("hada_t1") && m.has("hada_t2");
+      const Shape a = tucker ? tuckerShape(m, m.at("hada_t1"), m.at("hada_w1_a"), m.at("hada_w1_b"))
+                             : productShape(m, m.at("hada_w1_a"), m.at("hada_w1_b"), "hada_w1_a", "hada_w1_b");
+      const Shape b = tucker ? tuckerShape(m, m.at("hada_t2"), m.at("hada_w2_a"), m.at("hada_w2_b"))
+                             : productShape(m, m.at("hada_w2_a"), m.at("hada_w2_b"), "hada_w2_a", "hada_w2_b");
+      if (a != b)
+        mismatch(m, "its two products have the shapes " + tensor_io::shapeToString(a) + " and " +
+                        tensor_io::shapeToString(b));
+      return a;
+    }
+    case LoraKind::LoKr: {
+      const Shape w1 = m.has("lokr_w1") ? m.at("lokr_w1").sizes().vec()
+                                        : productShape(m, m.at("lokr_w1_a"), m.at("lokr_w1_b"), "lokr_w1_a", "lokr_w1_b");
+      Shape w2;
+      if (m.has("lokr_w2")) {
+        w2 = m.at("lokr_w2").sizes().vec();
+      } else if (m.has("lokr_t2")) {
+        w2 = tuckerShape(m, m.at("lokr_t2"), m.at("lokr_w2_a"), m.at("lokr_w2_b"));
+      } else {
+        (void)productShape(m, m.at("lokr_w2_a"), m.at("lokr_w2_b"), "lokr_w2_a", "lokr_w2_b");
+        w2 = m.at("lokr_w2_b").sizes().vec();
+        w2[0] = m.at("lokr_w2_a").size(0);
+      }
+      // The Kronecker product of w1 (padded with ones) and w2.
+      Shape out = w2;
+      for (std::size_t k = 0; k < out.size(); ++k) {
+        const int64_t a = k < w1.size() ? w1[k] : 1;
+        if (out[k] > 0 && a > std::numeric_limits<int64_t>::max() / out[k]) mismatch(m, "its Kronecker product overflows");
+        out[k] *= a;
+      }
+      return out;
+    }
+    case LoraKind::Full:
+      return m.at("diff").sizes().vec();
+    case LoraKind::Invalid:
+      break;
+  }
+  throw Error(ErrorKind::InvalidArgument, "LoRA module '" + m.file_name + "' has no kind");
+}
 
 // [out, in, ...] as a matrix [out, in * ...].
 at::Tensor matrix(const at::Tensor& t) { return t.dim() == 1 ? t.unsqueeze(1) : t.flatten(1); }
@@ -216,6 +338,7 @@ LoraFile readLoraFile(const std::string& path) {
     m.tensors[role] = std::move(t);
   }
   for (auto& [name, m] : modules) {
+    checkRanks(m, path);
     classify(m);
     if (m.kind == LoraKind::Invalid) {  // an alpha with nothing to scale
       for (const auto& [role, t] : m.tensors) out.unrecognised.push_back(m.file_name + "." + role);
@@ -232,7 +355,18 @@ LoraFile readLoraFile(const std::string& path) {
   return out;
 }
 
+void checkLoraFits(const LoraModule& module, const std::vector<int64_t>& weight_shape) {
+  const Shape shape = deltaShape(module);
+  if (elements(shape) != elements(weight_shape) || shape.empty() || weight_shape.empty() || shape[0] != weight_shape[0])
+    throw Error(ErrorKind::ShapeMismatch, "LoRA module '" + module.file_name + "' (" + loraKindName(module.kind) +
+                                              ") makes a change of shape " + tensor_io::shapeToString(shape) +
+                                              " for a weight of shape " + tensor_io::shapeToString(weight_shape));
+}
+
 at::Tensor loraDelta(const LoraModule& module, const std::vector<int64_t>& weight_shape) {
+  // The result's shape first: a small file must not make a huge tensor for a weight it
+  // does not fit.
+  checkLoraFits(module, weight_shape);
   at::Tensor d;
   switch (module.kind) {
     case LoraKind::LowRank:

@@ -41,6 +41,10 @@ struct LoraFile {
 // tensor in any LoRA layout, or a DoRA file).
 LoraFile readLoraFile(const std::string& path);
 
+// Throws kiln::Error(ShapeMismatch) when the change `module` makes (its shape computed
+// from the factors' shapes, nothing built) does not fit a weight of `weight_shape`.
+void checkLoraFits(const LoraModule& module, const std::vector<int64_t>& weight_shape);
+
 // The module's weight difference at strength 1 (alpha / rank applied; rank when alpha is
 // absent), in fp32, reshaped to `weight_shape`. Throws kiln::Error(ShapeMismatch) naming
 // the module and both shapes when it does not fit.

@@ -27,8 +27,19 @@ std::string join(const std::vector<std::string>& parts, std::size_t from) {
   return s;
 }
 
+// Block indices in checkpoint keys are small numbers; six digits is far beyond any real
+// model and keeps the arithmetic on them far from overflow.
 bool isIndex(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return !s.empty() && s.size() <= 6 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The block index `s` of tensor `name`; a name with no index where the layout has one
+// is a damaged file's (a typed error, not std::stoll's exception or overflow).
+int64_t blockIndex(const std::string& s, const std::string& name) {
+  if (!isIndex(s))
+    throw Error(ErrorKind::CorruptFile, "tensor '" + name + "' has '" + s +
+                                            "' where its layout has a block index; the file is damaged or not a checkpoint");
+  return std::stoll(s);
 }
 
 // Replaces a leading component path of `rest` using a table of (from, to) pairs.
@@ -50,7 +61,7 @@ int64_t countIndexed(const SafetensorsFile& file, const std::string& prefix) {
   for (const auto& t : file.tensors()) {
     if (t.name.compare(0, prefix.size(), prefix) != 0) continue;
     const auto parts = split(t.name.substr(prefix.size()));
-    if (!parts.empty() && isIndex(parts[0])) n = std::max<int64_t>(n, std::stoll(parts[0]) + 1);
+    if (!parts.empty() && isIndex(parts[0])) n = std::max<int64_t>(n, blockIndex(parts[0], t.name) + 1);
   }
   return n;
 }
@@ -77,23 +88,23 @@ void mapDiffusersUNet(const std::shared_ptr<SafetensorsFile>& file, const std::s
     const auto p = split(info.name);
     std::string name;
     if (p[0] == "down_blocks" && p.size() > 4 && isIndex(p[1])) {
-      const int64_t i = std::stoll(p[1]);
+      const int64_t i = blockIndex(p[1], info.name);
       const std::string rest = join(p, 4);
       if (p[2] == "resnets")
-        name = "input_blocks." + std::to_string(1 + i * stride + std::stoll(p[3])) + ".0." +
+        name = "input_blocks." + std::to_string(1 + i * stride + blockIndex(p[3], info.name)) + ".0." +
                renameLeading(rest, kUNetResnet);
       else if (p[2] == "attentions")
-        name = "input_blocks." + std::to_string(1 + i * stride + std::stoll(p[3])) + ".1." + rest;
+        name = "input_blocks." + std::to_string(1 + i * stride + blockIndex(p[3], info.name)) + ".1." + rest;
       else if (p[2] == "downsamplers")
         name = "input_blocks." + std::to_string((i + 1) * stride) + ".0.op." + join(p, 5);
     } else if (p[0] == "up_blocks" && p.size() > 4 && isIndex(p[1])) {
-      const int64_t i = std::stoll(p[1]);
+      const int64_t i = blockIndex(p[1], info.name);
       const std::string rest = join(p, 4);
       if (p[2] == "resnets")
-        name = "output_blocks." + std::to_string(i * stride + std::stoll(p[3])) + ".0." +
+        name = "output_blocks." + std::to_string(i * stride + blockIndex(p[3], info.name)) + ".0." +
                renameLeading(rest, kUNetResnet);
       else if (p[2] == "attentions")
-        name = "output_blocks." + std::to_string(i * stride + std::stoll(p[3])) + ".1." + rest;
+        name = "output_blocks." + std::to_string(i * stride + blockIndex(p[3], info.name)) + ".1." + rest;
       else if (p[2] == "upsamplers") {
         const bool has_attention =
             countIndexed(*file, "up_blocks." + std::to_string(i) + ".attentions.") > 0;
@@ -130,7 +141,7 @@ void mapDiffusersVae(const std::shared_ptr<SafetensorsFile>& file, const std::st
     IndexEntry entry = identityEntry(file, info);
     const std::string coder = p[0];  // encoder / decoder
     if ((p.size() > 5) && (p[1] == "down_blocks" || p[1] == "up_blocks")) {
-      const int64_t i = std::stoll(p[2]);
+      const int64_t i = blockIndex(p[2], info.name);
       const int64_t level = p[1] == "up_blocks" ? levels - 1 - i : i;
       const std::string lp =
           coder + (p[1] == "up_blocks" ? ".up." : ".down.") + std::to_string(level) + ".";
@@ -144,7 +155,7 @@ void mapDiffusersVae(const std::shared_ptr<SafetensorsFile>& file, const std::st
     } else if (p.size() > 4 && p[1] == "mid_block") {
       const std::string rest = join(p, 4);
       if (p[2] == "resnets") {
-        name = coder + ".mid.block_" + std::to_string(std::stoll(p[3]) + 1) + "." +
+        name = coder + ".mid.block_" + std::to_string(blockIndex(p[3], info.name) + 1) + "." +
                renameLeading(rest, {{"conv_shortcut", "nin_shortcut"}});
       } else if (p[2] == "attentions") {
         name = coder + ".mid.attn_1." +
@@ -242,7 +253,7 @@ std::string originalToDiffusersUNet(const std::string& name, int64_t num_res_blo
   const auto with = [](std::string head, const std::string& rest) { return rest.empty() ? head : head + "." + rest; };
   const int64_t stride = num_res_blocks + 1;
   if ((p[0] == "input_blocks" || p[0] == "output_blocks") && p.size() >= 3 && isIndex(p[1]) && isIndex(p[2])) {
-    const int64_t k = std::stoll(p[1]), m = std::stoll(p[2]);
+    const int64_t k = blockIndex(p[1], name), m = blockIndex(p[2], name);
     const std::string rest = join(p, 3);
     if (p[0] == "input_blocks") {
       if (k == 0) return m == 0 ? with("conv_in", rest) : "";

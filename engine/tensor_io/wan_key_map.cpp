@@ -31,6 +31,9 @@ std::pair<int64_t, std::string> indexAfter(const std::string& name, const std::s
   if (dot == std::string::npos || dot == head.size()) return {-1, {}};
   const std::string digits = name.substr(head.size(), dot - head.size());
   if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return {-1, {}};
+  if (digits.size() > 6)  // no model has a millionth block: a damaged name, not an overflow
+    throw Error(ErrorKind::CorruptFile, "tensor '" + name + "' has the block index " + digits +
+                                            "; the file is damaged or not a Wan model");
   return {std::stoll(digits), name.substr(dot + 1)};
 }
 

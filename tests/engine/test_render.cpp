@@ -1,11 +1,16 @@
 // kiln::render on checkpoints the test writes from the conformance file: damaged weights
 // must give typed errors that name the stage or tensor; progress must tell the truth.
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 
 #include "core/cpu_features.h"
@@ -13,6 +18,8 @@
 #include "kiln/error.h"
 #include "kiln/render.h"
 #include "checkpoint_variants.h"
+#include "lora_files.h"
+#include "tensor_io/materialize.h"
 #include "ref_tensors.h"
 #include "models/sd/sd_checkpoint.h"
 
@@ -114,6 +121,112 @@ class TestRender : public QObject {
     } catch (const kiln::Error& e) {
       QCOMPARE(int(e.kind()), kind);
       QVERIFY2(QString(e.what()).contains(message), e.what());
+    }
+  }
+
+  // Configuration numbers that would divide by zero (a head count of 0 in a sidecar, an
+  // ldm_config.json or a diffusers config.json) or have the wrong type are refused with
+  // the file and the field named, for the single file, the diffusers folder and Wan.
+  void badConfigurationNumbersAreRefused_data() {
+    QTest::addColumn<QString>("layout");   // "sidecar", "ldm", "diffusers", "wan"
+    QTest::addColumn<QString>("file");     // the configuration file, relative to the model
+    QTest::addColumn<QString>("content");
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<QString>("says");
+    QTest::newRow("sidecar text heads 0")
+        << "sidecar" << "model.json" << R"({"cond_stage_config": {"heads": 0}})" << int(kiln::ErrorKind::UnsupportedModel)
+        << "the text encoder's head count is 0";
+    QTest::newRow("sidecar text heads -3")
+        << "sidecar" << "model.json" << R"({"cond_stage_config": {"num_attention_heads": -3}})"
+        << int(kiln::ErrorKind::UnsupportedModel) << "the text encoder's head count is -3";
+    QTest::newRow("ldm_config heads of the wrong type")
+        << "ldm" << "ldm_config.json" << R"({"family": "sd1", "unet_config": {"num_heads": "eight"}})"
+        << int(kiln::ErrorKind::CorruptFile) << "wrong type";
+    QTest::newRow("ldm_config zero timesteps")
+        << "ldm" << "ldm_config.json" << R"({"family": "sd1", "timesteps": 0})" << int(kiln::ErrorKind::UnsupportedModel)
+        << "the schedule's training steps is 0";
+    QTest::newRow("diffusers unet heads 0")
+        << "diffusers" << "unet/config.json" << "HEADS0" << int(kiln::ErrorKind::UnsupportedModel)
+        << "neither a head count";
+    QTest::newRow("diffusers text heads 0")
+        << "diffusers" << "text_encoder/config.json" << "TEXTHEADS0" << int(kiln::ErrorKind::UnsupportedModel)
+        << "the text encoder's head count is 0";
+    QTest::newRow("wan heads 0") << "wan" << "transformer/config.json" << "WANHEADS0"
+                                 << int(kiln::ErrorKind::UnsupportedModel) << "num_attention_heads is 0";
+  }
+  void badConfigurationNumbersAreRefused() {
+    QFETCH(QString, layout);
+    QFETCH(QString, file);
+    QFETCH(QString, content);
+    QFETCH(int, kind);
+    QFETCH(QString, says);
+    namespace fs = std::filesystem;
+    QTemporaryDir dir;
+    const fs::path root = dir.path().toStdString();
+    const fs::path conf = kiln::testing::conformancePath("sd-tiny-1234/sd1");
+    fs::path model;
+    if (layout == "sidecar" || layout == "ldm") {
+      model = root / "model.safetensors";
+      fs::copy_file(conf / "sd1_tiny_ldm.safetensors", model);
+    } else {
+      const fs::path from = layout == "wan" ? fs::path(kiln::testing::conformancePath("wan21-tiny-1234")) : conf;
+      model = root / "folder";
+      fs::copy(from, model, fs::copy_options::recursive);
+    }
+    const fs::path config = (layout == "sidecar" || layout == "ldm" ? root : model) / file.toStdString();
+    std::string text = content.toStdString();
+    if (text == "HEADS0" || text == "TEXTHEADS0" || text == "WANHEADS0") {
+      QFile original(QString::fromStdString(config.string()));
+      QVERIFY(original.open(QIODevice::ReadOnly));
+      QJsonObject json = QJsonDocument::fromJson(original.readAll()).object();
+      original.close();
+      if (text == "HEADS0") json["attention_head_dim"] = 0;
+      if (text == "TEXTHEADS0" || text == "WANHEADS0") json["num_attention_heads"] = 0;
+      text = QJsonDocument(json).toJson().toStdString();
+      fs::remove(config);
+    }
+    {
+      std::ofstream out(config);
+      out << text;
+    }
+    kiln::RenderParams p = params(QString::fromStdString(model.string()));
+    try {
+      if (layout == "wan") p.frames = 1;
+      kiln::render(p);
+      QFAIL("a model with a bad configuration rendered");
+    } catch (const kiln::Error& e) {
+      QVERIFY2(int(e.kind()) == kind, e.what());
+      QVERIFY2(QString(e.what()).contains(says), e.what());
+      QVERIFY2(QString(e.what()).contains(QString::fromStdString(config.filename().string())) ||
+                   QString(e.what()).contains(QString::fromStdString(model.string())),
+               e.what());
+    }
+  }
+
+  // A key with a block index no number type holds (or none where the layout has one) is
+  // a damaged file, said with the tensor's name, not an internal error.
+  void badBlockIndicesAreCorruptFiles() {
+    namespace fs = std::filesystem;
+    QTemporaryDir dir;
+    const fs::path folder = fs::path(dir.path().toStdString()) / "folder";
+    fs::copy(kiln::testing::conformancePath("sd-tiny-1234/sd1"), folder, fs::copy_options::recursive);
+    const fs::path unet = folder / "unet" / "diffusion_pytorch_model.safetensors";
+    kiln::testing::NamedTensors tensors;
+    {
+      const auto file = kiln::tensor_io::SafetensorsFile::open(unet.string());
+      for (const auto& info : file->tensors())
+        tensors.push_back({info.name, kiln::tensor_io::viewStored({file, &info}).to(at::kFloat).clone()});
+    }
+    const std::string bad = "down_blocks.0.resnets.99999999999999999999.norm1.weight";
+    tensors.push_back({bad, at::zeros({4})});
+    fs::remove(unet);
+    kiln::testing::writeTensors(unet.string(), tensors);
+    try {
+      (void)kiln::models::openCheckpoint(folder.string());
+      QFAIL("a key with a broken block index was accepted");
+    } catch (const kiln::Error& e) {
+      QVERIFY2(e.kind() == kiln::ErrorKind::CorruptFile, e.what());
+      QVERIFY2(QString(e.what()).contains(QString::fromStdString(bad)), e.what());
     }
   }
 

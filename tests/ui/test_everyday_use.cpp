@@ -14,6 +14,7 @@
 #include <QImage>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSettings>
@@ -29,6 +30,7 @@
 #include "main_window.h"
 #include "number_fields.h"
 #include "parameter_panel.h"
+#include "queue_panel.h"
 #include "result_files.h"
 #include "settings.h"
 #include "workflow_editor.h"
@@ -285,6 +287,10 @@ class TestEverydayUse : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!lines.isEmpty() && lines.last().startsWith("Image 1 of 3 · Denoising"), 60000);
     QVERIFY2(lines.last().contains("estimating the time left"), qPrintable(lines.last()));  // never timed here
     QVERIFY(fractions.last() <= 1.0 / 3.0 + 1e-9);
+    // The queue's entry wraps in a narrow dock and carries its whole text.
+    QListWidget* queue = window->queuePanel()->list();
+    QVERIFY(queue->wordWrap() && queue->count() == 1);
+    QCOMPARE(queue->item(0)->toolTip(), queue->item(0)->text());
     QTest::mouseClick(window->skipButton(), Qt::LeftButton);
     QCOMPARE(window->statusText(), QString("Skipped: this image finishes, 2 later image(s) dropped"));
     QTRY_VERIFY_WITH_TIMEOUT(!window->bridge()->busy(), 120000);

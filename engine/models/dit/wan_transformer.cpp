@@ -43,6 +43,8 @@ WanTransformerConfig WanTransformerConfig::detect(const tensor_io::TensorIndex& 
   c.text_dim = index.shape(prefix + "text_embedding.0.weight").at(1);
   c.freq_dim = index.shape(prefix + "time_embedding.0.weight").at(1);
   const int64_t patch_volume = c.patch[0] * c.patch[1] * c.patch[2];
+  if (patch_volume <= 0 || c.dim <= 0 || c.in_channels <= 0)
+    throw Error(ErrorKind::CorruptFile, "Wan transformer: patch_embedding.weight has an empty dimension; the file is damaged");
   c.out_channels = index.shape(prefix + "head.head.weight").at(0) / patch_volume;
   c.layers = 0;
   while (index.contains(prefix + "blocks." + std::to_string(c.layers) + ".self_attn.q.weight")) ++c.layers;

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <cmath>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -368,13 +369,117 @@ SdModelSpec detectSdModel(const tensor_io::TensorIndex& index) {
   return spec;
 }
 
+namespace {
+
+// Every number the networks divide or loop by, checked once the configuration is settled
+// (shapes, then a sidecar or diffusers config that may say otherwise): a zero or negative
+// head, channel or layer count is a clear error naming where it came from, not a SIGFPE.
+void requireAtLeast(int64_t value, int64_t least, const std::string& field, const std::string& where) {
+  if (value < least)
+    throw Error(ErrorKind::UnsupportedModel, where + ": " + field + " is " + std::to_string(value) + "; it must be " +
+                                                 (least == 0 ? "0 or more" : "at least " + std::to_string(least)));
+}
+
+void validateUNet(const UNetConfig& u, const std::string& where) {
+  requireAtLeast(u.in_channels, 1, "the UNet's input channels", where);
+  requireAtLeast(u.out_channels, 1, "the UNet's output channels", where);
+  requireAtLeast(u.model_channels, 1, "the UNet's model channels", where);
+  requireAtLeast(u.time_embed_dim, 1, "the UNet's time embedding width", where);
+  requireAtLeast(u.num_res_blocks, 1, "the UNet's blocks per level", where);
+  requireAtLeast(u.context_dim, 1, "the UNet's context width", where);
+  requireAtLeast(u.levels(), 1, "the UNet's level count", where);
+  for (int64_t m : u.channel_mult) requireAtLeast(m, 1, "a UNet channel multiplier", where);
+  for (const auto* depths : {&u.input_depth, &u.output_depth})
+    for (int64_t d : *depths) requireAtLeast(d, 0, "a UNet transformer depth", where);
+  requireAtLeast(u.middle_depth, 0, "the UNet's middle transformer depth", where);
+  requireAtLeast(u.adm_in_channels, 0, "the UNet's adm_in_channels", where);
+  requireAtLeast(u.time_id_embed_dim, 0, "the UNet's time-id width", where);
+  if (!u.heads_per_level.empty() && static_cast<int64_t>(u.heads_per_level.size()) != u.levels())
+    throw Error(ErrorKind::UnsupportedModel, where + ": " + std::to_string(u.heads_per_level.size()) +
+                                                 " head counts for a UNet of " + std::to_string(u.levels()) + " levels");
+  if (u.heads_per_level.empty()) {
+    if (u.num_heads <= 0 && u.num_head_channels <= 0)
+      throw Error(ErrorKind::UnsupportedModel, where + ": the UNet has neither a head count (num_heads " +
+                                                   std::to_string(u.num_heads) + ") nor a head width (num_head_channels " +
+                                                   std::to_string(u.num_head_channels) + ")");
+  }
+  for (int64_t level = 0; level < u.levels(); ++level) {
+    const int64_t channels = u.model_channels * u.channel_mult[static_cast<std::size_t>(level)];
+    if (u.heads_per_level.empty() && u.num_heads <= 0 && channels % u.num_head_channels != 0)
+      throw Error(ErrorKind::UnsupportedModel, where + ": UNet level " + std::to_string(level) + " has " +
+                                                   std::to_string(channels) + " channels, not a multiple of the head width " +
+                                                   std::to_string(u.num_head_channels));
+    const int64_t heads = u.headsFor(level, channels);
+    requireAtLeast(heads, 1, "the head count of UNet level " + std::to_string(level), where);
+    if (channels % heads != 0)
+      throw Error(ErrorKind::UnsupportedModel, where + ": UNet level " + std::to_string(level) + " has " +
+                                                   std::to_string(channels) + " channels, which " + std::to_string(heads) +
+                                                   " heads do not divide");
+  }
+}
+
+void validateVae(const VaeConfig& v, const std::string& where) {
+  requireAtLeast(v.in_channels, 1, "the VAE's input channels", where);
+  requireAtLeast(v.out_channels, 1, "the VAE's output channels", where);
+  requireAtLeast(v.base_channels, 1, "the VAE's base channels", where);
+  requireAtLeast(v.num_res_blocks, 1, "the VAE's blocks per level", where);
+  requireAtLeast(v.z_channels, 1, "the VAE's latent channels (z_channels)", where);
+  requireAtLeast(v.embed_dim, 1, "the VAE's embed_dim", where);
+  requireAtLeast(static_cast<int64_t>(v.channel_mult.size()), 1, "the VAE's level count", where);
+  for (int64_t m : v.channel_mult) requireAtLeast(m, 1, "a VAE channel multiplier", where);
+  if (!(v.scaling_factor > 0) || !std::isfinite(v.scaling_factor))
+    throw Error(ErrorKind::UnsupportedModel, where + ": the VAE's scaling factor " + std::to_string(v.scaling_factor) +
+                                                 " must be a positive number");
+}
+
+void validateText(const ClipTextConfig& c, const std::string& where) {
+  requireAtLeast(c.vocab, 1, "the text encoder's vocabulary", where);
+  requireAtLeast(c.hidden, 1, "the text encoder's width", where);
+  requireAtLeast(c.layers, 1, "the text encoder's layer count", where);
+  requireAtLeast(c.heads, 1, "the text encoder's head count", where);
+  requireAtLeast(c.intermediate, 1, "the text encoder's feed-forward width", where);
+  requireAtLeast(c.max_positions, 1, "the text encoder's positions", where);
+  requireAtLeast(c.projection_dim, 0, "the text encoder's projection width", where);
+  if (c.hidden % c.heads != 0)
+    throw Error(ErrorKind::UnsupportedModel, where + ": the text encoder's width " + std::to_string(c.hidden) +
+                                                 " does not split into " + std::to_string(c.heads) + " heads");
+}
+
+void validateSpec(const SdModelSpec& spec, const std::string& where) {
+  validateUNet(spec.unet, where);
+  validateVae(spec.vae, where);
+  for (const TextEncoderSpec& te : spec.text_encoders) validateText(te.config, where);
+  requireAtLeast(spec.schedule.train_steps, 1, "the schedule's training steps", where);
+  if (!(spec.schedule.beta_start > 0) || !(spec.schedule.beta_end > spec.schedule.beta_start) ||
+      !(spec.schedule.beta_end < 1))
+    throw Error(ErrorKind::UnsupportedModel, where + ": the noise schedule's betas (" +
+                                                 std::to_string(spec.schedule.beta_start) + " to " +
+                                                 std::to_string(spec.schedule.beta_end) +
+                                                 ") must rise between 0 and 1");
+}
+
+// A configuration file's value of the wrong type ("num_heads": "eight") is the file's
+// fault, said with its name.
+template <typename F>
+void readingConfig(const std::string& where, F&& apply) {
+  try {
+    apply();
+  } catch (const json::exception& e) {
+    throw Error(ErrorKind::CorruptFile, where + ": a configuration value has the wrong type or form (" + e.what() + ")");
+  }
+}
+
+}  // namespace
+
 Checkpoint openCheckpoint(const std::string& path) {
   const fs::path p(path);
   std::error_code ec;
   if (!fs::exists(p, ec))
     throw Error(ErrorKind::FileNotFound, "model '" + path + "' does not exist");
   if (fs::is_directory(p, ec)) {
-    Checkpoint ck = openDiffusersFolder(p);
+    Checkpoint ck;
+    readingConfig("the diffusers folder '" + path + "'", [&] { ck = openDiffusersFolder(p); });
+    validateSpec(ck.spec, "the diffusers folder '" + path + "'");
     ck.path = path;
     ck.display_name =
         p.filename().empty() ? p.parent_path().filename().string() : p.filename().string();
@@ -394,9 +499,10 @@ Checkpoint openCheckpoint(const std::string& path) {
   ck.display_name = p.stem().string();
   ck.index.addFile(tensor_io::SafetensorsFile::open(path));
   ck.spec = detectSdModel(ck.index);
-  applySidecar(p, ck);
+  readingConfig("the configuration beside '" + path + "'", [&] { applySidecar(p, ck); });
   applyPredictionHints(ck);
   applyResolutionMetadata(ck);
+  validateSpec(ck.spec, ck.notes.empty() ? "'" + path + "'" : "'" + path + "' (" + ck.notes.front() + ")");
   return ck;
 }
 

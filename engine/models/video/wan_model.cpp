@@ -122,13 +122,20 @@ WanComponent<WanTransformerConfig> openWanTransformer(const std::string& path) {
     for (const auto& f : folderWeights(dir))
       tensor_io::mapDiffusersWanTransformer(tensor_io::SafetensorsFile::open(f.string()), "", c.index);
     const json cfg = readJsonObject(dir / "config.json");
-    if (cfg.contains("num_attention_heads") && cfg["num_attention_heads"].is_number_integer())
+    if (cfg.contains("num_attention_heads")) {
+      if (!cfg["num_attention_heads"].is_number_integer() || cfg["num_attention_heads"].get<int64_t>() < 1)
+        throw Error(ErrorKind::UnsupportedModel, (dir / "config.json").string() + ": num_attention_heads is " +
+                                                     cfg["num_attention_heads"].dump() + "; it must be a count of 1 or more");
       heads = cfg["num_attention_heads"].get<int64_t>();
+    }
     c.notes.push_back("configuration from " + (dir / "config.json").string());
   } else {
     c.index = singleFileIndex(p, "patch_embedding.weight");
     std::string where;
-    if (const auto h = sidecarValue(p, "num_heads", where); h && h->is_number_integer()) {
+    if (const auto h = sidecarValue(p, "num_heads", where)) {
+      if (!h->is_number_integer() || h->get<int64_t>() < 1)
+        throw Error(ErrorKind::UnsupportedModel,
+                    where + ": num_heads is " + h->dump() + "; it must be a count of 1 or more");
       heads = h->get<int64_t>();
       c.notes.push_back("head count from " + where);
     }

@@ -2,6 +2,7 @@
 // what kiln::render draws, results are cached by input signature across jobs (counted per
 // node), image-to-image and inpainting run through VAEEncode with a mask, LoRA nodes
 // change the picture and leave the model as it was, and failures name their node.
+#include <QDir>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -231,6 +232,35 @@ class TestWorkflowRun : public QObject {
     end = rec_.waitEnd(submit(mixed));
     QCOMPARE(end.type, EventType::JobFailed);
     QVERIFY2(end.message.find("channels but this VAE decodes") != std::string::npos, end.message.c_str());
+  }
+
+  // Two Kilns saving into one folder at once: a name another one took while this one was
+  // writing is not overwritten; the picture goes under the next free name.
+  void saveNeverOverwritesAnotherWriter() {
+    QTemporaryDir out;
+    Recorder rec;
+    int writes = 0;
+    kiln::EngineOptions o;
+    o.sink = [&rec](const kiln::Event& e) { rec(e); };
+    o.write_image = [&](const std::string& path, const kiln::Image&) {
+      if (writes++ == 0) std::ofstream(out.filePath("race-00001.png").toStdString()) << "theirs";  // the other Kiln
+      std::ofstream(path) << "ours";
+    };
+    kiln::Engine engine(o);
+    kiln::Workflow w = textToImage(3);
+    w.node("save")->params["filename_prefix"] = std::string("race");
+    kiln::Job job;
+    job.workflow = std::make_shared<const kiln::Workflow>(w);
+    job.output_dir = out.path().toStdString();
+    const kiln::Event end = rec.waitEnd(engine.submit(std::move(job)));
+    QVERIFY2(end.type == EventType::JobFinished, end.message.c_str());
+    QCOMPARE(end.output_paths.size(), std::size_t{1});
+    QVERIFY(QString::fromStdString(end.output_paths[0]).endsWith("/race-00002.png"));
+    std::ifstream theirs(out.filePath("race-00001.png").toStdString());
+    std::string text;
+    theirs >> text;
+    QCOMPARE(text, std::string("theirs"));
+    QCOMPARE(QDir(out.path()).entryList(QDir::Files | QDir::Hidden).size(), 2);  // no temporary file left
   }
 
   // Every sampler and schedule runs through the Sampler node, names itself in the

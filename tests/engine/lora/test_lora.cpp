@@ -4,6 +4,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <sys/resource.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -23,6 +25,13 @@ using kiln::testing::LowRankPair;
 using kiln::testing::NamedTensors;
 
 namespace {
+
+// The most resident memory this process has had (getrusage), in bytes.
+int64_t peakRssBytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;
+}
 
 constexpr int64_t kMiB = 1024 * 1024;
 
@@ -586,6 +595,34 @@ class LoraTest : public QObject {
                                          {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lora_up.weight",
                                           at::randn({32, 4})}});
     expectError({{good, 1, 1}, {shapes, 1, 1}}, ErrorKind::ShapeMismatch, "[32, 48] for a weight of shape [32, 32]");
+
+    // A LoKr factor with no dimensions is refused when the file is read (it crashed the
+    // process once), naming the tensor.
+    const std::string scalar = file("lokr-scalar.safetensors");
+    const std::string q = "lycoris_input_blocks_1_1_transformer_blocks_0_attn1_to_q";
+    kiln::testing::writeTensors(scalar, {{q + ".lokr_w1", at::randn({4, 4})},
+                                         {q + ".lokr_w2_a", at::randn({8, 2})},
+                                         {q + ".lokr_w2_b", at::scalar_tensor(1.0)}});
+    expectError({{scalar, 1, 1}}, ErrorKind::CorruptFile, q + ".lokr_w2_b' has 0 dimensions");
+    // A file of well under a megabyte whose change would be 40000 x 40000 floats (6.4 GB)
+    // is refused from the factors' shapes, before anything that size is made.
+    const std::string huge = file("huge.safetensors");
+    kiln::testing::writeTensors(huge, {{"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lora_down.weight",
+                                        at::randn({1, 40000})},
+                                       {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lora_up.weight",
+                                        at::randn({40000, 1})}});
+    QVERIFY(std::filesystem::file_size(huge) < 400000);
+    const int64_t rss_before = peakRssBytes();
+    expectError({{huge, 1, 1}}, ErrorKind::ShapeMismatch, "[40000, 40000] for a weight of shape [32, 32]");
+    for (const LoraMode mode : {LoraMode::Merge, LoraMode::Hook}) {
+      try {
+        patcher.apply({{huge, 1, 1}}, mode);
+        QFAIL("no error");
+      } catch (const Error& e) {
+        QVERIFY2(e.kind() == ErrorKind::ShapeMismatch, e.what());
+      }
+    }
+    QVERIFY2(peakRssBytes() - rss_before < (int64_t{1} << 30), "the refused change was built");
 
     const std::string nan = file("nan.safetensors");
     kiln::testing::writeTensors(nan, {{"lora_te_text_model_encoder_layers_0_self_attn_q_proj.lora_down.weight",

@@ -13,6 +13,7 @@
 
 #include <QtTest>
 
+#include "core/atomic_file.h"
 #include "kiln/error.h"
 #include "tensor_io/dtype.h"
 #include "tensor_io/safetensors.h"
@@ -150,6 +151,7 @@ class TestSafetensors : public QObject {
   void everyDTypeParses_data();
   void everyDTypeParses();
   void overwriteReplacesFile();
+  void commitIfAbsentNeverOverwrites();
   void writeIntoMissingFolderLeavesNothing();
   void failedWriteKeepsExistingFile_data();
   void failedWriteKeepsExistingFile();
@@ -298,6 +300,35 @@ void TestSafetensors::overwriteReplacesFile() {
   QVERIFY(info);
   const auto bytes = file->bytes(*info);
   QVERIFY(std::equal(bytes.begin(), bytes.end(), second.begin(), second.end()));
+}
+
+// Claiming a new name never overwrites a file another writer put there first: the
+// content waits under its temporary name for another name, and nothing is left behind.
+void TestSafetensors::commitIfAbsentNeverOverwrites() {
+  QTemporaryDir dir;
+  QVERIFY(dir.isValid());
+  const QString taken = dir.filePath("kiln-00001.png"), free = dir.filePath("kiln-00002.png");
+  QVERIFY(writeFile(taken, "theirs"));
+  {
+    kiln::core::AtomicFile file(taken.toStdString());
+    QVERIFY(writeFile(QString::fromStdString(file.temporaryPath()), "ours"));
+    QVERIFY(!file.commitIfAbsent());
+    QVERIFY(QFile::exists(QString::fromStdString(file.temporaryPath())));
+    file.retarget(free.toStdString());
+    QVERIFY(file.commitIfAbsent());
+  }
+  QCOMPARE(folderEntries(dir.path()), (QStringList{"kiln-00001.png", "kiln-00002.png"}));
+  QFile theirs(taken), ours(free);
+  QVERIFY(theirs.open(QIODevice::ReadOnly) && ours.open(QIODevice::ReadOnly));
+  QCOMPARE(theirs.readAll(), QByteArray("theirs"));
+  QCOMPARE(ours.readAll(), QByteArray("ours"));
+  // An abandoned one leaves no temporary file.
+  {
+    kiln::core::AtomicFile file(taken.toStdString());
+    QVERIFY(writeFile(QString::fromStdString(file.temporaryPath()), "again"));
+    QVERIFY(!file.commitIfAbsent());
+  }
+  QCOMPARE(folderEntries(dir.path()).size(), 2);
 }
 
 void TestSafetensors::writeIntoMissingFolderLeavesNothing() {
