@@ -425,6 +425,12 @@ bool MainWindow::openTemplate(const QString& path) {
   } catch (const kiln::Error& e) {
     showProblem(tr("Cannot open %1").arg(QFileInfo(path).fileName()), QString::fromUtf8(e.what()));
     return false;
+  } catch (const std::bad_alloc&) {  // a file no memory holds: said, never a crash
+    showProblem(tr("Cannot open %1").arg(QFileInfo(path).fileName()), tr("there is not enough memory to read it"));
+    return false;
+  } catch (const std::exception& e) {
+    showProblem(tr("Cannot open %1").arg(QFileInfo(path).fileName()), QString::fromUtf8(e.what()));
+    return false;
   }
 }
 

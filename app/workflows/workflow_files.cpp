@@ -38,7 +38,7 @@ LoadedWorkflow loadWorkflowFile(const QString& path, const QStringList& model_fo
   // A video file's container tags (or a PNG folder's first frame), else a picture's text.
   const std::string file = path.toStdString();
   const std::map<std::string, std::string> texts =
-      videoFormatFor(file) != VideoFormat::Invalid ? readVideo(file, 0).metadata : readImage(file).text;
+      videoFormatFor(file) != VideoFormat::Invalid ? readVideo(file, 0).metadata : readImageText(file);
   if (const auto it = texts.find("kiln_workflow"); it != texts.end()) return loadWorkflowText(it->second, model_folders);
   for (const char* chunk : {"prompt", "workflow"})  // ComfyUI's API form is the more exact
     if (const auto it = texts.find(chunk); it != texts.end() && looksLikeComfyWorkflow(it->second))

@@ -6,6 +6,7 @@
 #include "kiln/error.h"
 #include "kiln/render.h"
 #include "kiln/units.h"
+#include "tensor_io/safetensors.h"
 
 namespace kiln::jobs {
 
@@ -75,6 +76,8 @@ PipelineModel::PipelineModel(std::unique_ptr<nodes::SdPipeline> pipeline, const 
 }
 
 std::string PipelineModel::describe() const { return description_; }
+
+std::string PipelineModel::staleReason() const { return tensor_io::filesChangedOnDisk(pipeline_->checkpoint().index.files()); }
 int64_t PipelineModel::hostBytes() const { return host_bytes_.load(); }
 int64_t PipelineModel::deviceBytes() const { return device_bytes_.load(); }
 

@@ -40,6 +40,7 @@ class PipelineModel final : public PlaceableModel {
   ~PipelineModel() override;
 
   std::string describe() const override;
+  std::string staleReason() const override;
   int64_t hostBytes() const override;
   int64_t deviceBytes() const override;
   // Every weight back to host memory; the next place() places afresh.

@@ -2,6 +2,7 @@
 
 #include "kiln/units.h"
 #include "memory/device.h"
+#include "tensor_io/safetensors.h"
 
 namespace kiln::jobs {
 
@@ -17,6 +18,8 @@ VaeFileModel::VaeFileModel(std::unique_ptr<nodes::VaeFile> vae, const memory::De
 }
 
 VaeFileModel::~VaeFileModel() { placement_.reset(); }
+
+std::string VaeFileModel::staleReason() const { return tensor_io::filesChangedOnDisk(vae_->files()); }
 
 std::string VaeFileModel::describe() const {
   return vae_->name() + " (VAE, " + at::toString(vae_->dtype()) + ", " + formatBytes(vae_->weightBytes()) + ")";

@@ -19,6 +19,7 @@ class VaeFileModel final : public memory::CachedModel {
   ~VaeFileModel() override;
 
   std::string describe() const override;
+  std::string staleReason() const override;
   int64_t hostBytes() const override { return host_bytes_.load(); }
   int64_t deviceBytes() const override { return device_bytes_.load(); }
   void offload() override;

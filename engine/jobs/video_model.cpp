@@ -5,6 +5,7 @@
 #include "jobs/pipeline_model.h"
 #include "kiln/units.h"
 #include "memory/device.h"
+#include "tensor_io/safetensors.h"
 
 namespace kiln::jobs {
 
@@ -39,6 +40,8 @@ VideoModel::VideoModel(std::unique_ptr<nodes::WanPipeline> pipeline, const memor
 VideoModel::~VideoModel() { placements_.clear(); }
 
 std::string VideoModel::describe() const { return description_; }
+
+std::string VideoModel::staleReason() const { return tensor_io::filesChangedOnDisk(pipeline_->files()); }
 
 std::vector<const models::ParamList*> VideoModel::paramLists() const {
   return {&pipeline_->textEncoder().params(), &pipeline_->transformer().params(), &pipeline_->vae().params()};

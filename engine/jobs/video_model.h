@@ -22,6 +22,7 @@ class VideoModel final : public PlaceableModel {
   ~VideoModel() override;
 
   std::string describe() const override;
+  std::string staleReason() const override;
   int64_t hostBytes() const override { return host_bytes_.load(); }
   int64_t deviceBytes() const override { return device_bytes_.load(); }
   void offload() override;

@@ -249,6 +249,15 @@ Image frameToImage(Decoder& d, int width, int height) {
   return image;
 }
 
+void checkFrameBudget(const std::string& path, std::size_t frames, int width, int height) {
+  const int64_t bytes = static_cast<int64_t>(frames) * width * height * 3 * static_cast<int64_t>(sizeof(float));
+  if (bytes > kMaxVideoReadBytes)
+    throw Error(ErrorKind::InvalidArgument, "'" + path + "' holds more frames than Kiln reads at once (" +
+                                                std::to_string(frames) + " frames of " + std::to_string(width) + "x" +
+                                                std::to_string(height) + " need over " +
+                                                std::to_string(kMaxVideoReadBytes >> 30) + " GiB); read fewer frames");
+}
+
 Video readPngSequence(const fs::path& dir, int max_frames) {
   std::vector<fs::path> files;
   std::error_code ec;
@@ -273,7 +282,10 @@ Video readPngSequence(const fs::path& dir, int max_frames) {
       throw Error(ErrorKind::CorruptFile, "'" + f.string() + "' differs in size from the sequence's first frame");
     }
     image.text.clear();
-    if (max_frames != 0) v.frames.push_back(std::move(image));
+    if (max_frames != 0) {
+      checkFrameBudget(dir.string(), v.frames.size() + 1, image.width, image.height);
+      v.frames.push_back(std::move(image));
+    }
   }
   return v;
 }
@@ -342,6 +354,7 @@ Video readVideo(const std::string& path, int max_frames) {
       if (rc < 0) throw Error(ErrorKind::CorruptFile, "cannot decode '" + path + "': " + averror(rc));
       if (d.frame->width != v.width || d.frame->height != v.height)
         throw Error(ErrorKind::CorruptFile, "'" + path + "' changes its frame size");
+      checkFrameBudget(path, v.frames.size() + 1, v.width, v.height);
       v.frames.push_back(frameToImage(d, v.width, v.height));
     }
   };

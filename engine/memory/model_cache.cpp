@@ -57,8 +57,23 @@ std::list<ModelCache::Entry>::iterator ModelCache::findLocked(const std::string&
   return std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.key == key; });
 }
 
+std::shared_ptr<CachedModel> ModelCache::dropIfStaleLocked(const std::string& key) {
+  const auto it = findLocked(key);
+  if (it == entries_.end() || it->locks > 0 || it->model->staleReason().empty()) return {};
+  std::shared_ptr<CachedModel> model = std::move(it->model);
+  entries_.erase(it);
+  ++counters_.evictions;
+  return model;  // destroyed by the caller, outside the lock
+}
+
 ModelCache::Lease ModelCache::acquire(const std::string& key, const Loader& load) {
   std::unique_lock lock(mutex_);
+  std::shared_ptr<CachedModel> stale = dropIfStaleLocked(key);
+  if (stale) {
+    lock.unlock();
+    stale.reset();
+    lock.lock();
+  }
   for (;;) {
     if (auto it = findLocked(key); it != entries_.end()) {
       entries_.splice(entries_.begin(), entries_, it);
@@ -157,11 +172,17 @@ int64_t ModelCache::availableLocked() const {
 
 bool ModelCache::contains(const std::string& key) const {
   std::lock_guard lock(mutex_);
-  return std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.key == key; });
+  // A model whose files changed is as good as gone: the next acquire loads it again.
+  return std::any_of(entries_.begin(), entries_.end(),
+                     [&](const Entry& e) { return e.key == key && (e.locks > 0 || e.model->staleReason().empty()); });
 }
 
 ModelCache::Lease ModelCache::find(const std::string& key) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
+  if (std::shared_ptr<CachedModel> stale = dropIfStaleLocked(key)) {
+    lock.unlock();
+    return {};  // the stale model is destroyed here, outside the lock
+  }
   const auto it = findLocked(key);
   if (it == entries_.end()) return {};
   ++it->locks;

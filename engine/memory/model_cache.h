@@ -29,6 +29,10 @@ class CachedModel {
   virtual void offload() = 0;
   // One line per component saying where its weights live (empty when not placed).
   virtual std::vector<std::string> placementSummary() const { return {}; }
+  // Why the weights no longer stand for their files ("" while they do): a file read
+  // through a memory map that changed on disk. The cache then loads the model again
+  // instead of handing out weights that may view a file cut short (SIGBUS).
+  virtual std::string staleReason() const { return {}; }
 };
 
 struct CacheBudget {
@@ -129,6 +133,8 @@ class ModelCache {
   void enforceBudgetLocked(std::vector<std::shared_ptr<CachedModel>>& dropped);
   int64_t availableLocked() const;
   std::list<Entry>::iterator findLocked(const std::string& key);
+  // Takes an unused entry whose model is stale (staleReason) out of the cache.
+  std::shared_ptr<CachedModel> dropIfStaleLocked(const std::string& key);
 
   Device& device_;
   mutable std::mutex mutex_;

@@ -22,6 +22,8 @@ class VaeFile {
   ~VaeFile();
 
   const models::AutoencoderKL& vae() const noexcept { return *vae_; }
+  // The files its weights were read from (and may still view).
+  std::vector<std::shared_ptr<tensor_io::SafetensorsFile>> files() const { return index_.files(); }
   at::ScalarType dtype() const noexcept { return dtype_; }
   const std::string& name() const noexcept { return name_; }  // the file's stem
   int64_t weightBytes() const;

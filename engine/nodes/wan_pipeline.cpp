@@ -171,6 +171,8 @@ WanPipeline::WanPipeline(const WanModelPaths& paths, at::ScalarType dtype, at::S
   const fs::path tp(paths_.transformer);
   name_ = tp.has_extension() ? tp.stem().string() : (tp.filename().empty() ? tp.parent_path() : tp).filename().string();
 
+  for (const auto* index : {&t.index, &v.index, &u.index})
+    for (auto& f : index->files()) files_.push_back(std::move(f));
   const std::size_t total = u.index.size() + t.index.size() + v.index.size();
   std::size_t done = 0;
   {

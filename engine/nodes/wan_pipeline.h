@@ -83,6 +83,8 @@ class WanPipeline {
   int64_t spatialMultiple() const;
   int64_t temporalFactor() const { return vae_->config().temporalFactor(); }
   std::vector<std::string> notes() const { return notes_; }
+  // The files the weights were read from (and may still view).
+  const std::vector<std::shared_ptr<tensor_io::SafetensorsFile>>& files() const noexcept { return files_; }
 
   // [1, text_len, text_dim]: the prompt's UMT5 encoding, rows past its tokens zero.
   at::Tensor encodePrompt(const std::string& text) const;
@@ -112,6 +114,7 @@ class WanPipeline {
   models::WanSamplingDefaults defaults_;
   int64_t text_len_ = 512;
   std::vector<std::string> notes_;
+  std::vector<std::shared_ptr<tensor_io::SafetensorsFile>> files_;
 };
 
 }  // namespace kiln::nodes

@@ -157,6 +157,9 @@ std::shared_ptr<MappedFile> MappedFile::open(const std::string& path) {
   std::shared_ptr<MappedFile> file(new MappedFile());
   file->path_ = path;
   file->size_ = static_cast<uint64_t>(st.st_size);
+  file->device_ = static_cast<uint64_t>(st.st_dev);
+  file->inode_ = static_cast<uint64_t>(st.st_ino);
+  file->mtime_ns_ = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   if (file->size_ > 0) {
     // Private and writable: a consumer that writes into a tensor gets its own copy of
     // the page instead of a crash, and the file on disk never changes.
@@ -170,6 +173,25 @@ std::shared_ptr<MappedFile> MappedFile::open(const std::string& path) {
   }
   ::close(fd);
   return file;
+}
+
+std::string MappedFile::changeOnDisk() const {
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) != 0) return "'" + path_ + "' is gone";
+  if (static_cast<uint64_t>(st.st_dev) != device_ || static_cast<uint64_t>(st.st_ino) != inode_)
+    return "'" + path_ + "' was replaced by another file";
+  if (static_cast<uint64_t>(st.st_size) != size_)
+    return "'" + path_ + "' changed size on disk (" + std::to_string(size_) + " bytes when loaded, " +
+           std::to_string(st.st_size) + " now)";
+  if (static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec != mtime_ns_)
+    return "'" + path_ + "' was rewritten on disk";
+  return {};
+}
+
+std::string filesChangedOnDisk(const std::vector<std::shared_ptr<SafetensorsFile>>& files) {
+  for (const auto& f : files)
+    if (std::string change = f->mapping()->changeOnDisk(); !change.empty()) return change;
+  return {};
 }
 
 MappedFile::~MappedFile() {

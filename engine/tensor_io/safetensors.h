@@ -51,13 +51,24 @@ class MappedFile {
   const uint8_t* data() const noexcept { return data_; }
   uint64_t size() const noexcept { return size_; }
   const std::string& path() const noexcept { return path_; }
+  // How the file on disk differs from the one mapped ("" when it does not): gone,
+  // replaced by another file, another size, rewritten. A mapped file cut short under its
+  // readers means SIGBUS, so what holds views of it checks this before using them.
+  std::string changeOnDisk() const;
 
  private:
   MappedFile() = default;
   std::string path_;
   uint8_t* data_ = nullptr;
   uint64_t size_ = 0;
+  uint64_t device_ = 0, inode_ = 0;
+  int64_t mtime_ns_ = 0;
 };
+
+class SafetensorsFile;
+// The first of `files` that changed on disk since it was mapped, said for a person ("" when
+// none did).
+std::string filesChangedOnDisk(const std::vector<std::shared_ptr<SafetensorsFile>>& files);
 
 class SafetensorsFile {
  public:

@@ -4,6 +4,7 @@
 // run of 500 jobs cancelled at random moments.
 #include <QDir>
 #include <QTemporaryDir>
+#include <QFileInfo>
 #include <QtTest>
 
 #include <set>
@@ -311,6 +312,41 @@ class TestEngine : public QObject {
 
   // A cancel during loading stops at the next tensor (no more bytes read); nothing
   // enters the cache and the job's memory is given back.
+  // A checkpoint rewritten or cut short on disk while its model is cached is not used
+  // through the old memory map (SIGBUS, or weights of two files): the next job loads it
+  // again, and a truncated file is a clear error naming it; the engine goes on.
+  void fileChangedUnderACachedModel() {
+    Recorder rec;
+    kiln::Engine engine(options(rec));
+    const QString model = dir_.filePath("changing.safetensors");
+    QFile::remove(model);
+    QVERIFY(QFile::copy(QString::fromStdString(tinyModel()), model));
+    kiln::Job j = job(2);
+    j.params.model_path = model.toStdString();
+    kiln::JobId id = engine.submit(j);
+    QVERIFY(rec.waitForEnd(id));
+    QCOMPARE(rec.end(id).type, EventType::JobFinished);
+    QCOMPARE(engine.memoryStats().cached_models, 1);
+    // Cut short in place (the same file, as a download or copy over it does).
+    QVERIFY(QFile::resize(model, QFileInfo(model).size() / 2));
+    id = engine.submit(j);
+    QVERIFY(rec.waitForEnd(id));
+    const kiln::Event failed = rec.end(id);
+    QCOMPARE(failed.type, EventType::JobFailed);
+    QCOMPARE(failed.error, kiln::ErrorKind::CorruptFile);
+    QVERIFY2(failed.message.find("changing.safetensors") != std::string::npos, failed.message.c_str());
+    // Whole again: loaded afresh, and the picture is the one the file draws.
+    QFile::remove(model);
+    QVERIFY(QFile::copy(QString::fromStdString(tinyModel()), model));
+    id = engine.submit(j);
+    QVERIFY(rec.waitForEnd(id));
+    QCOMPARE(rec.end(id).type, EventType::JobFinished);
+    bool loaded_again = false;
+    for (const auto& e : rec.of(id))
+      if (e.type == EventType::StagePlanned) loaded_again = e.stages.front().kind == kiln::StageKind::LoadModel;
+    QVERIFY(loaded_again);
+  }
+
   void cancelWhileLoading() {
     Recorder rec;
     kiln::EngineOptions o = options(rec);

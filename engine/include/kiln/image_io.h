@@ -2,6 +2,8 @@
 // engine, so engine-only builds do without OpenImageIO).
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 
 #include "kiln/image.h"
@@ -13,8 +15,17 @@ namespace kiln {
 // Throws kiln::Error(Io / InvalidArgument).
 void writeImage(const std::string& path, const Image& image);
 
+// The most pixels readImage decodes (a 16384 x 16384 picture): beyond it a picture is
+// refused from its header, before any memory is taken for it.
+inline constexpr int64_t kMaxImagePixels = int64_t{16384} * 16384;
+
 // Reads an image as float samples in [0, 1] with its string attributes (PNG text chunks
-// among them). Throws kiln::Error(FileNotFound / CorruptFile).
+// among them). Throws kiln::Error(FileNotFound / CorruptFile, or InvalidArgument for a
+// picture larger than kMaxImagePixels or of more than 4 channels).
 Image readImage(const std::string& path);
+
+// Only the string attributes (PNG text chunks: "parameters", "prompt", "workflow",
+// "kiln_workflow"), read from the header without decoding a pixel. Throws like readImage.
+std::map<std::string, std::string> readImageText(const std::string& path);
 
 }  // namespace kiln

@@ -3,6 +3,7 @@
 // generation parameters and the workflow in the container's metadata.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -47,8 +48,12 @@ struct Video {
   std::map<std::string, std::string> metadata;  // keys in lower case
 };
 
+// The most bytes of decoded frames readVideo holds (float RGB).
+inline constexpr int64_t kMaxVideoReadBytes = int64_t{8} << 30;
+
 // Reads a video file's frames (up to max_frames; -1: all) and metadata, or a PNG sequence
-// folder. Throws kiln::Error(FileNotFound / CorruptFile).
+// folder. Throws kiln::Error(FileNotFound / CorruptFile; InvalidArgument when the frames
+// would pass kMaxVideoReadBytes).
 Video readVideo(const std::string& path, int max_frames = -1);
 
 }  // namespace kiln

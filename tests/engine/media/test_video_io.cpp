@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "kiln/error.h"
+#include "kiln/image_io.h"
 #include "kiln/video_io.h"
 
 namespace fs = std::filesystem;
@@ -47,6 +48,20 @@ std::size_t entries(const QString& dir) {
   std::size_t n = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.toStdString())) ++n;
   return n;
+}
+
+}  // namespace
+
+namespace {
+
+// PNG's CRC-32 (ISO 3309) over a chunk's type and data.
+uint32_t crc32(const std::string& bytes) {
+  uint32_t c = 0xffffffffu;
+  for (unsigned char b : bytes) {
+    c ^= b;
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
+  }
+  return c ^ 0xffffffffu;
 }
 
 }  // namespace
@@ -157,6 +172,40 @@ class TestVideoIo : public QObject {
     QCOMPARE(attempt("full/", testFrames(2, 32, 32), 16), kiln::ErrorKind::InvalidArgument);
     QVERIFY(fs::exists(dir.path().toStdString() + "/full/keep.txt"));
     QCOMPARE(entries(dir.path()), std::size_t{1});  // only "full"
+  }
+
+  // A picture whose header claims 100000 x 100000 pixels is refused from the header, with
+  // no memory taken for it; its text chunks are read without decoding (as opening a
+  // workflow from a picture does).
+  void hugePicturesAreRefusedFromTheirHeader() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("huge.png").toStdString();
+    {
+      std::ofstream out(path, std::ios::binary);
+      out.write("\x89PNG\r\n\x1a\n", 8);
+      const auto be32 = [](uint32_t v) {
+        return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
+                           static_cast<char>(v)};
+      };
+      const auto chunk = [&](const std::string& type, const std::string& data) {
+        const std::string body = type + data;
+        out << be32(static_cast<uint32_t>(data.size())) << body << be32(crc32(body));
+      };
+      chunk("IHDR", be32(100000) + be32(100000) + std::string("\x08\x02\x00\x00\x00", 5));
+      chunk("tEXt", std::string("parameters") + '\0' + "a red circle");
+      chunk("IDAT", std::string("\x78\x9c", 2));  // where the pixels would start; never reached
+      chunk("IEND", "");
+    }
+    try {
+      (void)kiln::readImage(path);
+      QFAIL("a 100000 x 100000 picture was decoded");
+    } catch (const kiln::Error& e) {
+      QVERIFY2(e.kind() == kiln::ErrorKind::InvalidArgument, e.what());
+      QVERIFY2(std::string(e.what()).find("100000x100000") != std::string::npos, e.what());
+    }
+    const auto text = kiln::readImageText(path);
+    QCOMPARE(text.count("parameters"), std::size_t{1});
+    QCOMPARE(text.at("parameters"), std::string("a red circle"));
   }
 
   void refusesDamagedFiles() {
