@@ -1527,11 +1527,18 @@ Seed %2</translation>
     </message>
     <message>
         <location line="+8"/>
+        <location line="+3"/>
+        <location line="+3"/>
         <source>Cannot open %1</source>
         <translation>%1 lässt sich nicht öffnen</translation>
     </message>
     <message>
-        <location line="+95"/>
+        <location line="-3"/>
+        <source>there is not enough memory to read it</source>
+        <translation>es ist nicht genug Speicher da, um sie zu lesen</translation>
+    </message>
+    <message>
+        <location line="+98"/>
         <source>Save image</source>
         <translation>Bild speichern</translation>
     </message>
@@ -1547,7 +1554,7 @@ Seed %2</translation>
         <translation>Speichern fehlgeschlagen</translation>
     </message>
     <message>
-        <location line="-250"/>
+        <location line="-256"/>
         <source>&amp;Open Workflow…</source>
         <translation>Workflow ö&amp;ffnen…</translation>
     </message>
@@ -1619,7 +1626,7 @@ Seed %2</translation>
         <translation>%1 geöffnet</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+15"/>
         <source>Open workflow</source>
         <translation>Workflow öffnen</translation>
     </message>

@@ -1525,11 +1525,18 @@ seed %2</source>
     </message>
     <message>
         <location line="+8"/>
+        <location line="+3"/>
+        <location line="+3"/>
         <source>Cannot open %1</source>
         <translation>%1 を開けません</translation>
     </message>
     <message>
-        <location line="+95"/>
+        <location line="-3"/>
+        <source>there is not enough memory to read it</source>
+        <translation>読み込むためのメモリが足りません</translation>
+    </message>
+    <message>
+        <location line="+98"/>
         <source>Save image</source>
         <translation>画像を保存</translation>
     </message>
@@ -1560,7 +1567,7 @@ seed %2</source>
         <translation>保存に失敗しました</translation>
     </message>
     <message>
-        <location line="-250"/>
+        <location line="-256"/>
         <source>&amp;Open Workflow…</source>
         <translation>ワークフローを開く(&amp;O)…</translation>
     </message>
@@ -1632,7 +1639,7 @@ seed %2</source>
         <translation>%1 を開きました</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+15"/>
         <source>Open workflow</source>
         <translation>ワークフローを開く</translation>
     </message>
