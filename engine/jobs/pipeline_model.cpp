@@ -78,8 +78,13 @@ PipelineModel::PipelineModel(std::unique_ptr<nodes::SdPipeline> pipeline, const 
 std::string PipelineModel::describe() const { return description_; }
 
 std::string PipelineModel::staleReason() const { return tensor_io::filesChangedOnDisk(pipeline_->checkpoint().index.files()); }
-int64_t PipelineModel::hostBytes() const { return host_bytes_.load(); }
-int64_t PipelineModel::deviceBytes() const { return device_bytes_.load(); }
+// A hooked LoRA's copies in the compute precision are made as the layers run (on the
+// activations' device), so they are counted live: device bytes on an accelerator.
+int64_t PipelineModel::hookCopyBytes() const { return patcher_ ? patcher_->hookCopyBytes() : 0; }
+int64_t PipelineModel::hostBytes() const { return host_bytes_.load() + (device_.isAccelerator() ? 0 : hookCopyBytes()); }
+int64_t PipelineModel::deviceBytes() const {
+  return device_bytes_.load() + (device_.isAccelerator() ? hookCopyBytes() : 0);
+}
 
 void PipelineModel::recount() {
   const WeightBytes counted = countWeightBytes(pipeline_->paramLists(), placements_, device_);
@@ -90,13 +95,22 @@ void PipelineModel::recount() {
 }
 
 std::vector<std::string> PipelineModel::placementSummary() const {
-  std::lock_guard lock(summary_mutex_);
-  return summary_;
+  std::vector<std::string> summary;
+  {
+    std::lock_guard lock(summary_mutex_);
+    summary = summary_;
+  }
+  if (const int64_t copies = hookCopyBytes(); copies > 0)
+    summary.push_back("lora hooks (LoRA, " + formatBytes(copies) + "): copies in the compute precision " +
+                      (device_.isAccelerator() ? "on the device" : "in host memory") +
+                      ", released when the model leaves the device");
+  return summary;
 }
 
 PipelineModel::~PipelineModel() { placements_.clear(); }
 
 void PipelineModel::offload() {
+  if (patcher_) patcher_->releaseHookCopies();  // they would outlive the weights they serve
   for (auto& p : placements_) p->teardown();
   // Weights that were put on the device some other way come back too.
   if (device_.isAccelerator())

@@ -42,6 +42,7 @@ class PipelineModel final : public PlaceableModel {
   std::string describe() const override;
   std::string staleReason() const override;
   int64_t hostBytes() const override;
+  int64_t hookCopyBytes() const;
   int64_t deviceBytes() const override;
   // Every weight back to host memory; the next place() places afresh.
   void offload() override;

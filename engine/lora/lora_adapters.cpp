@@ -42,6 +42,21 @@ int64_t LoraAdapters::bytes() const {
   return n;
 }
 
+int64_t LoraAdapters::castBytes() const {
+  std::lock_guard lock(cast_mutex_);
+  int64_t n = 0;
+  for (const auto& [key, t] : cast_) n += static_cast<int64_t>(t.nbytes());
+  return n;
+}
+
+void LoraAdapters::releaseCasts() {
+  std::map<std::tuple<const void*, int, int, int>, at::Tensor> dropped;
+  {
+    std::lock_guard lock(cast_mutex_);
+    dropped.swap(cast_);
+  }  // freed outside the lock
+}
+
 at::Tensor LoraAdapters::like(const at::Tensor& t, const at::Tensor& x) const {
   if (t.scalar_type() == x.scalar_type() && t.device() == x.device()) return t;
   const auto key = std::make_tuple(static_cast<const void*>(t.unsafeGetTensorImpl()), static_cast<int>(x.scalar_type()),

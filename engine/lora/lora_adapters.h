@@ -39,6 +39,11 @@ class LoraAdapters final : public models::LayerAdapters {
   bool empty() const noexcept { return by_weight_.empty(); }
   std::size_t layers() const noexcept { return by_weight_.size(); }
   int64_t bytes() const;
+  // The copies made for the activations (the factors in their dtype, on their device),
+  // kept between calls: their bytes, and dropping them (when the component leaves the
+  // device, so none outlives the weights it served).
+  int64_t castBytes() const;
+  void releaseCasts();
   // Sampling progress (step / steps) that keyframed strengths follow.
   void setProgress(double progress) noexcept { progress_.store(progress); }
 

@@ -70,6 +70,11 @@ class LoraPatcher {
   // Layers with hooks, and the bytes their LoRA tensors hold.
   std::size_t hookedLayers() const noexcept { return adapters_ ? adapters_->layers() : 0; }
   int64_t hookBytes() const { return adapters_ ? adapters_->bytes() : 0; }
+  // The hooks' copies for the activations (see LoraAdapters::castBytes), and dropping them.
+  int64_t hookCopyBytes() const { return adapters_ ? adapters_->castBytes() : 0; }
+  void releaseHookCopies() {
+    if (adapters_) adapters_->releaseCasts();
+  }
   std::size_t patchedWeights() const noexcept { return patched_.size(); }
   // Bytes of the originals kept aside for patched weights.
   int64_t backupBytes() const;

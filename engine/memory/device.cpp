@@ -120,6 +120,7 @@ void SimulatedDevice::setPinnedLimit(int64_t bytes) const {
 
 at::Tensor SimulatedDevice::upload(const at::Tensor& t) const {
   if (holds(t)) return t;
+  uploads_.fetch_add(1);
   PoolScope scope(pool_);
   return contiguousCopy(t);
 }

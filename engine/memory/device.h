@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -105,6 +106,8 @@ class SimulatedDevice final : public Device {
   bool holds(const at::Tensor& t) const override;
   std::shared_ptr<MemoryPool> computePool() const override { return pool_; }
   MemoryPool& pool() const noexcept { return *pool_; }
+  // Tensors copied onto this device so far (tests count uploads with it).
+  int64_t uploadCount() const noexcept { return uploads_.load(); }
 
   bool hasPinnedMemory() const noexcept override { return true; }
   at::Tensor pin(const at::Tensor& host) const override;
@@ -115,6 +118,7 @@ class SimulatedDevice final : public Device {
  private:
   std::shared_ptr<MemoryPool> pool_;
   std::shared_ptr<MemoryPool> pinned_;  // host memory charged as pinned, unlimited until set
+  mutable std::atomic<int64_t> uploads_{0};
 };
 
 // "cpu", "sim:BYTES" ("sim:8G", "sim:512MiB") or "cuda:N". Throws kiln::Error

@@ -344,6 +344,9 @@ std::string ComponentPlacement::describe() const {
 // ------------------------------------------------------------------------- hooks
 
 void ComponentPlacement::enterCall() {
+  // A call inside another (each tile of a tiled decode inside the whole decode) finds
+  // the weights where the outer call put them.
+  if (call_depth_++ > 0) return;
   switch (decision_.mode) {
     case OffloadMode::Model:
       if (on_model_call_) on_model_call_(*this);
@@ -365,6 +368,7 @@ void ComponentPlacement::enterCall() {
 }
 
 void ComponentPlacement::leaveCall() {
+  if (call_depth_ > 0 && --call_depth_ > 0) return;
   // Also the way out of a call that threw part-way: nothing streamed stays behind.
   if (prefetch_.valid()) prefetch_.wait();
   prefetch_ = {};

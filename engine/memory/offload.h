@@ -130,6 +130,7 @@ class ComponentPlacement final : public models::ExecutionHooks {
   std::unordered_map<const at::Tensor*, std::size_t> slot_of_;
   int64_t weight_bytes_ = 0;
   bool placed_ = false;
+  int call_depth_ = 0;  // calls entered and not yet left (nested calls move nothing)
   PlacementDecision requested_, decision_;
   PlacementCounters counters_;
   // Streams: the next chunk's device copies, made on a worker thread.

@@ -531,6 +531,35 @@ class LoraTest : public QObject {
     QVERIFY(maxDiff(a[4], b[4]) > 1e-3);
   }
 
+  // A hooked LoRA's copies in bf16 live on the simulated device while the model is there:
+  // counted in its device bytes and shown in its placement report; taking the model off
+  // the device returns the device's allocated bytes to what they were before the render.
+  void hookCopiesLeaveTheDeviceWithTheModel() {
+    memory::SimulatedDevice dev(256 * kMiB);
+    jobs::PipelineModel model(load("sd1", at::kBFloat16), dev);
+    const std::string path = file("hook_offload.safetensors");
+    writeKohya(path, model.pipeline(), modulesFor("sd1"), 1.0);
+    memory::OffloadSettings settings;
+    settings.mode = memory::OffloadMode::GroupBlock;
+    model.applyLoras({{path, 1, 1}}, LoraMode::Hook, settings);
+    QCOMPARE(model.loraMode(), LoraMode::Hook);
+    const int64_t baseline = dev.memory().allocated_bytes;
+    model.place(settings, 0);
+    const at::Tensor out = output(model.pipeline(), &dev);  // the hooks run in bf16 on the device
+    QCOMPARE(out.scalar_type(), at::kBFloat16);
+    const int64_t copies = model.hookCopyBytes();
+    QVERIFY2(copies > 0, "no copies in the compute precision were made");
+    QVERIFY(model.deviceBytes() >= copies);
+    const auto summary = model.placementSummary();
+    QVERIFY(std::any_of(summary.begin(), summary.end(),
+                        [](const std::string& l) { return l.rfind("lora hooks (LoRA, ", 0) == 0; }));
+    QVERIFY(dev.memory().allocated_bytes > baseline);
+    model.offload();
+    QCOMPARE(model.hookCopyBytes(), int64_t{0});
+    QCOMPARE(dev.memory().allocated_bytes, baseline);
+    QCOMPARE(model.deviceBytes(), int64_t{0});
+  }
+
   void autoHooksWhenWeightsAreOffloaded() {
     memory::SimulatedDevice dev(256 * kMiB);
     jobs::PipelineModel model(load("sd1"), dev);

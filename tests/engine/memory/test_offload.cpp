@@ -9,6 +9,7 @@
 #include "kiln/error.h"
 #include "memory/device.h"
 #include "memory/offload.h"
+#include "models/vae/vae_tiling.h"
 #include "nodes/sd_pipeline.h"
 #include "ref_tensors.h"
 
@@ -276,6 +277,40 @@ class OffloadTest : public QObject {
     QVERIFY(dev.download(out).equal(expected));
     out.reset();
     QVERIFY(dev.memory().peak_allocated_bytes >= place.weightBytes());
+    QCOMPARE(dev.memory().allocated_bytes, int64_t{0});
+  }
+
+  // A tiled decode and encode of a VAE placed per call upload its weights once for all
+  // their tile passes (the whole picture's statistics pass and the blending pass), not
+  // once per tile and pass; and the tiles come out as the untiled call's.
+  void tiledVaeUploadsOncePerDecode() {
+    const auto pipe = tinyPipeline();
+    const at::Tensor latent = at::randn({1, 4, 16, 16});
+    SimulatedDevice dev(256 * kMiB);
+    OffloadSettings s;
+    s.mode = OffloadMode::Model;
+    s.vae_resident_threshold_bytes = 0;
+    const ComponentInfo vae{"vae", "AutoencoderKL", ComponentRole::Vae, &pipe->vae().params()};
+    ComponentPlacement place(dev, vae);
+    place.apply(decidePlacement(vae, place.weightBytes(), s), 0);
+    QVERIFY(place.decision().offload_after_call);
+    const auto weights = static_cast<int64_t>(pipe->vae().params().slots().size());
+    const kiln::models::LatentTiles tiles{8, 2};
+    QVERIFY(kiln::models::tileCount(16, 16, tiles) >= 4);
+    int64_t before = dev.uploadCount();
+    at::Tensor image;
+    {
+      DeviceScope scope(dev);
+      image = dev.download(kiln::models::decodeTiled(pipe->vae(), dev.upload(latent), tiles, {}));
+    }
+    QCOMPARE(dev.uploadCount() - before, weights + 1);  // the weights once, and the latent
+    QCOMPARE(dev.memory().allocated_bytes, int64_t{0});
+    before = dev.uploadCount();
+    {
+      DeviceScope scope(dev);
+      (void)dev.download(kiln::models::encodeMomentsTiled(pipe->vae(), dev.upload(image), tiles, {}));
+    }
+    QCOMPARE(dev.uploadCount() - before, weights + 1);
     QCOMPARE(dev.memory().allocated_bytes, int64_t{0});
   }
 
