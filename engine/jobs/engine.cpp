@@ -225,12 +225,11 @@ struct Engine::Impl {
       try {
         // Models resting in host memory are placed by the job that uses them next.
         if (device->isAccelerator() && lease.model().deviceBytes() == 0) continue;
-        if (auto* m = dynamic_cast<jobs::PipelineModel*>(&lease.model())) {
+        // No work follows: room only for the weights (and the reserve).
+        if (auto* m = dynamic_cast<jobs::PlaceableModel*>(&lease.model())) {
           if (afresh) m->offload();
           jobs::placeModel(*m, env, *device, 0);
         }
-        else if (auto* v = dynamic_cast<jobs::VaeFileModel*>(&lease.model()); v && device->isAccelerator())
-          for (const std::string& line : v->place(settings)) emit(jobs::logEvent(line));
       } catch (const std::exception& e) {
         emit(jobs::logEvent("could not place " + info.description + " with the new memory settings (the next job " +
                             "tries again): " + e.what()));

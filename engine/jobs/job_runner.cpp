@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -86,8 +87,10 @@ void placeModel(PlaceableModel& model, RunEnvironment& env, memory::Device& devi
   // The working reserve is kept free beside the weights where the device has room for it.
   int64_t reserve = env.offload.working_reserve_bytes;
   int64_t available = 0;
-  if (env.cache) {
-    const int64_t needed = model.deviceBytesNeeded(env.offload);
+  const int64_t needed = model.deviceBytesNeeded(env.offload);
+  if (env.cache && needed + working_bytes + reserve == 0) {
+    available = env.cache->availableDeviceBytes();  // placed already, no work to make room for
+  } else if (env.cache) {
     memory::MakeRoomResult room;
     try {
       room = env.cache->makeRoom(needed, working_bytes + reserve);
@@ -286,9 +289,17 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     nodes::SdPipeline* pipeline = &model.pipeline();
     model.applyLoras(p.loras, p.lora_mode, env.offload);
     for (const LoraReport& r : model.loraReports()) result.notices.push_back("LoRA: " + r.describe());
-    if (device.isAccelerator())
-      placeModel(model, env, device,
-                 estimateWorkingBytes(spec, p.width, p.height, dtype, tiling, device.memory().total_bytes));
+    if (device.isAccelerator()) {
+      // The stages run one after the other: room for the largest.
+      const nodes::VaeCodec codec = pipeline->codec();
+      const int64_t f = spec.vae.downscale();
+      int64_t working = std::max({pipeline->encodingWorkingBytes(), pipeline->samplingWorkingBytes(p.height / f, p.width / f),
+                                  vaeStageWorkingBytes(nodes::VaeWork::Decode, codec, tiling, p.height, p.width, device)});
+      if (has_init)
+        working = std::max(working,
+                           vaeStageWorkingBytes(nodes::VaeWork::Encode, codec, tiling, p.height, p.width, device));
+      placeModel(model, env, device, working);
+    }
     memory::DeviceScope on_device(device);
 
     tracker.start(encode);

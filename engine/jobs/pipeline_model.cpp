@@ -163,13 +163,4 @@ std::vector<std::string> PipelineModel::place(const memory::OffloadSettings& set
   return placeComponents(placements_, device_, settings, balanced_budget_bytes);
 }
 
-int64_t estimateWorkingBytes(const models::SdModelSpec& spec, int64_t width, int64_t height,
-                             at::ScalarType dtype, const nodes::VaeTilingSettings& tiling,
-                             int64_t device_total_bytes) {
-  // Auto plans against half the device, so the work leaves room for the weights and the
-  // sampler: the full pass where it fits, else the largest tile that does.
-  const int64_t available = tiling.mode == VaeTiling::Auto ? device_total_bytes / 2 : -1;
-  return nodes::planVae(nodes::VaeWork::Decode, tiling, spec.vae, height, width, dtype, available).estimated_bytes;
-}
-
 }  // namespace kiln::jobs

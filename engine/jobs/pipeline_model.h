@@ -101,11 +101,4 @@ class PipelineModel final : public PlaceableModel {
   std::vector<std::string> summary_;  // placements_' descriptions, for other threads
 };
 
-// Device memory a render of this size needs beyond the weights: the VAE's working memory
-// as `tiling` would plan it when the device has `device_total_bytes` (auto plans against
-// half the device: the full pass when it fits, else the largest tile size that does).
-int64_t estimateWorkingBytes(const models::SdModelSpec& spec, int64_t width, int64_t height,
-                             at::ScalarType dtype, const nodes::VaeTilingSettings& tiling,
-                             int64_t device_total_bytes);
-
 }  // namespace kiln::jobs

@@ -13,11 +13,11 @@ VaeFileModel::VaeFileModel(std::unique_ptr<nodes::VaeFile> vae, const memory::De
   c.model_class = "AutoencoderKL";
   c.role = memory::ComponentRole::Vae;
   c.params = &vae_->vae().params();
-  placement_ = std::make_unique<memory::ComponentPlacement>(device_, std::move(c));
+  placements_.push_back(std::make_unique<memory::ComponentPlacement>(device_, std::move(c)));
   recount();
 }
 
-VaeFileModel::~VaeFileModel() { placement_.reset(); }
+VaeFileModel::~VaeFileModel() { placements_.clear(); }
 
 std::string VaeFileModel::staleReason() const { return tensor_io::filesChangedOnDisk(vae_->files()); }
 
@@ -26,28 +26,31 @@ std::string VaeFileModel::describe() const {
 }
 
 void VaeFileModel::recount() {
-  const int64_t on_device = device_.isAccelerator() ? placement_->deviceBytes() : 0;
+  const int64_t on_device = device_.isAccelerator() ? placements_.front()->deviceBytes() : 0;
   device_bytes_ = on_device;
   host_bytes_ = vae_->weightBytes() - on_device;
 }
 
 void VaeFileModel::offload() {
-  placement_->teardown();
+  placements_.front()->teardown();
   recount();
 }
 
 std::vector<std::string> VaeFileModel::placementSummary() const {
   if (!device_.isAccelerator() || device_bytes_.load() == 0) return {};
-  return {placement_->describe()};
+  return {placements_.front()->describe()};
 }
 
-std::vector<std::string> VaeFileModel::place(const memory::OffloadSettings& settings) {
-  if (!device_.isAccelerator()) return {};
-  const memory::PlacementDecision d = memory::decidePlacement(placement_->component(), placement_->weightBytes(), settings);
-  std::vector<std::string> lines;
-  if (placement_->apply(d, device_.memory().free_bytes)) lines.push_back("placed " + placement_->describe());
-  recount();
-  return lines;
+int64_t VaeFileModel::deviceBytesNeeded(const memory::OffloadSettings& settings) const {
+  return placementBytesNeeded(placements_, device_, settings);
+}
+
+std::vector<std::string> VaeFileModel::place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes) {
+  struct Recount {
+    VaeFileModel& m;
+    ~Recount() { m.recount(); }
+  } recount_after{*this};
+  return placeComponents(placements_, device_, settings, balanced_budget_bytes);
 }
 
 }  // namespace kiln::jobs

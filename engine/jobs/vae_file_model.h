@@ -7,13 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "memory/model_cache.h"
-#include "memory/offload.h"
+#include "jobs/placeable_model.h"
 #include "nodes/vae_file.h"
 
 namespace kiln::jobs {
 
-class VaeFileModel final : public memory::CachedModel {
+class VaeFileModel final : public PlaceableModel {
  public:
   VaeFileModel(std::unique_ptr<nodes::VaeFile> vae, const memory::Device& device);
   ~VaeFileModel() override;
@@ -25,16 +24,17 @@ class VaeFileModel final : public memory::CachedModel {
   void offload() override;
   std::vector<std::string> placementSummary() const override;
 
+  int64_t deviceBytesNeeded(const memory::OffloadSettings& settings) const override;
   // Places the VAE as the settings say (nothing on the CPU); one line for the log when
   // the placement was (re)done.
-  std::vector<std::string> place(const memory::OffloadSettings& settings);
+  std::vector<std::string> place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes) override;
   const nodes::VaeFile& vae() const noexcept { return *vae_; }
 
  private:
   void recount();
   std::unique_ptr<nodes::VaeFile> vae_;
   const memory::Device& device_;
-  std::unique_ptr<memory::ComponentPlacement> placement_;
+  Placements placements_;  // the one component
   std::atomic<int64_t> host_bytes_{0}, device_bytes_{0};
 };
 

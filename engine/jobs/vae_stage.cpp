@@ -25,6 +25,15 @@ nodes::VaePlan planVaeStage(nodes::VaeWork work, const nodes::SdPipeline& pipeli
                         availableWorkBytes(device));
 }
 
+int64_t vaeStageWorkingBytes(nodes::VaeWork work, const nodes::VaeCodec& codec, const nodes::VaeTilingSettings& tiling,
+                             int64_t height, int64_t width, const memory::Device& device) {
+  const int64_t available = tiling.mode == VaeTiling::Auto ? device.memory().total_bytes / 2 : -1;
+  const int64_t f = codec.config().downscale();
+  return nodes::planVae(work, tiling, codec.config(), std::max(f, height / f * f), std::max(f, width / f * f),
+                        codec.dtype, available)
+      .estimated_bytes;
+}
+
 at::Tensor runVaeStage(nodes::VaeWork work, const nodes::SdPipeline& pipeline, const at::Tensor& input,
                        const VaeStageRun& run) {
   return runVaeStage(work, pipeline.codec(), input, run);

@@ -31,6 +31,13 @@ nodes::VaeTilingSettings vaeTilingSettings(const RenderParams& params);
 nodes::VaePlan planVaeStage(nodes::VaeWork work, const nodes::SdPipeline& pipeline, const RenderParams& params,
                             int64_t height, int64_t width, const memory::Device& device);
 
+// Device memory beyond the weights the stage will need for a height x width picture: the
+// plan's estimate against half the device's memory in auto mode (the full pass where it
+// fits beside the weights and the sampler, else the largest tile size that does), or for
+// the pass the settings fix.
+int64_t vaeStageWorkingBytes(nodes::VaeWork work, const nodes::VaeCodec& codec, const nodes::VaeTilingSettings& tiling,
+                             int64_t height, int64_t width, const memory::Device& device);
+
 struct VaeStageRun {
   ProgressTracker& tracker;
   int stage = -1;

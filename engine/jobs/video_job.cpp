@@ -153,7 +153,10 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     VideoModel& model = uncached ? *uncached : static_cast<VideoModel&>(lease.model());
     const nodes::WanPipeline& pipe = model.pipeline();
     for (const auto& n : pipe.notes()) env.emit(logEvent(n));
-    if (device.isAccelerator()) placeModel(model, env, device, 0);
+    if (device.isAccelerator())  // the stages run one after the other: room for the largest
+      placeModel(model, env, device,
+                 std::max({pipe.encodingWorkingBytes(), pipe.samplingWorkingBytes(frames, p.height, p.width),
+                           pipe.decodingWorkingBytes(p.height, p.width, tiles)}));
     memory::DeviceScope on_device(device);
 
     tracker.start(encode);

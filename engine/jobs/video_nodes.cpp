@@ -119,7 +119,8 @@ void refuseLoras(const ModelRef& ref) {
 graph::NodeOutputs encodeVideoPrompt(NodeCall& c) {
   const ModelRef& ref = c.input<ModelRef>("clip");
   refuseLoras(ref);
-  const nodes::WanPipeline& pipe = c.run.videoModel(ref).pipeline();
+  const nodes::WanPipeline& pipe =
+      c.run.videoModel(ref, {}, [](const nodes::WanPipeline& p) { return p.encodingWorkingBytes(); }).pipeline();
   ConditioningValue v;
   v.text = c.stringParam("text");
   {
@@ -136,11 +137,30 @@ graph::NodeOutputs encodeVideoPrompt(NodeCall& c) {
 
 namespace {
 
-// The video an empty latent asks for on `pipe`'s grid: frames 1 + tf n (a picture's
-// latent: one frame), sides multiples of the model's; changes are logged.
 struct VideoRequest {
   int64_t frames = 1, height = 0, width = 0, batch = 1;
 };
+
+// The size of the video `latent` holds or asks for on `pipe`'s grid, for estimates (no
+// notices).
+VideoRequest videoSize(const LatentValue& latent, const nodes::WanPipeline& p) {
+  VideoRequest r;
+  const int64_t s = p.vae().config().spatialFactor();
+  if (latent.empty) {
+    const int64_t m = p.spatialMultiple();
+    r.width = std::max(m, latent.empty->width / m * m);
+    r.height = std::max(m, latent.empty->height / m * m);
+    if (latent.empty->frames > 0) r.frames = nodes::snapFrames(latent.empty->frames, p.temporalFactor());
+  } else if (latent.samples.dim() == 5) {
+    r.frames = 1 + (latent.samples.size(2) - 1) * p.temporalFactor();
+    r.height = latent.samples.size(3) * s;
+    r.width = latent.samples.size(4) * s;
+  }
+  return r;
+}
+
+// The video an empty latent asks for on `pipe`'s grid: frames 1 + tf n (a picture's
+// latent: one frame), sides multiples of the model's; changes are logged.
 
 VideoRequest videoRequest(NodeCall& c, const LatentRequest& request, const nodes::WanPipeline& pipe) {
   VideoRequest r;
@@ -171,7 +191,11 @@ graph::NodeOutputs sampleVideo(NodeCall& c) {
   const auto& pos = c.input<ConditioningValue>("positive");
   const auto& neg = c.input<ConditioningValue>("negative");
   const LatentValue& latent = c.input<LatentValue>("latent_image");
-  const nodes::WanPipeline& pipe = c.run.videoModel(ref).pipeline();
+  const nodes::WanPipeline& pipe =
+      c.run.videoModel(ref, {}, [&](const nodes::WanPipeline& p) {
+             const VideoRequest r = videoSize(latent, p);
+             return p.samplingWorkingBytes(r.frames, r.height, r.width);
+           }).pipeline();
   const auto& tc = pipe.transformer().config();
   if (pos.context.dim() != 3 || pos.context.size(-1) != tc.text_dim || neg.context.size(-1) != tc.text_dim)
     throw Error(ErrorKind::InvalidArgument, "the conditioning was not encoded by this video model's text encoder; "
@@ -233,7 +257,18 @@ graph::NodeOutputs sampleVideo(NodeCall& c) {
 
 graph::NodeOutputs decodeVideo(NodeCall& c) {
   const LatentValue& latent = c.input<LatentValue>("samples");
-  const nodes::WanPipeline& pipe = c.run.videoModel(c.input<ModelRef>("vae")).pipeline();
+  const nodes::VaeTilingSettings tiling = tilingOf(c);
+  nodes::validateTiling(tiling);
+  const auto decoding = [&](const nodes::WanPipeline& p) {
+    const VideoRequest r = videoSize(latent, p);
+    const auto& vc = p.vae().config();
+    const int64_t s = vc.spatialFactor();
+    const models::WanSpatialTiles tiles =
+        nodes::planVideoTiles(vc, r.height / s, r.width / s, 1, p.vae().params().slots().front().tensor->scalar_type(),
+                              tiling.mode, tiling.tile_pixels, tiling.overlap_pixels, c.run.device.memory().total_bytes / 2);
+    return p.decodingWorkingBytes(r.height, r.width, tiles);
+  };
+  const nodes::WanPipeline& pipe = c.run.videoModel(c.input<ModelRef>("vae"), {}, decoding).pipeline();
   const auto& vc = pipe.vae().config();
   at::Tensor samples = latent.samples;
   if (latent.empty) {  // nothing sampled: the VAE's picture of an all-zero latent
@@ -244,8 +279,6 @@ graph::NodeOutputs decodeVideo(NodeCall& c) {
   if (samples.dim() != 5 || samples.size(1) != vc.z_dim)
     throw Error(ErrorKind::InvalidArgument, "a video VAE decodes a video latent (from a video model's Sampler)");
   // One pass per latent frame (carrying the causal cache) and spatial tile.
-  const nodes::VaeTilingSettings tiling = tilingOf(c);
-  nodes::validateTiling(tiling);
   const int64_t lh = samples.size(3), lw = samples.size(4);
   const models::WanSpatialTiles tiles =
       nodes::planVideoTiles(vc, lh, lw, 1, pipe.vae().params().slots().front().tensor->scalar_type(), tiling.mode,

@@ -276,7 +276,8 @@ NodeDefinition textEncode() {
   d.run = [](NodeCall& c) {
     const ModelRef& ref = c.input<ModelRef>("clip");
     if (isVideoRef(ref)) return encodeVideoPrompt(c);
-    PipelineModel& model = c.run.prepare(ref, WorkflowRun::Part::Text, 0);
+    PipelineModel& model = c.run.prepare(ref, WorkflowRun::Part::Text,
+                                         [](const nodes::SdPipeline& p) { return p.encodingWorkingBytes(); });
     ConditioningValue v;
     v.text = c.stringParam("text");
     v.aesthetic_score = c.floatParam("aesthetic_score");
@@ -367,7 +368,13 @@ NodeDefinition sampler() {
     if (pos.context.size(-1) != neg.context.size(-1) || pos.context.dim() != neg.context.dim())
       throw Error(ErrorKind::InvalidArgument, "the positive and negative conditioning come from different text "
                                               "encoders; link both to the same model's TextEncode nodes");
-    PipelineModel& model = c.run.prepare(ref, WorkflowRun::Part::Unet, 0);
+    const auto sampling = [&](const nodes::SdPipeline& p) {
+      const int64_t cell = p.spec().vae.downscale();
+      const int64_t lh = latent.empty ? latent.empty->height / cell : latent.samples.size(2);
+      const int64_t lw = latent.empty ? latent.empty->width / cell : latent.samples.size(3);
+      return p.samplingWorkingBytes(lh, lw, std::max(pos.context.size(1), neg.context.size(1)));
+    };
+    PipelineModel& model = c.run.prepare(ref, WorkflowRun::Part::Unet, sampling);
     const nodes::SdPipeline& pipe = model.pipeline();
     if (pos.context.size(-1) != pipe.unet().config().context_dim)
       throw Error(ErrorKind::InvalidArgument, "the conditioning was encoded for another model (context width " +
@@ -475,9 +482,15 @@ NodeDefinition vaeDecode() {
     if ((latent.empty && latent.empty->frames > 0) || (!latent.empty && latent.samples.dim() != 4))
       throw Error(ErrorKind::InvalidArgument, "an image VAE decodes an image latent; a video latent needs its video "
                                               "model's VAE");
-    const nodes::VaeCodec codec = c.run.vae(c.input<ModelRef>("vae"), latent.scaling_factor);
     const nodes::VaeTilingSettings tiling = tilingOf(c);
     nodes::validateTiling(tiling);
+    const nodes::VaeCodec codec =
+        c.run.vae(c.input<ModelRef>("vae"), latent.scaling_factor, [&](const nodes::VaeCodec& vae) {
+          const int64_t f = vae.config().downscale();
+          const int64_t height = latent.empty ? latent.empty->height : latent.samples.size(2) * f;
+          const int64_t width = latent.empty ? latent.empty->width : latent.samples.size(3) * f;
+          return vaeStageWorkingBytes(nodes::VaeWork::Decode, vae, tiling, height, width, c.run.device);
+        });
     const int64_t f = codec.config().downscale();
     const at::Tensor samples =
         latent.empty ? emptyImageLatent(c.run, *latent.empty, {codec.config().embed_dim, f, f}) : latent.samples;
@@ -525,15 +538,17 @@ NodeDefinition vaeEncode() {
   d.unit = "tile passes";
   d.run = [](NodeCall& c) {
     const ImageValue& image = c.input<ImageValue>("pixels");
-    const nodes::VaeCodec codec = c.run.vae(c.input<ModelRef>("vae"), 0);
-    const int64_t f = codec.config().downscale();
+    const nodes::VaeTilingSettings tiling = tilingOf(c);
+    nodes::validateTiling(tiling);
     const int64_t h = image.rgb.size(2), w = image.rgb.size(3);
+    const nodes::VaeCodec codec = c.run.vae(c.input<ModelRef>("vae"), 0, [&](const nodes::VaeCodec& vae) {
+      return vaeStageWorkingBytes(nodes::VaeWork::Encode, vae, tiling, h, w, c.run.device);
+    });
+    const int64_t f = codec.config().downscale();
     const int64_t fh = std::max(f, h / f * f), fw = std::max(f, w / f * f);
     if (fh != h || fw != w)
       c.run.env.emit(logEvent("the picture (" + std::to_string(w) + "x" + std::to_string(h) + ") was scaled to " +
                               std::to_string(fw) + "x" + std::to_string(fh) + ", a multiple of " + std::to_string(f)));
-    const nodes::VaeTilingSettings tiling = tilingOf(c);
-    nodes::validateTiling(tiling);
     LatentValue latent;
     latent.from_image = true;
     latent.scaling_factor = codec.scaling_factor;
@@ -688,7 +703,8 @@ PipelineModel& WorkflowRun::model(const ModelRef& ref) {
   return *(uncached[ref.key] = load());
 }
 
-VideoModel& WorkflowRun::videoModel(const ModelRef& ref, const std::function<void(std::size_t, std::size_t)>& progress) {
+VideoModel& WorkflowRun::videoModel(const ModelRef& ref, const std::function<void(std::size_t, std::size_t)>& progress,
+                                    const std::function<int64_t(const nodes::WanPipeline&)>& working) {
   if (!isVideoRef(ref)) throw Error(ErrorKind::InvalidArgument, "'" + ref.path + "' is not a video model");
   VideoModel* found = nullptr;
   if (const auto it = uncached_videos.find(ref.key); it != uncached_videos.end()) found = it->second.get();
@@ -704,11 +720,24 @@ VideoModel& WorkflowRun::videoModel(const ModelRef& ref, const std::function<voi
       found = (uncached_videos[ref.key] = load()).get();
     }
   }
-  if (device.isAccelerator()) placeModel(*found, env, device, 0);
+  if (device.isAccelerator())
+    placeModel(*found, env, device,
+               working ? workingBytes("the video model's work", [&] { return working(found->pipeline()); }) : 0);
   return *found;
 }
 
-PipelineModel& WorkflowRun::prepare(const ModelRef& ref, Part part, int64_t working_bytes) {
+int64_t WorkflowRun::workingBytes(const std::string& what, const std::function<int64_t()>& estimate) {
+  try {
+    return estimate();
+  } catch (const std::exception& e) {
+    env.emit(logEvent("could not estimate the memory " + what + " needs (" + e.what() +
+                      "): nothing was freed for it on " + device.name() + ", so it may run out of memory"));
+    return 0;
+  }
+}
+
+PipelineModel& WorkflowRun::prepare(const ModelRef& ref, Part part,
+                                    const std::function<int64_t(const nodes::SdPipeline&)>& working) {
   PipelineModel& m = model(ref);
   if (part != Part::Vae) {
     const std::vector<LoraSpec> stack = combineLoras(m.loras(), ref.loras, part == Part::Unet);
@@ -719,13 +748,18 @@ PipelineModel& WorkflowRun::prepare(const ModelRef& ref, Part part, int64_t work
       }
     }
   }
-  placeModel(m, env, device, working_bytes);
+  if (device.isAccelerator())
+    placeModel(m, env, device, working ? workingBytes("this work", [&] { return working(m.pipeline()); }) : 0);
   return m;
 }
 
-nodes::VaeCodec WorkflowRun::vae(const ModelRef& ref, double scaling_factor) {
+nodes::VaeCodec WorkflowRun::vae(const ModelRef& ref, double scaling_factor,
+                                 const std::function<int64_t(const nodes::VaeCodec&)>& working) {
   if (!ref.vae_file) {
-    nodes::VaeCodec codec = prepare(ref, Part::Vae, 0).pipeline().codec();
+    nodes::VaeCodec codec =
+        prepare(ref, Part::Vae, [&](const nodes::SdPipeline& p) { return working ? working(p.codec()) : 0; })
+            .pipeline()
+            .codec();
     if (scaling_factor > 0) codec.scaling_factor = scaling_factor;
     return codec;
   }
@@ -744,7 +778,9 @@ nodes::VaeCodec WorkflowRun::vae(const ModelRef& ref, double scaling_factor) {
       m = (uncached_vaes[ref.key] = load()).get();
     }
   }
-  for (const std::string& line : m->place(env.offload)) env.emit(logEvent(line));
+  if (device.isAccelerator())
+    placeModel(*m, env, device,
+               working ? workingBytes("the VAE's work", [&] { return working(m->vae().codec(scaling_factor)); }) : 0);
   return m->vae().codec(scaling_factor);
 }
 

@@ -107,16 +107,23 @@ struct WorkflowRun {
 
   // The loaded model behind `ref`, taken from the cache (which loads it when needed).
   PipelineModel& model(const ModelRef& ref);
-  // The same for a video model's ref, placed on the device; `progress` reports loading.
-  VideoModel& videoModel(const ModelRef& ref, const std::function<void(std::size_t, std::size_t)>& progress = {});
+  // The same for a video model's ref, placed on the device with room for the work
+  // `working` estimates (none: only the weights); `progress` reports loading.
+  VideoModel& videoModel(const ModelRef& ref, const std::function<void(std::size_t, std::size_t)>& progress = {},
+                         const std::function<int64_t(const nodes::WanPipeline&)>& working = {});
   // Applies the LoRAs of `ref` to its component (UNet or text encoders), keeping the
-  // other component's (the VAE has none), then places the model on the device for
-  // `working_bytes` of work.
+  // other component's (the VAE has none), then places the model on the device with room
+  // for the work `working` estimates from the loaded model.
   enum class Part { Unet, Text, Vae };
-  PipelineModel& prepare(const ModelRef& ref, Part part, int64_t working_bytes);
-  // The VAE behind a VAE link (a checkpoint's, or a file's from LoadVAE), placed, for
-  // latents of `scaling_factor` (0: the VAE's model's own).
-  nodes::VaeCodec vae(const ModelRef& ref, double scaling_factor);
+  PipelineModel& prepare(const ModelRef& ref, Part part, const std::function<int64_t(const nodes::SdPipeline&)>& working);
+  // The VAE behind a VAE link (a checkpoint's, or a file's from LoadVAE), placed with
+  // room for the work `working` estimates (none: only the weights), for latents of
+  // `scaling_factor` (0: the VAE's model's own).
+  nodes::VaeCodec vae(const ModelRef& ref, double scaling_factor,
+                      const std::function<int64_t(const nodes::VaeCodec&)>& working = {});
+  // What `estimate` returns; where it fails, 0 and a log line saying the work may run out
+  // of memory.
+  int64_t workingBytes(const std::string& what, const std::function<int64_t()>& estimate);
 };
 
 // One node's run: its plan entry, inputs, stage (-1: none) and the run it belongs to.

@@ -343,6 +343,19 @@ std::vector<const models::ParamList*> SdPipeline::paramLists() const {
   return lists;
 }
 
+int64_t SdPipeline::encodingWorkingBytes(int64_t windows) const {
+  int64_t bytes = 0;  // the encoders run one after the other; their outputs stay
+  for (const auto& te : text_) bytes += models::clipWorkingBytes(te->config(), std::max<int64_t>(windows, 1), dtype_);
+  return bytes;
+}
+
+int64_t SdPipeline::samplingWorkingBytes(int64_t latent_h, int64_t latent_w, int64_t context_tokens) const {
+  // The sampler keeps a few float32 latents (x, the model's input, the denoised estimate
+  // and the multistep samplers' history): twelve cover the largest of them.
+  const int64_t latents = 12 * unet_->config().in_channels * latent_h * latent_w * 4;
+  return models::unetWorkingBytes(unet_->config(), 2, latent_h, latent_w, context_tokens, dtype_) + latents;
+}
+
 int64_t SdPipeline::weightBytes() const {
   int64_t total = 0;
   for (const auto* params : paramLists())

@@ -119,6 +119,11 @@ class SdPipeline {
 
   // Bytes of all loaded weights.
   int64_t weightBytes() const;
+  // Device memory beyond the weights that encoding a prompt of `windows` 77-token
+  // windows, and sampling one image of a latent_h x latent_w latent (the CFG batch of two,
+  // conditioning of `context_tokens` tokens, the sampler's own latents) need at their peak.
+  int64_t encodingWorkingBytes(int64_t windows = 1) const;
+  int64_t samplingWorkingBytes(int64_t latent_h, int64_t latent_w, int64_t context_tokens = 77) const;
   // Every component's weights (text encoders, UNet, VAE), for placing them on a device.
   std::vector<const models::ParamList*> paramLists() const;
 

@@ -225,6 +225,28 @@ at::Tensor WanPipeline::sample(const at::Tensor& positive, const at::Tensor& neg
       noise, on_step);
 }
 
+int64_t WanPipeline::encodingWorkingBytes() const {
+  return models::umt5WorkingBytes(text_->config(), text_len_, text_->params().slots().front().tensor->scalar_type());
+}
+
+int64_t WanPipeline::samplingWorkingBytes(int64_t frames, int64_t height, int64_t width) const {
+  const auto& tc = transformer_->config();
+  const int64_t s = vae_->config().spatialFactor();
+  const int64_t lf = vae_->config().latentFrames(frames), lh = height / s, lw = width / s;
+  // Beside one forward: the other guidance pass's float32 result and the sampler's latents.
+  const int64_t latents = 12 * tc.in_channels * lf * lh * lw * 4;
+  return models::wanTransformerWorkingBytes(tc, lf, lh, lw, text_len_, dtype_) + latents;
+}
+
+int64_t WanPipeline::decodingWorkingBytes(int64_t height, int64_t width, const models::WanSpatialTiles& tiles) const {
+  const int64_t s = vae_->config().spatialFactor();
+  const int64_t lh = height / s, lw = width / s;
+  const int64_t th = tiles.tile > 0 ? std::min(tiles.tile, lh) : lh, tw = tiles.tile > 0 ? std::min(tiles.tile, lw) : lw;
+  // One tile's working set beside the whole chunk's float32 frames.
+  return models::wanDecodeChunkBytes(vae_->config(), th, tw, 1, vae_->params().slots().front().tensor->scalar_type()) +
+         3 * vae_->config().temporalFactor() * height * width * 4;
+}
+
 int64_t WanPipeline::decode(const at::Tensor& latent, int64_t chunk_frames,
                             const std::function<void(const at::Tensor& frames)>& on_chunk,
                             const models::WanSpatialTiles& tiles, const std::function<void()>& on_tile) const {

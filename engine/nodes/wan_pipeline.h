@@ -96,6 +96,13 @@ class WanPipeline {
                     int64_t width, int64_t seed, const WanSampleSettings& settings,
                     const std::function<void(const sampling::FlowStep&)>& on_step = {}) const;
 
+  // Device memory beyond the weights that encoding a prompt, sampling `frames` frames of
+  // height x width (on the grid; the transformer's activations and the sampler's float32
+  // latents), and decoding one chunk of a latent frame in `tiles` need at their peak.
+  int64_t encodingWorkingBytes() const;
+  int64_t samplingWorkingBytes(int64_t frames, int64_t height, int64_t width) const;
+  int64_t decodingWorkingBytes(int64_t height, int64_t width, const models::WanSpatialTiles& tiles) const;
+
   // Decodes a latent (the transformer's space) chunk by chunk, in spatial tiles when
   // `tiles` says so; on_chunk gets each chunk's frames [1, 3, n, H, W] in [0, 1] and
   // on_tile follows each tile pass (either may throw to stop). Returns the frames decoded.

@@ -6,6 +6,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
@@ -125,6 +126,83 @@ std::size_t entries(const std::string& dir) {
   return n;
 }
 
+// An engine on a simulated device that keeps two models and runs jobs one at a time.
+class SimEngine {
+ public:
+  explicit SimEngine(const std::string& device) {
+    kiln::EngineOptions o;
+    o.device = device;
+    o.cached_models = 2;
+    o.sink = [this](const kiln::Event& e) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      events_.push_back(e);
+      changed_.notify_all();
+    };
+    engine_ = std::make_unique<kiln::Engine>(std::move(o));
+  }
+  kiln::Engine& engine() { return *engine_; }
+  // The job's last event (finished, failed or cancelled).
+  kiln::Event run(kiln::Job job) {
+    const kiln::JobId id = engine_->submit(std::move(job));
+    std::unique_lock<std::mutex> lock(mutex_);
+    kiln::Event end;
+    changed_.wait_for(lock, std::chrono::seconds(300), [&] {
+      for (const auto& e : events_)
+        if (e.job == id && (e.type == kiln::EventType::JobFinished || e.type == kiln::EventType::JobFailed ||
+                            e.type == kiln::EventType::JobCancelled)) {
+          end = e;
+          return true;
+        }
+      return false;
+    });
+    return end;
+  }
+  bool logged(const std::string& text) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return std::any_of(events_.begin(), events_.end(), [&](const kiln::Event& e) {
+      return e.type == kiln::EventType::Log && e.message.find(text) != std::string::npos;
+    });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<kiln::Event> events_;
+  std::unique_ptr<kiln::Engine> engine_;
+};
+
+std::string sd1Tiny() { return std::string(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"; }
+std::string sdxlTiny() { return std::string(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/sdxl/sdxl_tiny_ldm.safetensors"; }
+
+// A picture of `model` as a render job or as the app's workflow.
+kiln::Job pictureJob(const std::string& model, bool workflow) {
+  const int64_t size = 64;
+  kiln::Job job;
+  if (!workflow) {
+    job.params.model_path = model;
+    job.params.prompt = "a red circle";
+    job.params.negative_prompt = "blurry";
+    job.params.steps = 2;
+    job.params.width = job.params.height = static_cast<int>(size);
+    return job;
+  }
+  kiln::Workflow w;
+  w.nodes = {{"ckpt", "LoadCheckpoint", {{"ckpt_name", model}}, 0, 0, ""},
+             {"pos", "TextEncode", {{"text", std::string("a red circle")}}, 0, 0, ""},
+             {"neg", "TextEncode", {{"text", std::string("blurry")}}, 0, 0, ""},
+             {"latent", "EmptyLatent", {{"width", size}, {"height", size}}, 0, 0, ""},
+             {"sampler", "Sampler", {{"seed", int64_t{3}}, {"steps", int64_t{2}}}, 0, 0, ""},
+             {"decode", "VAEDecode", {}, 0, 0, ""},
+             {"out", "PreviewImage", {}, 0, 0, ""}};
+  w.links = {{"ckpt", "CLIP", "pos", "clip"},         {"ckpt", "CLIP", "neg", "clip"},
+             {"ckpt", "MODEL", "sampler", "model"},   {"pos", "CONDITIONING", "sampler", "positive"},
+             {"neg", "CONDITIONING", "sampler", "negative"}, {"latent", "LATENT", "sampler", "latent_image"},
+             {"sampler", "LATENT", "decode", "samples"},     {"ckpt", "VAE", "decode", "vae"},
+             {"decode", "IMAGE", "out", "images"}};
+  job.workflow = std::make_shared<const kiln::Workflow>(std::move(w));
+  return job;
+}
+
 }  // namespace
 
 class TestVideoJob : public QObject {
@@ -132,6 +210,58 @@ class TestVideoJob : public QObject {
 
   QTemporaryDir dir_;
   kiln::testing::WanTinyModel model_;
+
+  // everyPathMakesRoomForItsWork's body, where exceptions become failures.
+  void makesRoom() {
+    QFETCH(bool, video);
+    QFETCH(bool, workflow);
+    // The video rows start with the larger SDXL model (the video model's text encoder
+    // needs more room than the SD 1.x model's weights).
+    const std::string first_model = video ? sdxlTiny() : sd1Tiny();
+    kiln::Job second;
+    int64_t room = 0;  // what the second job needs beyond its weights, where more than its first model's
+    if (!video) {
+      second = pictureJob(sdxlTiny(), workflow);
+    } else {
+      if (!workflow) {
+        second.params = tinyVideo(model_.folder, 5);  // in fp32
+      } else {
+        kiln::Workflow w = textToVideo(
+            "LoadVideoModel", model_.folder,
+            {"", "EmptyVideoLatent", {{"width", int64_t{64}}, {"height", int64_t{48}}, {"frames", int64_t{5}}}, 0, 0, ""},
+            {"", "PreviewImage", {}, 0, 0, ""});
+        w.nodes.front().params["dtype"] = std::string("fp32");
+        second.workflow = std::make_shared<const kiln::Workflow>(std::move(w));
+      }
+      const kiln::nodes::WanPipeline pipe(kiln::nodes::resolveWanModel(model_.folder), at::kFloat, at::kFloat);
+      room = std::max({pipe.encodingWorkingBytes(), pipe.samplingWorkingBytes(5, 48, 64),
+                       pipe.decodingWorkingBytes(48, 64, {})});
+    }
+    // The weights of both, measured on a roomy device.
+    int64_t first_bytes = 0, both_bytes = 0;
+    {
+      SimEngine roomy("sim:1GiB");
+      QCOMPARE(roomy.run(pictureJob(first_model, workflow)).type, kiln::EventType::JobFinished);
+      first_bytes = roomy.engine().memoryStats().cached_model_device_bytes;
+      const kiln::Event end = roomy.run(second);
+      QVERIFY2(end.type == kiln::EventType::JobFinished, end.message.c_str());
+      both_bytes = roomy.engine().memoryStats().cached_model_device_bytes;
+      QVERIFY(!roomy.logged("to make room"));
+    }
+    QVERIFY(first_bytes > 0 && both_bytes > first_bytes);
+    // Room for both models' weights, or for the second's weights and work, and 256 KiB:
+    // not for the first model's weights and the second's work.
+    const int64_t second_bytes = both_bytes - first_bytes;
+    SimEngine tight("sim:" + std::to_string(std::max(both_bytes, second_bytes + room) + 256 * 1024));
+    const kiln::Event first = tight.run(pictureJob(first_model, workflow));
+    QVERIFY2(first.type == kiln::EventType::JobFinished, first.message.c_str());
+    const kiln::Event end = tight.run(second);
+    QVERIFY2(end.type == kiln::EventType::JobFinished, end.message.c_str());
+    QVERIFY(tight.logged("moved " + std::filesystem::path(first_model).stem().string()));
+    QVERIFY(!tight.logged("asked to make room for 0 bytes"));
+    QVERIFY(!tight.logged("could not estimate"));
+    QCOMPARE(tight.engine().memoryStats().cached_models, 2);  // moved, not dropped
+  }
 
  private Q_SLOTS:
   void initTestCase() {
@@ -178,6 +308,63 @@ class TestVideoJob : public QObject {
   }
 
   // The job's frames are the pipeline's, run by hand.
+  // Every path makes room for the work it is about to do, not only for the weights: on a
+  // simulated device that holds both models' weights with almost nothing to spare, the
+  // second model's job succeeds by moving the first model off the device, as a render
+  // job, as a workflow and as a video job (each used to run out of memory in a workflow
+  // or video job, which made room for 0 bytes of work).
+  void everyPathMakesRoomForItsWork_data() {
+    QTest::addColumn<bool>("video");
+    QTest::addColumn<bool>("workflow");
+    QTest::newRow("render job") << false << false;
+    QTest::newRow("workflow") << false << true;
+    QTest::newRow("video job") << true << false;
+    QTest::newRow("video workflow") << true << true;
+  }
+  void everyPathMakesRoomForItsWork() {
+    try {
+      makesRoom();
+    } catch (const std::exception& e) {
+      QFAIL(e.what());
+    }
+  }
+  // The video model's estimates (what a job makes room for before each stage) bound what
+  // the counting allocator measures, without overshooting it by much (beyond the 1 MiB the
+  // estimates allow for small tensors): at most twice, the decode's at most four times (it
+  // is the tile planner's, which counts every frame of a chunk at the full resolution's
+  // largest block).
+  void estimatesBoundMeasuredPeaks() {
+    at::NoGradGuard no_grad;
+    const kiln::nodes::WanPipeline pipe(kiln::nodes::resolveWanModel(model_.folder), at::kBFloat16, at::kBFloat16);
+    const auto measurePeak = [](const std::function<void()>& fn) {
+      kiln::memory::SimulatedDevice dev(int64_t{8} << 30);
+      {
+        kiln::memory::DeviceScope scope(dev);
+        fn();
+      }
+      return dev.memory().peak_allocated_bytes;
+    };
+    const at::Tensor pos = pipe.encodePrompt("a red cat runs across a field"), neg = pipe.encodePrompt("blurry");
+    kiln::nodes::WanSampleSettings s;
+    s.steps = 2;
+    s.guidance = 5.0;
+    const int64_t frames = 9, height = 96, width = 128;
+    const at::Tensor latent = pipe.sample(pos, neg, frames, height, width, 7, s);
+    const int64_t mib = int64_t{1} << 20;
+    for (const auto& [what, measured, estimated, most] :
+         {std::tuple{"encode", measurePeak([&] { (void)pipe.encodePrompt("a red cat"); }), pipe.encodingWorkingBytes(), 2},
+          std::tuple{"sample", measurePeak([&] { (void)pipe.sample(pos, neg, frames, height, width, 7, s); }),
+                     pipe.samplingWorkingBytes(frames, height, width), 2},
+          std::tuple{"decode", measurePeak([&] { (void)pipe.decode(latent, 1, [](const at::Tensor&) {}); }),
+                     pipe.decodingWorkingBytes(height, width, {}), 4}}) {
+      const double ratio = static_cast<double>(estimated) / static_cast<double>(measured);
+      qInfo("%s: measured %lld, estimated %lld bytes (x%.2f)", what, static_cast<long long>(measured),
+            static_cast<long long>(estimated), ratio);
+      QVERIFY2(ratio >= 1.0 && estimated <= most * measured + mib,
+               qPrintable(QString("%1: estimate x%2 of the peak").arg(what).arg(ratio)));
+    }
+  }
+
   void matchesThePipeline() {
     const auto r = kiln::render(tinyVideo(model_.folder, 5));
     const kiln::nodes::WanPipeline pipe(kiln::nodes::resolveWanModel(model_.folder), at::kFloat, at::kFloat);

@@ -1,8 +1,10 @@
 #include "models/dit/wan_transformer.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/interrupt.h"
+#include "models/common/working_memory.h"
 #include "core/torch_compat.h"
 #include "kiln/error.h"
 
@@ -207,6 +209,25 @@ at::Tensor WanTransformer::forward(const at::Tensor& latent, const at::Tensor& t
   return out.view({b, f, h, w, c.patch[0], c.patch[1], c.patch[2], c.out_channels})
       .permute({0, 7, 1, 4, 2, 5, 3, 6})
       .reshape({b, c.out_channels, f * c.patch[0], h * c.patch[1], w * c.patch[2]});
+}
+
+int64_t wanTransformerWorkingBytes(const WanTransformerConfig& c, int64_t frames, int64_t height, int64_t width,
+                                   int64_t context_tokens, at::ScalarType dtype) {
+  const int64_t e = static_cast<int64_t>(c10::elementSize(dtype));
+  const int64_t tokens = (frames / c.patch[0]) * (height / c.patch[1]) * (width / c.patch[2]);
+  // The latent in float32 and the compute dtype, the text projection, the rotary tables
+  // (on the host and the device).
+  const int64_t fixed = 2 * c.in_channels * frames * height * width * (4 + e) + context_tokens * (c.text_dim + 2 * c.dim) * e +
+                        4 * tokens * c.headDim() * 4;
+  // Per block: x, the modulated norm (float32 on the way), q, k, v with their float32 norm
+  // and rotary copies, the attention's result, its re-laid-out copy and the output with
+  // its float32 copies in the residual sum; or the feed-forward's two wide tensors.
+  const int64_t attention = tokens * c.dim * (12 * e + 6 * 4) +
+                            2 * std::max(attentionScoreBytes(c.heads, tokens, tokens, e),
+                                         attentionScoreBytes(c.heads, tokens, context_tokens, e));
+  const int64_t feed_forward = tokens * (c.dim * (3 * e + 4 * 4) + 2 * c.ffn_dim * e);
+  const int64_t result = c.out_channels * frames * height * width * (2 * e + 4);
+  return withSmallTensors(fixed + std::max({attention, feed_forward, result}));
 }
 
 }  // namespace kiln::models

@@ -82,4 +82,10 @@ class WanTransformer {
   ParamList params_;
 };
 
+// Bytes of activations (weights not included) one forward() of a batch of one over a
+// latent of `frames` x `height` x `width` cells and `context_tokens` prompt tokens holds at
+// its peak in `dtype`, the float32 result included.
+int64_t wanTransformerWorkingBytes(const WanTransformerConfig& config, int64_t frames, int64_t height, int64_t width,
+                                   int64_t context_tokens, at::ScalarType dtype);
+
 }  // namespace kiln::models

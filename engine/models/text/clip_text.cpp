@@ -1,9 +1,11 @@
 #include "models/text/clip_text.h"
 #include "models/text/clip_tokenizer.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "core/interrupt.h"
+#include "models/common/working_memory.h"
 #include "kiln/error.h"
 
 namespace kiln::models {
@@ -171,6 +173,19 @@ ClipTextOutput ClipTextModel::forward(const at::Tensor& ids, const at::Tensor& e
 at::Tensor ClipTextModel::finalNorm(const at::Tensor& hidden) const {
   const GroupScope group(params_, final_group_);
   return final_ln_(hidden);
+}
+
+int64_t clipWorkingBytes(const ClipTextConfig& c, int64_t batch, at::ScalarType dtype) {
+  const int64_t e = static_cast<int64_t>(c10::elementSize(dtype));
+  const int64_t tokens = batch * c.max_positions;
+  // Per layer: the input, the norm, q, k, v, the attention's result, its re-laid-out copy
+  // and out's output, with the scores and their softmax; or the MLP's two intermediate
+  // tensors (the activation's and its input) beside the input and the norm.
+  const int64_t attention = tokens * 8 * c.hidden * e + 2 * batch * c.heads * c.max_positions * c.max_positions * e;
+  const int64_t mlp = tokens * (3 * c.hidden + 3 * c.intermediate) * e;
+  const int64_t states = (c.layers + 2) * tokens * c.hidden * e;  // the hidden states and the final norm
+  const int64_t peak = states + std::max(attention, mlp);
+  return withSmallTensors(peak);
 }
 
 }  // namespace kiln::models

@@ -70,4 +70,9 @@ class ClipTextModel {
   ParamList params_;
 };
 
+// Bytes of activations (weights not included) one forward() over `batch` windows of
+// max_positions tokens holds at its peak in `dtype`: every layer's hidden state (the
+// output keeps them all) and the largest layer's own tensors.
+int64_t clipWorkingBytes(const ClipTextConfig& config, int64_t batch, at::ScalarType dtype);
+
 }  // namespace kiln::models

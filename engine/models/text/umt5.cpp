@@ -1,9 +1,11 @@
 #include "models/text/umt5.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "core/interrupt.h"
+#include "models/common/working_memory.h"
 #include "kiln/error.h"
 
 namespace kiln::models {
@@ -153,6 +155,18 @@ at::Tensor Umt5Encoder::encode(const at::Tensor& ids) const {
   const at::Tensor lengths = mask.sum(1, true);
   const at::Tensor keep = at::arange(ids.size(1), at::kLong).unsqueeze(0).lt(lengths).to(hidden.device());
   return hidden * keep.unsqueeze(-1).to(hidden.scalar_type());
+}
+
+int64_t umt5WorkingBytes(const Umt5Config& c, int64_t tokens, at::ScalarType dtype) {
+  const int64_t e = static_cast<int64_t>(c10::elementSize(dtype));
+  const int64_t inner = c.heads * c.d_kv;
+  const int64_t states = (c.layers + 2) * tokens * c.d_model * e;
+  // q, k, v and their float32 copies; the bias, the masked bias, the scores, their softmax
+  // (float32) and its copy in the compute dtype; the result and its re-laid-out copy.
+  const int64_t attention = tokens * (2 * c.d_model * e + inner * (5 * e + 2 * 4)) +
+                            c.heads * tokens * tokens * (4 * 4 + e) + tokens * c.buckets * 8;
+  const int64_t feed_forward = tokens * (3 * c.d_model * e + 4 * c.d_ff * e);
+  return withSmallTensors(states + std::max(attention, feed_forward));
 }
 
 }  // namespace kiln::models

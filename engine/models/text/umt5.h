@@ -70,4 +70,9 @@ class Umt5Encoder {
   ParamList params_;
 };
 
+// Bytes of activations (weights not included) one forward() over `tokens` tokens holds at
+// its peak in `dtype`: every layer's hidden state, and the largest layer's own tensors
+// (the float32 scores with their bias and softmax, or the gated feed-forward's three).
+int64_t umt5WorkingBytes(const Umt5Config& config, int64_t tokens, at::ScalarType dtype);
+
 }  // namespace kiln::models

@@ -6,6 +6,7 @@
 #include "core/interrupt.h"
 #include "core/torch_compat.h"
 #include "models/common/conv_kernels.h"
+#include "models/common/working_memory.h"
 #include "kiln/error.h"
 
 namespace kiln::models {
@@ -145,47 +146,22 @@ at::Tensor encodeMomentsTiled(const AutoencoderKL& vae, const at::Tensor& image,
                     });
 }
 
-// The estimates follow the tensors that are alive together in AutoencoderKL's code. A
-// residual block (in -> out channels, P pixels) holds at most x, norm1(x), silu(...) and
-// conv1's output (3 in + out), or x with four tensors of `out` channels around conv2,
-// and one more the kernels use;
-// an upsampling step holds its input and two tensors of four times the pixels. Where the
-// CPU's convolutions run through im2col (cpuConvUsesIm2col), each 3x3 convolution also
-// holds nine times its input's channels at its output's pixels.
+// The estimates follow the tensors that are alive together in AutoencoderKL's code (see
+// resnetPeakElements); an upsampling step holds its input and two tensors of four times
+// the pixels. Where the CPU's convolutions run through im2col (cpuConvUsesIm2col), each
+// 3x3 convolution also holds nine times its input's channels at its output's pixels.
 namespace {
 
-// `col`: the im2col buffer's channels per input channel (9, or 0 with oneDNN).
 int64_t resnetPeak(int64_t in, int64_t out, int64_t pixels, int64_t col) {
-  // Plus one tensor the kernels use as workspace (measured with the counting allocator).
-  return pixels * (std::max(3 * in + out, in + 4 * out) + (1 + col) * std::max(in, out));
+  return resnetPeakElements(in, out, pixels, col);
 }
 
 // Self-attention over `pixels` tokens of `ch` channels: x, the norm, q, k, v, the scaled
-// q, the result and its re-laid-out copy, plus the score matrix and its softmax (in
-// pieces of at most kAttentionChunkBytes where the attention is computed unfused).
+// q, the result and its re-laid-out copy, plus the score matrix and its softmax.
 int64_t attentionPeakBytes(int64_t ch, int64_t pixels, int64_t element) {
-  const int64_t scores = pixels * pixels * element;
-#if KILN_HAS_FUSED_ATTENTION
-  const int64_t score_bytes = std::min(scores, pixels * 128 * element);
-#else
-  const int64_t score_bytes = std::min(scores, std::max(core::kAttentionChunkBytes, pixels * element));
-#endif
-  return 8 * ch * pixels * element + 2 * score_bytes;
+  return 8 * ch * pixels * element + 2 * attentionScoreBytes(1, pixels, pixels, element);
 }
 
-// The large tensors' peak plus 5% and 1 MiB for the small ones alive beside them
-// (statistics, views' metadata, the allocator's rounding).
-int64_t withSmallTensors(int64_t peak) { return peak + peak / 20 + (int64_t{1} << 20); }
-
-}  // namespace
-
-// oneDNN's reduced-precision convolutions (bf16 on CPUs with AVX-512 BF16 or AMX) keep
-// copies reordered to its blocked layout beside the activations: measured up to 10% above
-// the activations' sum on a 2-core Xeon with AMX; a sixth covers it.
-namespace {
-int64_t oneDnnReorderBytes(int64_t peak, int64_t col, at::ScalarType dtype) {
-  return col == 0 && dtype != at::kFloat ? peak / 6 : 0;
-}
 }  // namespace
 
 int64_t decodeWorkingBytes(const VaeConfig& c, int64_t latent_h, int64_t latent_w, at::ScalarType dtype) {

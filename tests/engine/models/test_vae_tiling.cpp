@@ -205,6 +205,47 @@ class TestVaeTiling : public QObject {
     }
   }
 
+  // The text encoders' and the sampler's estimates (what a job makes room for before it
+  // encodes and samples) bound what the counting allocator measures, without overshooting
+  // it by much (beyond the 1 MiB per model the estimates allow for small tensors, which is
+  // most of what the tiny text encoders hold).
+  void samplingEstimatesBoundMeasuredPeaks_data() {
+    QTest::addColumn<QString>("family");
+    QTest::addColumn<bool>("bf16");
+    QTest::addColumn<int>("latent");
+    for (const char* family : {"sd1", "sdxl"})
+      for (const bool bf16 : {false, true})
+        for (const int latent : {32, 64})
+          QTest::newRow((std::string(family) + (bf16 ? "/bf16/" : "/fp32/") + std::to_string(latent)).c_str())
+              << QString(family) << bf16 << latent;
+  }
+  void samplingEstimatesBoundMeasuredPeaks() {
+    QFETCH(QString, family);
+    QFETCH(bool, bf16);
+    QFETCH(int, latent);
+    at::NoGradGuard no_grad;
+    const auto& p = pipeline(family.toStdString(), bf16 ? at::kBFloat16 : at::kFloat);
+    const kiln::nodes::Conditioning cond = p.encodePrompts("a red circle on a blue square", "blurry");
+    const at::Tensor noise = at::randn({1, p.spec().unet.in_channels, latent, latent});
+    kiln::nodes::SamplerSettings settings;
+    settings.sampler = kiln::sampling::SamplerKind::DpmPP2M;  // keeps a history
+    const int64_t encode = measurePeak([&] { (void)p.encodeWeighted("a red circle on a blue square"); });
+    const int64_t sample = measurePeak([&] {
+      (void)p.sample(cond, noise, 3, 5.0, kiln::nodes::SizeConditioning::forImage(latent * 8, latent * 8), {}, nullptr,
+                     settings);
+    });
+    const int64_t encode_estimate = p.encodingWorkingBytes(1);
+    const int64_t sample_estimate = p.samplingWorkingBytes(latent, latent, cond.context.size(1));
+    for (const auto& [what, measured, estimated] :
+         {std::tuple{"encode", encode, encode_estimate}, std::tuple{"sample", sample, sample_estimate}}) {
+      const double ratio = static_cast<double>(estimated) / static_cast<double>(measured);
+      qInfo("%s: measured %lld, estimated %lld bytes (x%.2f)", what, static_cast<long long>(measured),
+            static_cast<long long>(estimated), ratio);
+      QVERIFY2(ratio >= 1.0 && estimated <= 2 * measured + 2 * kMiB,
+               qPrintable(QString("%1: estimate x%2 of the peak").arg(what).arg(ratio)));
+    }
+  }
+
   // 2048x2048 in 512-pixel tiles holds a small fraction of what the full decode holds.
   void largeTiledDecodePeak() {
     at::NoGradGuard no_grad;
