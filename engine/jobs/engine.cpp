@@ -160,6 +160,7 @@ struct Engine::Impl {
     m.device_reserved_bytes = d.reserved_bytes;
     m.device_peak_bytes = d.peak_allocated_bytes;
     m.pinned_bytes = d.pinned_bytes;
+    m.pinned_reserved_bytes = d.pinned_reserved_bytes;
     m.pinned_peak_bytes = d.pinned_peak_bytes;
     m.node_cache_bytes = node_cache.bytes();
     m.node_cache_entries = static_cast<int>(node_cache.size());

@@ -110,14 +110,12 @@ std::vector<std::string> PipelineModel::placementSummary() const {
 PipelineModel::~PipelineModel() { placements_.clear(); }
 
 void PipelineModel::offload() {
-  if (patcher_) patcher_->releaseHookCopies();  // they would outlive the weights they serve
-  for (auto& p : placements_) p->teardown();
-  // Weights that were put on the device some other way come back too.
-  if (device_.isAccelerator())
-    for (const auto* params : pipeline_->paramLists())
-      for (const auto& slot : params->slots())
-        if (slot.tensor->defined()) *slot.tensor = device_.download(*slot.tensor);
-  recount();
+  // The hooks' copies first: they would outlive the weights they serve. The weights that
+  // stay after a failure are counted.
+  const RecountOnExit recount_on_exit{this};
+  takeOffDevice(placements_, device_, pipeline_->paramLists(), describe(), [&] {
+    if (patcher_) patcher_->releaseHookCopies();
+  });
 }
 
 LoraMode PipelineModel::resolveLoraMode(const std::vector<LoraSpec>& stack, LoraMode mode,
@@ -140,8 +138,22 @@ std::vector<LoraReport> PipelineModel::applyLoras(const std::vector<LoraSpec>& s
   if (stack == loras() && (stack.empty() || resolved == loraMode())) return {};
   if (!patcher_) patcher_ = std::make_unique<lora::LoraPatcher>(*pipeline_);
   // Merged writes must land on the tensors offload moves: the placements come down and
-  // the next place() snapshots the merged weights.
-  if (resolved == LoraMode::Merge || patcher_->patchedWeights() > 0) offload();
+  // the next place() snapshots the merged weights. Only the components holding weights
+  // the change may replace come down (a UNet-only LoRA leaves the VAE and text encoders).
+  if (resolved == LoraMode::Merge || patcher_->patchedWeights() > 0) {
+    const std::set<const at::Tensor*> touched = patcher_->touchedBy(stack);
+    patcher_->releaseHookCopies();
+    for (auto& p : placements_) {
+      const auto& slots = p->component().params->slots();
+      if (std::none_of(slots.begin(), slots.end(), [&](const auto& s) { return touched.count(s.tensor) != 0; }))
+        continue;
+      p->teardown();
+      if (device_.isAccelerator())
+        for (const auto& slot : slots)
+          if (slot.tensor->defined()) *slot.tensor = device_.download(*slot.tensor);
+    }
+    recount();
+  }
   const RecountOnExit recount_on_exit{this};
   std::vector<LoraReport> reports = patcher_->apply(stack, resolved);  // on error the old stack stays
   lora_reports_ = reports;

@@ -2,6 +2,7 @@
 
 #include <exception>
 
+#include "kiln/error.h"
 #include "memory/device.h"
 
 namespace kiln::jobs {
@@ -30,7 +31,10 @@ std::vector<std::string> placeComponents(Placements& placements, const memory::D
       const memory::PlacementDecision d = memory::decidePlacement(p->component(), p->weightBytes(), settings);
       if (p->apply(d, balanced_budget_bytes)) lines.push_back("placed " + p->describe());
     } catch (...) {
-      p->teardown();  // torn down cleanly; the next pass places it again
+      try {
+        p->teardown();  // torn down cleanly; the next pass places it again
+      } catch (...) {
+      }
       if (!first_error) first_error = std::current_exception();
     }
   }
@@ -50,6 +54,27 @@ WeightBytes countWeightBytes(const std::vector<const models::ParamList*>& lists,
   if (device.isAccelerator() && out.device > 0)
     for (const auto& p : placements) out.summary.push_back(p->describe());
   return out;
+}
+
+void takeOffDevice(Placements& placements, const memory::Device& device,
+                   const std::vector<const models::ParamList*>& lists, const std::string& model,
+                   const std::function<void()>& first) {
+  std::string failed;
+  const auto attempt = [&](const std::string& what, const std::function<void()>& move) {
+    try {
+      move();
+    } catch (const std::exception& e) {
+      if (failed.empty()) failed = "could not move " + what + " of " + model + " off the device: " + e.what();
+    }
+  };
+  if (first) attempt("the LoRA hooks' copies", first);
+  for (auto& p : placements) attempt(p->component().name, [&] { p->teardown(); });
+  // Weights that were put on the device some other way come back too.
+  if (device.isAccelerator())
+    for (const auto* params : lists)
+      for (const auto& slot : params->slots())
+        if (slot.tensor->defined()) attempt(slot.name, [&] { *slot.tensor = device.download(*slot.tensor); });
+  if (!failed.empty()) throw Error(ErrorKind::OutOfMemory, failed);
 }
 
 void shareDeviceInModelMode(Placements& placements) {

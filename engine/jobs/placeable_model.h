@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,13 @@ struct WeightBytes {
 };
 WeightBytes countWeightBytes(const std::vector<const models::ParamList*>& lists, const Placements& placements,
                              const memory::Device& device);
+
+// What a model's offload() does: every component torn down and every weight brought back
+// to the host, each tried whatever failed before it (after `first`, when given); the first
+// failure is thrown after, as kiln::Error(OutOfMemory) naming the component and `model`.
+void takeOffDevice(Placements& placements, const memory::Device& device,
+                   const std::vector<const models::ParamList*>& lists, const std::string& model,
+                   const std::function<void()>& first = {});
 
 // In model mode, a component called onto the device sends the others in that mode home.
 void shareDeviceInModelMode(Placements& placements);

@@ -61,12 +61,11 @@ std::vector<std::string> VideoModel::placementSummary() const {
 }
 
 void VideoModel::offload() {
-  for (auto& p : placements_) p->teardown();
-  if (device_.isAccelerator())
-    for (const auto* params : paramLists())
-      for (const auto& slot : params->slots())
-        if (slot.tensor->defined()) *slot.tensor = device_.download(*slot.tensor);
-  recount();
+  struct Recount {
+    VideoModel& m;
+    ~Recount() { m.recount(); }
+  } recount_after{*this};
+  takeOffDevice(placements_, device_, paramLists(), describe());
 }
 
 memory::OffloadSettings VideoModel::videoDefaults(const memory::OffloadSettings& settings) {

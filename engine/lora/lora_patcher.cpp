@@ -162,6 +162,18 @@ void LoraPatcher::setAdapters(std::unique_ptr<LoraAdapters> adapters) {
   adapters_ = std::move(adapters);
 }
 
+std::set<const at::Tensor*> LoraPatcher::touchedBy(const std::vector<LoraSpec>& stack) {
+  std::set<const at::Tensor*> touched;
+  for (const auto& [weight, patch] : patched_) touched.insert(weight);
+  for (const LoraSpec& spec : stack)
+    for (const LoraModule& m : load(spec.path)->modules)
+      if (const LoraTarget* t = targets_.find(m.name)) {
+        touched.insert(t->weight);
+        if (t->bias) touched.insert(t->bias);
+      }
+  return touched;
+}
+
 std::shared_ptr<const LoraFile> LoraPatcher::load(const std::string& path) {
   const std::string stamp = stampOf(path);
   if (const auto it = files_.find(path); it != files_.end() && it->second.first == stamp) return it->second.second;

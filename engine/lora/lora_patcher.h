@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -76,6 +77,9 @@ class LoraPatcher {
     if (adapters_) adapters_->releaseCasts();
   }
   std::size_t patchedWeights() const noexcept { return patched_.size(); }
+  // The weights apply(stack) may replace: those patched now and those the stack's modules
+  // land on. Reads the files (cached) and throws as apply() would for one it cannot read.
+  std::set<const at::Tensor*> touchedBy(const std::vector<LoraSpec>& stack);
   // Bytes of the originals kept aside for patched weights.
   int64_t backupBytes() const;
   // Weights rebuilt or restored by the last apply (a changed stack touches only these).

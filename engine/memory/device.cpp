@@ -97,6 +97,7 @@ DeviceMemory SimulatedDevice::memory() const {
   m.peak_allocated_bytes = s.peak_allocated_bytes;
   const PoolStats p = pinned_->stats();
   m.pinned_bytes = p.allocated_bytes;
+  m.pinned_reserved_bytes = p.reserved_bytes;
   m.pinned_peak_bytes = p.peak_allocated_bytes;
   m.pinned_limit_bytes = p.capacity_bytes;
   return m;

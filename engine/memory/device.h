@@ -27,7 +27,8 @@ struct DeviceMemory {
   int64_t allocated_bytes = 0;  // held by live tensors
   int64_t reserved_bytes = 0;   // allocated plus the allocator's cache
   int64_t peak_allocated_bytes = 0;
-  int64_t pinned_bytes = 0;        // pinned host memory held for this device
+  int64_t pinned_bytes = 0;        // pinned host memory held for this device (live copies)
+  int64_t pinned_reserved_bytes = 0;  // pinned host memory held, cached blocks included
   int64_t pinned_peak_bytes = 0;
   int64_t pinned_limit_bytes = 0;  // 0 where the device has no pinned memory
 };
@@ -39,7 +40,8 @@ class Device {
   // "cpu", "cuda:0", "sim:8.00 GiB"
   virtual std::string name() const = 0;
   virtual DeviceMemory memory() const = 0;
-  // Gives the allocator's cached blocks back; returns the bytes released.
+  // Gives the allocators' cached blocks back, the device's and the pinned host memory's;
+  // returns the bytes released.
   virtual int64_t emptyCache() = 0;
   virtual void resetPeak() = 0;
 
@@ -96,7 +98,7 @@ class SimulatedDevice final : public Device {
   DeviceKind kind() const noexcept override { return DeviceKind::Simulated; }
   std::string name() const override;
   DeviceMemory memory() const override;
-  int64_t emptyCache() override { return pool_->emptyCache(); }
+  int64_t emptyCache() override { return pool_->emptyCache() + pinned_->emptyCache(); }
   void resetPeak() override {
     pool_->resetPeak();
     pinned_->resetPeak();

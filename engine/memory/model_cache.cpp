@@ -72,6 +72,7 @@ ModelCache::Lease ModelCache::acquire(const std::string& key, const Loader& load
   if (stale) {
     lock.unlock();
     stale.reset();
+    device_.emptyCache();
     lock.lock();
   }
   for (;;) {
@@ -104,7 +105,7 @@ ModelCache::Lease ModelCache::acquire(const std::string& key, const Loader& load
     }
   }
   lock.unlock();
-  before.clear();
+  dropModels(before);  // its device and pinned memory back before the next load starts
 
   std::shared_ptr<CachedModel> model;
   std::exception_ptr error;
@@ -132,7 +133,7 @@ ModelCache::Lease ModelCache::acquire(const std::string& key, const Loader& load
   enforceBudgetLocked(dropped);
   loaded_.notify_all();
   lock.unlock();
-  dropped.clear();  // destroyed outside the lock
+  dropModels(dropped);  // destroyed outside the lock
   return Lease(this, key, model);
 }
 
@@ -142,6 +143,13 @@ void ModelCache::unlock(const std::string& key) noexcept {
   if (auto it = findLocked(key); it != entries_.end() && it->locks > 0) --it->locks;
   enforceBudgetLocked(dropped);
   lock.unlock();
+  dropModels(dropped);
+}
+
+void ModelCache::dropModels(std::vector<std::shared_ptr<CachedModel>>& dropped) noexcept {
+  if (dropped.empty()) return;
+  dropped.clear();
+  device_.emptyCache();
 }
 
 void ModelCache::enforceBudgetLocked(std::vector<std::shared_ptr<CachedModel>>& dropped) {
@@ -213,9 +221,15 @@ MakeRoomResult ModelCache::makeRoom(int64_t bytes, int64_t working_bytes) {
   // Least recently used first: the back of the list.
   for (auto it = entries_.rbegin(); available < needed && it != entries_.rend(); ++it) {
     if (it->locks > 0 || it->model->deviceBytes() == 0) continue;
-    it->model->offload();
-    ++counters_.offloads;
-    result.offloaded.push_back(it->model->describe());
+    try {
+      it->model->offload();
+      ++counters_.offloads;
+      result.offloaded.push_back(it->model->describe());
+    } catch (const std::exception& e) {
+      // What it could move has left; the sweep goes on with the next model.
+      result.warnings.push_back("could not move " + it->model->describe() + " off " + device_.name() + ": " +
+                                e.what() + " (" + formatBytes(it->model->deviceBytes()) + " stay there)");
+    }
     device_.emptyCache();
     available = availableLocked();
   }
@@ -258,6 +272,8 @@ bool ModelCache::unload(const std::string& key) {
   entries_.erase(it);
   ++counters_.evictions;
   lock.unlock();
+  dropped.reset();
+  device_.emptyCache();
   return true;
 }
 
@@ -274,6 +290,7 @@ void ModelCache::clear() {
     ++counters_.evictions;
   }
   lock.unlock();
+  dropModels(dropped);
 }
 
 void ModelCache::setBudget(CacheBudget budget) {
@@ -282,6 +299,7 @@ void ModelCache::setBudget(CacheBudget budget) {
   budget_ = budget;
   enforceBudgetLocked(dropped);
   lock.unlock();
+  dropModels(dropped);
 }
 
 CacheBudget ModelCache::budget() const {

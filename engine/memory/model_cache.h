@@ -95,7 +95,8 @@ class ModelCache {
   Lease acquire(const std::string& key, const Loader& load);
 
   // Frees device memory until `bytes + working_bytes` are available within the budget,
-  // offloading unlocked models least recently used first. Throws kiln::Error(OutOfMemory)
+  // offloading unlocked models least recently used first (one that fails to move is
+  // named in the warnings, and the sweep goes on). Throws kiln::Error(OutOfMemory)
   // naming what holds the memory when that cannot be reached; a request for zero bytes
   // (a failed size estimate) does nothing and says so in the warnings.
   MakeRoomResult makeRoom(int64_t bytes, int64_t working_bytes = 0);
@@ -130,6 +131,9 @@ class ModelCache {
   struct Loading;
 
   void unlock(const std::string& key) noexcept;
+  // Destroys models dropped from the cache (outside the lock) and gives the memory the
+  // device's allocators kept of them back at once.
+  void dropModels(std::vector<std::shared_ptr<CachedModel>>& dropped) noexcept;
   void enforceBudgetLocked(std::vector<std::shared_ptr<CachedModel>>& dropped);
   int64_t availableLocked() const;
   std::list<Entry>::iterator findLocked(const std::string& key);

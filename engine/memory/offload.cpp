@@ -225,19 +225,26 @@ void ComponentPlacement::teardown() {
   prefetch_ = {};
   prefetched_chunk_ = static_cast<std::size_t>(-1);
   if (component_.params->hooks() == this) component_.params->setHooks(nullptr);
+  // Every weight is tried; the first failure is rethrown after the rest have moved.
+  std::exception_ptr first_error;
   for (std::size_t i = 0; i < slots_.size(); ++i) {
-    toHost(i);
-    resident_[i] = false;
-    host_[i].reset();
-    at::Tensor& t = *slots_[i].tensor;
-    if (t.defined() && device_.isPinned(t)) {  // back to ordinary memory: the pin is given back
-      PoolScope pageable(nullptr);
-      at::Tensor plain = at::empty_like(t, t.options(), at::MemoryFormat::Contiguous);
-      plain.copy_(t);
-      t = plain;
+    try {
+      toHost(i);
+      resident_[i] = false;
+      host_[i].reset();
+      at::Tensor& t = *slots_[i].tensor;
+      if (t.defined() && device_.isPinned(t)) {  // back to ordinary memory: the pin is given back
+        PoolScope pageable(nullptr);
+        at::Tensor plain = at::empty_like(t, t.options(), at::MemoryFormat::Contiguous);
+        plain.copy_(t);
+        t = plain;
+      }
+    } catch (...) {
+      if (!first_error) first_error = std::current_exception();
     }
   }
   placed_ = false;
+  if (first_error) std::rethrow_exception(first_error);
 }
 
 void ComponentPlacement::pinStreamedWeights() {

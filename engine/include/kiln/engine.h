@@ -65,6 +65,7 @@ struct MemoryStats {
   int64_t device_peak_bytes = 0;       // most allocated during the last (or current) job
   int64_t cached_model_device_bytes = 0;  // of the cached weights, those on the device
   int64_t pinned_bytes = 0;               // pinned host memory held for the device
+  int64_t pinned_reserved_bytes = 0;      // the same with the blocks its allocator keeps for reuse
   int64_t pinned_peak_bytes = 0;
   // Where each cached model's components live: "unet (UNetModel, 1.64 GiB, BFloat16):
   // group-block, 1 block per group, streams".

@@ -560,6 +560,37 @@ class LoraTest : public QObject {
     QCOMPARE(model.deviceBytes(), int64_t{0});
   }
 
+  // A LoRA change in merge mode takes down only the components whose weights it replaces:
+  // a UNet-only LoRA leaves the text encoder and the VAE placed; removing it again touches
+  // the UNet only; and the merged picture is what a model placed afresh draws.
+  void mergeChangeTakesDownOnlyTouchedComponents() {
+    memory::SimulatedDevice dev(256 * kMiB);
+    jobs::PipelineModel model(load("sd1"), dev);
+    std::vector<Module> unet_only = modulesFor("sd1");
+    unet_only.erase(std::remove_if(unet_only.begin(), unet_only.end(),
+                                   [](const Module& m) { return m.name.rfind("lora_te", 0) == 0; }),
+                    unet_only.end());
+    const std::string path = file("unet_only.safetensors");
+    writeKohya(path, model.pipeline(), unet_only, 1.0);
+    const memory::OffloadSettings resident;
+    QCOMPARE(model.place(resident, 0).size(), std::size_t{3});  // text encoder, UNet, VAE
+    const auto placedAgain = [&] {
+      std::vector<std::string> names;
+      for (const std::string& line : model.place(resident, 0)) names.push_back(line.substr(7, line.find(' ', 7) - 7));
+      return names;
+    };
+    QVERIFY(placedAgain().empty());
+    model.applyLoras({{path, 1.0, 1.0, {}}}, LoraMode::Merge, resident);
+    QCOMPARE(placedAgain(), std::vector<std::string>{"unet"});
+    const at::Tensor merged = output(model.pipeline(), &dev);
+    model.applyLoras({}, LoraMode::Merge, resident);
+    QCOMPARE(placedAgain(), std::vector<std::string>{"unet"});
+    jobs::PipelineModel fresh(load("sd1"), dev);
+    fresh.applyLoras({{path, 1.0, 1.0, {}}}, LoraMode::Merge, resident);
+    (void)fresh.place(resident, 0);
+    QCOMPARE(maxDiff(output(fresh.pipeline(), &dev), merged), 0.0);
+  }
+
   void autoHooksWhenWeightsAreOffloaded() {
     memory::SimulatedDevice dev(256 * kMiB);
     jobs::PipelineModel model(load("sd1"), dev);

@@ -31,8 +31,13 @@ class TensorModel final : public CachedModel {
   int64_t hostBytes() const override { return bytes(false); }
   int64_t deviceBytes() const override { return bytes(true); }
   void offload() override {
-    for (auto& w : weights_) w = device_.download(w);
+    for (std::size_t i = 0; i < weights_.size(); ++i) {
+      if (fail_offload_ && i == weights_.size() / 2)  // half has left when the host runs out
+        throw Error(ErrorKind::OutOfMemory, "host memory ran out");
+      weights_[i] = device_.download(weights_[i]);
+    }
   }
+  void failOffload() { fail_offload_ = true; }
   void onload() {
     for (auto& w : weights_) w = device_.upload(w);
   }
@@ -54,6 +59,7 @@ class TensorModel final : public CachedModel {
   const Device& device_;
   std::string name_;
   std::vector<at::Tensor> weights_;
+  bool fail_offload_ = false;
 };
 
 std::shared_ptr<TensorModel> onDevice(const Device& d, const std::string& name, int64_t mib) {
@@ -229,6 +235,25 @@ class MemoryTest : public QObject {
     QCOMPARE(entries[1].device_bytes, int64_t{0});
     QCOMPARE(entries[1].host_bytes, 40 * kMiB);
     QVERIFY(static_cast<TensorModel&>(b_again.model()).intact());
+  }
+
+  // A model that fails to leave the device is named in the warnings, keeps counting what
+  // stayed, and the sweep goes on to the next model.
+  void makeRoomGoesOnPastAModelThatFailsToMove() {
+    SimulatedDevice dev(100 * kMiB);
+    ModelCache cache(dev, {});
+    const auto stuck = onDevice(dev, "model a", 30);
+    stuck->failOffload();
+    (void)cache.acquire("a", [&] { return stuck; });  // least recently used: tried first
+    (void)cache.acquire("b", [&] { return onDevice(dev, "model b", 30); });
+    const MakeRoomResult r = cache.makeRoom(60 * kMiB);
+    QCOMPARE(r.offloaded, std::vector<std::string>{"model b"});
+    QCOMPARE(r.warnings.size(), std::size_t{1});
+    QVERIFY2(r.warnings[0].find("could not move model a") != std::string::npos, r.warnings[0].c_str());
+    QVERIFY2(r.warnings[0].find("host memory ran out") != std::string::npos, r.warnings[0].c_str());
+    QCOMPARE(stuck->deviceBytes(), 15 * kMiB);  // half of it left before the failure
+    QCOMPARE(r.available_bytes, 85 * kMiB);
+    QCOMPARE(cache.deviceBytes(), 15 * kMiB);
   }
 
   void lockedModelsAreNeverTouchedAndShortfallsSayWhy() {

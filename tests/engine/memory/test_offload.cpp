@@ -8,6 +8,7 @@
 #include "kiln/engine.h"
 #include "kiln/error.h"
 #include "memory/device.h"
+#include "memory/model_cache.h"
 #include "memory/offload.h"
 #include "models/vae/vae_tiling.h"
 #include "nodes/sd_pipeline.h"
@@ -314,6 +315,40 @@ class OffloadTest : public QObject {
     QCOMPARE(dev.memory().allocated_bytes, int64_t{0});
   }
 
+  // Switching to another model gives the first one's pinned host memory back, reserved
+  // blocks included, before the next model loads; unloading gives it back at once.
+  void pinnedMemoryGoesBackOnSwitchAndUnload() {
+    SimulatedDevice dev(256 * kMiB);
+    const int64_t baseline = dev.memory().pinned_reserved_bytes;
+    ModelCache cache(dev, CacheBudget{0, 0, 1});
+    OffloadSettings s;
+    s.mode = OffloadMode::GroupBlock;
+    s.streams = true;
+    s.pin = PinMode::On;
+    s.pin_reserve_bytes = 0;
+    const auto loadPinned = [&] {
+      auto m = std::make_shared<jobs::PipelineModel>(tinyPipeline(), dev);
+      (void)m->place(s, 0);
+      return std::static_pointer_cast<CachedModel>(m);
+    };
+    (void)cache.acquire("a", loadPinned);
+    const int64_t pinned = dev.memory().pinned_bytes;
+    QVERIFY(pinned > 0);
+    int64_t at_load = -1, reserved_at_load = -1;
+    (void)cache.acquire("b", [&] {
+      at_load = dev.memory().pinned_bytes;
+      reserved_at_load = dev.memory().pinned_reserved_bytes;
+      return loadPinned();
+    });
+    QCOMPARE(at_load, baseline);
+    QCOMPARE(reserved_at_load, baseline);
+    QCOMPARE(dev.memory().pinned_bytes, pinned);  // the second model's, as many
+    QVERIFY(cache.unload("b"));
+    QCOMPARE(dev.memory().pinned_bytes, baseline);
+    QCOMPARE(dev.memory().pinned_reserved_bytes, baseline);
+    QCOMPARE(dev.memory().reserved_bytes, int64_t{0});
+  }
+
   // Placing a whole pipeline: one component that does not fit fails alone and is torn
   // down; the others stay placed; model mode sends the previous component home.
   void pipelinePlacementFailsPerComponent() {
@@ -448,6 +483,7 @@ class OffloadTest : public QObject {
     QVERIFY(engine.memoryStats().pinned_bytes > 0);
     engine.unloadModels();
     QCOMPARE(engine.memoryStats().pinned_bytes, int64_t{0});
+    QCOMPARE(engine.memoryStats().pinned_reserved_bytes, int64_t{0});  // cached blocks too
     QCOMPARE(engine.memoryStats().device_allocated_bytes, int64_t{0});
     OffloadSettings bad;
     bad.blocks_per_group = 0;
