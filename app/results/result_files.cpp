@@ -5,6 +5,8 @@
 #include <QFile>
 #include <QRegularExpression>
 
+#include <zlib.h>
+
 #include <algorithm>
 
 namespace kiln::app {
@@ -21,12 +23,34 @@ QString decodeText(const QByteArray& bytes) {
   return text.contains(QChar::ReplacementCharacter) ? QString::fromLatin1(bytes) : text;
 }
 
-QByteArray inflate(const QByteArray& zlib) {
-  // qUncompress wants the expected size first; it grows past a guess that is too small.
-  QByteArray framed(4, '\0');
-  const quint32 guess = static_cast<quint32>(std::min<qsizetype>(zlib.size() * 8, 1 << 24));
-  for (int i = 0; i < 4; ++i) framed[i] = static_cast<char>((guess >> (24 - 8 * i)) & 0xff);
-  return qUncompress(framed + zlib);
+// The most text one chunk may inflate to: far beyond any workflow or parameters text, far
+// below what a small compressed chunk can claim (zlib reaches a thousand to one).
+constexpr qsizetype kMaxChunkText = qsizetype{16} << 20;
+
+// A zlib stream's content; nothing when it is damaged or inflates past kMaxChunkText.
+std::optional<QByteArray> inflate(const QByteArray& zlib) {
+  z_stream z{};
+  if (inflateInit(&z) != Z_OK) return std::nullopt;
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(zlib.constData()));
+  z.avail_in = static_cast<uInt>(zlib.size());
+  QByteArray out;
+  char buffer[16384];
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    z.next_out = reinterpret_cast<Bytef*>(buffer);
+    z.avail_out = sizeof buffer;
+    rc = ::inflate(&z, Z_NO_FLUSH);
+    const auto produced = static_cast<qsizetype>(sizeof buffer - z.avail_out);
+    if ((rc != Z_OK && rc != Z_STREAM_END) || out.size() + produced > kMaxChunkText) {
+      out.clear();
+      break;
+    }
+    out.append(buffer, produced);
+    if (rc == Z_OK && z.avail_in == 0 && produced == 0) break;  // cut short
+  }
+  inflateEnd(&z);
+  if (rc != Z_STREAM_END) return std::nullopt;
+  return out;
 }
 
 }  // namespace
@@ -52,7 +76,7 @@ QMap<QString, QString> readPngText(const QString& path) {
     if (type == "tEXt") {
       texts.insert(key, decodeText(data.mid(nul + 1)));
     } else if (type == "zTXt" && data.size() > nul + 2) {
-      texts.insert(key, decodeText(inflate(data.mid(nul + 2))));
+      if (const auto text = inflate(data.mid(nul + 2))) texts.insert(key, decodeText(*text));
     } else if (type == "iTXt" && data.size() > nul + 3) {
       const bool compressed = data[nul + 1] != 0;
       // Skip the language tag and the translated keyword, each ended by a NUL.
@@ -60,7 +84,8 @@ QMap<QString, QString> readPngText(const QString& path) {
       const qsizetype keyword_end = language_end < 0 ? -1 : data.indexOf('\0', language_end + 1);
       if (keyword_end < 0) continue;
       const QByteArray value = data.mid(keyword_end + 1);
-      texts.insert(key, QString::fromUtf8(compressed ? inflate(value) : value));
+      if (const auto text = compressed ? inflate(value) : std::optional<QByteArray>(value))
+        texts.insert(key, QString::fromUtf8(*text));
     }
   }
   return texts;

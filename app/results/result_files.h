@@ -22,7 +22,8 @@ struct ResultFile {
 // from the headers, without decoding the pictures).
 QList<ResultFile> listResults(const QString& folder, int limit = 500);
 ResultFile readResult(const QString& path);
-// A PNG's text chunks (tEXt, zTXt, iTXt) by keyword, read from the header only.
+// A PNG's text chunks (tEXt, zTXt, iTXt) by keyword, read from the header only; a
+// compressed chunk that is damaged or inflates past 16 MiB is left out.
 QMap<QString, QString> readPngText(const QString& path);
 
 // The settings an A1111 "parameters" text records (Kiln writes that format too):

@@ -6,6 +6,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <zlib.h>
+
 #include "kiln/image_io.h"
 #include "model_list.h"
 #include "output_names.h"
@@ -131,6 +133,39 @@ class TestResults : public QObject {
     QVERIFY(readPngText(f.fileName()).isEmpty());
     QVERIFY(readPngText(dir.filePath("notes.txt")).isEmpty());
     QVERIFY(readPngText(dir.filePath("missing.png")).isEmpty());
+  }
+
+  // A compressed text chunk is inflated only up to 16 MiB: a 300 KB zTXt that claims
+  // 256 MiB of text (a zip bomb) is left out, the chunks beside it are read.
+  void compressedChunksAreInflatedWithinALimit() {
+    QTemporaryDir dir;
+    const auto chunk = [](const QByteArray& type, const QByteArray& data) {
+      QByteArray c;
+      const auto n = static_cast<quint32>(data.size());
+      for (int i = 3; i >= 0; --i) c += static_cast<char>((n >> (8 * i)) & 0xff);
+      c += type + data;
+      const quint32 crc = static_cast<quint32>(::crc32(::crc32(0, reinterpret_cast<const Bytef*>(type.constData()), 4),
+                                                       reinterpret_cast<const Bytef*>(data.constData()),
+                                                       static_cast<uInt>(data.size())));
+      for (int i = 3; i >= 0; --i) c += static_cast<char>((crc >> (8 * i)) & 0xff);
+      return c;
+    };
+    const auto zlibOf = [](const QByteArray& text) { return qCompress(text, 9).mid(4); };  // without Qt's size prefix
+    QByteArray png("\x89PNG\r\n\x1a\n", 8);
+    png += chunk("IHDR", QByteArray("\0\0\0\x01\0\0\0\x01\x08\x02\0\0\0", 13));
+    png += chunk("zTXt", QByteArray("bomb\0\0", 6) + zlibOf(QByteArray(256 << 20, 'a')));
+    png += chunk("zTXt", QByteArray("prompt\0\0", 8) + zlibOf("{\"1\": {}}"));
+    png += chunk("iTXt", QByteArray("parameters\0\x01\0\0\0", 15) + zlibOf("a cat\nSteps: 3"));
+    png += chunk("IEND", {});
+    QVERIFY(png.size() < 1 << 20);
+    QFile f(dir.filePath("bomb.png"));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(png);
+    f.close();
+    const QMap<QString, QString> texts = readPngText(f.fileName());
+    QVERIFY(!texts.contains("bomb"));
+    QCOMPARE(texts.value("prompt"), QString("{\"1\": {}}"));
+    QCOMPARE(texts.value("parameters"), QString("a cat\nSteps: 3"));
   }
 
   void findsCheckpointsInModelTrees() {
