@@ -347,6 +347,37 @@ class TestEngine : public QObject {
     QVERIFY(loaded_again);
   }
 
+  // A cancel that arrives as prompt encoding or the decode starts lands inside that stage,
+  // every time: the job ends cancelled there, the stage never finishes, nothing later runs,
+  // and the job's memory is given back.
+  void cancelLandsInsideAStage_data() {
+    QTest::addColumn<int>("kind");
+    QTest::newRow("prompt encoding") << static_cast<int>(kiln::StageKind::EncodePrompt);
+    QTest::newRow("decode") << static_cast<int>(kiln::StageKind::Decode);
+  }
+  void cancelLandsInsideAStage() {
+    QFETCH(int, kind);
+    Recorder rec;
+    kiln::Engine engine(options(rec));
+    std::vector<kiln::Stage> plan;
+    rec.on_event = [&](const kiln::Event& e) {
+      if (e.type == EventType::StagePlanned) plan = e.stages;
+      if (e.type == EventType::StageStarted && static_cast<int>(plan.at(static_cast<std::size_t>(e.stage)).kind) == kind)
+        engine.cancel(e.job);
+    };
+    const kiln::JobId id = engine.submit(job(2));
+    QVERIFY(rec.waitForEnd(id));
+    const kiln::Event end = rec.end(id);
+    QCOMPARE(end.type, EventType::JobCancelled);
+    QCOMPARE(static_cast<int>(plan.at(static_cast<std::size_t>(end.stage)).kind), kind);
+    for (const auto& e : rec.of(id)) {
+      QVERIFY(!(e.type == EventType::StageFinished && e.stage == end.stage));
+      QVERIFY(!(e.type == EventType::StageStarted && e.stage > end.stage));
+    }
+    QVERIFY(engine.waitIdle(10));
+    QCOMPARE(engine.memoryStats().job_bytes, int64_t{0});
+  }
+
   void cancelWhileLoading() {
     Recorder rec;
     kiln::EngineOptions o = options(rec);

@@ -237,6 +237,20 @@ class MemoryTest : public QObject {
     QVERIFY(static_cast<TensorModel&>(b_again.model()).intact());
   }
 
+  // With two unlocked models, makeRoom stops as soon as enough is free: the least recently
+  // used one leaves, the other stays.
+  void makeRoomStopsOnceEnoughIsFree() {
+    SimulatedDevice dev(100 * kMiB);
+    ModelCache cache(dev, {});
+    (void)cache.acquire("a", [&] { return onDevice(dev, "model a", 30); });
+    (void)cache.acquire("b", [&] { return onDevice(dev, "model b", 30); });
+    const MakeRoomResult r = cache.makeRoom(50 * kMiB, 10 * kMiB);
+    QCOMPARE(r.offloaded, std::vector<std::string>{"model a"});
+    QCOMPARE(r.available_bytes, 70 * kMiB);
+    QCOMPARE(cache.deviceBytes(), 30 * kMiB);  // b is still on the device
+    QCOMPARE(cache.counters().offloads, int64_t{1});
+  }
+
   // A model that fails to leave the device is named in the warnings, keeps counting what
   // stayed, and the sweep goes on to the next model.
   void makeRoomGoesOnPastAModelThatFailsToMove() {

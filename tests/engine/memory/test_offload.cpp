@@ -315,6 +315,31 @@ class OffloadTest : public QObject {
     QCOMPARE(dev.memory().allocated_bytes, int64_t{0});
   }
 
+  // The pinned budget is the host memory free when the placement is applied, less the
+  // reserve: with a reserve of all but 512 MiB, the limit is about 512 MiB (give or take
+  // what other processes do meanwhile), not the gigabytes free.
+  void pinnedBudgetIsFreeHostMemoryLessTheReserve() {
+    const std::optional<int64_t> free_host = availableHostBytes();
+    if (!free_host || *free_host < 2 * int64_t{1024} * kMiB) QSKIP("needs 2 GiB of free host memory");
+    SimulatedDevice dev(256 * kMiB);
+    jobs::PipelineModel model(tinyPipeline(), dev);
+    OffloadSettings s;
+    s.mode = OffloadMode::GroupBlock;
+    s.streams = true;
+    s.pin = PinMode::On;
+    s.pin_reserve_bytes = *free_host - 512 * kMiB;
+    (void)model.place(s, 0);
+    const int64_t limit = dev.memory().pinned_limit_bytes - dev.memory().pinned_bytes;
+    QVERIFY2(limit > 256 * kMiB && limit < 768 * kMiB, qPrintable(QString("pinned limit %1 bytes").arg(limit)));
+    QVERIFY(dev.memory().pinned_bytes > 0);
+    // A reserve beyond what is free leaves nothing to pin: the weights stream from pageable memory.
+    jobs::PipelineModel other(tinyPipeline(), dev);
+    s.pin_reserve_bytes = *free_host * 2;
+    model.offload();
+    (void)other.place(s, 0);
+    QCOMPARE(dev.memory().pinned_bytes, int64_t{0});
+  }
+
   // Switching to another model gives the first one's pinned host memory back, reserved
   // blocks included, before the next model loads; unloading gives it back at once.
   void pinnedMemoryGoesBackOnSwitchAndUnload() {
