@@ -560,6 +560,32 @@ class LoraTest : public QObject {
     QCOMPARE(model.deviceBytes(), int64_t{0});
   }
 
+  // bf16 weights streamed from pinned host memory on a copy stream, with a hooked LoRA,
+  // draw the picture the same model draws with every weight resident on the device.
+  void streamedPinnedHookedBf16DrawsTheResidentPicture() {
+    const std::string path = file("bf16_streamed.safetensors");
+    writeKohya(path, *load("sd1"), modulesFor("sd1"), 1.0);
+    const auto draw = [&](const memory::OffloadSettings& s) {
+      memory::SimulatedDevice dev(256 * kMiB);
+      jobs::PipelineModel model(load("sd1", at::kBFloat16), dev);
+      model.applyLoras({{path, 1.0, 1.0, {}}}, LoraMode::Hook, s);
+      (void)model.place(s, 0);
+      const at::Tensor out = output(model.pipeline(), &dev);
+      return std::make_pair(out, dev.memory().pinned_bytes);
+    };
+    memory::OffloadSettings resident, streamed;
+    streamed.mode = memory::OffloadMode::GroupBlock;
+    streamed.streams = true;
+    streamed.pin = memory::PinMode::On;
+    streamed.pin_reserve_bytes = 0;
+    const auto [want, no_pins] = draw(resident);
+    const auto [got, pinned] = draw(streamed);
+    QCOMPARE(want.scalar_type(), at::kBFloat16);
+    QCOMPARE(no_pins, int64_t{0});
+    QVERIFY(pinned > 0);
+    QCOMPARE(maxDiff(got, want), 0.0);
+  }
+
   // A LoRA change in merge mode takes down only the components whose weights it replaces:
   // a UNet-only LoRA leaves the text encoder and the VAE placed; removing it again touches
   // the UNet only; and the merged picture is what a model placed afresh draws.

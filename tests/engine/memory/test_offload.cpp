@@ -212,6 +212,41 @@ class OffloadTest : public QObject {
     QCOMPARE(parseOffloadMode("sideways"), OffloadMode::Invalid);
   }
 
+  // A component on the never list stays resident whatever mode streams the others.
+  void neverListHoldsUnderEveryStreamingMode_data() {
+    QTest::addColumn<int>("mode");
+    QTest::newRow("group-block") << static_cast<int>(OffloadMode::GroupBlock);
+    QTest::newRow("group-leaf") << static_cast<int>(OffloadMode::GroupLeaf);
+    QTest::newRow("balanced") << static_cast<int>(OffloadMode::Balanced);
+  }
+  void neverListHoldsUnderEveryStreamingMode() {
+    QFETCH(int, mode);
+    SimulatedDevice dev(256 * kMiB);
+    jobs::PipelineModel model(tinyPipeline(), dev);
+    OffloadSettings s;
+    s.mode = static_cast<OffloadMode>(mode);
+    s.vae_resident_threshold_bytes = 0;
+    s.never = {"unet"};
+    const ComponentInfo unet = unetOf(model.pipeline());
+    QCOMPARE(decidePlacement(unet, 1000, s).mode, OffloadMode::None);
+    (void)model.place(s, 0);  // balanced: no budget, so the others keep nothing resident
+    const auto& pipe = model.pipeline();
+    const auto bytesOnDevice = [&](const models::ParamList& params) {
+      int64_t n = 0, total = 0;
+      for (const auto& slot : params.slots()) {
+        total += static_cast<int64_t>(slot.tensor->nbytes());
+        if (dev.holds(*slot.tensor)) n += static_cast<int64_t>(slot.tensor->nbytes());
+      }
+      return std::make_pair(n, total);
+    };
+    const auto [unet_on, unet_total] = bytesOnDevice(pipe.unet().params());
+    QCOMPARE(unet_on, unet_total);  // resident
+    QCOMPARE(bytesOnDevice(pipe.vae().params()).first, int64_t{0});  // streamed, as the mode says
+    s.never.clear();
+    (void)model.place(s, 0);
+    QVERIFY(bytesOnDevice(pipe.unet().params()).first < unet_total);
+  }
+
   // Pinned host copies have a budget; a denied pin falls back to block level without
   // streams and says what that costs; per-group pinning holds pinned memory only while a
   // group is being moved; tearing down gives every pinned byte back.
