@@ -1,5 +1,7 @@
 // kiln-cli render end to end: conformance renders through the real executable, the PNG
 // metadata read back, and every kind of bad input answered with one line and no file.
+#include <algorithm>
+
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
@@ -291,11 +293,13 @@ class TestCli : public QObject {
       err += QString::fromUtf8(p.readAllStandardError());
     }
     QVERIFY2(err.contains("Denoising 2/1000"), qPrintable(err));
+    const qint64 to_second_step = waited.elapsed();  // start-up, loading, two steps: this machine's pace now
     QElapsedTimer latency;
     latency.start();
     ::kill(static_cast<pid_t>(p.processId()), SIGINT);
-    QVERIFY(p.waitForFinished(10000));
-    QVERIFY2(latency.elapsed() < 5000, qPrintable(QString::number(latency.elapsed())));
+    QVERIFY(p.waitForFinished(static_cast<int>(10000 + 2 * to_second_step)));
+    QVERIFY2(latency.elapsed() < std::max<qint64>(to_second_step, 500),
+             qPrintable(QString("%1 ms; the render took %2 ms to its second step").arg(latency.elapsed()).arg(to_second_step)));
     QCOMPARE(p.exitStatus(), QProcess::NormalExit);
     QCOMPARE(p.exitCode(), 130);
     err += QString::fromUtf8(p.readAllStandardError());

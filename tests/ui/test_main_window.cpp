@@ -2,6 +2,8 @@
 // Generate saves into the output folder and the gallery lists the result; Interrupt,
 // Skip, the queue's cancel and reorder; reusing a result's settings; Preferences
 // re-placing the loaded model live; the window in another language without a restart.
+#include <algorithm>
+
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
@@ -198,14 +200,18 @@ class TestMainWindow : public QObject {
     window->show();
     window->stepsSpin()->setValue(1000);
     QVERIFY(!window->stopButton()->isEnabled());
+    QElapsedTimer started;
+    started.start();
     QTest::mouseClick(window->generateButton(), Qt::LeftButton);
     QVERIFY(window->stopButton()->isEnabled());
     QTRY_VERIFY_WITH_TIMEOUT(window->statusText().startsWith("Denoising") && window->statusText().contains("/1000 steps"), 60000);
+    const qint64 to_first_step = started.elapsed();  // loading and encoding: this machine's pace now
     QElapsedTimer latency;
     latency.start();
     QTest::keyClick(window.get(), Qt::Key_Escape);
-    QTRY_COMPARE_WITH_TIMEOUT(window->statusText(), QString("Stopped"), 5000);
-    QVERIFY2(latency.elapsed() < 2000, qPrintable(QString::number(latency.elapsed())));
+    QTRY_COMPARE_WITH_TIMEOUT(window->statusText(), QString("Stopped"), 5000 + 2 * to_first_step);
+    QVERIFY2(latency.elapsed() < std::max<qint64>(to_first_step, 500),
+             qPrintable(QString("%1 ms; the render took %2 ms to its first step").arg(latency.elapsed()).arg(to_first_step)));
     QVERIFY(!window->stopButton()->isEnabled());
     QVERIFY(!window->hasResult());
     QVERIFY(pngs(dir).isEmpty());  // nothing half-written
@@ -316,13 +322,17 @@ class TestMainWindow : public QObject {
     {
       auto window = makeWindow(dir);
       window->stepsSpin()->setValue(1000);
+      QElapsedTimer started;
+      started.start();
       window->startGenerate();
       window->startGenerate();
       QTRY_VERIFY_WITH_TIMEOUT(window->statusText().contains("/1000 steps"), 60000);
+      const qint64 to_first_step = started.elapsed();
       QElapsedTimer closing;
       closing.start();
       window.reset();
-      QVERIFY2(closing.elapsed() < 3000, qPrintable(QString::number(closing.elapsed())));
+      QVERIFY2(closing.elapsed() < std::max<qint64>(to_first_step, 500),
+               qPrintable(QString("%1 ms; the render took %2 ms to its first step").arg(closing.elapsed()).arg(to_first_step)));
     }
     auto window = makeWindow(dir);
     window->startGenerate();
