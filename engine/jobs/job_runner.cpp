@@ -108,8 +108,9 @@ void placeModel(PlaceableModel& model, RunEnvironment& env, memory::Device& devi
     available = device.memory().free_bytes;
   }
   // Balanced mode keeps resident what fits beside the work and the reserve.
-  for (const auto& line : model.place(env.offload, std::max<int64_t>(available - working_bytes - reserve, 0)))
-    env.emit(logEvent(line));
+  // Each line as it happens: a component's before its pin step, which may take long.
+  (void)model.place(env.offload, std::max<int64_t>(available - working_bytes - reserve, 0),
+                    [&](const std::string& line) { env.emit(logEvent(line)); });
 }
 
 Event logEvent(std::string message) {

@@ -169,10 +169,11 @@ int64_t PipelineModel::deviceBytesNeeded(const memory::OffloadSettings& settings
   return placementBytesNeeded(placements_, device_, settings);
 }
 
-std::vector<std::string> PipelineModel::place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes) {
+std::vector<std::string> PipelineModel::place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes,
+                                              const PlacementLog& log) {
   if (!device_.isAccelerator()) return {};
   const RecountOnExit recount_on_exit{this};
-  return placeComponents(placements_, device_, settings, balanced_budget_bytes);
+  return placeComponents(placements_, device_, settings, balanced_budget_bytes, log);
 }
 
 }  // namespace kiln::jobs

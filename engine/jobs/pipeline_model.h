@@ -54,7 +54,8 @@ class PipelineModel final : public PlaceableModel {
   // Places every component (text encoders, UNet, VAE) as the settings say; components
   // already placed so are left alone. Returns one line per component whose placement was
   // (re)done, for the log. `balanced_budget_bytes` is what balanced mode may keep resident.
-  std::vector<std::string> place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes) override;
+  std::vector<std::string> place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes,
+                                 const PlacementLog& log = {}) override;
   const std::vector<std::unique_ptr<memory::ComponentPlacement>>& placements() const noexcept {
     return placements_;
   }

@@ -20,7 +20,8 @@ int64_t placementBytesNeeded(const Placements& placements, const memory::Device&
 }
 
 std::vector<std::string> placeComponents(Placements& placements, const memory::Device& device,
-                                         const memory::OffloadSettings& settings, int64_t balanced_budget_bytes) {
+                                         const memory::OffloadSettings& settings, int64_t balanced_budget_bytes,
+                                         const PlacementLog& log) {
   std::vector<std::string> lines;
   if (!device.isAccelerator()) return lines;
   if (device.hasPinnedMemory())
@@ -29,7 +30,10 @@ std::vector<std::string> placeComponents(Placements& placements, const memory::D
   for (auto& p : placements) {
     try {
       const memory::PlacementDecision d = memory::decidePlacement(p->component(), p->weightBytes(), settings);
-      if (p->apply(d, balanced_budget_bytes)) lines.push_back("placed " + p->describe());
+      (void)p->apply(d, balanced_budget_bytes, [&](const std::string& line) {
+        lines.push_back(line);
+        if (log) log(line);
+      });
     } catch (...) {
       try {
         p->teardown();  // torn down cleanly; the next pass places it again

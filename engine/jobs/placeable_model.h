@@ -13,6 +13,9 @@
 
 namespace kiln::jobs {
 
+// Hears each placement line as it happens (see ComponentPlacement::apply).
+using PlacementLog = std::function<void(const std::string&)>;
+
 class PlaceableModel : public memory::CachedModel {
  public:
   // Device bytes that placing with `settings` still needs: weights that will stay on the
@@ -20,8 +23,10 @@ class PlaceableModel : public memory::CachedModel {
   virtual int64_t deviceBytesNeeded(const memory::OffloadSettings& settings) const = 0;
   // Places every component as the settings say; components already placed so are left
   // alone. Returns one line per component whose placement was (re)done, for the log.
-  // `balanced_budget_bytes` is what balanced mode may keep resident.
-  virtual std::vector<std::string> place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes) = 0;
+  // `balanced_budget_bytes` is what balanced mode may keep resident. `log`, when given,
+  // hears each line as it happens (a component's before its pin step).
+  virtual std::vector<std::string> place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes,
+                                         const PlacementLog& log = {}) = 0;
 };
 
 using Placements = std::vector<std::unique_ptr<memory::ComponentPlacement>>;
@@ -33,7 +38,8 @@ int64_t placementBytesNeeded(const Placements& placements, const memory::Device&
 // limited to what the host has free less the reserve; a failure on one component does
 // not stop the others (it is torn down) and the first error is rethrown.
 std::vector<std::string> placeComponents(Placements& placements, const memory::Device& device,
-                                         const memory::OffloadSettings& settings, int64_t balanced_budget_bytes);
+                                         const memory::OffloadSettings& settings, int64_t balanced_budget_bytes,
+                                         const PlacementLog& log = {});
 // Where a model's weights are (on the CPU, all host memory), with the placements'
 // descriptions when any weight is on the device.
 struct WeightBytes {

@@ -45,12 +45,13 @@ int64_t VaeFileModel::deviceBytesNeeded(const memory::OffloadSettings& settings)
   return placementBytesNeeded(placements_, device_, settings);
 }
 
-std::vector<std::string> VaeFileModel::place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes) {
+std::vector<std::string> VaeFileModel::place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes,
+                                             const PlacementLog& log) {
   struct Recount {
     VaeFileModel& m;
     ~Recount() { m.recount(); }
   } recount_after{*this};
-  return placeComponents(placements_, device_, settings, balanced_budget_bytes);
+  return placeComponents(placements_, device_, settings, balanced_budget_bytes, log);
 }
 
 }  // namespace kiln::jobs

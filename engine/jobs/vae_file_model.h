@@ -27,7 +27,8 @@ class VaeFileModel final : public PlaceableModel {
   int64_t deviceBytesNeeded(const memory::OffloadSettings& settings) const override;
   // Places the VAE as the settings say (nothing on the CPU); one line for the log when
   // the placement was (re)done.
-  std::vector<std::string> place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes) override;
+  std::vector<std::string> place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes,
+                                 const PlacementLog& log = {}) override;
   const nodes::VaeFile& vae() const noexcept { return *vae_; }
 
  private:

@@ -83,11 +83,12 @@ int64_t VideoModel::deviceBytesNeeded(const memory::OffloadSettings& settings) c
   return placementBytesNeeded(placements_, device_, videoDefaults(settings));
 }
 
-std::vector<std::string> VideoModel::place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes) {
+std::vector<std::string> VideoModel::place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes,
+                                           const PlacementLog& log) {
   if (!device_.isAccelerator()) return {};
   std::vector<std::string> lines;
   try {
-    lines = placeComponents(placements_, device_, videoDefaults(settings), balanced_budget_bytes);
+    lines = placeComponents(placements_, device_, videoDefaults(settings), balanced_budget_bytes, log);
   } catch (...) {
     recount();
     throw;

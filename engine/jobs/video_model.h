@@ -28,7 +28,8 @@ class VideoModel final : public PlaceableModel {
   void offload() override;
   std::vector<std::string> placementSummary() const override;
   int64_t deviceBytesNeeded(const memory::OffloadSettings& settings) const override;
-  std::vector<std::string> place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes) override;
+  std::vector<std::string> place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes,
+                                 const PlacementLog& log = {}) override;
 
   nodes::WanPipeline& pipeline() const noexcept { return *pipeline_; }
   const Placements& placements() const noexcept { return placements_; }

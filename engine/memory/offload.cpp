@@ -172,7 +172,8 @@ void ComponentPlacement::toHost(std::size_t i) {
   t = host_[i];
 }
 
-bool ComponentPlacement::apply(const PlacementDecision& decision, int64_t resident_budget_bytes) {
+bool ComponentPlacement::apply(const PlacementDecision& decision, int64_t resident_budget_bytes,
+                               const std::function<void(const std::string&)>& log) {
   if (placed_ && decision == requested_) {
     ++counters_.unchanged;
     return false;
@@ -213,7 +214,10 @@ bool ComponentPlacement::apply(const PlacementDecision& decision, int64_t reside
       toDevice(i);
       if (device_.isAccelerator()) host_[i].reset();  // one copy, on the device
     }
+  const std::string before_pin = describe();
+  if (log) log("placed " + before_pin);
   if (decision_.pin != PinMode::Off) pinStreamedWeights();
+  if (log && describe() != before_pin) log("placed " + describe());
   if (decision_.mode != OffloadMode::None) component_.params->setHooks(this);
   placed_ = true;
   ++counters_.applies;

@@ -75,7 +75,11 @@ class ComponentPlacement final : public models::ExecutionHooks {
 
   // Places the component as `decision` says. Returns false (and does nothing) when it is
   // already placed so. `resident_budget_bytes` bounds balanced mode's resident part.
-  bool apply(const PlacementDecision& decision, int64_t resident_budget_bytes);
+  // `log` hears "placed <describe()>" once the resident weights are on the device and
+  // before the pin step (which may take long or fail), and again after it where pinning
+  // changed the placement (denied).
+  bool apply(const PlacementDecision& decision, int64_t resident_budget_bytes,
+             const std::function<void(const std::string&)>& log = {});
   // Everything back to host memory, hooks removed; the next apply starts afresh.
   void teardown();
   // Hooks removed and host copies dropped without moving anything: for a model that is

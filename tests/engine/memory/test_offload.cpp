@@ -375,6 +375,30 @@ class OffloadTest : public QObject {
     QCOMPARE(dev.memory().pinned_bytes, int64_t{0});
   }
 
+  // Each component's placement line is logged as soon as its resident weights are placed,
+  // before its pin step (which may take long or fail), and the model's next component
+  // is placed after it.
+  void placementLineComesBeforeThePinStep() {
+    SimulatedDevice dev(256 * kMiB);
+    jobs::PipelineModel model(tinyPipeline(), dev);
+    OffloadSettings s;
+    s.mode = OffloadMode::GroupBlock;
+    s.streams = true;
+    s.pin = PinMode::On;
+    s.pin_reserve_bytes = 0;
+    std::vector<std::pair<std::string, int64_t>> heard;  // line, pinned bytes then
+    const std::vector<std::string> lines =
+        model.place(s, 0, [&](const std::string& line) { heard.emplace_back(line, dev.memory().pinned_bytes); });
+    QCOMPARE(heard.size(), lines.size());
+    const auto unet = std::find_if(heard.begin(), heard.end(),
+                                   [](const auto& h) { return h.first.rfind("placed unet (", 0) == 0; });
+    QVERIFY(unet != heard.end());
+    QVERIFY2(unet->first.find("pinned") != std::string::npos, unet->first.c_str());
+    const int64_t pinned_before = unet->second;
+    const int64_t pinned_after = std::next(unet) != heard.end() ? std::next(unet)->second : dev.memory().pinned_bytes;
+    QVERIFY2(pinned_after > pinned_before, "the UNet's weights were pinned after its line, not before");
+  }
+
   // Switching to another model gives the first one's pinned host memory back, reserved
   // blocks included, before the next model loads; unloading gives it back at once.
   void pinnedMemoryGoesBackOnSwitchAndUnload() {
