@@ -25,6 +25,16 @@ int64_t roundingSlack(const models::ParamList& p) { return static_cast<int64_t>(
 
 std::string tinyPath() { return kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"); }
 
+// Group-block streaming from pinned host memory with no reserve.
+OffloadSettings streamedFromPinnedMemory() {
+  OffloadSettings s;
+  s.mode = OffloadMode::GroupBlock;
+  s.streams = true;
+  s.pin = PinMode::On;
+  s.pin_reserve_bytes = 0;
+  return s;
+}
+
 std::unique_ptr<nodes::SdPipeline> tinyPipeline() {
   return std::make_unique<nodes::SdPipeline>(models::openCheckpoint(tinyPath()), at::kFloat);
 }
@@ -358,10 +368,7 @@ class OffloadTest : public QObject {
     if (!free_host || *free_host < 2 * int64_t{1024} * kMiB) QSKIP("needs 2 GiB of free host memory");
     SimulatedDevice dev(256 * kMiB);
     jobs::PipelineModel model(tinyPipeline(), dev);
-    OffloadSettings s;
-    s.mode = OffloadMode::GroupBlock;
-    s.streams = true;
-    s.pin = PinMode::On;
+    OffloadSettings s = streamedFromPinnedMemory();
     s.pin_reserve_bytes = *free_host - 512 * kMiB;
     (void)model.place(s, 0);
     const int64_t limit = dev.memory().pinned_limit_bytes - dev.memory().pinned_bytes;
@@ -381,11 +388,7 @@ class OffloadTest : public QObject {
   void placementLineComesBeforeThePinStep() {
     SimulatedDevice dev(256 * kMiB);
     jobs::PipelineModel model(tinyPipeline(), dev);
-    OffloadSettings s;
-    s.mode = OffloadMode::GroupBlock;
-    s.streams = true;
-    s.pin = PinMode::On;
-    s.pin_reserve_bytes = 0;
+    OffloadSettings s = streamedFromPinnedMemory();
     std::vector<std::pair<std::string, int64_t>> heard;  // line, pinned bytes then
     const std::vector<std::string> lines =
         model.place(s, 0, [&](const std::string& line) { heard.emplace_back(line, dev.memory().pinned_bytes); });
@@ -405,11 +408,7 @@ class OffloadTest : public QObject {
     SimulatedDevice dev(256 * kMiB);
     const int64_t baseline = dev.memory().pinned_reserved_bytes;
     ModelCache cache(dev, CacheBudget{0, 0, 1});
-    OffloadSettings s;
-    s.mode = OffloadMode::GroupBlock;
-    s.streams = true;
-    s.pin = PinMode::On;
-    s.pin_reserve_bytes = 0;
+    OffloadSettings s = streamedFromPinnedMemory();
     const auto loadPinned = [&] {
       auto m = std::make_shared<jobs::PipelineModel>(tinyPipeline(), dev);
       (void)m->place(s, 0);
