@@ -25,6 +25,17 @@ int64_t roundingSlack(const models::ParamList& p) { return static_cast<int64_t>(
 
 std::string tinyPath() { return kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"); }
 
+// The pipeline's VAE placed as a large one is: onloaded whole for each call, sent back after.
+std::unique_ptr<ComponentPlacement> vaePlacedPerCall(const Device& dev, const nodes::SdPipeline& pipe) {
+  OffloadSettings s;
+  s.mode = OffloadMode::Model;
+  s.vae_resident_threshold_bytes = 0;
+  const ComponentInfo vae{"vae", "AutoencoderKL", ComponentRole::Vae, &pipe.vae().params()};
+  auto place = std::make_unique<ComponentPlacement>(dev, vae);
+  place->apply(decidePlacement(vae, place->weightBytes(), s), 0);
+  return place;
+}
+
 // Group-block streaming from pinned host memory with no reserve.
 OffloadSettings streamedFromPinnedMemory() {
   OffloadSettings s;
@@ -307,12 +318,8 @@ class OffloadTest : public QObject {
     const at::Tensor latent = at::randn({1, 4, 8, 8});
     const at::Tensor expected = pipe->vae().decode(latent);
     SimulatedDevice dev(256 * kMiB);
-    OffloadSettings s;
-    s.mode = OffloadMode::Model;
-    s.vae_resident_threshold_bytes = 0;
-    const ComponentInfo vae{"vae", "AutoencoderKL", ComponentRole::Vae, &pipe->vae().params()};
-    ComponentPlacement place(dev, vae);
-    place.apply(decidePlacement(vae, place.weightBytes(), s), 0);
+    const auto placed = vaePlacedPerCall(dev, *pipe);
+    ComponentPlacement& place = *placed;
     QCOMPARE(dev.memory().allocated_bytes, int64_t{0});
     dev.resetPeak();
     at::Tensor out;
@@ -328,17 +335,13 @@ class OffloadTest : public QObject {
 
   // A tiled decode and encode of a VAE placed per call upload its weights once for all
   // their tile passes (the whole picture's statistics pass and the blending pass), not
-  // once per tile and pass; and the tiles come out as the untiled call's.
+  // once per tile and pass.
   void tiledVaeUploadsOncePerDecode() {
     const auto pipe = tinyPipeline();
     const at::Tensor latent = at::randn({1, 4, 16, 16});
     SimulatedDevice dev(256 * kMiB);
-    OffloadSettings s;
-    s.mode = OffloadMode::Model;
-    s.vae_resident_threshold_bytes = 0;
-    const ComponentInfo vae{"vae", "AutoencoderKL", ComponentRole::Vae, &pipe->vae().params()};
-    ComponentPlacement place(dev, vae);
-    place.apply(decidePlacement(vae, place.weightBytes(), s), 0);
+    const auto placed = vaePlacedPerCall(dev, *pipe);
+    ComponentPlacement& place = *placed;
     QVERIFY(place.decision().offload_after_call);
     const auto weights = static_cast<int64_t>(pipe->vae().params().slots().size());
     const kiln::models::LatentTiles tiles{8, 2};
