@@ -142,17 +142,13 @@ std::vector<LoraReport> PipelineModel::applyLoras(const std::vector<LoraSpec>& s
   // the change may replace come down (a UNet-only LoRA leaves the VAE and text encoders).
   if (resolved == LoraMode::Merge || patcher_->patchedWeights() > 0) {
     const std::set<const at::Tensor*> touched = patcher_->touchedBy(stack);
-    patcher_->releaseHookCopies();
-    for (auto& p : placements_) {
-      const auto& slots = p->component().params->slots();
-      if (std::none_of(slots.begin(), slots.end(), [&](const auto& s) { return touched.count(s.tensor) != 0; }))
-        continue;
-      p->teardown();
-      if (device_.isAccelerator())
-        for (const auto& slot : slots)
-          if (slot.tensor->defined()) *slot.tensor = device_.download(*slot.tensor);
-    }
-    recount();
+    const RecountOnExit recount_before_apply{this};
+    takeOffDevice(
+        placements_, device_, {}, describe(), [&] { patcher_->releaseHookCopies(); },
+        [&](const memory::ComponentPlacement& p) {
+          const auto& slots = p.component().params->slots();
+          return std::any_of(slots.begin(), slots.end(), [&](const auto& s) { return touched.count(s.tensor) != 0; });
+        });
   }
   const RecountOnExit recount_on_exit{this};
   std::vector<LoraReport> reports = patcher_->apply(stack, resolved);  // on error the old stack stays

@@ -62,7 +62,8 @@ WeightBytes countWeightBytes(const std::vector<const models::ParamList*>& lists,
 
 void takeOffDevice(Placements& placements, const memory::Device& device,
                    const std::vector<const models::ParamList*>& lists, const std::string& model,
-                   const std::function<void()>& first) {
+                   const std::function<void()>& first,
+                   const std::function<bool(const memory::ComponentPlacement&)>& which) {
   std::string failed;
   const auto attempt = [&](const std::string& what, const std::function<void()>& move) {
     try {
@@ -72,10 +73,15 @@ void takeOffDevice(Placements& placements, const memory::Device& device,
     }
   };
   if (first) attempt("the LoRA hooks' copies", first);
-  for (auto& p : placements) attempt(p->component().name, [&] { p->teardown(); });
+  std::vector<const models::ParamList*> weights = lists;
+  for (auto& p : placements) {
+    if (which && !which(*p)) continue;
+    attempt(p->component().name, [&] { p->teardown(); });
+    if (which) weights.push_back(p->component().params);
+  }
   // Weights that were put on the device some other way come back too.
   if (device.isAccelerator())
-    for (const auto* params : lists)
+    for (const auto* params : weights)
       for (const auto& slot : params->slots())
         if (slot.tensor->defined()) attempt(slot.name, [&] { *slot.tensor = device.download(*slot.tensor); });
   if (!failed.empty()) throw Error(ErrorKind::OutOfMemory, failed);

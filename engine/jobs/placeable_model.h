@@ -49,12 +49,14 @@ struct WeightBytes {
 WeightBytes countWeightBytes(const std::vector<const models::ParamList*>& lists, const Placements& placements,
                              const memory::Device& device);
 
-// What a model's offload() does: every component torn down and every weight brought back
-// to the host, each tried whatever failed before it (after `first`, when given); the first
-// failure is thrown after, as kiln::Error(OutOfMemory) naming the component and `model`.
+// What a model's offload() does: every component torn down and every weight of `lists`
+// brought back to the host, each tried whatever failed before it (after `first`, when
+// given); the first failure is thrown after, as kiln::Error(OutOfMemory) naming the
+// component and `model`. With `which`, only the components it picks, and their weights.
 void takeOffDevice(Placements& placements, const memory::Device& device,
                    const std::vector<const models::ParamList*>& lists, const std::string& model,
-                   const std::function<void()>& first = {});
+                   const std::function<void()>& first = {},
+                   const std::function<bool(const memory::ComponentPlacement&)>& which = {});
 
 // In model mode, a component called onto the device sends the others in that mode home.
 void shareDeviceInModelMode(Placements& placements);
