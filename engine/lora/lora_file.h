@@ -10,22 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "lora/lora_layout.h"
+
 namespace kiln::lora {
 
-enum class LoraKind { Invalid = 0, LowRank, LoHa, LoKr, Full };
-const char* loraKindName(LoraKind kind) noexcept;
-
-// One module's patch, its tensors in fp32 under format-neutral roles: "down", "up",
-// "mid", "alpha", "hada_w1_a" ... "hada_t2", "lokr_w1" ... "lokr_t2", "diff", "diff_b".
-struct LoraModule {
-  // The module path in one spelling for every format: dots to underscores, the format's
-  // prefix replaced by the component's ("unet_", "te_", "te1_", "te2_").
-  std::string name;
-  std::string file_name;  // as the file spells it, for reports
-  LoraKind kind = LoraKind::Invalid;
+// One module's patch: its layout (name, kind, shapes by role) and its tensors in fp32
+// under the same roles.
+struct LoraModule : LoraModuleLayout {
   std::map<std::string, at::Tensor> tensors;
 
-  bool has(const std::string& role) const { return tensors.count(role) != 0; }
   const at::Tensor& at(const std::string& role) const { return tensors.at(role); }
 };
 
@@ -36,14 +29,11 @@ struct LoraFile {
   std::vector<std::string> unrecognised;  // tensor names no format explains
 };
 
-// Throws kiln::Error: FileNotFound, CorruptFile (malformed or truncated safetensors,
-// NaN or infinite values, a module missing half of its pair), UnsupportedModel (no
-// tensor in any LoRA layout, or a DoRA file).
+// The layout is read and checked first (lora_layout.h), then the tensors. Throws
+// kiln::Error: FileNotFound, CorruptFile (malformed or truncated safetensors, NaN or
+// infinite values, a module missing half of its pair), UnsupportedModel (no tensor in any
+// LoRA layout, or a DoRA file).
 LoraFile readLoraFile(const std::string& path);
-
-// Throws kiln::Error(ShapeMismatch) when the change `module` makes (its shape computed
-// from the factors' shapes, nothing built) does not fit a weight of `weight_shape`.
-void checkLoraFits(const LoraModule& module, const std::vector<int64_t>& weight_shape);
 
 // The module's weight difference at strength 1 (alpha / rank applied; rank when alpha is
 // absent), in fp32, reshaped to `weight_shape`. Throws kiln::Error(ShapeMismatch) naming

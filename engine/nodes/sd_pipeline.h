@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "models/sd/sd_checkpoint.h"
+#include "models/text/clip_text.h"
+#include "models/unet/unet.h"
 #include "models/text/clip_tokenizer.h"
 #include "models/text/embeddings.h"
 #include "models/vae/vae_tiling.h"

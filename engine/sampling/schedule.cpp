@@ -7,14 +7,6 @@
 
 namespace kiln::sampling {
 
-TimestepSpacing parseSpacing(const std::string& name) {
-  if (name == "linspace") return TimestepSpacing::Linspace;
-  if (name == "leading") return TimestepSpacing::Leading;
-  if (name == "trailing") return TimestepSpacing::Trailing;
-  throw Error(ErrorKind::UnsupportedModel,
-              "unknown timestep spacing '" + name + "' (expected linspace, leading or trailing)");
-}
-
 EulerSchedule makeEulerSchedule(const ScheduleConfig& config, int64_t steps) {
   const int64_t n = config.train_steps;
   if (steps < 1 || steps > n)

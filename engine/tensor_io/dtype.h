@@ -30,4 +30,8 @@ const char* dtypeName(DType dtype) noexcept;
 // DType::Invalid when the name is not one Kiln knows.
 DType parseDType(std::string_view name) noexcept;
 
+// Converts `count` little-endian elements of a floating dtype (F64, F32, F16, BF16) at
+// `data` to double. False (nothing written) for any other dtype.
+bool toDoubles(DType dtype, const uint8_t* data, std::size_t count, double* out) noexcept;
+
 }  // namespace kiln::tensor_io

@@ -244,7 +244,15 @@ void writeSafetensors(const std::string& path, const std::vector<TensorToWrite>&
                       {"data_offsets", {offset, offset + t.bytes.size()}}};
     offset += t.bytes.size();
   }
-  std::string text = header.dump();
+  std::string text;
+  try {
+    text = header.dump();
+  } catch (const nlohmann::json::exception&) {
+    // The format's header is JSON text, which holds UTF-8 names and values only.
+    throw Error(ErrorKind::InvalidArgument, "cannot write '" + path +
+                                                "': a tensor name or metadata entry is not UTF-8 text, "
+                                                "which a safetensors header cannot hold");
+  }
   // Pad with spaces so the data area starts 8-byte aligned (zero-copy friendly).
   while ((8 + text.size()) % 8 != 0) text.push_back(' ');
 

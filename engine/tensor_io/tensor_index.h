@@ -47,6 +47,11 @@ class TensorIndex {
   // Throws kiln::Error(ShapeMismatch) naming the tensor when it is absent.
   const IndexEntry& at(const std::string& name) const;
   const std::vector<int64_t>& shape(const std::string& name) const { return at(name).shape; }
+  // Dimension k of a tensor that architecture detection reads (a channel or vocabulary
+  // count). Throws kiln::Error(ShapeMismatch) naming the tensor when it is absent, has
+  // fewer dimensions, or that dimension is empty: a crafted file is an error, not a
+  // division by zero.
+  int64_t dim(const std::string& name, std::size_t k) const;
   // Number of names starting with prefix.
   std::size_t countPrefix(const std::string& prefix) const;
   bool hasPrefix(const std::string& prefix) const { return countPrefix(prefix) != 0; }

@@ -5,13 +5,13 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
 #include "core/json_file.h"
 #include "kiln/error.h"
 #include "tensor_io/key_map.h"
-#include "tensor_io/materialize.h"
 
 namespace kiln::models {
 namespace fs = std::filesystem;
@@ -116,6 +116,24 @@ void applyResolutionMetadata(Checkpoint& ck) {
   }
 }
 
+// The population standard deviation of a tensor stored as it is used (one source, no
+// transform) in a floating type; nothing for anything else.
+std::optional<double> spreadOf(const tensor_io::IndexEntry& entry) {
+  if (entry.transform != tensor_io::Transform::Identity || entry.sources.size() != 1) return std::nullopt;
+  const tensor_io::TensorSource& source = entry.sources.front();
+  const uint64_t count = source.info->numel();
+  if (count == 0 || count > (uint64_t{1} << 24)) return std::nullopt;
+  std::vector<double> values(count);
+  if (!tensor_io::toDoubles(source.info->dtype, source.file->bytes(*source.info).data(), values.size(), values.data()))
+    return std::nullopt;
+  double mean = 0;
+  for (double v : values) mean += v;
+  mean /= static_cast<double>(count);
+  double variance = 0;
+  for (double v : values) variance += (v - mean) * (v - mean);
+  return std::sqrt(variance / static_cast<double>(count));
+}
+
 // What the file itself says about its prediction type (see SdModelSpec::prediction).
 void applyPredictionHints(Checkpoint& ck) {
   bool known = false;
@@ -143,8 +161,8 @@ void applyPredictionHints(Checkpoint& ck) {
   const std::string probe = ck.spec.unet_prefix + "output_blocks.11.1.transformer_blocks.0.norm1.bias";
   if (!known && ck.spec.family == ModelFamily::SD2 && ck.spec.prediction == sampling::Prediction::Epsilon &&
       ck.spec.unet.in_channels == 4 && ck.index.contains(probe)) {
-    const at::Tensor bias = tensor_io::materialize(ck.index.at(probe), at::kFloat);
-    if (bias.std(/*unbiased=*/false).item<double>() > 0.09) {
+    const std::optional<double> spread = spreadOf(ck.index.at(probe));
+    if (spread && *spread > 0.09) {
       ck.spec.prediction = sampling::Prediction::V;
       ck.notes.push_back("v-prediction: SD 2.x whose UNet norms look like the 768-v model's");
     }

@@ -1,14 +1,15 @@
 // Opening an SD-family checkpoint (a single .safetensors file in the original layout, or
 // a diffusers folder) and detecting its family and configuration from names and shapes.
+// Free of torch: detection reads names, shapes and the few values it needs itself.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "models/text/clip_text.h"
-#include "models/unet/unet.h"
-#include "models/vae/autoencoder_kl.h"
-#include "sampling/schedule.h"
+#include "models/text/clip_text_config.h"
+#include "models/unet/unet_config.h"
+#include "models/vae/vae_config.h"
+#include "sampling/schedule_config.h"
 #include "tensor_io/tensor_index.h"
 
 namespace kiln::models {

@@ -9,72 +9,10 @@
 #include "kiln/error.h"
 
 namespace kiln::models {
-namespace {
-
-// Parameter names of the two layouts, relative to the model's prefix.
-struct ClipNames {
-  const char* token;
-  const char* position;
-  const char* layer;  // followed by the layer index and a dot
-  const char* ln1;
-  const char* ln2;
-  const char* fc1;
-  const char* fc2;
-  const char* out_proj;
-  const char* final_ln;
-};
-
-constexpr ClipNames kHfNames{"embeddings.token_embedding.weight",
-                             "embeddings.position_embedding.weight",
-                             "encoder.layers.",
-                             "layer_norm1.",
-                             "layer_norm2.",
-                             "mlp.fc1.",
-                             "mlp.fc2.",
-                             "self_attn.out_proj.",
-                             "final_layer_norm."};
-constexpr ClipNames kOpenClipNames{"token_embedding.weight",
-                                   "positional_embedding",
-                                   "transformer.resblocks.",
-                                   "ln_1.",
-                                   "ln_2.",
-                                   "mlp.c_fc.",
-                                   "mlp.c_proj.",
-                                   "attn.out_proj.",
-                                   "ln_final."};
-
-const ClipNames& namesFor(ClipLayout layout) {
-  return layout == ClipLayout::OpenClip ? kOpenClipNames : kHfNames;
-}
-
-}  // namespace
-
-ClipTextConfig ClipTextConfig::detect(const tensor_io::TensorIndex& index,
-                                      const std::string& prefix, ClipLayout layout) {
-  const ClipNames& n = namesFor(layout);
-  ClipTextConfig c;
-  c.layout = layout;
-  const auto& tok = index.shape(prefix + n.token);
-  c.vocab = tok.at(0);
-  c.hidden = tok.at(1);
-  c.max_positions = index.shape(prefix + n.position).at(0);
-  c.layers = 0;
-  while (index.contains(prefix + n.layer + std::to_string(c.layers) + "." + n.ln1 + "weight"))
-    ++c.layers;
-  if (c.layers == 0)
-    throw Error(ErrorKind::UnsupportedModel, "text encoder at '" + prefix + "' has no layers");
-  c.intermediate = index.shape(prefix + n.layer + "0." + n.fc1 + "weight").at(0);
-  c.heads = c.hidden % 64 == 0 ? c.hidden / 64 : 1;  // CLIP-L and bigG use 64-wide heads
-  c.act = layout == ClipLayout::OpenClip ? Activation::Gelu : Activation::QuickGelu;
-  if (layout == ClipLayout::OpenClip && index.contains(prefix + "text_projection"))
-    c.projection_dim = index.shape(prefix + "text_projection").at(1);
-  return c;
-}
-
 ClipTextModel::ClipTextModel(const ClipTextConfig& config, std::string prefix)
     : config_(config), prefix_(std::move(prefix)) {
   const auto& c = config_;
-  const ClipNames& n = namesFor(c.layout);
+  const ClipNames& n = clipNames(c.layout);
   layers_.resize(static_cast<std::size_t>(c.layers));
   params_.beginGroup("embeddings");
   params_.add(prefix_ + n.token, {c.vocab, c.hidden}, &token_embedding);

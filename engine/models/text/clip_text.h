@@ -9,29 +9,10 @@
 #include <vector>
 
 #include "models/common/layers.h"
+#include "models/text/clip_text_config.h"
 #include "tensor_io/tensor_index.h"
 
 namespace kiln::models {
-
-enum class ClipLayout { Invalid = 0, HuggingFace, OpenClip };
-enum class Activation { Invalid = 0, QuickGelu, Gelu };
-
-struct ClipTextConfig {
-  ClipLayout layout = ClipLayout::HuggingFace;
-  int64_t vocab = 49408;
-  int64_t hidden = 768;
-  int64_t layers = 12;
-  int64_t heads = 12;
-  int64_t intermediate = 3072;
-  int64_t max_positions = 77;
-  int64_t projection_dim = 0;  // 0: no text projection
-  Activation act = Activation::QuickGelu;
-
-  // Infers everything but the head count (not visible in shapes) and the activation
-  // (which follows the layout unless set) from the tensors under prefix.
-  static ClipTextConfig detect(const tensor_io::TensorIndex& index, const std::string& prefix,
-                               ClipLayout layout);
-};
 
 struct ClipTextOutput {
   std::vector<at::Tensor> hidden_states;  // embeddings, then after each layer: L+1 of [B,N,H]

@@ -87,29 +87,6 @@ struct Mid {
 
 }  // namespace
 
-VaeConfig VaeConfig::detect(const tensor_io::TensorIndex& index, const std::string& prefix) {
-  VaeConfig c;
-  const auto& conv_in = index.shape(prefix + "encoder.conv_in.weight");
-  c.base_channels = conv_in.at(0);
-  c.in_channels = conv_in.at(1);
-  c.out_channels = index.shape(prefix + "decoder.conv_out.weight").at(0);
-  c.z_channels = index.shape(prefix + "decoder.conv_in.weight").at(1);
-  c.embed_dim = index.shape(prefix + "post_quant_conv.weight").at(1);
-  c.num_res_blocks = 0;
-  while (index.contains(prefix + "encoder.down.0.block." + std::to_string(c.num_res_blocks) +
-                        ".conv1.weight"))
-    ++c.num_res_blocks;
-  c.channel_mult.clear();
-  for (int64_t i = 0;
-       index.contains(prefix + "encoder.down." + std::to_string(i) + ".block.0.conv2.weight"); ++i)
-    c.channel_mult.push_back(
-        index.shape(prefix + "encoder.down." + std::to_string(i) + ".block.0.conv2.weight").at(0) /
-        c.base_channels);
-  if (c.channel_mult.empty() || c.num_res_blocks == 0)
-    throw Error(ErrorKind::UnsupportedModel, "VAE at '" + prefix + "' has no encoder levels");
-  return c;
-}
-
 struct AutoencoderKL::Impl {
   Conv2d enc_conv_in, enc_conv_out, dec_conv_in, dec_conv_out, quant_conv, post_quant_conv;
   std::vector<Level> down, up;  // up[i] is decoder.up.i (applied in reverse order)

@@ -9,24 +9,10 @@
 #include <vector>
 
 #include "models/common/layers.h"
+#include "models/vae/vae_config.h"
 #include "tensor_io/tensor_index.h"
 
 namespace kiln::models {
-
-struct VaeConfig {
-  int64_t in_channels = 3;
-  int64_t out_channels = 3;
-  int64_t base_channels = 128;
-  std::vector<int64_t> channel_mult{1, 2, 4, 4};
-  int64_t num_res_blocks = 2;
-  int64_t z_channels = 4;
-  int64_t embed_dim = 4;
-  double scaling_factor = 0.18215;  // a property of the model family, not of the shapes
-
-  // Pixels per latent cell along each axis.
-  int64_t downscale() const { return int64_t{1} << (channel_mult.size() - 1); }
-  static VaeConfig detect(const tensor_io::TensorIndex& index, const std::string& prefix);
-};
 
 struct LatentMoments {
   at::Tensor mean, logvar, std;

@@ -369,6 +369,10 @@ void TestSafetensors::failedWriteKeepsExistingFile_data() {
                                   << 0 << invalid << "'w'";
   QTest::newRow("reserved name") << TensorSpecs{{"__metadata__", DType::U8, {2}}} << 0 << 0
                                  << invalid << "'__metadata__'";
+  // The header is JSON, which cannot hold it; the writer says so rather than letting the
+  // JSON library's exception out.
+  QTest::newRow("name not UTF-8") << TensorSpecs{{"w\xff", DType::U8, {2}}} << 0 << 0 << invalid
+                                  << "not UTF-8";
   QTest::newRow("disk full") << TensorSpecs{{"big", DType::F32, {256 * 1024}}} << 0 << 64 * 1024
                              << int(ErrorKind::Io) << "disk full";
 }
