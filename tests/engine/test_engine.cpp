@@ -9,6 +9,7 @@
 
 #include <set>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
@@ -525,6 +526,8 @@ class TestEngine : public QObject {
     std::mt19937 rng(7);
     std::vector<kiln::JobId> ids;
     int64_t rss_warm = 0, cached_warm = 0;
+    double warm_seconds = 0;  // the first 51 jobs, to scale the wait for the other 449
+    const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < 500; ++i) {
       ids.push_back(engine.submit(job(1 + static_cast<int>(rng() % 3))));
       if (rng() % 4 != 0) {
@@ -533,11 +536,15 @@ class TestEngine : public QObject {
       }
       if (i == 50) {
         QVERIFY(engine.waitIdle(60));
+        warm_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         rss_warm = rssBytes();
         cached_warm = engine.memoryStats().cached_model_bytes;
       }
     }
-    QVERIFY2(engine.waitIdle(120), "the engine did not become idle");
+    // A hang, not a slow machine: nine times the work of the warm-up, with three times
+    // that to spare (a sanitizer build runs several times slower).
+    const double limit = std::max(120.0, 30.0 * warm_seconds);
+    QVERIFY2(engine.waitIdle(limit), qPrintable(QString("the engine did not become idle in %1 s").arg(limit)));
     int finished = 0, cancelled = 0;
     for (kiln::JobId id : ids) {
       const kiln::Event end = rec.end(id);
@@ -557,7 +564,13 @@ class TestEngine : public QObject {
     const int64_t growth = rssBytes() - rss_warm;
     qInfo("finished %d, cancelled %d, resident growth %lld KiB", finished, cancelled,
           static_cast<long long>(growth / 1024));
+#ifndef KILN_SANITIZE
     QVERIFY2(growth < 48 * 1024 * 1024, qPrintable(QString::number(growth)));
+#else
+    // Under AddressSanitizer resident memory includes the freed-memory quarantine (256 MiB);
+    // leaks there are LeakSanitizer's to find, at exit.
+    Q_UNUSED(growth);
+#endif
   }
 };
 

@@ -41,6 +41,13 @@ std::vector<std::string> moduleCandidates() {
 const SpmModule& spmModule() {
   static const SpmModule module = [] {
     SpmModule m;
+#ifdef KILN_SANITIZE
+    // AddressSanitizer refuses RTLD_DEEPBIND, and without it the module's protobuf binds to
+    // libtorch's and fails its version check, so the sanitizer build goes without.
+    m.error = "Kiln's sentencepiece module cannot be loaded in the sanitizer build "
+              "(it needs RTLD_DEEPBIND, which AddressSanitizer refuses)";
+    return m;
+#endif
     for (const auto& path : moduleCandidates()) {
       std::error_code ec;
       if (!fs::is_regular_file(path, ec)) continue;

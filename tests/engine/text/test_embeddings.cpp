@@ -31,7 +31,7 @@ void writeEmbedding(const QString& path, const std::vector<std::pair<std::string
   for (const auto& [name, t] : tensors) {
     const at::Tensor c = t.to(at::kFloat).contiguous();
     storage.emplace_back(c.nbytes());
-    std::memcpy(storage.back().data(), c.data_ptr(), c.nbytes());
+    if (c.nbytes() > 0) std::memcpy(storage.back().data(), c.data_ptr(), c.nbytes());
     out.push_back({name, DType::F32, c.sizes().vec(), storage.back()});
   }
   kiln::tensor_io::writeSafetensors(path.toStdString(), out);
