@@ -230,6 +230,48 @@ class TestRender : public QObject {
     }
   }
 
+  // Sizes read from tensor shapes: an empty or missing dimension is the file's fault, named
+  // (it divided by zero, or indexed past the shape, while the configuration was detected).
+  void emptyDimensionsNameTheTensor_data() {
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QList<qint64>>("shape");
+    QTest::newRow("conv_in with no output channels")
+        << "model.diffusion_model.input_blocks.0.0.weight" << QList<qint64>{0, 4, 3, 3};
+    QTest::newRow("conv_in flat") << "model.diffusion_model.input_blocks.0.0.weight" << QList<qint64>{4};
+    QTest::newRow("cross-attention with no context width")
+        << "model.diffusion_model.input_blocks.1.1.transformer_blocks.0.attn2.to_k.weight" << QList<qint64>{32, 0};
+  }
+
+  void emptyDimensionsNameTheTensor() {
+    QFETCH(QString, name);
+    QFETCH(QList<qint64>, shape);
+    QTemporaryDir dir;
+    const std::string source = kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors");
+    kiln::testing::NamedTensors tensors;
+    bool replaced = false;
+    {
+      const auto file = kiln::tensor_io::SafetensorsFile::open(source);
+      for (const auto& info : file->tensors()) {
+        if (info.name == name.toStdString()) {
+          tensors.push_back({info.name, at::zeros(std::vector<int64_t>(shape.begin(), shape.end()))});
+          replaced = true;
+        } else {
+          tensors.push_back({info.name, kiln::tensor_io::viewStored({file, &info}).to(at::kFloat).clone()});
+        }
+      }
+    }
+    QVERIFY2(replaced, qPrintable(name));
+    const std::string path = dir.filePath("damaged.safetensors").toStdString();
+    kiln::testing::writeTensors(path, tensors);
+    try {
+      (void)kiln::models::openCheckpoint(path);
+      QFAIL("a checkpoint with an empty dimension was accepted");
+    } catch (const kiln::Error& e) {
+      QVERIFY2(e.kind() == kiln::ErrorKind::ShapeMismatch, e.what());
+      QVERIFY2(QString(e.what()).contains(name), e.what());
+    }
+  }
+
   void progressReportsStagesInOrder() {
     std::vector<std::string> stages;
     std::vector<int64_t> steps_done;
