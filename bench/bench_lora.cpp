@@ -43,7 +43,7 @@ void writeStyleLora(const std::string& path, const kiln::nodes::SdPipeline& pipe
                    {static_cast<const uint8_t*>(c.data_ptr()), static_cast<std::size_t>(c.nbytes())}});
   };
   const auto& spec = pipe.spec();
-  const auto visit = [&](const kiln::models::ParamList& params, const std::string& prefix, const std::string& tag) {
+  const auto visit = [&](const kiln::weights::ParamList& params, const std::string& prefix, const std::string& tag) {
     for (const auto& slot : params.slots()) {
       if (!patchable(slot.name) || slot.tensor->dim() != 2 || !slot.name.starts_with(prefix)) continue;
       std::string module = slot.name.substr(prefix.size(), slot.name.size() - prefix.size() - 7);

@@ -46,7 +46,7 @@ std::vector<std::string> placeComponents(Placements& placements, const memory::D
   return lines;
 }
 
-WeightBytes countWeightBytes(const std::vector<const models::ParamList*>& lists, const Placements& placements,
+WeightBytes countWeightBytes(const std::vector<const weights::ParamList*>& lists, const Placements& placements,
                              const memory::Device& device) {
   WeightBytes out;
   for (const auto* params : lists)
@@ -61,7 +61,7 @@ WeightBytes countWeightBytes(const std::vector<const models::ParamList*>& lists,
 }
 
 void takeOffDevice(Placements& placements, const memory::Device& device,
-                   const std::vector<const models::ParamList*>& lists, const std::string& model,
+                   const std::vector<const weights::ParamList*>& lists, const std::string& model,
                    const std::function<void()>& first,
                    const std::function<bool(const memory::ComponentPlacement&)>& which) {
   std::string failed;
@@ -73,7 +73,7 @@ void takeOffDevice(Placements& placements, const memory::Device& device,
     }
   };
   if (first) attempt("the LoRA hooks' copies", first);
-  std::vector<const models::ParamList*> weights = lists;
+  std::vector<const weights::ParamList*> weights = lists;
   for (auto& p : placements) {
     if (which && !which(*p)) continue;
     attempt(p->component().name, [&] { p->teardown(); });

@@ -46,7 +46,7 @@ struct WeightBytes {
   int64_t host = 0, device = 0;
   std::vector<std::string> summary;
 };
-WeightBytes countWeightBytes(const std::vector<const models::ParamList*>& lists, const Placements& placements,
+WeightBytes countWeightBytes(const std::vector<const weights::ParamList*>& lists, const Placements& placements,
                              const memory::Device& device);
 
 // What a model's offload() does: every component torn down and every weight of `lists`
@@ -54,7 +54,7 @@ WeightBytes countWeightBytes(const std::vector<const models::ParamList*>& lists,
 // given); the first failure is thrown after, as kiln::Error(OutOfMemory) naming the
 // component and `model`. With `which`, only the components it picks, and their weights.
 void takeOffDevice(Placements& placements, const memory::Device& device,
-                   const std::vector<const models::ParamList*>& lists, const std::string& model,
+                   const std::vector<const weights::ParamList*>& lists, const std::string& model,
                    const std::function<void()>& first = {},
                    const std::function<bool(const memory::ComponentPlacement&)>& which = {});
 

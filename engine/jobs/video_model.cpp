@@ -12,7 +12,7 @@ namespace kiln::jobs {
 VideoModel::VideoModel(std::unique_ptr<nodes::WanPipeline> pipeline, const memory::Device& device)
     : pipeline_(std::move(pipeline)), device_(device) {
   const struct {
-    const models::ParamList* params;
+    const weights::ParamList* params;
     const char* name;
     const char* model_class;
     memory::ComponentRole role;
@@ -43,7 +43,7 @@ std::string VideoModel::describe() const { return description_; }
 
 std::string VideoModel::staleReason() const { return tensor_io::filesChangedOnDisk(pipeline_->files()); }
 
-std::vector<const models::ParamList*> VideoModel::paramLists() const {
+std::vector<const weights::ParamList*> VideoModel::paramLists() const {
   return {&pipeline_->textEncoder().params(), &pipeline_->transformer().params(), &pipeline_->vae().params()};
 }
 

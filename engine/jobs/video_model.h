@@ -41,7 +41,7 @@ class VideoModel final : public PlaceableModel {
   static memory::OffloadSettings videoDefaults(const memory::OffloadSettings& settings);
 
  private:
-  std::vector<const models::ParamList*> paramLists() const;
+  std::vector<const weights::ParamList*> paramLists() const;
   void recount();
   std::unique_ptr<nodes::WanPipeline> pipeline_;
   const memory::Device& device_;

@@ -67,7 +67,7 @@ at::Tensor LoraAdapters::like(const at::Tensor& t, const at::Tensor& x) const {
   return it->second;
 }
 
-at::Tensor LoraAdapters::term(const Adapter& a, const at::Tensor& x, const models::LayerCall& call) const {
+at::Tensor LoraAdapters::term(const Adapter& a, const at::Tensor& x, const weights::LayerCall& call) const {
   at::Tensor d;
   if (a.dense.defined()) {
     d = call.conv ? at::conv2d(x, like(a.dense, x), {}, {call.stride, call.stride}, {call.padding, call.padding})
@@ -95,7 +95,7 @@ at::Tensor LoraAdapters::term(const Adapter& a, const at::Tensor& x, const model
 }
 
 at::Tensor LoraAdapters::adapt(const at::Tensor* weight, const at::Tensor& x, const at::Tensor& y,
-                               const models::LayerCall& call) const {
+                               const weights::LayerCall& call) const {
   const auto it = by_weight_.find(weight);
   if (it == by_weight_.end()) return y;
   const double progress = progress_.load();

@@ -13,7 +13,7 @@
 
 #include "kiln/lora.h"
 #include "lora/lora_file.h"
-#include "models/common/params.h"
+#include "weights/params.h"
 
 namespace kiln::lora {
 
@@ -33,7 +33,7 @@ struct Adapter {
 // Builds the adapter of `module` for a layer whose weight (or rows of it) has `shape`.
 Adapter makeAdapter(const LoraModule& module, const std::vector<int64_t>& shape);
 
-class LoraAdapters final : public models::LayerAdapters {
+class LoraAdapters final : public weights::LayerAdapters {
  public:
   void add(const at::Tensor* weight, Adapter adapter);
   bool empty() const noexcept { return by_weight_.empty(); }
@@ -48,12 +48,12 @@ class LoraAdapters final : public models::LayerAdapters {
   void setProgress(double progress) noexcept { progress_.store(progress); }
 
   at::Tensor adapt(const at::Tensor* weight, const at::Tensor& x, const at::Tensor& y,
-                   const models::LayerCall& call) const override;
+                   const weights::LayerCall& call) const override;
 
  private:
   // t in x's dtype on x's device, cast once and kept.
   at::Tensor like(const at::Tensor& t, const at::Tensor& x) const;
-  at::Tensor term(const Adapter& a, const at::Tensor& x, const models::LayerCall& call) const;
+  at::Tensor term(const Adapter& a, const at::Tensor& x, const weights::LayerCall& call) const;
 
   std::unordered_map<const at::Tensor*, std::vector<Adapter>> by_weight_;
   std::atomic<double> progress_{0.0};

@@ -17,7 +17,7 @@ std::string underscored(std::string s) {
   return s;
 }
 
-std::unordered_map<std::string, at::Tensor*> slotsByName(const models::ParamList& params) {
+std::unordered_map<std::string, at::Tensor*> slotsByName(const weights::ParamList& params) {
   std::unordered_map<std::string, at::Tensor*> out;
   for (const auto& slot : params.slots()) out[slot.name] = slot.tensor;
   return out;
@@ -87,7 +87,7 @@ TargetMap::TargetMap(const nodes::SdPipeline& pipeline) {
   }
   for (std::size_t i = 0; i < spec.text_encoders.size(); ++i) {
     const models::TextEncoderSpec& te = spec.text_encoders[i];
-    const models::ParamList& params = pipeline.textEncoder(i).params();
+    const weights::ParamList& params = pipeline.textEncoder(i).params();
     const auto slots = slotsByName(params);
     const std::vector<std::string> tags =
         i == 0 ? std::vector<std::string>{"te_", "te1_"} : std::vector<std::string>{"te" + std::to_string(i + 1) + "_"};
@@ -150,8 +150,8 @@ LoraPatcher::LoraPatcher(const nodes::SdPipeline& pipeline)
 
 LoraPatcher::~LoraPatcher() { setAdapters(nullptr); }
 
-std::vector<const models::ParamList*> LoraPatcher::hookedLists() const {
-  std::vector<const models::ParamList*> lists{&pipeline_.unet().params()};
+std::vector<const weights::ParamList*> LoraPatcher::hookedLists() const {
+  std::vector<const weights::ParamList*> lists{&pipeline_.unet().params()};
   for (std::size_t i = 0; i < pipeline_.spec().text_encoders.size(); ++i)
     lists.push_back(&pipeline_.textEncoder(i).params());
   return lists;

@@ -93,7 +93,7 @@ class LoraPatcher {
   std::shared_ptr<const LoraFile> load(const std::string& path);
   void forgetFilesOutside(const std::map<std::string, std::shared_ptr<const LoraFile>>& stack);
   void setAdapters(std::unique_ptr<LoraAdapters> adapters);
-  std::vector<const models::ParamList*> hookedLists() const;
+  std::vector<const weights::ParamList*> hookedLists() const;
 
   const nodes::SdPipeline& pipeline_;
   TargetMap targets_;

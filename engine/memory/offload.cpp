@@ -16,7 +16,7 @@ bool listed(const std::vector<std::string>& list, const ComponentInfo& c) {
 int64_t bytesOf(const at::Tensor& t) { return t.defined() ? static_cast<int64_t>(t.nbytes()) : 0; }
 
 // The most weight bytes on the device during a call, given which slots stay resident.
-int64_t peakBytes(const std::vector<models::ParamSlot>& slots, const std::vector<models::ParamGroup>& groups,
+int64_t peakBytes(const std::vector<weights::ParamSlot>& slots, const std::vector<weights::ParamGroup>& groups,
                   const std::vector<bool>& resident, const PlacementDecision& d) {
   int64_t all = 0;
   for (const auto& s : slots) all += bytesOf(*s.tensor);
@@ -313,14 +313,14 @@ int64_t ComponentPlacement::peakWeightBytes() const {
   return peakBytes(slots_, component_.params->groups(), resident_, decision_);
 }
 
-int64_t ComponentPlacement::plannedPeakBytes(const models::ParamList& params, const PlacementDecision& decision) {
+int64_t ComponentPlacement::plannedPeakBytes(const weights::ParamList& params, const PlacementDecision& decision) {
   return peakBytes(params.slots(), params.groups(), std::vector<bool>(params.slots().size(), false), decision);
 }
 
 namespace {
 
 // ", fp16, not quantized": the dtypes the weights are stored in and their quantization.
-std::string weightFormat(const std::vector<models::ParamSlot>& slots) {
+std::string weightFormat(const std::vector<weights::ParamSlot>& slots) {
   std::vector<std::string> dtypes;
   bool quantized = false;
   for (const auto& slot : slots) {

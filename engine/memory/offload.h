@@ -20,7 +20,7 @@
 #include "kiln/offload.h"
 #include "memory/copy_stream.h"
 #include "memory/device.h"
-#include "models/common/params.h"
+#include "weights/params.h"
 
 namespace kiln::memory {
 
@@ -36,7 +36,7 @@ struct ComponentInfo {
   std::string name;         // "unet", "vae", "text_encoder", "text_encoder_2"
   std::string model_class;  // "UNetModel", "AutoencoderKL", "ClipTextModel"
   ComponentRole role = ComponentRole::Invalid;
-  const models::ParamList* params = nullptr;
+  const weights::ParamList* params = nullptr;
 };
 
 // What placement decided for one component.
@@ -66,7 +66,7 @@ struct PlacementCounters {
 
 // One component's placement on a device: installs itself as the component's execution
 // hooks and moves weights as the forward code enters and leaves calls, groups and leaves.
-class ComponentPlacement final : public models::ExecutionHooks {
+class ComponentPlacement final : public weights::ExecutionHooks {
  public:
   ComponentPlacement(const Device& device, ComponentInfo component);
   ~ComponentPlacement() override;  // hooks removed; weights stay where they are (see detach)
@@ -114,7 +114,7 @@ class ComponentPlacement final : public models::ExecutionHooks {
 
   // Device bytes the weights of `params` placed as `decision` take at most during a call
   // (balanced: its streamed part only, since its resident part is whatever fits).
-  static int64_t plannedPeakBytes(const models::ParamList& params, const PlacementDecision& decision);
+  static int64_t plannedPeakBytes(const weights::ParamList& params, const PlacementDecision& decision);
 
  private:
   void toDevice(std::size_t slot);
@@ -128,7 +128,7 @@ class ComponentPlacement final : public models::ExecutionHooks {
 
   const Device& device_;
   ComponentInfo component_;
-  std::vector<models::ParamSlot> slots_;
+  std::vector<weights::ParamSlot> slots_;
   std::vector<at::Tensor> host_;    // host copies (undefined where dropped: resident)
   std::vector<bool> resident_;      // stays on the device between calls
   std::unordered_map<const at::Tensor*, std::size_t> slot_of_;

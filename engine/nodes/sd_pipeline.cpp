@@ -43,11 +43,11 @@ class CfgDenoiser final : public sampling::Denoiser {
   double scale_;
 };
 
-void loadComponent(const models::ParamList& params, const models::Checkpoint& ck,
+void loadComponent(const weights::ParamList& params, const models::Checkpoint& ck,
                    at::ScalarType dtype, const std::string& prefix,
                    std::vector<std::string> ignored, const std::string& what,
                    const std::function<void(std::size_t)>& tick) {
-  models::LoadOptions opts;
+  weights::LoadOptions opts;
   opts.dtype = dtype;
   opts.owned_prefixes = {prefix};
   opts.ignored.insert(ignored.begin(), ignored.end());
@@ -57,7 +57,7 @@ void loadComponent(const models::ParamList& params, const models::Checkpoint& ck
       tick(done - reported);
       reported = done;
     };
-  models::loadParams(params, ck.index, opts, what);
+  weights::loadParams(params, ck.index, opts, what);
 }
 
 }  // namespace
@@ -87,9 +87,9 @@ SdPipeline::SdPipeline(models::Checkpoint checkpoint, at::ScalarType dtype,
   vae_ = std::make_unique<models::AutoencoderKL>(spec.vae, spec.vae_prefix);
 
   // Progress in bytes read from the file, over every component.
-  std::size_t total = models::storedBytes(unet_->params(), checkpoint_.index) +
-                      models::storedBytes(vae_->params(), checkpoint_.index);
-  for (const auto& t : text_) total += models::storedBytes(t->params(), checkpoint_.index);
+  std::size_t total = weights::storedBytes(unet_->params(), checkpoint_.index) +
+                      weights::storedBytes(vae_->params(), checkpoint_.index);
+  for (const auto& t : text_) total += weights::storedBytes(t->params(), checkpoint_.index);
   std::size_t done = 0;
   const auto tick = [&](std::size_t n) {
     done += n;
@@ -335,8 +335,8 @@ at::Tensor SdPipeline::encode(const at::Tensor& image, const models::LatentTiles
 
 namespace kiln::nodes {
 
-std::vector<const models::ParamList*> SdPipeline::paramLists() const {
-  std::vector<const models::ParamList*> lists;
+std::vector<const weights::ParamList*> SdPipeline::paramLists() const {
+  std::vector<const weights::ParamList*> lists;
   for (const auto& t : text_) lists.push_back(&t->params());
   lists.push_back(&unet_->params());
   lists.push_back(&vae_->params());

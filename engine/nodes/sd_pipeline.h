@@ -127,7 +127,7 @@ class SdPipeline {
   int64_t encodingWorkingBytes(int64_t windows = 1) const;
   int64_t samplingWorkingBytes(int64_t latent_h, int64_t latent_w, int64_t context_tokens = 77) const;
   // Every component's weights (text encoders, UNet, VAE), for placing them on a device.
-  std::vector<const models::ParamList*> paramLists() const;
+  std::vector<const weights::ParamList*> paramLists() const;
 
  private:
   models::Checkpoint checkpoint_;

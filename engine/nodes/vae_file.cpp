@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "kiln/error.h"
-#include "models/common/params.h"
+#include "weights/params.h"
 #include "tensor_io/key_map.h"
 #include "tensor_io/safetensors.h"
 
@@ -33,10 +33,10 @@ VaeFile::VaeFile(const std::string& path, at::ScalarType dtype) : dtype_(vaeComp
   }
   const models::VaeConfig config = models::VaeConfig::detect(index_, kPrefix);
   vae_ = std::make_unique<models::AutoencoderKL>(config, kPrefix);
-  models::LoadOptions options;
+  weights::LoadOptions options;
   options.dtype = dtype;
   options.owned_prefixes = {kPrefix};
-  models::loadParams(vae_->params(), index_, options, "VAE");
+  weights::loadParams(vae_->params(), index_, options, "VAE");
 }
 
 VaeFile::~VaeFile() = default;

@@ -63,7 +63,7 @@ std::unique_ptr<Model> loadComponent(const Component& c, at::ScalarType dtype, c
                                      const std::string& what, std::size_t& done, std::size_t total,
                                      const WanPipeline::LoadProgress& progress) {
   auto model = std::make_unique<Model>(c.config, "");
-  models::LoadOptions opts;
+  weights::LoadOptions opts;
   opts.dtype = dtype;
   opts.owned_prefixes = {""};
   opts.ignored.insert(ignored.begin(), ignored.end());
@@ -75,7 +75,7 @@ std::unique_ptr<Model> loadComponent(const Component& c, at::ScalarType dtype, c
       const std::size_t part = bytes_total == 0 ? count : count * bytes_done / bytes_total;
       progress(base + part, total);
     };
-  models::loadParams(model->params(), c.index, opts, what);
+  weights::loadParams(model->params(), c.index, opts, what);
   done = base + count;
   return model;
 }

@@ -1,10 +1,10 @@
-#include "models/common/params.h"
+#include "weights/params.h"
 
 #include "core/interrupt.h"
 #include "kiln/error.h"
 #include "tensor_io/materialize.h"
 
-namespace kiln::models {
+namespace kiln::weights {
 
 namespace {
 thread_local ExecutionHooks* t_call_hooks = nullptr;
@@ -104,4 +104,4 @@ std::size_t storedBytes(const ParamList& params, const tensor_io::TensorIndex& i
   return bytes;
 }
 
-}  // namespace kiln::models
+}  // namespace kiln::weights

@@ -12,7 +12,7 @@
 
 #include "tensor_io/tensor_index.h"
 
-namespace kiln::models {
+namespace kiln::weights {
 
 struct ParamSlot {
   std::string name;
@@ -168,4 +168,4 @@ void moveParams(const ParamList& params, at::Device device);
 void loadParams(const ParamList& params, const tensor_io::TensorIndex& index,
                 const LoadOptions& options, const std::string& component);
 
-}  // namespace kiln::models
+}  // namespace kiln::weights

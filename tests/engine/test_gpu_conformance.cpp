@@ -42,8 +42,8 @@ class TestGpuConformance : public QObject {
                                      "sd-tiny-1234/" + f + "/" + f + "_tiny_ldm.safetensors")),
                                  at::kFloat);
     const at::Device gpu(at::kCUDA, 0);
-    kiln::models::moveParams(pipe.unet().params(), gpu);
-    kiln::models::moveParams(pipe.vae().params(), gpu);
+    kiln::weights::moveParams(pipe.unet().params(), gpu);
+    kiln::weights::moveParams(pipe.vae().params(), gpu);
     const kiln::testing::RefFile ref("sd-tiny-1234/" + f + "/ref_unet.safetensors");
     const kiln::models::UNetInputs in = referenceInputs(pipe, ref, gpu);
     const double unet_err =
@@ -67,8 +67,8 @@ class TestGpuConformance : public QObject {
                                  at::kHalf);
     QCOMPARE(pipe.codec().dtype, at::kFloat);
     const at::Device gpu(at::kCUDA, 0);
-    kiln::models::moveParams(pipe.unet().params(), gpu);
-    kiln::models::moveParams(pipe.vae().params(), gpu);
+    kiln::weights::moveParams(pipe.unet().params(), gpu);
+    kiln::weights::moveParams(pipe.vae().params(), gpu);
     QCOMPARE(pipe.unet().params().slots().front().tensor->scalar_type(), at::kHalf);
     QCOMPARE(pipe.vae().params().slots().front().tensor->scalar_type(), at::kFloat);
     const kiln::testing::RefFile ref("sd-tiny-1234/" + f + "/ref_unet.safetensors");

@@ -11,7 +11,7 @@
 
 #include "kiln/engine.h"
 #include "kiln/render.h"
-#include "models/common/params.h"
+#include "weights/params.h"
 #include "models/sd/sd_checkpoint.h"
 #include "scenes.h"
 #include "starter_judge.h"
@@ -151,9 +151,9 @@ class StarterModelTest : public QObject {
   void vaeReproducesHeldOutShapes() {
     const models::Checkpoint ck = models::openCheckpoint(starterModelPath());
     models::AutoencoderKL vae(ck.spec.vae, ck.spec.vae_prefix);
-    models::LoadOptions load;
+    weights::LoadOptions load;
     load.owned_prefixes = {ck.spec.vae_prefix};
-    models::loadParams(vae.params(), ck.index, load, "VAE");
+    weights::loadParams(vae.params(), ck.index, load, "VAE");
     const testing::StarterRates rates = testing::judgeVaeReconstructions(vae, ck.spec.native_width, at::kFloat);
     rates.print(stderr);
     QVERIFY(rates.singles >= 3 * 60);

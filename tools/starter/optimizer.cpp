@@ -15,7 +15,7 @@ bool isEmbedding(const std::string& name) { return name.find("embedding") != std
 
 }  // namespace
 
-void initParams(const models::ParamList& params, const std::vector<std::string>& zero_init,
+void initParams(const weights::ParamList& params, const std::vector<std::string>& zero_init,
                 at::ScalarType dtype) {
   at::NoGradGuard no_grad;
   for (const auto& slot : params.slots()) {
@@ -40,7 +40,7 @@ void initParams(const models::ParamList& params, const std::vector<std::string>&
   }
 }
 
-AdamW::AdamW(std::vector<const models::ParamList*> groups, AdamWConfig config) : config_(config) {
+AdamW::AdamW(std::vector<const weights::ParamList*> groups, AdamWConfig config) : config_(config) {
   for (const auto* group : groups)
     for (const auto& slot : group->slots()) {
       Entry e;

@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "models/common/params.h"
+#include "weights/params.h"
 
 namespace kiln::starter {
 
 // Fills every slot with a fresh tensor: linear and conv weights uniform in
 // +-1/sqrt(fan_in), biases zero, norm scales one, embeddings normal(0, 0.02); weights
 // whose name matches one of `zero_init` start at zero (residual outputs).
-void initParams(const models::ParamList& params, const std::vector<std::string>& zero_init,
+void initParams(const weights::ParamList& params, const std::vector<std::string>& zero_init,
                 at::ScalarType dtype);
 
 struct AdamWConfig {
@@ -27,7 +27,7 @@ struct AdamWConfig {
 class AdamW {
  public:
   // The slots' tensors become leaves that require grad.
-  AdamW(std::vector<const models::ParamList*> groups, AdamWConfig config);
+  AdamW(std::vector<const weights::ParamList*> groups, AdamWConfig config);
   // One update from the gradients now held by the slots; returns the gradient norm
   // before clipping. Clears the gradients.
   double step(double lr);

@@ -23,7 +23,7 @@
 #include "kiln/error.h"
 #include "kiln/render.h"
 #include "loss_plot.h"
-#include "models/common/params.h"
+#include "weights/params.h"
 #include "models/sd/sd_checkpoint.h"
 #include "models/text/clip_text.h"
 #include "models/text/clip_tokenizer.h"
@@ -466,7 +466,7 @@ class AttributeHeads {
     params_.add("aux.bias", {total}, &bias_);
     starter::initParams(params_, {}, dtype);
   }
-  const models::ParamList& params() const noexcept { return params_; }
+  const weights::ParamList& params() const noexcept { return params_; }
 
   // Labels per sample and attribute (-1 where the caption does not state it).
   static std::vector<int64_t> labels(const starter::SceneSpec& s, bool dropped) {
@@ -499,7 +499,7 @@ class AttributeHeads {
   }
 
  private:
-  models::ParamList params_;
+  weights::ParamList params_;
   at::Tensor weight_, bias_;
 };
 
@@ -517,7 +517,7 @@ std::vector<double> trainUNet(models::UNetModel& unet, models::ClipTextModel& te
   const auto tokenizer =
       models::ClipTokenizer::fromVocabFile(core::findDataFile("bpe_simple_vocab_16e6.txt.gz"));
   AttributeHeads heads(textConfig().hidden, o.dtype);
-  std::vector<const models::ParamList*> groups{&unet.params(), &text.params()};
+  std::vector<const weights::ParamList*> groups{&unet.params(), &text.params()};
   if (o.text_attribute_loss > 0) groups.push_back(&heads.params());
   starter::AdamW opt(groups, {o.unet_lr, 0.9, 0.999, 1e-8, 0.01, 1.0});
   starter::SceneSampler captions(o.seed * 7 + 4, o.image);
@@ -621,7 +621,7 @@ std::vector<double> trainUNet(models::UNetModel& unet, models::ClipTextModel& te
 // ---------------------------------------------------------------------------- output
 
 // Writes the slots' tensors, or `replace[i]` for the i-th slot overall where given.
-void writeCheckpoint(const std::string& path, const std::vector<const models::ParamList*> groups,
+void writeCheckpoint(const std::string& path, const std::vector<const weights::ParamList*> groups,
                      const std::map<std::string, std::string>& metadata,
                      const std::vector<at::Tensor>& replace = {}) {
   std::vector<at::Tensor> keep;
@@ -795,10 +795,10 @@ int main(int argc, char** argv) {
       writeVaePreview(vae, o, preview);
       std::printf("latent scale folded into the VAE: %.4f (%.0f s so far)\n", s, seconds(total));
     } else {
-      models::LoadOptions load;
+      weights::LoadOptions load;
       load.owned_prefixes = {kVaePrefix};
       const models::Checkpoint source = models::openCheckpoint(o.vae_from);
-      models::loadParams(vae.params(), source.index, load, "VAE");
+      weights::loadParams(vae.params(), source.index, load, "VAE");
       // How the borrowed VAE was trained goes into the new file's metadata; a file that
       // borrowed its own VAE passes on where that one came from.
       for (const auto& file : source.index.files()) {

@@ -7,30 +7,30 @@
 
 namespace kiln::models {
 
-void Linear::declare(ParamList& p, const std::string& prefix) {
-  p.add(prefix + "weight", {out, in}, &weight, ParamList::Kind::Leaf);
-  if (bias_mode == Bias::With) p.add(prefix + "bias", {out}, &bias, ParamList::Kind::Leaf);
+void Linear::declare(weights::ParamList& p, const std::string& prefix) {
+  p.add(prefix + "weight", {out, in}, &weight, weights::ParamList::Kind::Leaf);
+  if (bias_mode == Bias::With) p.add(prefix + "bias", {out}, &bias, weights::ParamList::Kind::Leaf);
 }
 
 at::Tensor Linear::operator()(const at::Tensor& x) const {
-  LeafScope leaf(&weight, bias_mode == Bias::With ? &bias : nullptr);
-  return adaptOutput(&weight, x, at::linear(x, weight, bias));
+  weights::LeafScope leaf(&weight, bias_mode == Bias::With ? &bias : nullptr);
+  return weights::adaptOutput(&weight, x, at::linear(x, weight, bias));
 }
 
-void Conv2d::declare(ParamList& p, const std::string& prefix) {
-  p.add(prefix + "weight", {out, in, kernel, kernel}, &weight, ParamList::Kind::Leaf);
-  p.add(prefix + "bias", {out}, &bias, ParamList::Kind::Leaf);
+void Conv2d::declare(weights::ParamList& p, const std::string& prefix) {
+  p.add(prefix + "weight", {out, in, kernel, kernel}, &weight, weights::ParamList::Kind::Leaf);
+  p.add(prefix + "bias", {out}, &bias, weights::ParamList::Kind::Leaf);
 }
 
 at::Tensor Conv2d::operator()(const at::Tensor& x) const {
-  LeafScope leaf(&weight, &bias);
-  return adaptOutput(&weight, x, at::conv2d(x, weight, bias, {stride, stride}, {padding, padding}),
+  weights::LeafScope leaf(&weight, &bias);
+  return weights::adaptOutput(&weight, x, at::conv2d(x, weight, bias, {stride, stride}, {padding, padding}),
                      {true, stride, padding});
 }
 
-void GroupNorm::declare(ParamList& p, const std::string& prefix) {
-  p.add(prefix + "weight", {channels}, &weight, ParamList::Kind::Leaf);
-  p.add(prefix + "bias", {channels}, &bias, ParamList::Kind::Leaf);
+void GroupNorm::declare(weights::ParamList& p, const std::string& prefix) {
+  p.add(prefix + "weight", {channels}, &weight, weights::ParamList::Kind::Leaf);
+  p.add(prefix + "bias", {channels}, &bias, weights::ParamList::Kind::Leaf);
 }
 
 namespace {
@@ -51,7 +51,7 @@ GroupNormStatsScope::GroupNormStatsScope(GroupNormStats& stats) : previous_(t_gr
 GroupNormStatsScope::~GroupNormStatsScope() { t_group_norm_stats = previous_; }
 
 at::Tensor GroupNorm::operator()(const at::Tensor& x) const {
-  LeafScope leaf(&weight, &bias);
+  weights::LeafScope leaf(&weight, &bias);
   GroupNormStats* stats = t_group_norm_stats;
   if (!stats) return at::group_norm(x, groups, weight, bias, eps);
   const int64_t b = x.size(0);
@@ -82,13 +82,13 @@ at::Tensor GroupNorm::operator()(const at::Tensor& x) const {
   return y.mul_(weight.view(shape)).add_(bias.view(shape));
 }
 
-void LayerNorm::declare(ParamList& p, const std::string& prefix) {
-  p.add(prefix + "weight", {dim}, &weight, ParamList::Kind::Leaf);
-  p.add(prefix + "bias", {dim}, &bias, ParamList::Kind::Leaf);
+void LayerNorm::declare(weights::ParamList& p, const std::string& prefix) {
+  p.add(prefix + "weight", {dim}, &weight, weights::ParamList::Kind::Leaf);
+  p.add(prefix + "bias", {dim}, &bias, weights::ParamList::Kind::Leaf);
 }
 
 at::Tensor LayerNorm::operator()(const at::Tensor& x) const {
-  LeafScope leaf(&weight, &bias);
+  weights::LeafScope leaf(&weight, &bias);
   return at::layer_norm(x, {dim}, weight, bias, eps);
 }
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/params.h"
+#include "weights/params.h"
 
 namespace kiln::models {
 
@@ -21,7 +21,7 @@ struct Linear {
   Linear() = default;
   Linear(int64_t in_features, int64_t out_features, Bias b = Bias::With)
       : in(in_features), out(out_features), bias_mode(b) {}
-  void declare(ParamList& p, const std::string& prefix);
+  void declare(weights::ParamList& p, const std::string& prefix);
   at::Tensor operator()(const at::Tensor& x) const;
 };
 
@@ -32,7 +32,7 @@ struct Conv2d {
   Conv2d() = default;
   Conv2d(int64_t in_ch, int64_t out_ch, int64_t k, int64_t s = 1, int64_t pad = 0)
       : in(in_ch), out(out_ch), kernel(k), stride(s), padding(pad) {}
-  void declare(ParamList& p, const std::string& prefix);
+  void declare(weights::ParamList& p, const std::string& prefix);
   at::Tensor operator()(const at::Tensor& x) const;
 };
 
@@ -43,7 +43,7 @@ struct GroupNorm {
 
   GroupNorm() = default;
   GroupNorm(int64_t g, int64_t c, double e) : groups(g), channels(c), eps(e) {}
-  void declare(ParamList& p, const std::string& prefix);
+  void declare(weights::ParamList& p, const std::string& prefix);
   at::Tensor operator()(const at::Tensor& x) const;
 };
 
@@ -54,7 +54,7 @@ struct LayerNorm {
 
   LayerNorm() = default;
   LayerNorm(int64_t d, double e) : dim(d), eps(e) {}
-  void declare(ParamList& p, const std::string& prefix);
+  void declare(weights::ParamList& p, const std::string& prefix);
   at::Tensor operator()(const at::Tensor& x) const;
 };
 

@@ -13,7 +13,7 @@ namespace {
 
 // RMS norm over the last dimension with a gain, in float32.
 at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps) {
-  LeafScope leaf(&weight, nullptr);
+  weights::LeafScope leaf(&weight, nullptr);
   const at::Tensor xf = x.to(at::kFloat);
   return (xf * at::rsqrt(xf.pow(2).mean(-1, true) + eps)).to(x.scalar_type()) * weight;
 }
@@ -83,8 +83,8 @@ WanTransformer::WanTransformer(const WanTransformerConfig& config, std::string p
   const int64_t d = c.dim;
   params_.beginGroup("embeddings");
   params_.add(prefix_ + "patch_embedding.weight", {d, c.in_channels, c.patch[0], c.patch[1], c.patch[2]},
-              &patch_weight, ParamList::Kind::Leaf);
-  params_.add(prefix_ + "patch_embedding.bias", {d}, &patch_bias, ParamList::Kind::Leaf);
+              &patch_weight, weights::ParamList::Kind::Leaf);
+  params_.add(prefix_ + "patch_embedding.bias", {d}, &patch_bias, weights::ParamList::Kind::Leaf);
   text0 = Linear(c.text_dim, d);
   text2 = Linear(d, d);
   time0 = Linear(c.freq_dim, d);
@@ -110,8 +110,8 @@ WanTransformer::WanTransformer(const WanTransformerConfig& config, std::string p
       a->k.declare(params_, p + name + "k.");
       a->v.declare(params_, p + name + "v.");
       a->o.declare(params_, p + name + "o.");
-      params_.add(p + name + "norm_q.weight", {d}, &a->norm_q, ParamList::Kind::Leaf);
-      params_.add(p + name + "norm_k.weight", {d}, &a->norm_k, ParamList::Kind::Leaf);
+      params_.add(p + name + "norm_q.weight", {d}, &a->norm_q, weights::ParamList::Kind::Leaf);
+      params_.add(p + name + "norm_k.weight", {d}, &a->norm_k, weights::ParamList::Kind::Leaf);
     }
     if (c.cross_attn_norm) {
       b.norm3 = LayerNorm(d, c.eps);
@@ -162,15 +162,15 @@ at::Tensor WanTransformer::forward(const at::Tensor& latent, const at::Tensor& t
   if (timestep.numel() != b)
     throw Error(ErrorKind::ShapeMismatch, "Wan transformer needs one timestep per batch row");
   const int64_t f = latent.size(2) / c.patch[0], h = latent.size(3) / c.patch[1], w = latent.size(4) / c.patch[2];
-  const CallScope call(params_);
+  const weights::CallScope call(params_);
   const at::ScalarType dtype = patch_weight.scalar_type();
   const auto dev = patch_weight.device();
 
   at::Tensor x, temb, e0, ctx;
   {
-    const GroupScope group(params_, 0);
+    const weights::GroupScope group(params_, 0);
     {
-      LeafScope leaf(&patch_weight, &patch_bias);
+      weights::LeafScope leaf(&patch_weight, &patch_bias);
       x = at::conv3d(latent.to(dev, dtype), patch_weight, patch_bias, {c.patch[0], c.patch[1], c.patch[2]});
     }
     x = x.flatten(2).transpose(1, 2);  // [B, S, D], tokens in (f, h, w) order
@@ -184,12 +184,12 @@ at::Tensor WanTransformer::forward(const at::Tensor& latent, const at::Tensor& t
 
   for (const Block& blk : blocks_) {
     core::checkInterrupt();
-    const GroupScope group(params_, blk.group);
+    const weights::GroupScope group(params_, blk.group);
     const auto mod = (blk.modulation.to(at::kFloat) + e0).chunk(6, 1);  // each [B, 1, D]
     at::Tensor y = (plainLayerNorm(x, c.dim, c.eps) * (1 + mod[1]) + mod[0]).to(dtype);
     x = (x.to(at::kFloat) + attend(blk.self_attn, y, {}, &cos_d, &sin_d).to(at::kFloat) * mod[2]).to(dtype);
     if (c.cross_attn_norm) {
-      LeafScope leaf(&blk.norm3.weight, &blk.norm3.bias);
+      weights::LeafScope leaf(&blk.norm3.weight, &blk.norm3.bias);
       y = at::layer_norm(x.to(at::kFloat), {c.dim}, blk.norm3.weight.to(at::kFloat), blk.norm3.bias.to(at::kFloat),
                          c.eps)
               .to(dtype);
@@ -202,7 +202,7 @@ at::Tensor WanTransformer::forward(const at::Tensor& latent, const at::Tensor& t
     x = (x.to(at::kFloat) + ff.to(at::kFloat) * mod[5]).to(dtype);
   }
 
-  const GroupScope group(params_, head_group_);
+  const weights::GroupScope group(params_, head_group_);
   const auto mod = (head_modulation.to(at::kFloat) + temb.to(at::kFloat).unsqueeze(1)).chunk(2, 1);
   const at::Tensor y = (plainLayerNorm(x, c.dim, c.eps) * (1 + mod[1]) + mod[0]).to(dtype);
   const at::Tensor out = head(y);  // [B, S, pt*ph*pw*C], the channel fastest

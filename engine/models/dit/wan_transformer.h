@@ -52,7 +52,7 @@ class WanTransformer {
   WanTransformer(const WanTransformer&) = delete;  // the parameter list points into this object
   WanTransformer& operator=(const WanTransformer&) = delete;
   const WanTransformerConfig& config() const noexcept { return config_; }
-  const ParamList& params() const noexcept { return params_; }
+  const weights::ParamList& params() const noexcept { return params_; }
   // latent [B, C, F, H, W] (H, W multiples of the patch), timestep [B] (integer or
   // fractional training steps), context [B, L, text_dim] -> velocity [B, C_out, F, H, W].
   at::Tensor forward(const at::Tensor& latent, const at::Tensor& timestep, const at::Tensor& context) const;
@@ -79,7 +79,7 @@ class WanTransformer {
   at::Tensor head_modulation;  // [1, 2, dim]
   std::vector<Block> blocks_;
   std::size_t head_group_ = 0;
-  ParamList params_;
+  weights::ParamList params_;
 };
 
 // Bytes of activations (weights not included) one forward() of a batch of one over a

@@ -62,11 +62,11 @@ ClipTextOutput ClipTextModel::forward(const at::Tensor& ids, const at::Tensor& e
     throw Error(ErrorKind::InvalidArgument, "text encoder input must be [batch, <=" +
                                                 std::to_string(c.max_positions) + "] token ids");
   const int64_t n = ids.size(1);
-  const CallScope call(params_);
+  const weights::CallScope call(params_);
   const auto opts = token_embedding.options();
   at::Tensor x;
   {
-    const GroupScope group(params_, 0);
+    const weights::GroupScope group(params_, 0);
     if (extra.defined() && (extra.dim() != 2 || extra.size(1) != c.hidden))
       throw Error(ErrorKind::ShapeMismatch, "embedding vectors must be [tokens, " + std::to_string(c.hidden) + "]");
     const at::Tensor table =
@@ -79,11 +79,11 @@ ClipTextOutput ClipTextModel::forward(const at::Tensor& ids, const at::Tensor& e
   out.hidden_states.push_back(x);
   for (const Layer& l : layers_) {
     core::checkInterrupt();
-    const GroupScope group(params_, l.group);
+    const weights::GroupScope group(params_, l.group);
     at::Tensor h = l.ln1(x);
     at::Tensor q, k, v;
     if (c.layout == ClipLayout::OpenClip) {
-      auto qkv = adaptOutput(&l.in_proj_weight, h, at::linear(h, l.in_proj_weight, l.in_proj_bias)).chunk(3, -1);
+      auto qkv = weights::adaptOutput(&l.in_proj_weight, h, at::linear(h, l.in_proj_weight, l.in_proj_bias)).chunk(3, -1);
       q = qkv[0], k = qkv[1], v = qkv[2];
     } else {
       q = l.q(h), k = l.k(h), v = l.v(h);
@@ -94,7 +94,7 @@ ClipTextOutput ClipTextModel::forward(const at::Tensor& ids, const at::Tensor& e
     x = x + l.fc2(h);
     out.hidden_states.push_back(x);
   }
-  const GroupScope group(params_, final_group_);
+  const weights::GroupScope group(params_, final_group_);
   out.last_hidden_state = final_ln_(x);
   // The first end token (where argmax over the ids finds it, as CLIP's vocabulary ends
   // with it; an embedding's ids lie beyond the vocabulary).
@@ -109,7 +109,7 @@ ClipTextOutput ClipTextModel::forward(const at::Tensor& ids, const at::Tensor& e
 }
 
 at::Tensor ClipTextModel::finalNorm(const at::Tensor& hidden) const {
-  const GroupScope group(params_, final_group_);
+  const weights::GroupScope group(params_, final_group_);
   return final_ln_(hidden);
 }
 

@@ -25,7 +25,7 @@ class ClipTextModel {
  public:
   ClipTextModel(const ClipTextConfig& config, std::string prefix);
   const ClipTextConfig& config() const noexcept { return config_; }
-  const ParamList& params() const noexcept { return params_; }
+  const weights::ParamList& params() const noexcept { return params_; }
   // Keys that real checkpoints carry but the model does not use.
   std::vector<std::string> ignoredKeys() const;
   // ids: [B, N] int64. Ids from vocab on index rows of `extra` [K, hidden] (vectors of
@@ -40,7 +40,7 @@ class ClipTextModel {
     Linear q, k, v, out;                      // HF layout
     at::Tensor in_proj_weight, in_proj_bias;  // OpenCLIP layout
     Linear fc1, fc2;
-    std::size_t group = 0;  // weight group (see ParamList)
+    std::size_t group = 0;  // weight group (see weights::ParamList)
   };
   ClipTextConfig config_;
   std::string prefix_;
@@ -48,7 +48,7 @@ class ClipTextModel {
   std::vector<Layer> layers_;
   LayerNorm final_ln_;
   std::size_t final_group_ = 0;
-  ParamList params_;
+  weights::ParamList params_;
 };
 
 // Bytes of activations (weights not included) one forward() over `batch` windows of

@@ -13,7 +13,7 @@ namespace {
 
 // T5's layer norm: a gain on x / rms(x), in float32, without mean or bias.
 at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps) {
-  LeafScope leaf(&weight, nullptr);
+  weights::LeafScope leaf(&weight, nullptr);
   const at::Tensor xf = x.to(at::kFloat);
   const at::Tensor y = xf * at::rsqrt(xf.pow(2).mean(-1, true) + eps);
   return weight * y.to(weight.scalar_type());
@@ -75,7 +75,7 @@ Umt5Encoder::Umt5Encoder(const Umt5Config& config, std::string prefix) : config_
     Layer& l = layers_[static_cast<std::size_t>(i)];
     const std::string p = prefix_ + "encoder.block." + std::to_string(i) + ".layer.";
     l.group = params_.beginGroup("layer " + std::to_string(i));
-    params_.add(p + "0.layer_norm.weight", {c.d_model}, &l.attn_norm, ParamList::Kind::Leaf);
+    params_.add(p + "0.layer_norm.weight", {c.d_model}, &l.attn_norm, weights::ParamList::Kind::Leaf);
     l.q = Linear(c.d_model, inner, Bias::Without);
     l.k = Linear(c.d_model, inner, Bias::Without);
     l.v = Linear(c.d_model, inner, Bias::Without);
@@ -85,7 +85,7 @@ Umt5Encoder::Umt5Encoder(const Umt5Config& config, std::string prefix) : config_
     l.v.declare(params_, p + "0.SelfAttention.v.");
     l.o.declare(params_, p + "0.SelfAttention.o.");
     params_.add(p + "0.SelfAttention.relative_attention_bias.weight", {c.buckets, c.heads}, &l.rel_bias);
-    params_.add(p + "1.layer_norm.weight", {c.d_model}, &l.ff_norm, ParamList::Kind::Leaf);
+    params_.add(p + "1.layer_norm.weight", {c.d_model}, &l.ff_norm, weights::ParamList::Kind::Leaf);
     l.wi0 = Linear(c.d_model, c.d_ff, Bias::Without);
     l.wi1 = Linear(c.d_model, c.d_ff, Bias::Without);
     l.wo = Linear(c.d_ff, c.d_model, Bias::Without);
@@ -94,7 +94,7 @@ Umt5Encoder::Umt5Encoder(const Umt5Config& config, std::string prefix) : config_
     l.wo.declare(params_, p + "1.DenseReluDense.wo.");
   }
   final_group_ = params_.beginGroup("final");
-  params_.add(prefix_ + "encoder.final_layer_norm.weight", {c.d_model}, &final_norm, ParamList::Kind::Leaf);
+  params_.add(prefix_ + "encoder.final_layer_norm.weight", {c.d_model}, &final_norm, weights::ParamList::Kind::Leaf);
   params_.endGroup();
 }
 
@@ -109,10 +109,10 @@ Umt5Output Umt5Encoder::forward(const at::Tensor& ids, const at::Tensor& mask) c
   if (mask.defined() && mask.sizes() != ids.sizes())
     throw Error(ErrorKind::ShapeMismatch, "text encoder mask must match the token ids' shape");
   const int64_t b = ids.size(0), n = ids.size(1);
-  const CallScope call(params_);
+  const weights::CallScope call(params_);
   at::Tensor x;
   {
-    const GroupScope group(params_, 0);
+    const weights::GroupScope group(params_, 0);
     if (ids.min().item<int64_t>() < 0 || ids.max().item<int64_t>() >= c.vocab)
       throw Error(ErrorKind::InvalidArgument, "token id outside the text encoder's vocabulary of " +
                                                   std::to_string(c.vocab));
@@ -128,7 +128,7 @@ Umt5Output Umt5Encoder::forward(const at::Tensor& ids, const at::Tensor& mask) c
   out.hidden_states.push_back(x);
   for (const Layer& l : layers_) {
     core::checkInterrupt();
-    const GroupScope group(params_, l.group);
+    const weights::GroupScope group(params_, l.group);
     at::Tensor h = rmsNorm(x, l.attn_norm, c.eps);
     const auto split = [&](const at::Tensor& t) { return t.view({b, n, c.heads, c.d_kv}).transpose(1, 2); };
     const at::Tensor q = split(l.q(h)), k = split(l.k(h)), v = split(l.v(h));
@@ -142,7 +142,7 @@ Umt5Output Umt5Encoder::forward(const at::Tensor& ids, const at::Tensor& mask) c
     x = x + l.wo(geluTanh(l.wi0(h)) * l.wi1(h));
     out.hidden_states.push_back(x);
   }
-  const GroupScope group(params_, final_group_);
+  const weights::GroupScope group(params_, final_group_);
   out.last_hidden_state = rmsNorm(x, final_norm, c.eps);
   out.hidden_states.back() = out.last_hidden_state;
   return out;

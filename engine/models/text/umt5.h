@@ -46,7 +46,7 @@ class Umt5Encoder {
   Umt5Encoder(const Umt5Encoder&) = delete;  // the parameter list points into this object
   Umt5Encoder& operator=(const Umt5Encoder&) = delete;
   const Umt5Config& config() const noexcept { return config_; }
-  const ParamList& params() const noexcept { return params_; }
+  const weights::ParamList& params() const noexcept { return params_; }
   std::vector<std::string> ignoredKeys() const;  // the tied copy of the token table
   // ids [B, L] int64; mask [B, L] (1 for real tokens) or undefined for none.
   Umt5Output forward(const at::Tensor& ids, const at::Tensor& mask = {}) const;
@@ -67,7 +67,7 @@ class Umt5Encoder {
   at::Tensor embed_tokens, final_norm;
   std::vector<Layer> layers_;
   std::size_t final_group_ = 0;
-  ParamList params_;
+  weights::ParamList params_;
 };
 
 // Bytes of activations (weights not included) one forward() over `tokens` tokens holds at

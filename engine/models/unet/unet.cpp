@@ -160,13 +160,13 @@ at::Tensor UNetModel::timeIdConditioning(const at::Tensor& pooled,
 
 at::Tensor UNetModel::forward(const UNetInputs& in) const {
   const Impl& m = *impl_;
-  const CallScope call(params_);
+  const weights::CallScope call(params_);
   const auto dtype = m.time1.weight.scalar_type();
   at::Tensor t = in.timesteps.reshape({-1});
   if (t.size(0) == 1 && in.latent.size(0) > 1) t = t.expand({in.latent.size(0)});
   at::Tensor emb;
   {
-    const GroupScope group(params_, m.embed_group);
+    const weights::GroupScope group(params_, m.embed_group);
     emb = m.time2(at::silu(m.time1(timestepEmbedding(t, config_.model_channels).to(dtype))));
     if (config_.adm_in_channels > 0) {
       if (!in.y.defined() || in.y.size(-1) != config_.adm_in_channels)
@@ -181,31 +181,31 @@ at::Tensor UNetModel::forward(const UNetInputs& in) const {
   std::vector<at::Tensor> skips;
   at::Tensor h;
   {
-    const GroupScope group(params_, m.input_groups[0]);
+    const weights::GroupScope group(params_, m.input_groups[0]);
     h = (*m.input[0].conv)(in.latent.to(dtype));
   }
   skips.push_back(h);
   for (std::size_t k = 1; k < m.input.size(); ++k) {
     core::checkInterrupt();
-    const GroupScope group(params_, m.input_groups[k]);
+    const weights::GroupScope group(params_, m.input_groups[k]);
     h = m.runBlock(m.input[k], h, emb, ctx, nullptr);
     skips.push_back(h);
   }
   core::checkInterrupt();
   {
-    const GroupScope group(params_, m.middle_group);
+    const weights::GroupScope group(params_, m.middle_group);
     h = (*m.middle_a.res)(h, emb);
     if (config_.middle_depth > 0) h = m.middle_attn(h, ctx);
     h = (*m.middle_b.res)(h, emb);
   }
   for (std::size_t k = 0; k < m.output.size(); ++k) {
     core::checkInterrupt();
-    const GroupScope group(params_, m.output_groups[k]);
+    const weights::GroupScope group(params_, m.output_groups[k]);
     h = at::cat({h, skips.back()}, 1);
     skips.pop_back();
     h = m.runBlock(m.output[k], h, emb, ctx, skips.empty() ? nullptr : &skips.back());
   }
-  const GroupScope group(params_, m.out_group);
+  const weights::GroupScope group(params_, m.out_group);
   return m.out_conv(at::silu(m.out_norm(h)));
 }
 

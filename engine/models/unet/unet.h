@@ -30,7 +30,7 @@ class UNetModel {
   UNetModel& operator=(UNetModel&&) noexcept;
 
   const UNetConfig& config() const noexcept { return config_; }
-  const ParamList& params() const noexcept { return params_; }
+  const weights::ParamList& params() const noexcept { return params_; }
   at::Tensor forward(const UNetInputs& in) const;
   // SDXL: builds y from the pooled embedding [B, P] and the size ids [B, K].
   at::Tensor timeIdConditioning(const at::Tensor& pooled, const at::Tensor& time_ids) const;
@@ -39,7 +39,7 @@ class UNetModel {
   struct Impl;
   UNetConfig config_;
   std::string prefix_;
-  ParamList params_;
+  weights::ParamList params_;
   std::unique_ptr<Impl> impl_;
 };
 

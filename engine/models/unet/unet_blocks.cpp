@@ -12,7 +12,7 @@ ResBlock::ResBlock(int64_t in_ch, int64_t out_ch, int64_t emb_dim)
       skip(in_ch, out_ch, 1),
       emb_proj(emb_dim, out_ch) {}
 
-void ResBlock::declare(ParamList& p, const std::string& prefix) {
+void ResBlock::declare(weights::ParamList& p, const std::string& prefix) {
   norm1.declare(p, prefix + "in_layers.0.");
   conv1.declare(p, prefix + "in_layers.2.");
   emb_proj.declare(p, prefix + "emb_layers.1.");
@@ -35,7 +35,7 @@ CrossAttention::CrossAttention(int64_t dim, int64_t context_dim, int64_t h)
       to_v(context_dim, dim, Bias::Without),
       to_out(dim, dim) {}
 
-void CrossAttention::declare(ParamList& p, const std::string& prefix) {
+void CrossAttention::declare(weights::ParamList& p, const std::string& prefix) {
   to_q.declare(p, prefix + "to_q.");
   to_k.declare(p, prefix + "to_k.");
   to_v.declare(p, prefix + "to_v.");
@@ -56,7 +56,7 @@ TransformerBlock::TransformerBlock(int64_t dim, int64_t context_dim, int64_t hea
       ff_in(dim, dim * 8),
       ff_out(dim * 4, dim) {}
 
-void TransformerBlock::declare(ParamList& p, const std::string& prefix) {
+void TransformerBlock::declare(weights::ParamList& p, const std::string& prefix) {
   attn1.declare(p, prefix + "attn1.");
   ff_in.declare(p, prefix + "ff.net.0.proj.");
   ff_out.declare(p, prefix + "ff.net.2.");
@@ -85,7 +85,7 @@ SpatialTransformer::SpatialTransformer(int64_t ch, int64_t depth, int64_t contex
   for (int64_t i = 0; i < depth; ++i) blocks.emplace_back(ch, context_dim, heads);
 }
 
-void SpatialTransformer::declare(ParamList& p, const std::string& prefix) {
+void SpatialTransformer::declare(weights::ParamList& p, const std::string& prefix) {
   norm.declare(p, prefix + "norm.");
   if (linear) {
     proj_in_linear.declare(p, prefix + "proj_in.");

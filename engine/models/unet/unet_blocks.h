@@ -18,7 +18,7 @@ struct ResBlock {
 
   ResBlock() = default;
   ResBlock(int64_t in_ch, int64_t out_ch, int64_t emb_dim);
-  void declare(ParamList& p, const std::string& prefix);
+  void declare(weights::ParamList& p, const std::string& prefix);
   at::Tensor operator()(const at::Tensor& x, const at::Tensor& emb) const;
 };
 
@@ -28,7 +28,7 @@ struct CrossAttention {
 
   CrossAttention() = default;
   CrossAttention(int64_t dim, int64_t context_dim, int64_t heads);
-  void declare(ParamList& p, const std::string& prefix);
+  void declare(weights::ParamList& p, const std::string& prefix);
   at::Tensor operator()(const at::Tensor& x, const at::Tensor& context) const;
 };
 
@@ -39,7 +39,7 @@ struct TransformerBlock {
 
   TransformerBlock() = default;
   TransformerBlock(int64_t dim, int64_t context_dim, int64_t heads);
-  void declare(ParamList& p, const std::string& prefix);
+  void declare(weights::ParamList& p, const std::string& prefix);
   at::Tensor operator()(const at::Tensor& x, const at::Tensor& context) const;
 };
 
@@ -54,7 +54,7 @@ struct SpatialTransformer {
   SpatialTransformer() = default;
   SpatialTransformer(int64_t channels, int64_t depth, int64_t context_dim, int64_t heads,
                      bool linear_projection);
-  void declare(ParamList& p, const std::string& prefix);
+  void declare(weights::ParamList& p, const std::string& prefix);
   at::Tensor operator()(const at::Tensor& x, const at::Tensor& context) const;
 };
 

@@ -24,7 +24,7 @@ struct ResnetBlock {
         conv1(i, o, 3, 1, 1),
         conv2(o, o, 3, 1, 1),
         shortcut(i, o, 1) {}
-  void declare(ParamList& p, const std::string& prefix) {
+  void declare(weights::ParamList& p, const std::string& prefix) {
     norm1.declare(p, prefix + "norm1.");
     conv1.declare(p, prefix + "conv1.");
     norm2.declare(p, prefix + "norm2.");
@@ -46,7 +46,7 @@ struct AttnBlock {
 
   explicit AttnBlock(int64_t c)
       : channels(c), norm(32, c, kVaeEps), q(c, c, 1), k(c, c, 1), v(c, c, 1), proj_out(c, c, 1) {}
-  void declare(ParamList& p, const std::string& prefix) {
+  void declare(weights::ParamList& p, const std::string& prefix) {
     norm.declare(p, prefix + "norm.");
     q.declare(p, prefix + "q.");
     k.declare(p, prefix + "k.");
@@ -77,7 +77,7 @@ struct Mid {
     attn_1.emplace(ch);
     block_2.emplace(ch, ch);
   }
-  void declare(ParamList& p, const std::string& prefix) {
+  void declare(weights::ParamList& p, const std::string& prefix) {
     block_1->declare(p, prefix + "block_1.");
     attn_1->declare(p, prefix + "attn_1.");
     block_2->declare(p, prefix + "block_2.");
@@ -167,7 +167,7 @@ AutoencoderKL& AutoencoderKL::operator=(AutoencoderKL&&) noexcept = default;
 
 at::Tensor AutoencoderKL::decode(const at::Tensor& z) const {
   const Impl& m = *impl_;
-  const CallScope call(params_);
+  const weights::CallScope call(params_);
   at::Tensor h = m.post_quant_conv(z.to(m.dec_conv_in.weight.scalar_type()));
   core::checkInterrupt();
   h = m.dec_mid(m.dec_conv_in(h));
@@ -184,7 +184,7 @@ at::Tensor AutoencoderKL::decode(const at::Tensor& z) const {
 
 at::Tensor AutoencoderKL::encodeMoments(const at::Tensor& image) const {
   const Impl& m = *impl_;
-  const CallScope call(params_);
+  const weights::CallScope call(params_);
   at::Tensor h = m.enc_conv_in(image.to(m.enc_conv_in.weight.scalar_type()));
   for (const auto& level : m.down) {
     for (const auto& block : level.blocks) {

@@ -26,7 +26,7 @@ class AutoencoderKL {
   AutoencoderKL& operator=(AutoencoderKL&&) noexcept;
 
   const VaeConfig& config() const noexcept { return config_; }
-  const ParamList& params() const noexcept { return params_; }
+  const weights::ParamList& params() const noexcept { return params_; }
   // Raw decode: z (unscaled latent) [B, embed, h, w] -> image [B, 3, h*f, w*f] in ~[-1, 1].
   at::Tensor decode(const at::Tensor& z) const;
   // The quant_conv output [B, 2*embed, h, w] (mean ‖ logvar).
@@ -37,7 +37,7 @@ class AutoencoderKL {
   struct Impl;
   VaeConfig config_;
   std::string prefix_;
-  ParamList params_;
+  weights::ParamList params_;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -126,7 +126,7 @@ at::Tensor decodeTiled(const AutoencoderKL& vae, const at::Tensor& z, const Late
                        const TileProgress& progress) {
   // One call around every tile pass: weights onloaded per call (model placement) come
   // to the device once for the whole decode, not twice per tile.
-  const CallScope whole(vae.params());
+  const weights::CallScope whole(vae.params());
   return blendTiles(z.size(2), z.size(3), vae.config().downscale(), tiles, progress,
                     [&](int64_t y, int64_t x, int64_t h, int64_t w) {
                       return vae.decode(z.narrow(2, y, h).narrow(3, x, w));
@@ -139,7 +139,7 @@ at::Tensor encodeMomentsTiled(const AutoencoderKL& vae, const at::Tensor& image,
   if (image.size(2) % f != 0 || image.size(3) % f != 0)
     throw Error(ErrorKind::InvalidArgument, "tiled encode needs an image whose sides are multiples of " +
                                                 std::to_string(f) + " pixels");
-  const CallScope whole(vae.params());  // as in decodeTiled: one upload for every tile
+  const weights::CallScope whole(vae.params());  // as in decodeTiled: one upload for every tile
   return blendTiles(image.size(2) / f, image.size(3) / f, 1, tiles, progress,
                     [&](int64_t y, int64_t x, int64_t h, int64_t w) {
                       return vae.encodeMoments(image.narrow(2, y * f, h * f).narrow(3, x * f, w * f));

@@ -25,12 +25,12 @@ struct RmsNorm {
   int64_t channels = 0;
   bool image = false;  // gamma [C, 1, 1] (per-frame attention) instead of [C, 1, 1, 1]
   at::Tensor gamma;
-  void declare(ParamList& p, const std::string& name) {
+  void declare(weights::ParamList& p, const std::string& name) {
     p.add(name, image ? std::vector<int64_t>{channels, 1, 1} : std::vector<int64_t>{channels, 1, 1, 1}, &gamma,
-          ParamList::Kind::Leaf);
+          weights::ParamList::Kind::Leaf);
   }
   at::Tensor operator()(const at::Tensor& x) const {
-    LeafScope leaf(&gamma, nullptr);
+    weights::LeafScope leaf(&gamma, nullptr);
     const at::Tensor xf = x.to(at::kFloat);
     const at::Tensor norm = xf.norm(2, {1}, true).clamp_min(1e-12);
     return (xf / norm * (std::sqrt(static_cast<double>(channels)) * gamma.to(at::kFloat))).to(x.scalar_type());
@@ -42,12 +42,12 @@ struct RmsNorm {
 struct CausalConv3d {
   int64_t in = 0, out = 0, kt = 3, ks = 3;
   at::Tensor weight, bias;
-  void declare(ParamList& p, const std::string& prefix) {
-    p.add(prefix + "weight", {out, in, kt, ks, ks}, &weight, ParamList::Kind::Leaf);
-    p.add(prefix + "bias", {out}, &bias, ParamList::Kind::Leaf);
+  void declare(weights::ParamList& p, const std::string& prefix) {
+    p.add(prefix + "weight", {out, in, kt, ks, ks}, &weight, weights::ParamList::Kind::Leaf);
+    p.add(prefix + "bias", {out}, &bias, weights::ParamList::Kind::Leaf);
   }
   at::Tensor operator()(const at::Tensor& x, CausalCache& cache) const {
-    LeafScope leaf(&weight, &bias);
+    weights::LeafScope leaf(&weight, &bias);
     at::Tensor full = x;
     if (kt > 1) {
       at::Tensor& prev = cache.slot();
@@ -67,7 +67,7 @@ struct ResidualBlock {
   RmsNorm norm1, norm2;
   CausalConv3d conv1, conv2, shortcut;
   bool has_shortcut = false;
-  ResidualBlock(ParamList& p, const std::string& prefix, int64_t in, int64_t out) {
+  ResidualBlock(weights::ParamList& p, const std::string& prefix, int64_t in, int64_t out) {
     norm1 = {in, false, {}};
     conv1 = {in, out, 3, 3, {}, {}};
     norm2 = {out, false, {}};
@@ -95,7 +95,7 @@ struct FrameAttention {
   int64_t channels = 0;
   RmsNorm norm;
   Conv2d to_qkv, proj;
-  FrameAttention(ParamList& p, const std::string& prefix, int64_t c) : channels(c) {
+  FrameAttention(weights::ParamList& p, const std::string& prefix, int64_t c) : channels(c) {
     norm = {c, true, {}};
     to_qkv = Conv2d(c, 3 * c, 1);
     proj = Conv2d(c, c, 1);
@@ -123,16 +123,16 @@ struct Resample {
   int64_t channels = 0;
   Conv2d conv;
   at::Tensor time_w, time_b;
-  Resample(ParamList& p, const std::string& prefix, ResampleMode m, int64_t c) : mode(m), channels(c) {
+  Resample(weights::ParamList& p, const std::string& prefix, ResampleMode m, int64_t c) : mode(m), channels(c) {
     const bool up = m == ResampleMode::Up2d || m == ResampleMode::Up3d;
     conv = up ? Conv2d(c, c / 2, 3, 1, 1) : Conv2d(c, c, 3, 2, 0);
     conv.declare(p, prefix + "resample.1.");
     if (m == ResampleMode::Up3d) {
-      p.add(prefix + "time_conv.weight", {2 * c, c, 3, 1, 1}, &time_w, ParamList::Kind::Leaf);
-      p.add(prefix + "time_conv.bias", {2 * c}, &time_b, ParamList::Kind::Leaf);
+      p.add(prefix + "time_conv.weight", {2 * c, c, 3, 1, 1}, &time_w, weights::ParamList::Kind::Leaf);
+      p.add(prefix + "time_conv.bias", {2 * c}, &time_b, weights::ParamList::Kind::Leaf);
     } else if (m == ResampleMode::Down3d) {
-      p.add(prefix + "time_conv.weight", {c, c, 3, 1, 1}, &time_w, ParamList::Kind::Leaf);
-      p.add(prefix + "time_conv.bias", {c}, &time_b, ParamList::Kind::Leaf);
+      p.add(prefix + "time_conv.weight", {c, c, 3, 1, 1}, &time_w, weights::ParamList::Kind::Leaf);
+      p.add(prefix + "time_conv.bias", {c}, &time_b, weights::ParamList::Kind::Leaf);
     }
   }
 
@@ -140,7 +140,7 @@ struct Resample {
   // the channels over the frames after the first (which passes unchanged), halves
   // interleaved in time.
   at::Tensor upTime(const at::Tensor& x, CausalCache& cache) const {
-    LeafScope leaf(&time_w, &time_b);
+    weights::LeafScope leaf(&time_w, &time_b);
     at::Tensor& prev = cache.slot();
     at::Tensor first, rest = x;
     if (!prev.defined()) {
@@ -163,7 +163,7 @@ struct Resample {
   // The first frame passes; the rest are a stride-2 convolution over windows (0, 1, 2),
   // (2, 3, 4), ... of all frames, the previous chunk's last frame carried as the cache.
   at::Tensor downTime(const at::Tensor& x, CausalCache& cache) const {
-    LeafScope leaf(&time_w, &time_b);
+    weights::LeafScope leaf(&time_w, &time_b);
     at::Tensor& prev = cache.slot();
     const at::Tensor last = x.narrow(2, x.size(2) - 1, 1).clone();
     at::Tensor out;
@@ -195,7 +195,7 @@ struct Middle {
   ResidualBlock first;
   FrameAttention attention;
   ResidualBlock second;
-  Middle(ParamList& p, const std::string& prefix, int64_t c)
+  Middle(weights::ParamList& p, const std::string& prefix, int64_t c)
       : first(p, prefix + "middle.0.", c, c), attention(p, prefix + "middle.1.", c), second(p, prefix + "middle.2.", c, c) {}
   at::Tensor operator()(const at::Tensor& x, CausalCache& cache) const {
     return second(attention(first(x, cache)), cache);
@@ -206,7 +206,7 @@ struct Middle {
 struct Head {
   RmsNorm norm;
   CausalConv3d conv;
-  Head(ParamList& p, const std::string& prefix, int64_t in, int64_t out) {
+  Head(weights::ParamList& p, const std::string& prefix, int64_t in, int64_t out) {
     norm = {in, false, {}};
     conv = {in, out, 3, 3, {}, {}};
     norm.declare(p, prefix + "head.0.gamma");
@@ -279,7 +279,7 @@ WanVaeConfig WanVaeConfig::detect(const tensor_io::TensorIndex& index, const std
 
 class WanVae::Encoder {
  public:
-  Encoder(ParamList& p, const std::string& prefix, const WanVaeConfig& c) {
+  Encoder(weights::ParamList& p, const std::string& prefix, const WanVaeConfig& c) {
     std::vector<int64_t> dims{c.base_dim};
     for (const int64_t m : c.dim_mult) dims.push_back(c.base_dim * m);
     conv_in = {3, dims[0], 3, 3, {}, {}};
@@ -316,7 +316,7 @@ class WanVae::Encoder {
 
 class WanVae::Decoder {
  public:
-  Decoder(ParamList& p, const std::string& prefix, const WanVaeConfig& c) {
+  Decoder(weights::ParamList& p, const std::string& prefix, const WanVaeConfig& c) {
     std::vector<int64_t> dims{c.base_dim * c.dim_mult.back()};
     for (auto it = c.dim_mult.rbegin(); it != c.dim_mult.rend(); ++it) dims.push_back(c.base_dim * *it);
     conv_in = {c.z_dim, dims[0], 3, 3, {}, {}};
@@ -366,11 +366,11 @@ WanVae::WanVae(const WanVaeConfig& config, std::string prefix) : config_(config)
                                                  "latents_std)");
   params_.beginGroup("encoder");
   encoder_ = std::make_shared<Encoder>(params_, prefix_ + kEncoder, c);
-  params_.add(prefix_ + "conv1.weight", {2 * c.z_dim, 2 * c.z_dim, 1, 1, 1}, &quant_w, ParamList::Kind::Leaf);
-  params_.add(prefix_ + "conv1.bias", {2 * c.z_dim}, &quant_b, ParamList::Kind::Leaf);
+  params_.add(prefix_ + "conv1.weight", {2 * c.z_dim, 2 * c.z_dim, 1, 1, 1}, &quant_w, weights::ParamList::Kind::Leaf);
+  params_.add(prefix_ + "conv1.bias", {2 * c.z_dim}, &quant_b, weights::ParamList::Kind::Leaf);
   params_.beginGroup("decoder");
-  params_.add(prefix_ + "conv2.weight", {c.z_dim, c.z_dim, 1, 1, 1}, &post_quant_w, ParamList::Kind::Leaf);
-  params_.add(prefix_ + "conv2.bias", {c.z_dim}, &post_quant_b, ParamList::Kind::Leaf);
+  params_.add(prefix_ + "conv2.weight", {c.z_dim, c.z_dim, 1, 1, 1}, &post_quant_w, weights::ParamList::Kind::Leaf);
+  params_.add(prefix_ + "conv2.bias", {c.z_dim}, &post_quant_b, weights::ParamList::Kind::Leaf);
   decoder_ = std::make_shared<Decoder>(params_, prefix_ + kDecoder, c);
   params_.endGroup();
 }
@@ -382,8 +382,8 @@ at::Tensor WanVae::encodeMoments(const at::Tensor& video) const {
       video.size(4) % s != 0)
     throw Error(ErrorKind::ShapeMismatch, "Wan VAE encode: video must be [batch, 3, 1 + " + std::to_string(tf) +
                                               "n frames, height, width], sides multiples of " + std::to_string(s));
-  const CallScope call(params_);
-  const GroupScope group(params_, 0);
+  const weights::CallScope call(params_);
+  const weights::GroupScope group(params_, 0);
   const at::Tensor x = video.to(quant_w.device(), quant_w.scalar_type());
   CausalCache cache;
   std::vector<at::Tensor> parts;
@@ -395,7 +395,7 @@ at::Tensor WanVae::encodeMoments(const at::Tensor& video) const {
   }
   at::Tensor moments;
   {
-    LeafScope leaf(&quant_w, &quant_b);
+    weights::LeafScope leaf(&quant_w, &quant_b);
     moments = at::conv3d(at::cat(parts, 2), quant_w, quant_b);
   }
   const auto halves = moments.chunk(2, 1);
@@ -437,11 +437,11 @@ at::Tensor WanVae::decodeRaw(const at::Tensor& z, int64_t chunk_frames, const Ch
     throw Error(ErrorKind::ShapeMismatch,
                 "Wan VAE decode: latent must be [batch, " + std::to_string(c.z_dim) + ", frames, height, width]");
   if (chunk_frames < 1) throw Error(ErrorKind::InvalidArgument, "Wan VAE decode: chunks need at least one frame");
-  const CallScope call(params_);
-  const GroupScope group(params_, 1);
+  const weights::CallScope call(params_);
+  const weights::GroupScope group(params_, 1);
   at::Tensor x;
   {
-    LeafScope leaf(&post_quant_w, &post_quant_b);
+    weights::LeafScope leaf(&post_quant_w, &post_quant_b);
     x = at::conv3d(z.to(post_quant_w.device(), post_quant_w.scalar_type()), post_quant_w, post_quant_b);
   }
   const int64_t h = x.size(3), w = x.size(4), s = c.spatialFactor();

@@ -71,7 +71,7 @@ class WanVae {
   WanVae(const WanVae&) = delete;  // the parameter list points into this object
   WanVae& operator=(const WanVae&) = delete;
   const WanVaeConfig& config() const noexcept { return config_; }
-  const ParamList& params() const noexcept { return params_; }
+  const weights::ParamList& params() const noexcept { return params_; }
 
   // video [B, 3, 1 + 4n, H, W] in [-1, 1] (H, W multiples of 8) -> [B, 2 z, 1 + n, H/8, W/8]:
   // the posterior's mean, then its log variance (clamped to [-30, 20]). Encodes the
@@ -102,7 +102,7 @@ class WanVae {
   at::Tensor quant_w, quant_b, post_quant_w, post_quant_b;
   std::shared_ptr<Encoder> encoder_;
   std::shared_ptr<Decoder> decoder_;
-  ParamList params_;
+  weights::ParamList params_;
 };
 
 }  // namespace kiln::models

@@ -21,7 +21,7 @@ namespace {
 
 constexpr int64_t kMiB = 1024 * 1024;
 // Every weight is rounded up to the allocator's 512-byte blocks.
-int64_t roundingSlack(const models::ParamList& p) { return static_cast<int64_t>(p.slots().size()) * 512; }
+int64_t roundingSlack(const weights::ParamList& p) { return static_cast<int64_t>(p.slots().size()) * 512; }
 
 std::string tinyPath() { return kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"); }
 
@@ -109,7 +109,7 @@ class OffloadTest : public QObject {
     const auto pipe = tinyPipeline();
     const UNetCall call;
     const at::Tensor expected = pipe->unet().forward(call.in);
-    const models::ParamList& params = pipe->unet().params();
+    const weights::ParamList& params = pipe->unet().params();
 
     // The work's own peak, measured with resident weights.
     SimulatedDevice ref_dev(256 * kMiB);
@@ -252,7 +252,7 @@ class OffloadTest : public QObject {
     QCOMPARE(decidePlacement(unet, 1000, s).mode, OffloadMode::None);
     (void)model.place(s, 0);  // balanced: no budget, so the others keep nothing resident
     const auto& pipe = model.pipeline();
-    const auto bytesOnDevice = [&](const models::ParamList& params) {
+    const auto bytesOnDevice = [&](const weights::ParamList& params) {
       int64_t n = 0, total = 0;
       for (const auto& slot : params.slots()) {
         total += static_cast<int64_t>(slot.tensor->nbytes());
@@ -439,7 +439,7 @@ class OffloadTest : public QObject {
   // down; the others stay placed; model mode sends the previous component home.
   void pipelinePlacementFailsPerComponent() {
     auto pipe = tinyPipeline();
-    const auto bytes = [](const models::ParamList& params) {
+    const auto bytes = [](const weights::ParamList& params) {
       int64_t n = 0;
       for (const auto& s : params.slots()) n += static_cast<int64_t>(s.tensor->nbytes()) + 512;
       return n;

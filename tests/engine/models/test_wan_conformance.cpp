@@ -36,10 +36,10 @@ std::string vaePath(const QString& source) {
 template <typename Model, typename Component>
 std::unique_ptr<Model> load(const Component& c, std::vector<std::string> ignored = {}) {
   auto model = std::make_unique<Model>(c.config, "");
-  km::LoadOptions opts;
+  kiln::weights::LoadOptions opts;
   opts.owned_prefixes = {""};
   opts.ignored.insert(ignored.begin(), ignored.end());
-  km::loadParams(model->params(), c.index, opts, "test");
+  kiln::weights::loadParams(model->params(), c.index, opts, "test");
   return model;
 }
 
