@@ -16,6 +16,7 @@
 #include "bench_common.h"
 #include "kiln/error.h"
 #include "lora/lora_patcher.h"
+#include "nodes/sd_lora_targets.h"
 #include "tensor_io/safetensors.h"
 
 namespace {
@@ -76,7 +77,7 @@ int main(int argc, char** argv) {
     }
     const std::vector<kiln::LoraSpec> one{files[0]}, three{files[0], files[1], files[2]},
         other{files[3], files[4], files[5]};
-    kiln::lora::LoraPatcher patcher(bench.pipe);
+    kiln::lora::LoraPatcher patcher(kiln::nodes::sdLoraTargets(bench.pipe));
     struct Row {
       const char* name;
       const std::vector<kiln::LoraSpec>* stack;

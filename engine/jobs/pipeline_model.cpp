@@ -6,6 +6,7 @@
 #include "kiln/error.h"
 #include "kiln/render.h"
 #include "kiln/units.h"
+#include "nodes/sd_lora_targets.h"
 #include "tensor_io/safetensors.h"
 
 namespace kiln::jobs {
@@ -136,7 +137,7 @@ std::vector<LoraReport> PipelineModel::applyLoras(const std::vector<LoraSpec>& s
                                                   const memory::OffloadSettings& settings) {
   const LoraMode resolved = resolveLoraMode(stack, mode, settings);
   if (stack == loras() && (stack.empty() || resolved == loraMode())) return {};
-  if (!patcher_) patcher_ = std::make_unique<lora::LoraPatcher>(*pipeline_);
+  if (!patcher_) patcher_ = std::make_unique<lora::LoraPatcher>(nodes::sdLoraTargets(*pipeline_));
   // Merged writes must land on the tensors offload moves: the placements come down and
   // the next place() snapshots the merged weights. Only the components holding weights
   // the change may replace come down (a UNet-only LoRA leaves the VAE and text encoders).

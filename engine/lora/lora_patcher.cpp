@@ -7,26 +7,9 @@
 #include <unordered_map>
 
 #include "kiln/error.h"
-#include "tensor_io/key_map.h"
 
 namespace kiln::lora {
 namespace {
-
-std::string underscored(std::string s) {
-  std::replace(s.begin(), s.end(), '.', '_');
-  return s;
-}
-
-std::unordered_map<std::string, at::Tensor*> slotsByName(const weights::ParamList& params) {
-  std::unordered_map<std::string, at::Tensor*> out;
-  for (const auto& slot : params.slots()) out[slot.name] = slot.tensor;
-  return out;
-}
-
-at::Tensor* lookup(const std::unordered_map<std::string, at::Tensor*>& slots, const std::string& name) {
-  const auto it = slots.find(name);
-  return it == slots.end() ? nullptr : it->second;
-}
 
 // What identifies a file's contents: its size and modification time.
 std::string stampOf(const std::string& path) {
@@ -70,72 +53,6 @@ at::Tensor deltaFor(const Contribution& c, const at::Tensor& target) {
 
 // ------------------------------------------------------------------------- targets
 
-TargetMap::TargetMap(const nodes::SdPipeline& pipeline) {
-  const models::SdModelSpec& spec = pipeline.spec();
-  const auto unet = slotsByName(pipeline.unet().params());
-  for (const auto& slot : pipeline.unet().params().slots()) {
-    if (!slot.name.ends_with(".weight") || !slot.name.starts_with(spec.unet_prefix))
-      continue;
-    const std::string path = slot.name.substr(spec.unet_prefix.size(), slot.name.size() - spec.unet_prefix.size() - 7);
-    LoraTarget t;
-    t.weight = slot.tensor;
-    t.bias = lookup(unet, spec.unet_prefix + path + ".bias");
-    t.key = slot.name;
-    add("unet_" + underscored(path), t);
-    if (const std::string d = tensor_io::originalToDiffusersUNet(path, spec.unet.num_res_blocks); !d.empty())
-      add("unet_" + underscored(d), t);
-  }
-  for (std::size_t i = 0; i < spec.text_encoders.size(); ++i) {
-    const models::TextEncoderSpec& te = spec.text_encoders[i];
-    const weights::ParamList& params = pipeline.textEncoder(i).params();
-    const auto slots = slotsByName(params);
-    const std::vector<std::string> tags =
-        i == 0 ? std::vector<std::string>{"te_", "te1_"} : std::vector<std::string>{"te" + std::to_string(i + 1) + "_"};
-    const auto addAll = [&](const std::string& hf_path, const LoraTarget& t) {
-      for (const auto& tag : tags) add(tag + underscored(hf_path), t);
-    };
-    if (te.config.layout == models::ClipLayout::OpenClip) {
-      // kohya and diffusers name OpenCLIP encoders by their transformers equivalents.
-      for (int64_t l = 0; l < te.config.layers; ++l) {
-        const std::string base = te.prefix + "transformer.resblocks." + std::to_string(l) + ".";
-        const std::string hf = "text_model.encoder.layers." + std::to_string(l) + ".";
-        const char* qkv[] = {"q_proj", "k_proj", "v_proj"};
-        for (int64_t j = 0; j < 3; ++j) {
-          LoraTarget t;
-          t.weight = lookup(slots, base + "attn.in_proj_weight");
-          t.bias = lookup(slots, base + "attn.in_proj_bias");
-          t.key = base + "attn.in_proj_weight";
-          t.text = true;
-          t.row_offset = j * te.config.hidden;
-          t.rows = te.config.hidden;
-          if (t.weight) addAll(hf + "self_attn." + qkv[j], t);
-        }
-        const std::pair<const char*, const char*> linears[] = {
-            {"attn.out_proj", "self_attn.out_proj"}, {"mlp.c_fc", "mlp.fc1"}, {"mlp.c_proj", "mlp.fc2"}};
-        for (const auto& [open_clip, hf_name] : linears) {
-          LoraTarget t;
-          t.weight = lookup(slots, base + open_clip + ".weight");
-          t.bias = lookup(slots, base + open_clip + ".bias");
-          t.key = base + open_clip + ".weight";
-          t.text = true;
-          if (t.weight) addAll(hf + hf_name, t);
-        }
-      }
-      continue;
-    }
-    for (const auto& slot : params.slots()) {
-      if (!slot.name.ends_with(".weight") || !slot.name.starts_with(te.prefix)) continue;
-      const std::string path = slot.name.substr(te.prefix.size(), slot.name.size() - te.prefix.size() - 7);
-      LoraTarget t;
-      t.weight = slot.tensor;
-      t.bias = lookup(slots, te.prefix + path + ".bias");
-      t.key = slot.name;
-      t.text = true;
-      addAll("text_model." + path, t);
-    }
-  }
-}
-
 void TargetMap::add(const std::string& alias, const LoraTarget& target) { targets_.emplace(alias, target); }
 
 const LoraTarget* TargetMap::find(const std::string& normalised_name) const {
@@ -145,20 +62,12 @@ const LoraTarget* TargetMap::find(const std::string& normalised_name) const {
 
 // ------------------------------------------------------------------------- patcher
 
-LoraPatcher::LoraPatcher(const nodes::SdPipeline& pipeline)
-    : pipeline_(pipeline), targets_(pipeline), family_(pipeline.spec().family) {}
+LoraPatcher::LoraPatcher(LoraTargets targets) : model_(std::move(targets)) {}
 
 LoraPatcher::~LoraPatcher() { setAdapters(nullptr); }
 
-std::vector<const weights::ParamList*> LoraPatcher::hookedLists() const {
-  std::vector<const weights::ParamList*> lists{&pipeline_.unet().params()};
-  for (std::size_t i = 0; i < pipeline_.spec().text_encoders.size(); ++i)
-    lists.push_back(&pipeline_.textEncoder(i).params());
-  return lists;
-}
-
 void LoraPatcher::setAdapters(std::unique_ptr<LoraAdapters> adapters) {
-  for (const auto* list : hookedLists()) list->setAdapters(adapters && !adapters->empty() ? adapters.get() : nullptr);
+  for (const auto* list : model_.components) list->setAdapters(adapters && !adapters->empty() ? adapters.get() : nullptr);
   adapters_ = std::move(adapters);
 }
 
@@ -167,7 +76,7 @@ std::set<const at::Tensor*> LoraPatcher::touchedBy(const std::vector<LoraSpec>& 
   for (const auto& [weight, patch] : patched_) touched.insert(weight);
   for (const LoraSpec& spec : stack)
     for (const LoraModule& m : load(spec.path)->modules)
-      if (const LoraTarget* t = targets_.find(m.name)) {
+      if (const LoraTarget* t = model_.targets.find(m.name)) {
         touched.insert(t->weight);
         if (t->bias) touched.insert(t->bias);
       }
@@ -215,7 +124,7 @@ std::vector<LoraReport> LoraPatcher::apply(const std::vector<LoraSpec>& stack, L
     report.modules = static_cast<int>(file->modules.size());
     report.unrecognised = file->unrecognised;
     for (const LoraModule& m : file->modules) {
-      const LoraTarget* t = targets_.find(m.name);
+      const LoraTarget* t = model_.targets.find(m.name);
       if (!t) {
         report.unmatched.push_back(m.file_name);
         continue;
@@ -250,7 +159,7 @@ std::vector<LoraReport> LoraPatcher::apply(const std::vector<LoraSpec>& stack, L
       for (std::size_t i = 0; i < std::min<std::size_t>(3, report.unmatched.size()); ++i)
         names += (i ? ", " : "") + report.unmatched[i];
       throw Error(ErrorKind::UnsupportedModel,
-                  "no module of LoRA '" + spec.path + "' fits this " + models::familyName(family_) +
+                  "no module of LoRA '" + spec.path + "' fits this " + model_.model_name +
                       " model's weights (first: " + names + "); it was probably made for another architecture");
     }
     reports.push_back(std::move(report));
@@ -269,7 +178,7 @@ std::vector<LoraReport> LoraPatcher::apply(const std::vector<LoraSpec>& stack, L
       const bool keyed = std::any_of(spec.keyframes.begin(), spec.keyframes.end(),
                                      [](const LoraKeyframe& k) { return k.strength != 0; });
       for (const LoraModule& m : file->modules) {
-        const LoraTarget* t = targets_.find(m.name);
+        const LoraTarget* t = model_.targets.find(m.name);
         if (!t) continue;
         if ((t->text ? spec.text_strength : spec.unet_strength) == 0 && (t->text || !keyed)) continue;
         Adapter a = makeAdapter(m, targetShape(*t->weight, t->rows));

@@ -1,4 +1,4 @@
-// Merging a stack of LoRA files into a loaded pipeline's weights. Each patched weight is
+// Merging a stack of LoRA files into a loaded model's weights. Each patched weight is
 // rebuilt in fp32 as the original plus the sum of its LoRA differences and stored in the
 // weight's own dtype; the original tensor is kept aside, so removing a LoRA restores it
 // bit for bit and changing the stack rebuilds only the weights whose patches changed.
@@ -19,7 +19,7 @@
 #include "kiln/lora.h"
 #include "lora/lora_adapters.h"
 #include "lora/lora_file.h"
-#include "nodes/sd_pipeline.h"
+#include "weights/params.h"
 
 namespace kiln::lora {
 
@@ -34,21 +34,29 @@ struct LoraTarget {
   int64_t rows = -1;  // -1: every row
 };
 
-// Every name a LoRA may use for each patchable weight of the pipeline.
+// Every name a LoRA may use for each patchable weight of a model: each family fills one
+// with its own naming rules (normalised module names, see lora_layout.h).
 class TargetMap {
  public:
-  explicit TargetMap(const nodes::SdPipeline& pipeline);
+  void add(const std::string& alias, const LoraTarget& target);
   const LoraTarget* find(const std::string& normalised_name) const;
   std::size_t size() const noexcept { return targets_.size(); }
 
  private:
-  void add(const std::string& alias, const LoraTarget& target);
   std::map<std::string, LoraTarget> targets_;
+};
+
+// What a family hands the patcher: the components whose layers take hooks, the names
+// their weights go by, and the model's name for messages ("sd1", "wan21").
+struct LoraTargets {
+  std::string model_name;
+  std::vector<const weights::ParamList*> components;
+  TargetMap targets;
 };
 
 class LoraPatcher {
  public:
-  explicit LoraPatcher(const nodes::SdPipeline& pipeline);
+  explicit LoraPatcher(LoraTargets targets);
   ~LoraPatcher();  // the weights keep whatever the stack made them
   LoraPatcher(const LoraPatcher&) = delete;
   LoraPatcher& operator=(const LoraPatcher&) = delete;
@@ -93,11 +101,8 @@ class LoraPatcher {
   std::shared_ptr<const LoraFile> load(const std::string& path);
   void forgetFilesOutside(const std::map<std::string, std::shared_ptr<const LoraFile>>& stack);
   void setAdapters(std::unique_ptr<LoraAdapters> adapters);
-  std::vector<const weights::ParamList*> hookedLists() const;
 
-  const nodes::SdPipeline& pipeline_;
-  TargetMap targets_;
-  models::ModelFamily family_;
+  LoraTargets model_;
   std::map<at::Tensor*, Patched> patched_;
   std::vector<LoraSpec> current_;
   LoraMode mode_ = LoraMode::Merge;

@@ -13,6 +13,7 @@
 #include "kiln/error.h"
 #include "lora/lora_file.h"
 #include "lora/lora_patcher.h"
+#include "nodes/sd_lora_targets.h"
 #include "lora_files.h"
 #include "memory/device.h"
 #include "memory/model_cache.h"
@@ -196,7 +197,7 @@ class LoraTest : public QObject {
     const std::string path = file("kohya.safetensors");
     const auto expected = writeKohya(path, *pipe, modulesFor(family.toStdString()), 0.8);
 
-    lora::LoraPatcher patcher(*pipe);
+    lora::LoraPatcher patcher(kiln::nodes::sdLoraTargets(*pipe));
     const auto reports = patcher.apply({{path, 0.8, 0.8}});
     QCOMPARE(reports.size(), std::size_t{1});
     QCOMPARE(reports[0].applied, static_cast<int>(modulesFor(family.toStdString()).size()));
@@ -241,7 +242,7 @@ class LoraTest : public QObject {
     for (const auto& [format, tensors] : low_rank_files) {
       const std::string path = file((format + ".safetensors").c_str());
       kiln::testing::writeTensors(path, tensors);
-      lora::LoraPatcher patcher(*pipe);
+      lora::LoraPatcher patcher(kiln::nodes::sdLoraTargets(*pipe));
       const auto r = patcher.apply({{path, s, s}});
       QCOMPARE(r[0].format, format);
       QCOMPARE(r[0].applied, 2);
@@ -267,7 +268,7 @@ class LoraTest : public QObject {
                                          {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.hada_w2_b", w2b},
                                          {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.alpha",
                                           at::full({}, 1.0)}});
-      lora::LoraPatcher patcher(*pipe);
+      lora::LoraPatcher patcher(kiln::nodes::sdLoraTargets(*pipe));
       QCOMPARE(patcher.apply({{path, s, s}})[0].format, std::string("lycoris"));
       const at::Tensor expected = w + s * 0.5 * (at::mm(w1a, w1b) * at::mm(w2a, w2b));
       QVERIFY(maxDiff(weight(*pipe, to_q), expected) < 1e-4);
@@ -280,7 +281,7 @@ class LoraTest : public QObject {
                                          {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lokr_w2_b", k2b},
                                          {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.alpha",
                                           at::full({}, 1.0)}});
-      lora::LoraPatcher patcher(*pipe);
+      lora::LoraPatcher patcher(kiln::nodes::sdLoraTargets(*pipe));
       patcher.apply({{path, s, s}});
       // The Kronecker product written out: block (i, j) of the result is w1[i, j] * w2.
       const at::Tensor w2 = at::mm(k2a, k2b);
@@ -292,7 +293,7 @@ class LoraTest : public QObject {
       const std::string path = file("full.safetensors");
       kiln::testing::writeTensors(path, {{"lora_te_text_model_encoder_layers_0_self_attn_q_proj.diff", diff},
                                          {"lora_te_text_model_encoder_layers_0_self_attn_q_proj.diff_b", diff_b}});
-      lora::LoraPatcher patcher(*pipe);
+      lora::LoraPatcher patcher(kiln::nodes::sdLoraTargets(*pipe));
       const auto r = patcher.apply({{path, 1.0, s}});
       QCOMPARE(r[0].format, std::string("full"));
       QVERIFY(maxDiff(weight(*pipe, te_q), tw + s * diff) < 1e-6);
@@ -309,7 +310,7 @@ class LoraTest : public QObject {
     const std::string path = file("kohya_bf16.safetensors");
     const auto modules = modulesFor("sd1");
     const auto expected = writeKohya(path, *pipe, modules, 0.5);
-    lora::LoraPatcher patcher(*pipe);
+    lora::LoraPatcher patcher(kiln::nodes::sdLoraTargets(*pipe));
     patcher.apply({{path, 0.5, 0.0}});
     for (const Module& m : modules) {
       const at::Tensor& got = weight(*pipe, m.key);
@@ -334,7 +335,7 @@ class LoraTest : public QObject {
     writeKohya(a, *pipe, {modules[0], modules[1]}, 1.0, 31);
     writeKohya(b, *pipe, {modules[1], modules[5]}, 1.0, 41);
     const void* original = weight(*pipe, modules[0].key).data_ptr();
-    lora::LoraPatcher patcher(*pipe);
+    lora::LoraPatcher patcher(kiln::nodes::sdLoraTargets(*pipe));
     patcher.apply({{a, 1.0, 1.0}, {b, 1.0, 1.0}});
     QCOMPARE(patcher.lastRebuilt(), int64_t{3});
     QVERIFY(patcher.backupBytes() > 0);
@@ -390,7 +391,7 @@ class LoraTest : public QObject {
       stack.push_back({mixed, 0.5, 0.5, {}});
     }
     const auto reference = load(fam);
-    lora::LoraPatcher by_hand_checked(*reference);  // kohya checked against the formula above
+    lora::LoraPatcher by_hand_checked(kiln::nodes::sdLoraTargets(*reference));  // kohya checked against the formula above
     by_hand_checked.apply(stack, LoraMode::Merge);
     for (const auto& [key, w] : expected)
       if (fam != "sd1") QVERIFY(maxDiff(weight(*reference, key), w) < 1e-5);
@@ -477,7 +478,7 @@ class LoraTest : public QObject {
       kiln::testing::writeTensors(path, {{te + ".diff", at::randn({32, 32}) * 0.1}, {te + ".diff_b", at::randn({32}) * 0.1},
                                          {conv + ".diff", at::randn({32, 32, 3, 3}) * 0.01}});
     }
-    lora::LoraPatcher patcher(*pipe);
+    lora::LoraPatcher patcher(kiln::nodes::sdLoraTargets(*pipe));
     patcher.apply({{path, 0.8, 0.6}}, LoraMode::Merge);
     const at::Tensor merged = output(*pipe);
     patcher.apply({{path, 0.8, 0.6}}, LoraMode::Hook);
@@ -660,7 +661,7 @@ class LoraTest : public QObject {
   void badFilesChangeNothing() {
     const auto pipe = load("sd1");
     const auto before = snapshot(*pipe);
-    lora::LoraPatcher patcher(*pipe);
+    lora::LoraPatcher patcher(kiln::nodes::sdLoraTargets(*pipe));
     const std::string good = file("good.safetensors");
     writeKohya(good, *pipe, {modulesFor("sd1")[0]}, 1.0);
     const auto expectError = [&](const std::vector<LoraSpec>& stack, ErrorKind kind, const std::string& says) {
