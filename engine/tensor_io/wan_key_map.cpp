@@ -13,10 +13,11 @@ using Table = std::initializer_list<std::pair<const char*, const char*>>;
 
 bool startsWith(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
 
-// Replaces the first matching leading path of `name` (whole components) from the table;
-// empty when none matches.
-std::string renamePrefix(const std::string& name, Table table) {
-  for (const auto& [from, to] : table) {
+// Replaces the first matching leading path of `name` (whole components) from the table
+// (read right to left when `back`); empty when none matches.
+std::string renamePrefix(const std::string& name, Table table, bool back = false) {
+  for (auto [from, to] : table) {
+    if (back) std::swap(from, to);
     const std::string f(from);
     if (name == f) return to;
     if (startsWith(name, f + ".")) return std::string(to) + name.substr(f.size());
@@ -55,35 +56,55 @@ std::string middle(const std::string& rest, const std::string& out_prefix) {
 
 }  // namespace
 
+namespace {
+
+// Inside blocks.N: diffusers -> original.
+constexpr Table kTransformerBlock = {{"attn1.to_q", "self_attn.q"},
+                                     {"attn1.to_k", "self_attn.k"},
+                                     {"attn1.to_v", "self_attn.v"},
+                                     {"attn1.to_out.0", "self_attn.o"},
+                                     {"attn1.norm_q", "self_attn.norm_q"},
+                                     {"attn1.norm_k", "self_attn.norm_k"},
+                                     {"attn2.to_q", "cross_attn.q"},
+                                     {"attn2.to_k", "cross_attn.k"},
+                                     {"attn2.to_v", "cross_attn.v"},
+                                     {"attn2.to_out.0", "cross_attn.o"},
+                                     {"attn2.norm_q", "cross_attn.norm_q"},
+                                     {"attn2.norm_k", "cross_attn.norm_k"},
+                                     {"norm2", "norm3"},
+                                     {"ffn.net.0.proj", "ffn.0"},
+                                     {"ffn.net.2", "ffn.2"}};
+// Outside the blocks: diffusers -> original.
+constexpr Table kTransformerTop = {{"patch_embedding", "patch_embedding"},
+                                   {"condition_embedder.text_embedder.linear_1", "text_embedding.0"},
+                                   {"condition_embedder.text_embedder.linear_2", "text_embedding.2"},
+                                   {"condition_embedder.time_embedder.linear_1", "time_embedding.0"},
+                                   {"condition_embedder.time_embedder.linear_2", "time_embedding.2"},
+                                   {"condition_embedder.time_proj", "time_projection.1"},
+                                   {"proj_out", "head.head"}};
+
+}  // namespace
+
 std::string wanTransformerFromDiffusers(const std::string& name) {
   if (auto [i, rest] = indexAfter(name, "blocks."); i >= 0) {
     const std::string b = "blocks." + std::to_string(i) + ".";
     if (rest == "scale_shift_table") return b + "modulation";
-    const std::string mapped = renamePrefix(rest, {{"attn1.to_q", "self_attn.q"},
-                                                   {"attn1.to_k", "self_attn.k"},
-                                                   {"attn1.to_v", "self_attn.v"},
-                                                   {"attn1.to_out.0", "self_attn.o"},
-                                                   {"attn1.norm_q", "self_attn.norm_q"},
-                                                   {"attn1.norm_k", "self_attn.norm_k"},
-                                                   {"attn2.to_q", "cross_attn.q"},
-                                                   {"attn2.to_k", "cross_attn.k"},
-                                                   {"attn2.to_v", "cross_attn.v"},
-                                                   {"attn2.to_out.0", "cross_attn.o"},
-                                                   {"attn2.norm_q", "cross_attn.norm_q"},
-                                                   {"attn2.norm_k", "cross_attn.norm_k"},
-                                                   {"norm2", "norm3"},
-                                                   {"ffn.net.0.proj", "ffn.0"},
-                                                   {"ffn.net.2", "ffn.2"}});
+    const std::string mapped = renamePrefix(rest, kTransformerBlock);
     return mapped.empty() ? "" : b + mapped;
   }
   if (name == "scale_shift_table") return "head.modulation";
-  return renamePrefix(name, {{"patch_embedding", "patch_embedding"},
-                             {"condition_embedder.text_embedder.linear_1", "text_embedding.0"},
-                             {"condition_embedder.text_embedder.linear_2", "text_embedding.2"},
-                             {"condition_embedder.time_embedder.linear_1", "time_embedding.0"},
-                             {"condition_embedder.time_embedder.linear_2", "time_embedding.2"},
-                             {"condition_embedder.time_proj", "time_projection.1"},
-                             {"proj_out", "head.head"}});
+  return renamePrefix(name, kTransformerTop);
+}
+
+std::string wanTransformerToDiffusers(const std::string& name) {
+  if (auto [i, rest] = indexAfter(name, "blocks."); i >= 0) {
+    const std::string b = "blocks." + std::to_string(i) + ".";
+    if (rest == "modulation") return b + "scale_shift_table";
+    const std::string mapped = renamePrefix(rest, kTransformerBlock, true);
+    return mapped.empty() ? "" : b + mapped;
+  }
+  if (name == "head.modulation") return "scale_shift_table";
+  return renamePrefix(name, kTransformerTop, true);
 }
 
 std::string wanVaeFromDiffusers(const std::string& name, int64_t num_res_blocks) {

@@ -14,6 +14,8 @@ namespace kiln::tensor_io {
 // The original name of a diffusers WanTransformer3DModel tensor; empty when no rule
 // covers it.
 std::string wanTransformerFromDiffusers(const std::string& name);
+// The reverse: the diffusers name of an original transformer tensor (empty when none).
+std::string wanTransformerToDiffusers(const std::string& name);
 // The original name of a diffusers AutoencoderKLWan tensor, for a VAE with
 // `num_res_blocks` residual blocks per encoder level; empty when no rule covers it.
 std::string wanVaeFromDiffusers(const std::string& name, int64_t num_res_blocks);

@@ -53,6 +53,8 @@ class WanTransformer {
   WanTransformer& operator=(const WanTransformer&) = delete;
   const WanTransformerConfig& config() const noexcept { return config_; }
   const weights::ParamList& params() const noexcept { return params_; }
+  // What every parameter name starts with ("model.diffusion_model." in a ComfyUI file).
+  const std::string& prefix() const noexcept { return prefix_; }
   // latent [B, C, F, H, W] (H, W multiples of the patch), timestep [B] (integer or
   // fractional training steps), context [B, L, text_dim] -> velocity [B, C_out, F, H, W].
   at::Tensor forward(const at::Tensor& latent, const at::Tensor& timestep, const at::Tensor& context) const;

@@ -1,6 +1,7 @@
 // Conformance of the Wan 2.1 components (UMT5, transformer, causal video VAE) and the flow
 // samplers against the reference vectors in ../shared/conformance/wan21-tiny-1234, from
 // the original single files and the diffusers folder.
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <ATen/Parallel.h>
@@ -9,8 +10,13 @@
 #include <string>
 
 #include "kiln/error.h"
+#include "kiln/lora.h"
+#include "lora/lora_patcher.h"
+#include "lora_files.h"
 #include "memory/memory_pool.h"
 #include "models/video/wan_model.h"
+#include "nodes/wan_lora_targets.h"
+#include "tensor_io/wan_key_map.h"
 #include "sampling/flow_match.h"
 #include "ref_tensors.h"
 
@@ -186,6 +192,72 @@ class TestWanConformance : public QObject {
     const auto [cos, sin] = km::wanRopeAngles(2, 3, 4, 16, 10000.0);
     expectClose(cos, debug["tr.rope_cos"], 1e-6, "rope cos");
     expectClose(sin, debug["tr.rope_sin"], 1e-6, "rope sin");
+  }
+
+  // Diffusers' names and the original ones map both ways (LoRAs name either).
+  void transformerNamesMapBothWays() {
+    const auto file = kiln::tensor_io::SafetensorsFile::open(path("transformer/diffusion_pytorch_model.safetensors"));
+    for (const auto& info : file->tensors()) {
+      const std::string original = kiln::tensor_io::wanTransformerFromDiffusers(info.name);
+      QVERIFY2(!original.empty(), info.name.c_str());
+      QCOMPARE(kiln::tensor_io::wanTransformerToDiffusers(original), info.name);
+    }
+    QCOMPARE(kiln::tensor_io::wanTransformerToDiffusers("blocks.3.self_attn.o.weight"),
+             std::string("blocks.3.attn1.to_out.0.weight"));
+    QCOMPARE(kiln::tensor_io::wanTransformerToDiffusers("nothing.here"), std::string());
+  }
+
+  // A Wan LoRA on the transformer, one file in PEFT/diffusers names and one in ComfyUI's
+  // original names with an alpha: merged, the weights are W + strength * alpha/rank * B A,
+  // computed here by hand; hooked, the output matches that; restored, the original output
+  // comes back bit for bit.
+  void loraOnTheTransformer() {
+    const auto c = km::openWanTransformer(transformerPath("single"));
+    const auto model = load<km::WanTransformer>(c);
+    const auto by_hand = load<km::WanTransformer>(c);
+    const auto slot = [](const km::WanTransformer& m, const std::string& name) {
+      for (const auto& s : m.params().slots())
+        if (s.name == name) return s.tensor;
+      return static_cast<at::Tensor*>(nullptr);
+    };
+    at::manual_seed(11);
+    const at::Tensor a1 = at::randn({4, 32}) * 0.2, b1 = at::randn({32, 4}) * 0.2;
+    const at::Tensor a2 = at::randn({4, 32}) * 0.2, b2 = at::randn({64, 4}) * 0.2;
+    QTemporaryDir dir;
+    const std::string peft = dir.filePath("wan_peft.safetensors").toStdString();
+    const std::string comfy = dir.filePath("wan_comfy.safetensors").toStdString();
+    kiln::testing::writeTensors(peft, {{"transformer.blocks.0.attn1.to_q.lora_A.weight", a1},
+                                       {"transformer.blocks.0.attn1.to_q.lora_B.weight", b1}});
+    kiln::testing::writeTensors(comfy, {{"diffusion_model.blocks.0.ffn.0.lora_A.weight", a2},
+                                        {"diffusion_model.blocks.0.ffn.0.lora_B.weight", b2},
+                                        {"diffusion_model.blocks.0.ffn.0.alpha", at::full({}, 2.0)}});
+    *slot(*by_hand, "blocks.0.self_attn.q.weight") += at::matmul(b1, a1);
+    *slot(*by_hand, "blocks.0.ffn.0.weight") += 0.8 * (2.0 / 4.0) * at::matmul(b2, a2);
+
+    const RefFile ref(kDir + "ref_transformer.safetensors");
+    const at::Tensor latent = ref["in_latent"], t = ref["in_timestep"], cond = ref["in_context_cond"];
+    const at::Tensor original = model->forward(latent, t, cond);
+    const at::Tensor expected = by_hand->forward(latent, t, cond);
+    QVERIFY2(maxAbsDiff(expected, original) > 1e-3, "the LoRA changes too little to test");
+
+    kiln::lora::LoraPatcher patcher(kiln::nodes::wanLoraTargets(*model));
+    const std::vector<kiln::LoraSpec> stack{{peft, 1.0}, {comfy, 0.8}};
+    const auto reports = patcher.apply(stack, kiln::LoraMode::Merge);
+    QCOMPARE(reports.size(), std::size_t{2});
+    for (const auto& r : reports) {
+      QCOMPARE(r.applied, 1);
+      QVERIFY2(r.unmatched.empty(), r.path.c_str());
+    }
+    QCOMPARE(patcher.patchedWeights(), std::size_t{2});
+    expectClose(model->forward(latent, t, cond), expected, 1e-5, "merged");
+
+    patcher.apply(stack, kiln::LoraMode::Hook);
+    QCOMPARE(patcher.patchedWeights(), std::size_t{0});
+    QCOMPARE(patcher.hookedLayers(), std::size_t{2});
+    expectClose(model->forward(latent, t, cond), expected, 1e-5, "hooked");
+
+    patcher.restore();
+    QVERIFY(at::equal(model->forward(latent, t, cond), original));
   }
 
   void vaeDecode_data() {
