@@ -44,7 +44,7 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   if (!(p.fps > 0.0) || p.fps > 240.0)
     throw Error(ErrorKind::InvalidArgument, "the frame rate must be above 0 and at most 240, not " + formatNumber(p.fps));
   if (p.flow_shift < 0.0) throw Error(ErrorKind::InvalidArgument, "the flow shift must be positive (0: the model's)");
-  const sampling::FlowSolver solver = nodes::flowSolverNamed(p.sampler);
+  const sampling::FlowSolver solver = sampling::flowSolverNamed(p.sampler);
 
   const nodes::WanModelPaths paths = nodes::resolveWanModel(p.model_path, p.vae_path, p.text_encoder_path);
   const std::string cache_key = videoModelKey(paths, dtype);

@@ -220,7 +220,7 @@ graph::NodeOutputs sampleVideo(NodeCall& c) {
   settings.steps = c.intParam("steps");
   settings.guidance = c.floatParam("cfg");
   settings.shift = ref.flow_shift > 0 ? ref.flow_shift : pipe.defaults().flow_shift;
-  settings.solver = nodes::flowSolverNamed(c.stringParam("sampler_name"));
+  settings.solver = sampling::flowSolverNamed(c.stringParam("sampler_name"));
   const int64_t seed = c.intParam("seed");
   const int64_t total = request.batch * settings.steps;
   c.run.tracker.update(c.stage, c.run.tracker.stage(c.stage).name, total,

@@ -129,12 +129,6 @@ WanModelPaths resolveWanModel(const std::string& path, const std::string& vae, c
   return out;
 }
 
-sampling::FlowSolver flowSolverNamed(const std::string& name) {
-  if (name == "uni_pc" || name == "uni_pc_bh2" || name == "unipc") return sampling::FlowSolver::UniPc;
-  if (name == "euler") return sampling::FlowSolver::Euler;
-  throw Error(ErrorKind::InvalidArgument, "video models sample with uni_pc (Wan's default) or euler, not '" + name + "'");
-}
-
 int64_t snapFrames(int64_t frames, int64_t factor) {
   if (frames <= 1 || factor <= 1) return std::max<int64_t>(frames, 1);
   const int64_t n = (frames - 1 + factor / 2) / factor;

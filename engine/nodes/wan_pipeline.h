@@ -50,10 +50,6 @@ models::WanSpatialTiles planVideoTiles(const models::WanVaeConfig& config, int64
 // Tile passes per chunk of that plan.
 int64_t videoTileCount(int64_t latent_h, int64_t latent_w, const models::WanSpatialTiles& tiles);
 
-// The flow solver a sampler name stands for: uni_pc, uni_pc_bh2 (or unipc) and euler.
-// Throws kiln::Error(InvalidArgument) naming the choices for any other name.
-sampling::FlowSolver flowSolverNamed(const std::string& name);
-
 struct WanSampleSettings {
   int64_t steps = 50;
   double guidance = 5.0;

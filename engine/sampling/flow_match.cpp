@@ -154,4 +154,10 @@ at::Tensor sampleFlow(FlowSolver solver, const FlowSchedule& schedule, const Vel
   return x;
 }
 
+FlowSolver flowSolverNamed(const std::string& name) {
+  if (name == "uni_pc" || name == "uni_pc_bh2" || name == "unipc") return FlowSolver::UniPc;
+  if (name == "euler") return FlowSolver::Euler;
+  throw Error(ErrorKind::InvalidArgument, "video models sample with uni_pc (Wan's default) or euler, not '" + name + "'");
+}
+
 }  // namespace kiln::sampling

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace kiln::sampling {
@@ -56,6 +57,10 @@ class UniPcFlowSolver {
 };
 
 enum class FlowSolver { Invalid = 0, UniPc, Euler };
+
+// The flow solver a sampler name stands for: uni_pc, uni_pc_bh2 (or unipc) and euler.
+// Throws kiln::Error(InvalidArgument) naming the choices for any other name.
+FlowSolver flowSolverNamed(const std::string& name);
 
 struct FlowStep {
   int64_t step = 0;  // 0-based
