@@ -14,8 +14,7 @@
 
 #include "core/interrupt.h"
 #include "jobs/job_runner.h"
-#include "jobs/pipeline_model.h"
-#include "jobs/vae_file_model.h"
+#include "jobs/model_loading.h"
 #include "memory/device.h"
 #include "memory/model_cache.h"
 #include "jobs/stage_timings.h"
@@ -227,7 +226,7 @@ struct Engine::Impl {
         // Models resting in host memory are placed by the job that uses them next.
         if (device->isAccelerator() && lease.model().deviceBytes() == 0) continue;
         // No work follows: room only for the weights (and the reserve).
-        if (auto* m = dynamic_cast<jobs::PlaceableModel*>(&lease.model())) {
+        if (auto* m = dynamic_cast<jobs::LoadedModel*>(&lease.model())) {
           if (afresh) m->offload();
           jobs::placeModel(*m, env, *device, 0);
         }

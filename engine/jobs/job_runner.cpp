@@ -12,7 +12,7 @@
 
 #include "core/atomic_file.h"
 #include "core/interrupt.h"
-#include "jobs/pipeline_model.h"
+#include "jobs/model_loading.h"
 #include "jobs/progress_tracker.h"
 #include "jobs/vae_stage.h"
 #include "jobs/video_job.h"
@@ -82,7 +82,7 @@ std::string saveNewImage(const std::string& dir, const std::string& prefix, int&
   return file.finalPath();
 }
 
-void placeModel(PlaceableModel& model, RunEnvironment& env, memory::Device& device, int64_t working_bytes) {
+void placeModel(LoadedModel& model, RunEnvironment& env, memory::Device& device, int64_t working_bytes) {
   if (!device.isAccelerator()) return;
   // The working reserve is kept free beside the weights where the device has room for it.
   int64_t reserve = env.offload.working_reserve_bytes;
@@ -200,7 +200,7 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   // A cached model's spec without taking it: the plan comes before the lease.
   memory::ModelCache::Lease lease;
   if (cached) lease = env.cache->acquire(cache_key, [] { return std::shared_ptr<memory::CachedModel>(); });
-  const auto* held = lease ? &static_cast<PipelineModel&>(lease.model()).pipeline() : nullptr;
+  const auto* held = lease ? &static_cast<LoadedModel&>(lease.model()).as<nodes::SdPipeline>() : nullptr;
   const models::SdModelSpec spec = held ? held->spec() : checkpoint->spec;
   const std::string model_name = held ? held->checkpoint().display_name : checkpoint->display_name;
 
@@ -271,7 +271,7 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
 
   JobBytes bytes(env.job_bytes);
   try {
-    std::shared_ptr<PipelineModel> uncached;
+    std::shared_ptr<LoadedModel> uncached;
     if (!cached) {
       const auto loadPipeline = [&] {
         tracker.start(load);
@@ -281,13 +281,13 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
             });
         checkpoint.reset();
         tracker.finish(load);
-        return std::make_shared<PipelineModel>(std::move(loaded), device);
+        return std::make_shared<LoadedModel>(std::move(loaded), device);
       };
       if (env.cache) lease = env.cache->acquire(cache_key, loadPipeline);
       else uncached = loadPipeline();
     }
-    PipelineModel& model = uncached ? *uncached : static_cast<PipelineModel&>(lease.model());
-    nodes::SdPipeline* pipeline = &model.pipeline();
+    LoadedModel& model = uncached ? *uncached : static_cast<LoadedModel&>(lease.model());
+    nodes::SdPipeline* pipeline = &model.as<nodes::SdPipeline>();
     model.applyLoras(p.loras, p.lora_mode, env.offload);
     for (const LoraReport& r : model.loraReports()) result.notices.push_back("LoRA: " + r.describe());
     if (device.isAccelerator()) {

@@ -25,7 +25,7 @@ class ModelCache;
 namespace kiln::jobs {
 
 class StageTimings;
-class PlaceableModel;
+class LoadedModel;
 
 struct RunEnvironment {
   memory::ModelCache* cache = nullptr;  // null: load for this job only
@@ -85,7 +85,7 @@ std::string saveNewImage(const std::string& dir, const std::string& prefix, int&
 
 // Makes room on an accelerator for the model's weights that are not there yet and for
 // `working_bytes` of work, then places the model (nothing on the CPU).
-void placeModel(PlaceableModel& model, RunEnvironment& env, memory::Device& device, int64_t working_bytes);
+void placeModel(LoadedModel& model, RunEnvironment& env, memory::Device& device, int64_t working_bytes);
 
 // A Log event carrying `message` (shown to the user as it is).
 Event logEvent(std::string message);

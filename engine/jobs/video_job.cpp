@@ -7,10 +7,9 @@
 
 #include "core/atomic_file.h"
 #include "core/interrupt.h"
-#include "jobs/pipeline_model.h"
+#include "jobs/model_loading.h"
 #include "jobs/progress_tracker.h"
 #include "jobs/vae_stage.h"
-#include "jobs/video_model.h"
 #include "kiln/error.h"
 #include "kiln/units.h"
 #include "memory/device.h"
@@ -73,7 +72,7 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   int64_t tf = 0, grid = 0, tensors = 0;
   models::WanVaeConfig vae_config;
   if (lease) {
-    const nodes::WanPipeline& held = static_cast<VideoModel&>(lease.model()).pipeline();
+    const nodes::WanPipeline& held = static_cast<LoadedModel&>(lease.model()).as<nodes::WanPipeline>();
     tf = held.temporalFactor();
     grid = held.spatialMultiple();
     vae_config = held.vae().config();
@@ -134,7 +133,7 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   for (const auto& n : result.notices) env.emit(logEvent(n));
 
   JobBytes bytes(env.job_bytes);
-  std::shared_ptr<VideoModel> uncached;
+  std::shared_ptr<LoadedModel> uncached;
   try {
     if (!lease) {
       const auto loadModel = [&] {
@@ -150,8 +149,8 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
       else
         uncached = loadModel();
     }
-    VideoModel& model = uncached ? *uncached : static_cast<VideoModel&>(lease.model());
-    const nodes::WanPipeline& pipe = model.pipeline();
+    LoadedModel& model = uncached ? *uncached : static_cast<LoadedModel&>(lease.model());
+    const nodes::WanPipeline& pipe = model.as<nodes::WanPipeline>();
     for (const auto& n : pipe.notes()) env.emit(logEvent(n));
     if (device.isAccelerator())  // the stages run one after the other: room for the largest
       placeModel(model, env, device,

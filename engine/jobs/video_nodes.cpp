@@ -5,7 +5,7 @@
 
 #include "core/interrupt.h"
 #include "jobs/node_schema.h"
-#include "jobs/pipeline_model.h"
+#include "jobs/model_loading.h"
 #include "jobs/vae_stage.h"
 #include "kiln/error.h"
 #include "kiln/units.h"
@@ -49,7 +49,7 @@ graph::NodeOutputs loadVideoModelOutputs(NodeCall& c, const std::string& path, c
   ref.flow_shift = shift;
   const nodes::WanPipeline& pipe = c.run.videoModel(ref, [&c](std::size_t done, std::size_t total) {
     if (c.stage >= 0) c.run.tracker.progress(c.stage, static_cast<int64_t>(done), static_cast<int64_t>(total));
-  }).pipeline();
+  }).as<nodes::WanPipeline>();
   ref.name = pipe.displayName();
   for (const auto& n : pipe.notes()) c.run.env.emit(logEvent(n));
   c.run.result.model_family = ref.family;
@@ -120,7 +120,7 @@ graph::NodeOutputs encodeVideoPrompt(NodeCall& c) {
   const ModelRef& ref = c.input<ModelRef>("clip");
   refuseLoras(ref);
   const nodes::WanPipeline& pipe =
-      c.run.videoModel(ref, {}, [](const nodes::WanPipeline& p) { return p.encodingWorkingBytes(); }).pipeline();
+      c.run.videoModel(ref, {}, [](const nodes::WanPipeline& p) { return p.encodingWorkingBytes(); }).as<nodes::WanPipeline>();
   ConditioningValue v;
   v.text = c.stringParam("text");
   {
@@ -195,7 +195,7 @@ graph::NodeOutputs sampleVideo(NodeCall& c) {
       c.run.videoModel(ref, {}, [&](const nodes::WanPipeline& p) {
              const VideoRequest r = videoSize(latent, p);
              return p.samplingWorkingBytes(r.frames, r.height, r.width);
-           }).pipeline();
+           }).as<nodes::WanPipeline>();
   const auto& tc = pipe.transformer().config();
   if (pos.context.dim() != 3 || pos.context.size(-1) != tc.text_dim || neg.context.size(-1) != tc.text_dim)
     throw Error(ErrorKind::InvalidArgument, "the conditioning was not encoded by this video model's text encoder; "
@@ -268,7 +268,7 @@ graph::NodeOutputs decodeVideo(NodeCall& c) {
                               tiling.mode, tiling.tile_pixels, tiling.overlap_pixels, c.run.device.memory().total_bytes / 2);
     return p.decodingWorkingBytes(r.height, r.width, tiles);
   };
-  const nodes::WanPipeline& pipe = c.run.videoModel(c.input<ModelRef>("vae"), {}, decoding).pipeline();
+  const nodes::WanPipeline& pipe = c.run.videoModel(c.input<ModelRef>("vae"), {}, decoding).as<nodes::WanPipeline>();
   const auto& vc = pipe.vae().config();
   at::Tensor samples = latent.samples;
   if (latent.empty) {  // nothing sampled: the VAE's picture of an all-zero latent

@@ -11,6 +11,7 @@
 #include "jobs/video_nodes.h"
 #include "memory/device.h"
 #include "models/sd/sd_checkpoint.h"
+#include "nodes/vae_file.h"
 #include "nodes/wan_pipeline.h"
 #include "nodes/image_prep.h"
 
@@ -133,15 +134,10 @@ NodeDefinition loadCheckpoint() {
     const auto progress = [&c](std::size_t done, std::size_t total) {
       c.run.tracker.progress(c.stage, static_cast<int64_t>(done), static_cast<int64_t>(total));
     };
-    const auto load = [&] {
-      return std::make_shared<PipelineModel>(loadPipeline(ref.path, ref.dtype, progress), run.device);
-    };
-    if (run.env.cache) {
-      run.leases[ref.key] = run.env.cache->acquire(ref.key, load);
-    } else if (!run.uncached.count(ref.key)) {
-      run.uncached[ref.key] = load();
-    }
-    const nodes::SdPipeline& pipe = run.model(ref).pipeline();
+    const nodes::SdPipeline& pipe = run.acquire(ref.key, [&] {
+                                         return std::make_shared<LoadedModel>(loadPipeline(ref.path, ref.dtype, progress),
+                                                                              run.device);
+                                       }).as<nodes::SdPipeline>();
     ref.name = pipe.checkpoint().display_name;
     ref.family = models::familyName(pipe.spec().family);
     run.result.model_family = ref.family;
@@ -276,7 +272,7 @@ NodeDefinition textEncode() {
   d.run = [](NodeCall& c) {
     const ModelRef& ref = c.input<ModelRef>("clip");
     if (isVideoRef(ref)) return encodeVideoPrompt(c);
-    PipelineModel& model = c.run.prepare(ref, WorkflowRun::Part::Text,
+    LoadedModel& model = c.run.prepare(ref, WorkflowRun::Part::Text,
                                          [](const nodes::SdPipeline& p) { return p.encodingWorkingBytes(); });
     ConditioningValue v;
     v.text = c.stringParam("text");
@@ -285,7 +281,7 @@ NodeDefinition textEncode() {
     {
       memory::DeviceScope on_device(c.run.device);
       const nodes::TextEncoding enc =
-          model.pipeline().encodeWeighted(v.text, static_cast<int>(c.intParam("clip_skip")), &embeddings);
+          model.as<nodes::SdPipeline>().encodeWeighted(v.text, static_cast<int>(c.intParam("clip_skip")), &embeddings);
       if (!at::isfinite(enc.context).all().item<bool>())
         throw Error(ErrorKind::NonFinite, "the text encoder produced NaN or infinity; the checkpoint's text encoder "
                                           "weights are probably damaged");
@@ -374,8 +370,8 @@ NodeDefinition sampler() {
       const int64_t lw = latent.empty ? latent.empty->width / cell : latent.samples.size(3);
       return p.samplingWorkingBytes(lh, lw, std::max(pos.context.size(1), neg.context.size(1)));
     };
-    PipelineModel& model = c.run.prepare(ref, WorkflowRun::Part::Unet, sampling);
-    const nodes::SdPipeline& pipe = model.pipeline();
+    LoadedModel& model = c.run.prepare(ref, WorkflowRun::Part::Unet, sampling);
+    const nodes::SdPipeline& pipe = model.as<nodes::SdPipeline>();
     if (pos.context.size(-1) != pipe.unet().config().context_dim)
       throw Error(ErrorKind::InvalidArgument, "the conditioning was encoded for another model (context width " +
                                                   std::to_string(pos.context.size(-1)) + ", the model needs " +
@@ -687,43 +683,40 @@ std::vector<LoraSpec> combineLoras(const std::vector<LoraSpec>& current, const s
 
 }  // namespace
 
-PipelineModel& WorkflowRun::model(const ModelRef& ref) {
+LoadedModel& WorkflowRun::acquire(const std::string& key, const std::function<std::shared_ptr<LoadedModel>()>& load) {
+  if (const auto it = uncached.find(key); it != uncached.end()) return *it->second;
+  if (const auto it = leases.find(key); it != leases.end()) return static_cast<LoadedModel&>(it->second.model());
+  if (env.cache) {
+    leases[key] = env.cache->acquire(key, [&] { return std::static_pointer_cast<memory::CachedModel>(load()); });
+    return static_cast<LoadedModel&>(leases[key].model());
+  }
+  return *(uncached[key] = load());
+}
+
+LoadedModel& WorkflowRun::model(const ModelRef& ref) {
   if (isVideoRef(ref) || ref.vae_file)
     throw Error(ErrorKind::InvalidArgument, "'" + ref.path + "' is " +
                                                 (ref.vae_file ? "a VAE file" : "a video model") +
                                                 "; this node needs an image model's part (LoadCheckpoint)");
-  if (const auto it = uncached.find(ref.key); it != uncached.end()) return *it->second;
-  if (const auto it = leases.find(ref.key); it != leases.end()) return static_cast<PipelineModel&>(it->second.model());
   // Its LoadCheckpoint's result came from the node cache and the model cache holds it.
-  const auto load = [&] { return std::make_shared<PipelineModel>(loadPipeline(ref.path, ref.dtype, {}), device); };
-  if (env.cache) {
-    leases[ref.key] = env.cache->acquire(ref.key, load);
-    return static_cast<PipelineModel&>(leases[ref.key].model());
-  }
-  return *(uncached[ref.key] = load());
+  return acquire(ref.key,
+                 [&] { return std::make_shared<LoadedModel>(loadPipeline(ref.path, ref.dtype, {}), device); });
 }
 
-VideoModel& WorkflowRun::videoModel(const ModelRef& ref, const std::function<void(std::size_t, std::size_t)>& progress,
-                                    const std::function<int64_t(const nodes::WanPipeline&)>& working) {
+LoadedModel& WorkflowRun::videoModel(const ModelRef& ref, const std::function<void(std::size_t, std::size_t)>& progress,
+                                     const std::function<int64_t(const nodes::WanPipeline&)>& working) {
   if (!isVideoRef(ref)) throw Error(ErrorKind::InvalidArgument, "'" + ref.path + "' is not a video model");
-  VideoModel* found = nullptr;
-  if (const auto it = uncached_videos.find(ref.key); it != uncached_videos.end()) found = it->second.get();
-  if (const auto it = leases.find(ref.key); !found && it != leases.end()) found = &static_cast<VideoModel&>(it->second.model());
-  if (!found) {
+  LoadedModel& found = acquire(ref.key, [&] {
     const nodes::WanModelPaths paths{ref.path, ref.vae_path, ref.text_encoder_path,
                                      models::findT5TokenizerModel(ref.text_encoder_path)};
-    const auto load = [&] { return loadVideoModel(paths, ref.dtype, device, progress); };
-    if (env.cache) {
-      leases[ref.key] = env.cache->acquire(ref.key, [&] { return std::static_pointer_cast<memory::CachedModel>(load()); });
-      found = &static_cast<VideoModel&>(leases[ref.key].model());
-    } else {
-      found = (uncached_videos[ref.key] = load()).get();
-    }
-  }
+    return loadVideoModel(paths, ref.dtype, device, progress);
+  });
   if (device.isAccelerator())
-    placeModel(*found, env, device,
-               working ? workingBytes("the video model's work", [&] { return working(found->pipeline()); }) : 0);
-  return *found;
+    placeModel(found, env, device,
+               working ? workingBytes("the video model's work",
+                                      [&] { return working(found.as<nodes::WanPipeline>()); })
+                       : 0);
+  return found;
 }
 
 int64_t WorkflowRun::workingBytes(const std::string& what, const std::function<int64_t()>& estimate) {
@@ -736,9 +729,9 @@ int64_t WorkflowRun::workingBytes(const std::string& what, const std::function<i
   }
 }
 
-PipelineModel& WorkflowRun::prepare(const ModelRef& ref, Part part,
+LoadedModel& WorkflowRun::prepare(const ModelRef& ref, Part part,
                                     const std::function<int64_t(const nodes::SdPipeline&)>& working) {
-  PipelineModel& m = model(ref);
+  LoadedModel& m = model(ref);
   if (part != Part::Vae) {
     const std::vector<LoraSpec> stack = combineLoras(m.loras(), ref.loras, part == Part::Unet);
     if (stack != m.loras() || (!stack.empty() && ref.lora_mode != LoraMode::Auto && m.loraMode() != ref.lora_mode)) {
@@ -749,7 +742,8 @@ PipelineModel& WorkflowRun::prepare(const ModelRef& ref, Part part,
     }
   }
   if (device.isAccelerator())
-    placeModel(m, env, device, working ? workingBytes("this work", [&] { return working(m.pipeline()); }) : 0);
+    placeModel(m, env, device,
+               working ? workingBytes("this work", [&] { return working(m.as<nodes::SdPipeline>()); }) : 0);
   return m;
 }
 
@@ -758,30 +752,20 @@ nodes::VaeCodec WorkflowRun::vae(const ModelRef& ref, double scaling_factor,
   if (!ref.vae_file) {
     nodes::VaeCodec codec =
         prepare(ref, Part::Vae, [&](const nodes::SdPipeline& p) { return working ? working(p.codec()) : 0; })
-            .pipeline()
+            .as<nodes::SdPipeline>()
             .codec();
     if (scaling_factor > 0) codec.scaling_factor = scaling_factor;
     return codec;
   }
-  VaeFileModel* m = nullptr;
-  if (const auto it = uncached_vaes.find(ref.key); it != uncached_vaes.end()) m = it->second.get();
-  if (const auto it = leases.find(ref.key); !m && it != leases.end()) m = &static_cast<VaeFileModel&>(it->second.model());
-  if (!m) {
-    const auto load = [&] {
-      core::checkInterrupt();
-      return std::make_shared<VaeFileModel>(std::make_unique<nodes::VaeFile>(ref.path, ref.dtype), device);
-    };
-    if (env.cache) {
-      leases[ref.key] = env.cache->acquire(ref.key, load);
-      m = &static_cast<VaeFileModel&>(leases[ref.key].model());
-    } else {
-      m = (uncached_vaes[ref.key] = load()).get();
-    }
-  }
+  LoadedModel& m = acquire(ref.key, [&] {
+    core::checkInterrupt();
+    return std::make_shared<LoadedModel>(std::make_unique<nodes::VaeFile>(ref.path, ref.dtype), device);
+  });
+  const nodes::VaeFile& file = m.as<nodes::VaeFile>();
   if (device.isAccelerator())
-    placeModel(*m, env, device,
-               working ? workingBytes("the VAE's work", [&] { return working(m->vae().codec(scaling_factor)); }) : 0);
-  return m->vae().codec(scaling_factor);
+    placeModel(m, env, device,
+               working ? workingBytes("the VAE's work", [&] { return working(file.codec(scaling_factor)); }) : 0);
+  return file.codec(scaling_factor);
 }
 
 int64_t NodeCall::intParam(const std::string& name) const {

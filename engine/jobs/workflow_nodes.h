@@ -16,11 +16,12 @@
 #include "graph/plan.h"
 #include "graph/result_cache.h"
 #include "jobs/job_runner.h"
-#include "jobs/pipeline_model.h"
+#include "jobs/model_loading.h"
 #include "jobs/progress_tracker.h"
-#include "jobs/vae_file_model.h"
-#include "jobs/video_model.h"
+#include "jobs/loaded_model.h"
 #include "kiln/engine.h"
+#include "nodes/sd_pipeline.h"
+#include "nodes/vae_plan.h"
 
 namespace kiln::jobs {
 
@@ -101,21 +102,22 @@ struct WorkflowRun {
   JobResult& result;
   // Models this run holds: leases on the cache's, or loaded for this job only.
   std::map<std::string, memory::ModelCache::Lease> leases;
-  std::map<std::string, std::shared_ptr<PipelineModel>> uncached;
-  std::map<std::string, std::shared_ptr<VaeFileModel>> uncached_vaes;
-  std::map<std::string, std::shared_ptr<VideoModel>> uncached_videos;
+  std::map<std::string, std::shared_ptr<LoadedModel>> uncached;
 
-  // The loaded model behind `ref`, taken from the cache (which loads it when needed).
-  PipelineModel& model(const ModelRef& ref);
+  // The model of cache key `key`: one this run holds already, else the cache's (which
+  // calls `load` when it has none), else `load`'s for this run only.
+  LoadedModel& acquire(const std::string& key, const std::function<std::shared_ptr<LoadedModel>()>& load);
+  // The loaded image model behind `ref`, taken from the cache (which loads it when needed).
+  LoadedModel& model(const ModelRef& ref);
   // The same for a video model's ref, placed on the device with room for the work
   // `working` estimates (none: only the weights); `progress` reports loading.
-  VideoModel& videoModel(const ModelRef& ref, const std::function<void(std::size_t, std::size_t)>& progress = {},
-                         const std::function<int64_t(const nodes::WanPipeline&)>& working = {});
+  LoadedModel& videoModel(const ModelRef& ref, const std::function<void(std::size_t, std::size_t)>& progress = {},
+                          const std::function<int64_t(const nodes::WanPipeline&)>& working = {});
   // Applies the LoRAs of `ref` to its component (UNet or text encoders), keeping the
   // other component's (the VAE has none), then places the model on the device with room
   // for the work `working` estimates from the loaded model.
   enum class Part { Unet, Text, Vae };
-  PipelineModel& prepare(const ModelRef& ref, Part part, const std::function<int64_t(const nodes::SdPipeline&)>& working);
+  LoadedModel& prepare(const ModelRef& ref, Part part, const std::function<int64_t(const nodes::SdPipeline&)>& working);
   // The VAE behind a VAE link (a checkpoint's, or a file's from LoadVAE), placed with
   // room for the work `working` estimates (none: only the weights), for latents of
   // `scaling_factor` (0: the VAE's model's own).

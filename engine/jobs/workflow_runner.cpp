@@ -74,7 +74,7 @@ JobResult runWorkflow(const Job& job, RunEnvironment& env, const NodeLibrary& li
   for (const graph::PlannedNode& p : plan) env.emit(nodeEvent(p.node->id, NodeState::Queued));
   tracker.plan();
 
-  WorkflowRun run{env, device, tracker, job, result, {}, {}, {}, {}};
+  WorkflowRun run{env, device, tracker, job, result, {}, {}};
   JobBytes bytes(env.job_bytes);
   std::map<std::string, graph::NodeOutputs> values;
   std::map<std::string, const NodeSchema*> schema_of;

@@ -3,7 +3,7 @@
 // weight's own dtype; the original tensor is kept aside, so removing a LoRA restores it
 // bit for bit and changing the stack rebuilds only the weights whose patches changed.
 // Weights are replaced, never written in place: callers take offload placements down
-// first and place afresh after (see PipelineModel::applyLoras), so what offload moves is
+// first and place afresh after (see LoadedModel::applyLoras), so what offload moves is
 // the merged tensor.
 #pragma once
 

@@ -8,9 +8,37 @@
 namespace kiln::memory {
 namespace {
 
+// The names that stand for every component of a role, whatever its family calls it:
+// "unet" reaches a transformer, "text_encoder" every text encoder.
+bool namesRole(const std::string& e, ComponentRole role) {
+  switch (role) {
+    case ComponentRole::TextEncoder:
+      return e == "text_encoder" || e == "text_encoders";
+    case ComponentRole::Denoiser:
+      return e == "unet" || e == "transformer" || e == "denoiser";
+    case ComponentRole::Vae:
+      return e == "vae";
+    case ComponentRole::Invalid:
+      break;
+  }
+  return false;
+}
+
+bool names(const std::string& e, const ComponentInfo& c) {
+  return e == c.name || e == c.model_class || namesRole(e, c.role);
+}
+
 bool listed(const std::vector<std::string>& list, const ComponentInfo& c) {
-  return std::any_of(list.begin(), list.end(),
-                     [&](const std::string& e) { return e == c.name || e == c.model_class; });
+  return std::any_of(list.begin(), list.end(), [&](const std::string& e) { return names(e, c); });
+}
+
+// The mode set for this component: by its own name first, then its class, then its role.
+const OffloadMode* namedMode(const std::map<std::string, OffloadMode>& modes, const ComponentInfo& c) {
+  for (const std::string& key : {c.name, c.model_class})
+    if (const auto it = modes.find(key); it != modes.end()) return &it->second;
+  for (const auto& [key, mode] : modes)
+    if (namesRole(key, c.role)) return &mode;
+  return nullptr;
 }
 
 int64_t bytesOf(const at::Tensor& t) { return t.defined() ? static_cast<int64_t>(t.nbytes()) : 0; }
@@ -64,13 +92,17 @@ PlacementDecision decidePlacement(const ComponentInfo& c, int64_t weight_bytes, 
     d.reason = "in the never-offload list";
     return d;
   }
-  const auto named = s.per_component.find(c.name);
-  OffloadMode mode = named != s.per_component.end() ? named->second : s.mode;
-  if (mode == OffloadMode::None && listed(s.always, c)) {
+  const OffloadMode* named = namedMode(s.per_component, c);
+  OffloadMode mode = named ? *named : s.mode;
+  const bool always = listed(s.always, c);
+  // The family's default for a component the settings do not name (Wan's UMT5 encoder,
+  // used once per job, and its VAE rest in host memory).
+  const bool by_default = c.offloaded_by_default && !named && !always;
+  if (mode == OffloadMode::None && (always || by_default)) {
     mode = c.role == ComponentRole::Vae ? OffloadMode::Model
                                         : (c.role == ComponentRole::TextEncoder ? OffloadMode::GroupLeaf
                                                                                 : OffloadMode::GroupBlock);
-    d.reason = "in the always-offload list";
+    d.reason = always ? "in the always-offload list" : "offloaded by default for this model";
   }
   d.mode = mode;
   d.blocks_per_group = s.blocks_per_group;

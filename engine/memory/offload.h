@@ -37,6 +37,8 @@ struct ComponentInfo {
   std::string model_class;  // "UNetModel", "AutoencoderKL", "ClipTextModel"
   ComponentRole role = ComponentRole::Invalid;
   const weights::ParamList* params = nullptr;
+  // Offloaded as if in the always list unless the settings name the component.
+  bool offloaded_by_default = false;
 };
 
 // What placement decided for one component.

@@ -27,16 +27,24 @@ at::Tensor* lookup(const std::unordered_map<std::string, at::Tensor*>& slots, co
   return it == slots.end() ? nullptr : it->second;
 }
 
+// The layer whose weight is `<base>.weight` (or `<base>` + weight_suffix) and bias beside it.
+LoraTarget layerTarget(const std::unordered_map<std::string, at::Tensor*>& slots, const std::string& base,
+                       bool text, const char* weight_suffix = ".weight", const char* bias_suffix = ".bias") {
+  LoraTarget t;
+  t.key = base + weight_suffix;
+  t.weight = lookup(slots, t.key);
+  t.bias = lookup(slots, base + bias_suffix);
+  t.text = text;
+  return t;
+}
+
 void addUNet(const SdPipeline& pipeline, lora::TargetMap& map) {
   const models::SdModelSpec& spec = pipeline.spec();
   const auto unet = slotsByName(pipeline.unet().params());
   for (const auto& slot : pipeline.unet().params().slots()) {
     if (!slot.name.ends_with(".weight") || !slot.name.starts_with(spec.unet_prefix)) continue;
     const std::string path = slot.name.substr(spec.unet_prefix.size(), slot.name.size() - spec.unet_prefix.size() - 7);
-    LoraTarget t;
-    t.weight = slot.tensor;
-    t.bias = lookup(unet, spec.unet_prefix + path + ".bias");
-    t.key = slot.name;
+    const LoraTarget t = layerTarget(unet, spec.unet_prefix + path, false);
     map.add("unet_" + underscored(path), t);
     if (const std::string d = tensor_io::originalToDiffusersUNet(path, spec.unet.num_res_blocks); !d.empty())
       map.add("unet_" + underscored(d), t);
@@ -51,11 +59,7 @@ void addOpenClip(const models::TextEncoderSpec& te, const std::unordered_map<std
     const std::string hf = "text_model.encoder.layers." + std::to_string(l) + ".";
     const char* qkv[] = {"q_proj", "k_proj", "v_proj"};
     for (int64_t j = 0; j < 3; ++j) {
-      LoraTarget t;
-      t.weight = lookup(slots, base + "attn.in_proj_weight");
-      t.bias = lookup(slots, base + "attn.in_proj_bias");
-      t.key = base + "attn.in_proj_weight";
-      t.text = true;
+      LoraTarget t = layerTarget(slots, base + "attn.in_proj", true, "_weight", "_bias");
       t.row_offset = j * te.config.hidden;
       t.rows = te.config.hidden;
       if (t.weight) addAll(hf + "self_attn." + qkv[j], t);
@@ -63,11 +67,7 @@ void addOpenClip(const models::TextEncoderSpec& te, const std::unordered_map<std
     const std::pair<const char*, const char*> linears[] = {
         {"attn.out_proj", "self_attn.out_proj"}, {"mlp.c_fc", "mlp.fc1"}, {"mlp.c_proj", "mlp.fc2"}};
     for (const auto& [open_clip, hf_name] : linears) {
-      LoraTarget t;
-      t.weight = lookup(slots, base + open_clip + ".weight");
-      t.bias = lookup(slots, base + open_clip + ".bias");
-      t.key = base + open_clip + ".weight";
-      t.text = true;
+      const LoraTarget t = layerTarget(slots, base + open_clip, true);
       if (t.weight) addAll(hf + hf_name, t);
     }
   }
@@ -89,12 +89,7 @@ void addTextEncoder(const SdPipeline& pipeline, std::size_t i, lora::TargetMap& 
   for (const auto& slot : params.slots()) {
     if (!slot.name.ends_with(".weight") || !slot.name.starts_with(te.prefix)) continue;
     const std::string path = slot.name.substr(te.prefix.size(), slot.name.size() - te.prefix.size() - 7);
-    LoraTarget t;
-    t.weight = slot.tensor;
-    t.bias = lookup(slots, te.prefix + path + ".bias");
-    t.key = slot.name;
-    t.text = true;
-    addAll("text_model." + path, t);
+    addAll("text_model." + path, layerTarget(slots, te.prefix + path, true));
   }
 }
 

@@ -9,6 +9,7 @@
 #include "core/data_paths.h"
 #include "core/interrupt.h"
 #include "models/text/prompt_weights.h"
+#include "nodes/sd_lora_targets.h"
 #include "kiln/error.h"
 #include "sampling/denoiser.h"
 
@@ -335,13 +336,23 @@ at::Tensor SdPipeline::encode(const at::Tensor& image, const models::LatentTiles
 
 namespace kiln::nodes {
 
-std::vector<const weights::ParamList*> SdPipeline::paramLists() const {
-  std::vector<const weights::ParamList*> lists;
-  for (const auto& t : text_) lists.push_back(&t->params());
-  lists.push_back(&unet_->params());
-  lists.push_back(&vae_->params());
-  return lists;
+std::vector<memory::ComponentInfo> SdPipeline::components() const {
+  std::vector<memory::ComponentInfo> out;
+  for (std::size_t i = 0; i < text_.size(); ++i)
+    out.push_back({i == 0 ? "text_encoder" : "text_encoder_" + std::to_string(i + 1), "ClipTextModel",
+                   memory::ComponentRole::TextEncoder, &text_[i]->params(), false});
+  out.push_back({"unet", "UNetModel", memory::ComponentRole::Denoiser, &unet_->params(), false});
+  out.push_back({"vae", "AutoencoderKL", memory::ComponentRole::Vae, &vae_->params(), false});
+  return out;
 }
+
+std::string SdPipeline::kindName() const { return models::familyName(checkpoint_.spec.family); }
+
+std::vector<std::shared_ptr<tensor_io::SafetensorsFile>> SdPipeline::sourceFiles() const {
+  return checkpoint_.index.files();
+}
+
+std::optional<lora::LoraTargets> SdPipeline::loraTargets() const { return sdLoraTargets(*this); }
 
 int64_t SdPipeline::encodingWorkingBytes(int64_t windows) const {
   int64_t bytes = 0;  // the encoders run one after the other; their outputs stay
@@ -354,14 +365,6 @@ int64_t SdPipeline::samplingWorkingBytes(int64_t latent_h, int64_t latent_w, int
   // and the multistep samplers' history): twelve cover the largest of them.
   const int64_t latents = 12 * unet_->config().in_channels * latent_h * latent_w * 4;
   return models::unetWorkingBytes(unet_->config(), 2, latent_h, latent_w, context_tokens, dtype_) + latents;
-}
-
-int64_t SdPipeline::weightBytes() const {
-  int64_t total = 0;
-  for (const auto* params : paramLists())
-    for (const auto& slot : params->slots())
-      if (slot.tensor->defined()) total += static_cast<int64_t>(slot.tensor->nbytes());
-  return total;
 }
 
 at::Tensor SdPipeline::previewRgb(const at::Tensor& latent) const {

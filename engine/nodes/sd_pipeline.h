@@ -17,6 +17,7 @@
 #include "models/text/embeddings.h"
 #include "models/vae/vae_tiling.h"
 #include "nodes/vae_codec.h"
+#include "pipelines/model_parts.h"
 #include "sampling/steps.h"
 #include "sampling/k_samplers.h"
 #include "sampling/sigmas.h"
@@ -63,18 +64,18 @@ struct TextEncoding {
   at::Tensor pooled;   // [B, P] (SDXL)
 };
 
-class SdPipeline {
+class SdPipeline final : public pipelines::ModelParts {
  public:
   // Bytes of the file read so far, of all the components' bytes.
   using LoadProgress = std::function<void(std::size_t done, std::size_t total)>;
   // Materialises every component (weights converted to dtype on CPU).
   SdPipeline(models::Checkpoint checkpoint, at::ScalarType dtype,
              const LoadProgress& progress = {});
-  ~SdPipeline();
+  ~SdPipeline() override;
 
   const models::SdModelSpec& spec() const noexcept { return checkpoint_.spec; }
   const models::Checkpoint& checkpoint() const noexcept { return checkpoint_; }
-  at::ScalarType dtype() const noexcept { return dtype_; }
+  at::ScalarType dtype() const noexcept override { return dtype_; }
   const models::UNetModel& unet() const noexcept { return *unet_; }
   const models::AutoencoderKL& vae() const noexcept { return *vae_; }
   const models::ClipTextModel& textEncoder(std::size_t i) const { return *text_.at(i); }
@@ -119,15 +120,17 @@ class SdPipeline {
   // resolution, through a linear map fitted once to this model's VAE decoder.
   at::Tensor previewRgb(const at::Tensor& latent) const;
 
-  // Bytes of all loaded weights.
-  int64_t weightBytes() const;
   // Device memory beyond the weights that encoding a prompt of `windows` 77-token
   // windows, and sampling one image of a latent_h x latent_w latent (the CFG batch of two,
   // conditioning of `context_tokens` tokens, the sampler's own latents) need at their peak.
   int64_t encodingWorkingBytes(int64_t windows = 1) const;
   int64_t samplingWorkingBytes(int64_t latent_h, int64_t latent_w, int64_t context_tokens = 77) const;
-  // Every component's weights (text encoders, UNet, VAE), for placing them on a device.
-  std::vector<const weights::ParamList*> paramLists() const;
+  // The text encoders ("text_encoder", "text_encoder_2"), the UNet and the VAE.
+  std::vector<memory::ComponentInfo> components() const override;
+  std::string displayName() const override { return checkpoint_.display_name; }
+  std::string kindName() const override;
+  std::vector<std::shared_ptr<tensor_io::SafetensorsFile>> sourceFiles() const override;
+  std::optional<lora::LoraTargets> loraTargets() const override;
 
  private:
   models::Checkpoint checkpoint_;

@@ -41,11 +41,8 @@ VaeFile::VaeFile(const std::string& path, at::ScalarType dtype) : dtype_(vaeComp
 
 VaeFile::~VaeFile() = default;
 
-int64_t VaeFile::weightBytes() const {
-  int64_t bytes = 0;
-  for (const auto& slot : vae_->params().slots())
-    if (slot.tensor->defined()) bytes += static_cast<int64_t>(slot.tensor->nbytes());
-  return bytes;
+std::vector<memory::ComponentInfo> VaeFile::components() const {
+  return {{"vae", "AutoencoderKL", memory::ComponentRole::Vae, &vae_->params(), false}};
 }
 
 VaeCodec VaeFile::codec(double scaling_factor) const {

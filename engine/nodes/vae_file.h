@@ -10,23 +10,26 @@
 
 #include "models/vae/autoencoder_kl.h"
 #include "nodes/vae_codec.h"
+#include "pipelines/model_parts.h"
 #include "tensor_io/tensor_index.h"
 
 namespace kiln::nodes {
 
-class VaeFile {
+class VaeFile final : public pipelines::ModelParts {
  public:
   // Throws kiln::Error: FileNotFound, CorruptFile (a malformed file), UnsupportedModel (no
   // VAE in it), ShapeMismatch (a VAE Kiln cannot build, every tensor named).
   VaeFile(const std::string& path, at::ScalarType dtype);
-  ~VaeFile();
+  ~VaeFile() override;
 
   const models::AutoencoderKL& vae() const noexcept { return *vae_; }
   // The files its weights were read from (and may still view).
-  std::vector<std::shared_ptr<tensor_io::SafetensorsFile>> files() const { return index_.files(); }
-  at::ScalarType dtype() const noexcept { return dtype_; }
-  const std::string& name() const noexcept { return name_; }  // the file's stem
-  int64_t weightBytes() const;
+  std::vector<std::shared_ptr<tensor_io::SafetensorsFile>> sourceFiles() const override { return index_.files(); }
+  at::ScalarType dtype() const noexcept override { return dtype_; }
+  std::string displayName() const override { return name_; }  // the file's stem
+  std::string kindName() const override { return "VAE"; }
+  // The one component, "vae".
+  std::vector<memory::ComponentInfo> components() const override;
   // The VAE with latents of `scaling_factor` (0: the VAE's own default).
   VaeCodec codec(double scaling_factor) const;
 

@@ -12,6 +12,7 @@
 #include "kiln/error.h"
 #include "models/vae/vae_tiling.h"
 #include "nodes/sd_pipeline.h"
+#include "nodes/wan_lora_targets.h"
 #include "tensor_io/safetensors.h"
 
 namespace kiln::nodes {
@@ -286,5 +287,13 @@ int64_t videoTileCount(int64_t latent_h, int64_t latent_w, const models::WanSpat
   return static_cast<int64_t>(models::tileStarts(latent_h, std::min(tiles.tile, latent_h), tiles.overlap).size() *
                               models::tileStarts(latent_w, std::min(tiles.tile, latent_w), tiles.overlap).size());
 }
+
+std::vector<memory::ComponentInfo> WanPipeline::components() const {
+  return {{"text_encoder", "UMT5EncoderModel", memory::ComponentRole::TextEncoder, &text_->params(), true},
+          {"transformer", "WanTransformer3DModel", memory::ComponentRole::Denoiser, &transformer_->params(), false},
+          {"vae", "AutoencoderKLWan", memory::ComponentRole::Vae, &vae_->params(), true}};
+}
+
+std::optional<lora::LoraTargets> WanPipeline::loraTargets() const { return wanLoraTargets(*transformer_); }
 
 }  // namespace kiln::nodes

@@ -15,6 +15,7 @@
 #include "kiln/render.h"
 #include "models/text/t5_tokenizer.h"
 #include "models/video/wan_model.h"
+#include "pipelines/model_parts.h"
 #include "sampling/flow_match.h"
 
 namespace kiln::nodes {
@@ -57,7 +58,7 @@ struct WanSampleSettings {
   sampling::FlowSolver solver = sampling::FlowSolver::UniPc;
 };
 
-class WanPipeline {
+class WanPipeline final : public pipelines::ModelParts {
  public:
   using LoadProgress = std::function<void(std::size_t done, std::size_t total)>;
   // Loads the three parts (the transformer and text encoder in `dtype`; the VAE in
@@ -71,16 +72,23 @@ class WanPipeline {
   const models::WanVae& vae() const noexcept { return *vae_; }
   const models::Umt5Encoder& textEncoder() const noexcept { return *text_; }
   const WanModelPaths& paths() const noexcept { return paths_; }
-  const std::string& displayName() const noexcept { return name_; }
-  at::ScalarType dtype() const noexcept { return dtype_; }
+  std::string displayName() const override { return name_; }
+  std::string kindName() const override { return "wan21"; }
+  at::ScalarType dtype() const noexcept override { return dtype_; }
+  // The UMT5 text encoder, the transformer and the VAE. The encoder (several GB, used once
+  // per job) and the VAE rest in host memory unless the settings name them: the encoder
+  // is offloaded leaf by leaf, the VAE onloaded whole for each decode when above the
+  // resident threshold.
+  std::vector<memory::ComponentInfo> components() const override;
+  std::vector<std::shared_ptr<tensor_io::SafetensorsFile>> sourceFiles() const override { return files_; }
+  // The transformer's linear layers (Wan LoRAs train nothing else).
+  std::optional<lora::LoraTargets> loraTargets() const override;
   const models::WanSamplingDefaults& defaults() const noexcept { return defaults_; }
   int64_t textLength() const noexcept { return text_len_; }
   // Pixels per latent cell times the patch: sides are multiples of this.
   int64_t spatialMultiple() const;
   int64_t temporalFactor() const { return vae_->config().temporalFactor(); }
   std::vector<std::string> notes() const { return notes_; }
-  // The files the weights were read from (and may still view).
-  const std::vector<std::shared_ptr<tensor_io::SafetensorsFile>>& files() const noexcept { return files_; }
 
   // [1, text_len, text_dim]: the prompt's UMT5 encoding, rows past its tokens zero.
   at::Tensor encodePrompt(const std::string& text) const;

@@ -16,7 +16,7 @@
 #include "kiln/render.h"
 #include "kiln/video_io.h"
 #include "kiln/workflow.h"
-#include "jobs/video_model.h"
+#include "jobs/model_loading.h"
 #include "memory/device.h"
 #include "nodes/wan_pipeline.h"
 #include "checkpoint_variants.h"

@@ -25,11 +25,14 @@ PinMode parsePinMode(std::string_view text) noexcept;
 
 struct OffloadSettings {
   OffloadMode mode = OffloadMode::None;                  // for every component...
-  std::map<std::string, OffloadMode> per_component;      // ...unless named here ("unet", "vae")
+  std::map<std::string, OffloadMode> per_component;      // ...unless named here (see below)
   int blocks_per_group = 1;
   bool streams = false;        // prefetch the next group while the current one runs
   bool record_stream = false;  // requires streams
-  // Matched against the component's name and its model class; `never` first.
+  // Names here and in per_component match a component's own name ("text_encoder_2"), its
+  // model class ("UNetModel") or its role: "unet" (also "transformer", "denoiser") is every
+  // family's denoiser, "text_encoder" every text encoder, "vae" the VAE. A component's own
+  // name or class wins over its role; `never` comes first.
   std::vector<std::string> never;   // kept resident whatever the mode
   std::vector<std::string> always;  // offloaded even when the mode says none (block level)
   int64_t vae_resident_threshold_bytes = int64_t{1} << 30;  // larger VAEs leave after each call

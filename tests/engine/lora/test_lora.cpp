@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "jobs/pipeline_model.h"
+#include "jobs/model_loading.h"
 #include "kiln/error.h"
 #include "lora/lora_file.h"
 #include "lora/lora_patcher.h"
@@ -403,7 +403,7 @@ class LoraTest : public QObject {
                                                  memory::OffloadMode::GroupBlock, memory::OffloadMode::GroupLeaf,
                                                  memory::OffloadMode::Balanced};
     for (const LoraMode lora_mode : {LoraMode::Merge, LoraMode::Hook}) {
-      jobs::PipelineModel model(load(fam), dev);
+      jobs::LoadedModel model(load(fam), dev);
       for (std::size_t i = 0; i < modes.size(); ++i) {
         memory::OffloadSettings s;
         s.mode = modes[i];
@@ -414,18 +414,18 @@ class LoraTest : public QObject {
         // place() moves the merged weights.
         model.place(s, 2 * kMiB);
         const std::string name = std::string(memory::offloadModeName(modes[i])) + " " + loraModeName(lora_mode);
-        QVERIFY2(maxDiff(output(model.pipeline(), &dev), plain) < 1e-5, name.c_str());
+        QVERIFY2(maxDiff(output(model.as<nodes::SdPipeline>(), &dev), plain) < 1e-5, name.c_str());
         QCOMPARE(model.applyLoras(stack, lora_mode, s).size(), stack.size());
         QVERIFY(model.applyLoras(stack, lora_mode, s).empty());  // unchanged: no work
         QCOMPARE(model.loraMode(), lora_mode);
         model.place(s, 2 * kMiB);
-        const double d = maxDiff(output(model.pipeline(), &dev), want);
+        const double d = maxDiff(output(model.as<nodes::SdPipeline>(), &dev), want);
         QVERIFY2(d < 1e-4, (name + ": " + std::to_string(d)).c_str());
-        QVERIFY(std::isfinite(output(model.pipeline(), &dev).sum().item<double>()));
+        QVERIFY(std::isfinite(output(model.as<nodes::SdPipeline>(), &dev).sum().item<double>()));
         QVERIFY(model.loraBackupBytes() > 0);
         model.applyLoras({}, lora_mode, s);
         QCOMPARE(model.loraBackupBytes(), int64_t{0});
-        QVERIFY(model.pipeline().unet().params().adapters() == nullptr);
+        QVERIFY(model.as<nodes::SdPipeline>().unet().params().adapters() == nullptr);
       }
       model.offload();
       QCOMPARE(dev.memory().allocated_bytes, int64_t{0});
@@ -504,8 +504,8 @@ class LoraTest : public QObject {
       writeKohya(path, *scratch, modulesFor("sd1"), 1.0);
     }
     const memory::CpuDevice cpu;
-    jobs::PipelineModel model(load("sd1"), cpu);
-    const nodes::SdPipeline& pipe = model.pipeline();
+    jobs::LoadedModel model(load("sd1"), cpu);
+    const nodes::SdPipeline& pipe = model.as<nodes::SdPipeline>();
     const auto cond = pipe.encodePrompts("a red circle", "");
     const at::Tensor noise = nodes::seededNoise(3, {1, 4, 8, 8});
     const auto run = [&](const LoraSpec& spec, LoraMode mode) {
@@ -537,16 +537,16 @@ class LoraTest : public QObject {
   // the device returns the device's allocated bytes to what they were before the render.
   void hookCopiesLeaveTheDeviceWithTheModel() {
     memory::SimulatedDevice dev(256 * kMiB);
-    jobs::PipelineModel model(load("sd1", at::kBFloat16), dev);
+    jobs::LoadedModel model(load("sd1", at::kBFloat16), dev);
     const std::string path = file("hook_offload.safetensors");
-    writeKohya(path, model.pipeline(), modulesFor("sd1"), 1.0);
+    writeKohya(path, model.as<nodes::SdPipeline>(), modulesFor("sd1"), 1.0);
     memory::OffloadSettings settings;
     settings.mode = memory::OffloadMode::GroupBlock;
     model.applyLoras({{path, 1, 1}}, LoraMode::Hook, settings);
     QCOMPARE(model.loraMode(), LoraMode::Hook);
     const int64_t baseline = dev.memory().allocated_bytes;
     model.place(settings, 0);
-    const at::Tensor out = output(model.pipeline(), &dev);  // the hooks run in bf16 on the device
+    const at::Tensor out = output(model.as<nodes::SdPipeline>(), &dev);  // the hooks run in bf16 on the device
     QCOMPARE(out.scalar_type(), at::kBFloat16);
     const int64_t copies = model.hookCopyBytes();
     QVERIFY2(copies > 0, "no copies in the compute precision were made");
@@ -568,10 +568,10 @@ class LoraTest : public QObject {
     writeKohya(path, *load("sd1"), modulesFor("sd1"), 1.0);
     const auto draw = [&](const memory::OffloadSettings& s) {
       memory::SimulatedDevice dev(256 * kMiB);
-      jobs::PipelineModel model(load("sd1", at::kBFloat16), dev);
+      jobs::LoadedModel model(load("sd1", at::kBFloat16), dev);
       model.applyLoras({{path, 1.0, 1.0, {}}}, LoraMode::Hook, s);
       (void)model.place(s, 0);
-      const at::Tensor out = output(model.pipeline(), &dev);
+      const at::Tensor out = output(model.as<nodes::SdPipeline>(), &dev);
       return std::make_pair(out, dev.memory().pinned_bytes);
     };
     memory::OffloadSettings resident, streamed;
@@ -592,13 +592,13 @@ class LoraTest : public QObject {
   // the UNet only; and the merged picture is what a model placed afresh draws.
   void mergeChangeTakesDownOnlyTouchedComponents() {
     memory::SimulatedDevice dev(256 * kMiB);
-    jobs::PipelineModel model(load("sd1"), dev);
+    jobs::LoadedModel model(load("sd1"), dev);
     std::vector<Module> unet_only = modulesFor("sd1");
     unet_only.erase(std::remove_if(unet_only.begin(), unet_only.end(),
                                    [](const Module& m) { return m.name.rfind("lora_te", 0) == 0; }),
                     unet_only.end());
     const std::string path = file("unet_only.safetensors");
-    writeKohya(path, model.pipeline(), unet_only, 1.0);
+    writeKohya(path, model.as<nodes::SdPipeline>(), unet_only, 1.0);
     const memory::OffloadSettings resident;
     QCOMPARE(model.place(resident, 0).size(), std::size_t{3});  // text encoder, UNet, VAE
     const auto placedAgain = [&] {
@@ -609,18 +609,18 @@ class LoraTest : public QObject {
     QVERIFY(placedAgain().empty());
     model.applyLoras({{path, 1.0, 1.0, {}}}, LoraMode::Merge, resident);
     QCOMPARE(placedAgain(), std::vector<std::string>{"unet"});
-    const at::Tensor merged = output(model.pipeline(), &dev);
+    const at::Tensor merged = output(model.as<nodes::SdPipeline>(), &dev);
     model.applyLoras({}, LoraMode::Merge, resident);
     QCOMPARE(placedAgain(), std::vector<std::string>{"unet"});
-    jobs::PipelineModel fresh(load("sd1"), dev);
+    jobs::LoadedModel fresh(load("sd1"), dev);
     fresh.applyLoras({{path, 1.0, 1.0, {}}}, LoraMode::Merge, resident);
     (void)fresh.place(resident, 0);
-    QCOMPARE(maxDiff(output(fresh.pipeline(), &dev), merged), 0.0);
+    QCOMPARE(maxDiff(output(fresh.as<nodes::SdPipeline>(), &dev), merged), 0.0);
   }
 
   void autoHooksWhenWeightsAreOffloaded() {
     memory::SimulatedDevice dev(256 * kMiB);
-    jobs::PipelineModel model(load("sd1"), dev);
+    jobs::LoadedModel model(load("sd1"), dev);
     const std::vector<LoraSpec> none;
     memory::OffloadSettings resident, streamed;
     streamed.per_component["unet"] = memory::OffloadMode::GroupBlock;
@@ -640,22 +640,22 @@ class LoraTest : public QObject {
     memory::SimulatedDevice dev(256 * kMiB);
     memory::ModelCache cache(dev, memory::CacheBudget{});
     const auto leaseOf = [&](const std::string& family) {
-      return cache.acquire(family, [&] { return std::make_shared<jobs::PipelineModel>(load(family), dev); });
+      return cache.acquire(family, [&] { return std::make_shared<jobs::LoadedModel>(load(family), dev); });
     };
     at::Tensor want;
     {
       auto sd1 = leaseOf("sd1");
-      auto& model = static_cast<jobs::PipelineModel&>(sd1.model());
+      auto& model = static_cast<jobs::LoadedModel&>(sd1.model());
       model.applyLoras({{path, 1.0, 1.0, {}}}, LoraMode::Hook);
-      want = output(model.pipeline());
+      want = output(model.as<nodes::SdPipeline>());
       auto sdxl = leaseOf("sdxl");
-      static_cast<jobs::PipelineModel&>(sdxl.model()).applyLoras({{xl, 1.0, 1.0, {}}}, LoraMode::Merge);
+      static_cast<jobs::LoadedModel&>(sdxl.model()).applyLoras({{xl, 1.0, 1.0, {}}}, LoraMode::Merge);
     }
     QVERIFY(cache.unload("sdxl"));
     auto sd1 = leaseOf("sd1");
     QCOMPARE(cache.entries().size(), std::size_t{1});
     QCOMPARE(cache.counters().loads, int64_t{2});
-    QVERIFY(output(static_cast<jobs::PipelineModel&>(sd1.model()).pipeline()).equal(want));
+    QVERIFY(output(static_cast<jobs::LoadedModel&>(sd1.model()).as<nodes::SdPipeline>()).equal(want));
   }
 
   void badFilesChangeNothing() {

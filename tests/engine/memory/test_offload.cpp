@@ -4,7 +4,7 @@
 // skip unchanged settings, and give every byte back.
 #include <QtTest>
 
-#include "jobs/pipeline_model.h"
+#include "jobs/model_loading.h"
 #include "kiln/engine.h"
 #include "kiln/error.h"
 #include "memory/device.h"
@@ -243,15 +243,15 @@ class OffloadTest : public QObject {
   void neverListHoldsUnderEveryStreamingMode() {
     QFETCH(int, mode);
     SimulatedDevice dev(256 * kMiB);
-    jobs::PipelineModel model(tinyPipeline(), dev);
+    jobs::LoadedModel model(tinyPipeline(), dev);
     OffloadSettings s;
     s.mode = static_cast<OffloadMode>(mode);
     s.vae_resident_threshold_bytes = 0;
     s.never = {"unet"};
-    const ComponentInfo unet = unetOf(model.pipeline());
+    const ComponentInfo unet = unetOf(model.as<nodes::SdPipeline>());
     QCOMPARE(decidePlacement(unet, 1000, s).mode, OffloadMode::None);
     (void)model.place(s, 0);  // balanced: no budget, so the others keep nothing resident
-    const auto& pipe = model.pipeline();
+    const auto& pipe = model.as<nodes::SdPipeline>();
     const auto bytesOnDevice = [&](const weights::ParamList& params) {
       int64_t n = 0, total = 0;
       for (const auto& slot : params.slots()) {
@@ -370,7 +370,7 @@ class OffloadTest : public QObject {
     const std::optional<int64_t> free_host = availableHostBytes();
     if (!free_host || *free_host < 2 * int64_t{1024} * kMiB) QSKIP("needs 2 GiB of free host memory");
     SimulatedDevice dev(256 * kMiB);
-    jobs::PipelineModel model(tinyPipeline(), dev);
+    jobs::LoadedModel model(tinyPipeline(), dev);
     OffloadSettings s = streamedFromPinnedMemory();
     s.pin_reserve_bytes = *free_host - 512 * kMiB;
     (void)model.place(s, 0);
@@ -378,7 +378,7 @@ class OffloadTest : public QObject {
     QVERIFY2(limit > 256 * kMiB && limit < 768 * kMiB, qPrintable(QString("pinned limit %1 bytes").arg(limit)));
     QVERIFY(dev.memory().pinned_bytes > 0);
     // A reserve beyond what is free leaves nothing to pin: the weights stream from pageable memory.
-    jobs::PipelineModel other(tinyPipeline(), dev);
+    jobs::LoadedModel other(tinyPipeline(), dev);
     s.pin_reserve_bytes = *free_host * 2;
     model.offload();
     (void)other.place(s, 0);
@@ -390,7 +390,7 @@ class OffloadTest : public QObject {
   // is placed after it.
   void placementLineComesBeforeThePinStep() {
     SimulatedDevice dev(256 * kMiB);
-    jobs::PipelineModel model(tinyPipeline(), dev);
+    jobs::LoadedModel model(tinyPipeline(), dev);
     OffloadSettings s = streamedFromPinnedMemory();
     std::vector<std::pair<std::string, int64_t>> heard;  // line, pinned bytes then
     const std::vector<std::string> lines =
@@ -413,7 +413,7 @@ class OffloadTest : public QObject {
     ModelCache cache(dev, CacheBudget{0, 0, 1});
     OffloadSettings s = streamedFromPinnedMemory();
     const auto loadPinned = [&] {
-      auto m = std::make_shared<jobs::PipelineModel>(tinyPipeline(), dev);
+      auto m = std::make_shared<jobs::LoadedModel>(tinyPipeline(), dev);
       (void)m->place(s, 0);
       return std::static_pointer_cast<CachedModel>(m);
     };
@@ -448,7 +448,7 @@ class OffloadTest : public QObject {
     // The resident text encoder fits, a resident UNet does not; the VAE, placed after the
     // UNet, only onloads when called.
     SimulatedDevice dev(bytes(pipe->textEncoder(0).params()) + bytes(pipe->unet().params()) / 2);
-    jobs::PipelineModel model(std::move(pipe), dev);
+    jobs::LoadedModel model(std::move(pipe), dev);
     OffloadSettings settings;
     settings.per_component["vae"] = OffloadMode::Model;
     settings.vae_resident_threshold_bytes = 0;
@@ -457,9 +457,9 @@ class OffloadTest : public QObject {
     QCOMPARE(placements.size(), std::size_t{3});
     QVERIFY(placements[0]->deviceBytes() > 0);           // text encoder
     QCOMPARE(placements[1]->deviceBytes(), int64_t{0});  // UNet, torn down
-    QVERIFY(model.pipeline().unet().params().hooks() == nullptr);
+    QVERIFY(model.as<nodes::SdPipeline>().unet().params().hooks() == nullptr);
     QCOMPARE(placements[2]->decision().mode, OffloadMode::Model);  // VAE, placed after the failure
-    QVERIFY(model.pipeline().vae().params().hooks() == placements[2].get());
+    QVERIFY(model.as<nodes::SdPipeline>().vae().params().hooks() == placements[2].get());
     // Streaming the UNet fits; the others are left alone.
     OffloadSettings streamed = settings;
     streamed.per_component["unet"] = OffloadMode::GroupBlock;
@@ -469,24 +469,24 @@ class OffloadTest : public QObject {
     QCOMPARE(placements[0]->counters().unchanged, int64_t{1});
     QCOMPARE(placements[2]->counters().unchanged, int64_t{1});
     QCOMPARE(placements[1]->decision().mode, OffloadMode::GroupBlock);
-    QVERIFY(model.pipeline().unet().params().hooks() == placements[1].get());
+    QVERIFY(model.as<nodes::SdPipeline>().unet().params().hooks() == placements[1].get());
     model.offload();
     QCOMPARE(dev.memory().allocated_bytes, int64_t{0});
     QCOMPARE(model.hostBytes(), all);
 
     // Model mode: the text encoder goes home when the UNet is called.
     SimulatedDevice big(256 * kMiB);
-    jobs::PipelineModel both(tinyPipeline(), big);
+    jobs::LoadedModel both(tinyPipeline(), big);
     OffloadSettings m;
     m.mode = OffloadMode::Model;
     both.place(m, 0);
     const UNetCall call;
     {
       DeviceScope scope(big);
-      (void)both.pipeline().encodePrompts("a red circle", "");
+      (void)both.as<nodes::SdPipeline>().encodePrompts("a red circle", "");
     }
     QVERIFY(both.placements()[0]->deviceBytes() > 0);
-    (void)call.run(both.pipeline(), big);
+    (void)call.run(both.as<nodes::SdPipeline>(), big);
     QCOMPARE(both.placements()[0]->deviceBytes(), int64_t{0});
     QVERIFY(both.placements()[1]->deviceBytes() > 0);
   }
