@@ -114,8 +114,8 @@ void addSessionOptions(QCommandLineParser& p) {
        "How weights move between host and device memory: none (resident, default), model, "
        "group-block, group-leaf or balanced.",
        "mode"},
-      {"offload-text-encoder", "Offload mode of the text encoders only.", "mode"},
-      {"offload-unet", "Offload mode of the UNet only.", "mode"},
+      {"offload-text-encoder", "Offload mode of every text encoder only.", "mode"},
+      {"offload-unet", "Offload mode of the denoiser only (the UNet; a video model's transformer).", "mode"},
       {"offload-vae", "Offload mode of the VAE only.", "mode"},
       {"blocks-per-group", "Blocks moved together in group-block mode (default 1).", "n"},
       {"streams", "Prefetch the next group while the current one runs."},

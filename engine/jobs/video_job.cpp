@@ -38,7 +38,6 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   checkComputeDtype(dtype, device);
   if (hasImage(p.init_image) || hasImage(p.mask))
     throw Error(ErrorKind::InvalidArgument, "video models render from text only here (no init image or mask)");
-  if (!p.loras.empty()) throw Error(ErrorKind::InvalidArgument, "LoRAs for video models are not supported yet");
   if (job.batch != 1) throw Error(ErrorKind::InvalidArgument, "video models render one video per job");
   if (!(p.fps > 0.0) || p.fps > 240.0)
     throw Error(ErrorKind::InvalidArgument, "the frame rate must be above 0 and at most 240, not " + formatNumber(p.fps));
@@ -152,6 +151,8 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     LoadedModel& model = uncached ? *uncached : static_cast<LoadedModel&>(lease.model());
     const nodes::WanPipeline& pipe = model.as<nodes::WanPipeline>();
     for (const auto& n : pipe.notes()) env.emit(logEvent(n));
+    model.applyLoras(p.loras, p.lora_mode, env.offload);  // the transformer's
+    for (const LoraReport& r : model.loraReports()) result.notices.push_back("LoRA: " + r.describe());
     if (device.isAccelerator())  // the stages run one after the other: room for the largest
       placeModel(model, env, device,
                  std::max({pipe.encodingWorkingBytes(), pipe.samplingWorkingBytes(frames, p.height, p.width),
@@ -170,8 +171,11 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     tracker.finish(encode);
 
     tracker.start(denoise);
+    model.setLoraProgress(0.0);  // keyframed LoRA strengths follow the steps
     const at::Tensor latent = pipe.sample(positive, negative, frames, p.height, p.width, p.seed, settings,
                                           [&](const sampling::FlowStep& s) {
+                                            model.setLoraProgress(static_cast<double>(s.step + 1) /
+                                                                  static_cast<double>(s.total));
                                             tracker.progress(denoise, s.step + 1, s.total);
                                           });
     if (!at::isfinite(latent).all().item<bool>())

@@ -47,9 +47,14 @@ graph::NodeOutputs loadVideoModelOutputs(NodeCall& c, const std::string& path, c
   ref.key = videoModelKey(paths, ref.dtype);
   ref.family = "wan21";
   ref.flow_shift = shift;
-  const nodes::WanPipeline& pipe = c.run.videoModel(ref, [&c](std::size_t done, std::size_t total) {
-    if (c.stage >= 0) c.run.tracker.progress(c.stage, static_cast<int64_t>(done), static_cast<int64_t>(total));
-  }).as<nodes::WanPipeline>();
+  const nodes::WanPipeline& pipe =
+      c.run
+          .videoModel(ref, WorkflowRun::Part::Vae, {},
+                      [&c](std::size_t done, std::size_t total) {
+                        if (c.stage >= 0)
+                          c.run.tracker.progress(c.stage, static_cast<int64_t>(done), static_cast<int64_t>(total));
+                      })
+          .as<nodes::WanPipeline>();
   ref.name = pipe.displayName();
   for (const auto& n : pipe.notes()) c.run.env.emit(logEvent(n));
   c.run.result.model_family = ref.family;
@@ -106,21 +111,13 @@ NodeDefinition emptyVideoLatent() {
   return d;
 }
 
-namespace {
-
-void refuseLoras(const ModelRef& ref) {
-  if (!ref.loras.empty())
-    throw Error(ErrorKind::InvalidArgument, "LoRAs for video models are not supported yet; remove the LoadLoRA node "
-                                            "before '" + ref.name + "'");
-}
-
-}  // namespace
-
 graph::NodeOutputs encodeVideoPrompt(NodeCall& c) {
   const ModelRef& ref = c.input<ModelRef>("clip");
-  refuseLoras(ref);
   const nodes::WanPipeline& pipe =
-      c.run.videoModel(ref, {}, [](const nodes::WanPipeline& p) { return p.encodingWorkingBytes(); }).as<nodes::WanPipeline>();
+      c.run
+          .videoModel(ref, WorkflowRun::Part::Text,
+                      [](const nodes::WanPipeline& p) { return p.encodingWorkingBytes(); })
+          .as<nodes::WanPipeline>();
   ConditioningValue v;
   v.text = c.stringParam("text");
   {
@@ -187,15 +184,14 @@ VideoRequest videoRequest(NodeCall& c, const LatentRequest& request, const nodes
 
 graph::NodeOutputs sampleVideo(NodeCall& c) {
   const ModelRef& ref = c.input<ModelRef>("model");
-  refuseLoras(ref);
   const auto& pos = c.input<ConditioningValue>("positive");
   const auto& neg = c.input<ConditioningValue>("negative");
   const LatentValue& latent = c.input<LatentValue>("latent_image");
-  const nodes::WanPipeline& pipe =
-      c.run.videoModel(ref, {}, [&](const nodes::WanPipeline& p) {
-             const VideoRequest r = videoSize(latent, p);
-             return p.samplingWorkingBytes(r.frames, r.height, r.width);
-           }).as<nodes::WanPipeline>();
+  LoadedModel& model = c.run.videoModel(ref, WorkflowRun::Part::Unet, [&](const nodes::WanPipeline& p) {
+    const VideoRequest r = videoSize(latent, p);
+    return p.samplingWorkingBytes(r.frames, r.height, r.width);
+  });
+  const nodes::WanPipeline& pipe = model.as<nodes::WanPipeline>();
   const auto& tc = pipe.transformer().config();
   if (pos.context.dim() != 3 || pos.context.size(-1) != tc.text_dim || neg.context.size(-1) != tc.text_dim)
     throw Error(ErrorKind::InvalidArgument, "the conditioning was not encoded by this video model's text encoder; "
@@ -231,8 +227,11 @@ graph::NodeOutputs sampleVideo(NodeCall& c) {
     // Image b of a batch of stills uses seed + b.
     {
       memory::DeviceScope on_device(c.run.device);
+      model.setLoraProgress(0.0);
       outs.push_back(pipe.sample(pos.context, neg.context, request.frames, request.height, request.width, seed + b,
                                  settings, [&](const sampling::FlowStep& st) {
+                                   model.setLoraProgress(static_cast<double>(st.step + 1) /
+                                                         static_cast<double>(st.total));
                                    c.run.tracker.progress(c.stage, b * settings.steps + st.step + 1, total);
                                  }));
     }
@@ -268,7 +267,7 @@ graph::NodeOutputs decodeVideo(NodeCall& c) {
                               tiling.mode, tiling.tile_pixels, tiling.overlap_pixels, c.run.device.memory().total_bytes / 2);
     return p.decodingWorkingBytes(r.height, r.width, tiles);
   };
-  const nodes::WanPipeline& pipe = c.run.videoModel(c.input<ModelRef>("vae"), {}, decoding).as<nodes::WanPipeline>();
+  const nodes::WanPipeline& pipe = c.run.videoModel(c.input<ModelRef>("vae"), WorkflowRun::Part::Vae, decoding).as<nodes::WanPipeline>();
   const auto& vc = pipe.vae().config();
   at::Tensor samples = latent.samples;
   if (latent.empty) {  // nothing sampled: the VAE's picture of an all-zero latent

@@ -703,14 +703,16 @@ LoadedModel& WorkflowRun::model(const ModelRef& ref) {
                  [&] { return std::make_shared<LoadedModel>(loadPipeline(ref.path, ref.dtype, {}), device); });
 }
 
-LoadedModel& WorkflowRun::videoModel(const ModelRef& ref, const std::function<void(std::size_t, std::size_t)>& progress,
-                                     const std::function<int64_t(const nodes::WanPipeline&)>& working) {
+LoadedModel& WorkflowRun::videoModel(const ModelRef& ref, Part part,
+                                     const std::function<int64_t(const nodes::WanPipeline&)>& working,
+                                     const std::function<void(std::size_t, std::size_t)>& progress) {
   if (!isVideoRef(ref)) throw Error(ErrorKind::InvalidArgument, "'" + ref.path + "' is not a video model");
   LoadedModel& found = acquire(ref.key, [&] {
     const nodes::WanModelPaths paths{ref.path, ref.vae_path, ref.text_encoder_path,
                                      models::findT5TokenizerModel(ref.text_encoder_path)};
     return loadVideoModel(paths, ref.dtype, device, progress);
   });
+  applyLoras(found, ref, part);
   if (device.isAccelerator())
     placeModel(found, env, device,
                working ? workingBytes("the video model's work",
@@ -729,18 +731,21 @@ int64_t WorkflowRun::workingBytes(const std::string& what, const std::function<i
   }
 }
 
-LoadedModel& WorkflowRun::prepare(const ModelRef& ref, Part part,
-                                    const std::function<int64_t(const nodes::SdPipeline&)>& working) {
-  LoadedModel& m = model(ref);
-  if (part != Part::Vae) {
-    const std::vector<LoraSpec> stack = combineLoras(m.loras(), ref.loras, part == Part::Unet);
-    if (stack != m.loras() || (!stack.empty() && ref.lora_mode != LoraMode::Auto && m.loraMode() != ref.lora_mode)) {
-      for (const LoraReport& r : m.applyLoras(stack, ref.lora_mode, env.offload)) {
-        result.notices.push_back("LoRA: " + r.describe());
-        env.emit(logEvent("LoRA: " + r.describe()));
-      }
-    }
+void WorkflowRun::applyLoras(LoadedModel& m, const ModelRef& ref, Part part) {
+  if (part == Part::Vae) return;
+  const std::vector<LoraSpec> stack = combineLoras(m.loras(), ref.loras, part == Part::Unet);
+  if (stack == m.loras() && (stack.empty() || ref.lora_mode == LoraMode::Auto || m.loraMode() == ref.lora_mode))
+    return;
+  for (const LoraReport& r : m.applyLoras(stack, ref.lora_mode, env.offload)) {
+    result.notices.push_back("LoRA: " + r.describe());
+    env.emit(logEvent("LoRA: " + r.describe()));
   }
+}
+
+LoadedModel& WorkflowRun::prepare(const ModelRef& ref, Part part,
+                                  const std::function<int64_t(const nodes::SdPipeline&)>& working) {
+  LoadedModel& m = model(ref);
+  applyLoras(m, ref, part);
   if (device.isAccelerator())
     placeModel(m, env, device,
                working ? workingBytes("this work", [&] { return working(m.as<nodes::SdPipeline>()); }) : 0);

@@ -109,15 +109,19 @@ struct WorkflowRun {
   LoadedModel& acquire(const std::string& key, const std::function<std::shared_ptr<LoadedModel>()>& load);
   // The loaded image model behind `ref`, taken from the cache (which loads it when needed).
   LoadedModel& model(const ModelRef& ref);
-  // The same for a video model's ref, placed on the device with room for the work
-  // `working` estimates (none: only the weights); `progress` reports loading.
-  LoadedModel& videoModel(const ModelRef& ref, const std::function<void(std::size_t, std::size_t)>& progress = {},
-                          const std::function<int64_t(const nodes::WanPipeline&)>& working = {});
-  // Applies the LoRAs of `ref` to its component (UNet or text encoders), keeping the
-  // other component's (the VAE has none), then places the model on the device with room
-  // for the work `working` estimates from the loaded model.
+  // The part of a model a node uses: its denoiser, its text encoders or its VAE.
   enum class Part { Unet, Text, Vae };
+  // Applies the LoRAs of `ref` to the part (their model strengths to the denoiser, their
+  // text strengths to the text encoders), keeping the other part's; the VAE takes none.
+  void applyLoras(LoadedModel& model, const ModelRef& ref, Part part);
+  // Applies the LoRAs of `ref` to its part, then places the model on the device with room
+  // for the work `working` estimates from the loaded model.
   LoadedModel& prepare(const ModelRef& ref, Part part, const std::function<int64_t(const nodes::SdPipeline&)>& working);
+  // The same for a video model's ref (none: room for the weights only); `progress`
+  // reports loading.
+  LoadedModel& videoModel(const ModelRef& ref, Part part,
+                          const std::function<int64_t(const nodes::WanPipeline&)>& working = {},
+                          const std::function<void(std::size_t, std::size_t)>& progress = {});
   // The VAE behind a VAE link (a checkpoint's, or a file's from LoadVAE), placed with
   // room for the work `working` estimates (none: only the weights), for latents of
   // `scaling_factor` (0: the VAE's model's own).

@@ -19,7 +19,10 @@
 #include "jobs/model_loading.h"
 #include "memory/device.h"
 #include "nodes/wan_pipeline.h"
+#include "tensor_io/materialize.h"
+#include "tensor_io/safetensors.h"
 #include "checkpoint_variants.h"
+#include "lora_files.h"
 #include "sanitizer_skips.h"
 #include "wan_tiny.h"
 
@@ -130,10 +133,10 @@ std::size_t entries(const std::string& dir) {
 // An engine on a simulated device that keeps two models and runs jobs one at a time.
 class SimEngine {
  public:
-  explicit SimEngine(const std::string& device) {
+  explicit SimEngine(const std::string& device, int cached_models = 2) {
     kiln::EngineOptions o;
     o.device = device;
-    o.cached_models = 2;
+    o.cached_models = cached_models;
     o.sink = [this](const kiln::Event& e) {
       std::lock_guard<std::mutex> lock(mutex_);
       events_.push_back(e);
@@ -163,6 +166,15 @@ class SimEngine {
     return std::any_of(events_.begin(), events_.end(), [&](const kiln::Event& e) {
       return e.type == kiln::EventType::Log && e.message.find(text) != std::string::npos;
     });
+  }
+  // Log lines outside any job (the engine's own, between jobs) holding every one of `parts`.
+  int loggedIdle(const std::vector<std::string>& parts) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return static_cast<int>(std::count_if(events_.begin(), events_.end(), [&](const kiln::Event& e) {
+      return e.job == 0 && e.type == kiln::EventType::Log &&
+             std::all_of(parts.begin(), parts.end(),
+                         [&](const std::string& p) { return e.message.find(p) != std::string::npos; });
+    }));
   }
 
  private:
@@ -562,6 +574,109 @@ class TestVideoJob : public QObject {
     QCOMPARE(p[2]->decision().mode, kiln::memory::OffloadMode::None);
     model->offload();
     QCOMPARE(model->deviceBytes(), int64_t{0});
+  }
+
+  // A Wan LoRA (diffusers/PEFT names on the transformer) through the render API and
+  // through a workflow's LoadLoRAModelOnly draws what the model with the LoRA merged into
+  // its file by hand draws; the cached model goes back to its own weights after.
+  void loraOnAVideoModel() {
+    at::manual_seed(5);
+    const at::Tensor down = at::randn({4, 32}) * 0.5, up = at::randn({32, 4}) * 0.5, ffn_up = at::randn({64, 4}) * 0.5;
+    const std::string lora = dir_.filePath("wan_lora.safetensors").toStdString();
+    kiln::testing::writeTensors(lora, {{"transformer.blocks.0.attn1.to_q.lora_A.weight", down},
+                                       {"transformer.blocks.0.attn1.to_q.lora_B.weight", up},
+                                       {"transformer.blocks.0.ffn.net.0.proj.lora_A.weight", down},
+                                       {"transformer.blocks.0.ffn.net.0.proj.lora_B.weight", ffn_up}});
+    // The same change written into a copy of the model's transformer file.
+    const fs::path merged = fs::path(dir_.path().toStdString()) / "wan-merged";
+    fs::copy(model_.folder, merged, fs::copy_options::recursive);
+    {
+      const fs::path file = fs::path(model_.folder) / "transformer" / "diffusion_pytorch_model.safetensors";
+      const auto source = kiln::tensor_io::SafetensorsFile::open(file.string());
+      kiln::testing::NamedTensors tensors;
+      for (const auto& info : source->tensors()) {
+        at::Tensor t = kiln::tensor_io::viewStored({source, &info}).to(at::kFloat);
+        if (info.name == "blocks.0.attn1.to_q.weight") t = t + at::matmul(up, down);
+        if (info.name == "blocks.0.ffn.net.0.proj.weight")
+          t = t + at::matmul(ffn_up, down);
+        tensors.push_back({info.name, t});
+      }
+      fs::remove(merged / "transformer" / "diffusion_pytorch_model.safetensors");
+      kiln::testing::writeTensors((merged / "transformer" / "diffusion_pytorch_model.safetensors").string(), tensors);
+    }
+    const kiln::Image plain = kiln::render(tinyVideo(model_.folder, 1)).frames.at(0);
+    const kiln::Image by_hand = kiln::render(tinyVideo(merged.string(), 1)).frames.at(0);
+    QVERIFY2(meanAbsDiff(plain, by_hand) > 0.01, "the LoRA changes too little to test");
+    auto with_lora = tinyVideo(model_.folder, 1);
+    with_lora.loras.push_back({lora, 1.0, 1.0, {}});
+    const kiln::Image rendered = kiln::render(with_lora).frames.at(0);
+    QVERIFY2(meanAbsDiff(rendered, by_hand) < 1e-4, qPrintable(QString::number(meanAbsDiff(rendered, by_hand))));
+
+    // Through a workflow on an engine that keeps the model between jobs.
+    SimEngine sim("cpu", 1);
+    kiln::Workflow w = textToVideo(
+        "LoadVideoModel", model_.folder,
+        {"", "EmptyVideoLatent", {{"width", int64_t{64}}, {"height", int64_t{48}}, {"frames", int64_t{1}}}, 0, 0, ""},
+        {"", "PreviewImage", {}, 0, 0, ""});
+    w.node("model")->params["dtype"] = std::string("fp32");  // as the renders above
+    const kiln::Workflow without = w;
+    w.nodes.push_back({"lora", "LoadLoRAModelOnly", {{"lora_name", lora}, {"strength_model", 1.0}}, 0, 0, ""});
+    for (auto& l : w.links)
+      if (l.to_node == "sampler" && l.to_input == "model") l.from_node = "lora";
+    w.links.push_back({"model", "MODEL", "lora", "model"});
+    kiln::Job job;
+    job.workflow = std::make_shared<const kiln::Workflow>(w);
+    kiln::Event end = sim.run(job);
+    QVERIFY2(end.type == kiln::EventType::JobFinished, end.message.c_str());
+    QVERIFY2(meanAbsDiff(end.outputs.at(0), by_hand) < 1e-4, qPrintable(QString::number(meanAbsDiff(end.outputs.at(0), by_hand))));
+    QVERIFY(sim.logged("LoRA: "));
+    job.workflow = std::make_shared<const kiln::Workflow>(without);
+    end = sim.run(job);
+    QVERIFY2(end.type == kiln::EventType::JobFinished, end.message.c_str());
+    QVERIFY2(meanAbsDiff(end.outputs.at(0), plain) < 1e-6, "the LoRA stayed on the cached model");
+  }
+
+  // One re-placement path for every family: new offload settings while the engine is idle
+  // re-place the cached Wan model, an SD model and a lone VAE file at once, without a job
+  // and without reloading; "unet" names every family's denoiser (Wan's transformer too).
+  void idleSettingsReplaceEveryCachedModel() {
+    SimEngine sim("sim:512MiB", 3);
+    kiln::Job video;
+    video.workflow = std::make_shared<const kiln::Workflow>(textToVideo(
+        "LoadVideoModel", model_.folder,
+        {"", "EmptyVideoLatent", {{"width", int64_t{64}}, {"height", int64_t{48}}, {"frames", int64_t{1}}}, 0, 0, ""},
+        {"", "PreviewImage", {}, 0, 0, ""}));
+    kiln::Event end = sim.run(video);
+    QVERIFY2(end.type == kiln::EventType::JobFinished, end.message.c_str());
+    kiln::Workflow image = textToVideo("LoadCheckpoint", sd1Tiny(),
+                                       {"", "EmptyLatent", {{"width", int64_t{64}}, {"height", int64_t{64}}}, 0, 0, ""},
+                                       {"", "PreviewImage", {}, 0, 0, ""});
+    image.node("sampler")->params["sampler_name"] = std::string("euler");
+    image.nodes.push_back(
+        {"vae", "LoadVAE", {{"vae_name", kiln::testing::conformancePath("sd-tiny-1234/sd1/vae/diffusion_pytorch_model.safetensors")}},
+         0, 0, ""});
+    for (auto& l : image.links)
+      if (l.to_node == "decode" && l.to_input == "vae") l.from_node = "vae";
+    kiln::Job still;
+    still.workflow = std::make_shared<const kiln::Workflow>(image);
+    end = sim.run(still);
+    QVERIFY2(end.type == kiln::EventType::JobFinished, end.message.c_str());
+    QCOMPARE(sim.loggedIdle({"placed "}), 0);
+
+    kiln::OffloadSettings s;
+    s.per_component["unet"] = kiln::OffloadMode::GroupBlock;
+    s.per_component["vae"] = kiln::OffloadMode::Model;
+    s.vae_resident_threshold_bytes = 1024;  // the tiny VAEs count as large: onloaded per call
+    sim.engine().setOffloadSettings(s);
+    QVERIFY(sim.engine().waitIdle(120));
+    QVERIFY(sim.loggedIdle({"placed transformer (WanTransformer3DModel", "group-block"}) >= 1);
+    QVERIFY(sim.loggedIdle({"placed unet (UNetModel", "group-block"}) >= 1);
+    // the checkpoint's VAE and the file's, each its own model in the cache
+    QVERIFY(sim.loggedIdle({"placed vae (AutoencoderKL,", "model"}) >= 2);
+    bool block_placed = false;
+    for (const auto& line : sim.engine().memoryStats().placements)
+      block_placed = block_placed || line.find("group-block") != std::string::npos;
+    QVERIFY(block_placed);
   }
 
   // On a simulated accelerator with those defaults the video is the CPU's.

@@ -223,6 +223,40 @@ class OffloadTest : public QObject {
     lists.never.clear();
     QCOMPARE(decidePlacement(unet, 1000, lists).mode, OffloadMode::GroupBlock);
 
+    // Names match a component's role too, whatever its family calls it: "unet" is every
+    // denoiser (Wan's transformer), "text_encoder" every text encoder (SDXL's second); the
+    // component's own name or class wins over its role.
+    const ComponentInfo transformer{"transformer", "WanTransformer3DModel", ComponentRole::Denoiser,
+                                    &pipe->unet().params()};
+    const ComponentInfo text2{"text_encoder_2", "ClipTextModel", ComponentRole::TextEncoder,
+                              &pipe->textEncoder(0).params()};
+    OffloadSettings roles;
+    roles.per_component["unet"] = OffloadMode::Balanced;
+    roles.per_component["text_encoder"] = OffloadMode::GroupLeaf;
+    QCOMPARE(decidePlacement(transformer, 1000, roles).mode, OffloadMode::Balanced);
+    QCOMPARE(decidePlacement(text2, 1000, roles).mode, OffloadMode::GroupLeaf);
+    roles.per_component["text_encoder_2"] = OffloadMode::None;
+    QCOMPARE(decidePlacement(text2, 1000, roles).mode, OffloadMode::None);
+    QCOMPARE(decidePlacement(text, 1000, roles).mode, OffloadMode::GroupLeaf);
+    roles.per_component["WanTransformer3DModel"] = OffloadMode::Model;
+    QCOMPARE(decidePlacement(transformer, 1000, roles).mode, OffloadMode::Model);
+    OffloadSettings role_lists;
+    role_lists.always = {"text_encoder", "transformer"};
+    QCOMPARE(decidePlacement(text2, 1000, role_lists).mode, OffloadMode::GroupLeaf);
+    QCOMPARE(decidePlacement(unet, 1000, role_lists).mode, OffloadMode::GroupBlock);
+    role_lists.never = {"denoiser"};
+    QCOMPARE(decidePlacement(transformer, 1000, role_lists).mode, OffloadMode::None);
+    // A family's resting default (Wan's text encoder) holds until the settings name it.
+    ComponentInfo resting = text;
+    resting.offloaded_by_default = true;
+    QCOMPARE(decidePlacement(resting, 1000, OffloadSettings{}).mode, OffloadMode::GroupLeaf);
+    OffloadSettings named;
+    named.per_component["text_encoder"] = OffloadMode::None;
+    QCOMPARE(decidePlacement(resting, 1000, named).mode, OffloadMode::None);
+    named.per_component.clear();
+    named.never = {"ClipTextModel"};
+    QCOMPARE(decidePlacement(resting, 1000, named).mode, OffloadMode::None);
+
     OffloadSettings bad;
     bad.record_stream = true;
     QVERIFY_THROWS_EXCEPTION(Error, bad.validate());
