@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "nodes/sd_pipeline.h"
+#include "pipelines/sd/sd_pipeline.h"
 
 namespace kiln::bench {
 
@@ -44,20 +44,20 @@ struct UNetBench {
   explicit UNetBench(const UNetBenchArgs& args)
       : pipe(kiln::models::openCheckpoint(args.model), args.dtype),
         cond(pipe.encodePrompts("a lighthouse on a cliff at dawn", "blurry")),
-        sizes(kiln::nodes::SizeConditioning::forImage(args.height, args.width)) {
+        sizes(kiln::pipelines::SizeConditioning::forImage(args.height, args.width)) {
     at::set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
     const int64_t f = pipe.spec().vae.downscale();
-    noise = kiln::nodes::seededNoise(1, {1, pipe.spec().unet.in_channels, args.height / f, args.width / f});
+    noise = kiln::pipelines::seededNoise(1, {1, pipe.spec().unet.in_channels, args.height / f, args.width / f});
     in.latent = at::cat({noise, noise}, 0);
     in.timesteps = at::full({2}, 500.0f);
     in.context = cond.context;
     if (pipe.spec().unet.adm_in_channels > 0)
-      in.y = pipe.unet().timeIdConditioning(cond.pooled, kiln::nodes::SdPipeline::timeIds(sizes));
+      in.y = pipe.unet().timeIdConditioning(cond.pooled, kiln::pipelines::SdPipeline::timeIds(sizes));
   }
 
-  kiln::nodes::SdPipeline pipe;
-  kiln::nodes::Conditioning cond;
-  kiln::nodes::SizeConditioning sizes;
+  kiln::pipelines::SdPipeline pipe;
+  kiln::pipelines::Conditioning cond;
+  kiln::pipelines::SizeConditioning sizes;
   at::Tensor noise;
   kiln::models::UNetInputs in;
 };

@@ -16,7 +16,7 @@
 #include "bench_common.h"
 #include "kiln/error.h"
 #include "lora/lora_patcher.h"
-#include "nodes/sd_lora_targets.h"
+#include "pipelines/sd/sd_lora_targets.h"
 #include "tensor_io/safetensors.h"
 
 namespace {
@@ -33,7 +33,7 @@ bool patchable(const std::string& name) {
 }
 
 // A kohya file with a rank-8 pair for every patchable 2-D weight.
-void writeStyleLora(const std::string& path, const kiln::nodes::SdPipeline& pipe, uint64_t seed) {
+void writeStyleLora(const std::string& path, const kiln::pipelines::SdPipeline& pipe, uint64_t seed) {
   at::manual_seed(seed);
   std::vector<at::Tensor> keep;
   std::vector<kiln::tensor_io::TensorToWrite> out;
@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
     }
     const std::vector<kiln::LoraSpec> one{files[0]}, three{files[0], files[1], files[2]},
         other{files[3], files[4], files[5]};
-    kiln::lora::LoraPatcher patcher(kiln::nodes::sdLoraTargets(bench.pipe));
+    kiln::lora::LoraPatcher patcher(kiln::pipelines::sdLoraTargets(bench.pipe));
     struct Row {
       const char* name;
       const std::vector<kiln::LoraSpec>* stack;

@@ -16,7 +16,7 @@
 #include "kiln/units.h"
 #include "memory/device.h"
 #include "memory/offload.h"
-#include "nodes/sd_pipeline.h"
+#include "pipelines/sd/sd_pipeline.h"
 
 namespace {
 

@@ -14,7 +14,7 @@
 
 #include "bench_common.h"
 #include "kiln/error.h"
-#include "nodes/sd_pipeline.h"
+#include "pipelines/sd/sd_pipeline.h"
 
 namespace {
 
@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   const at::ScalarType dtype = args.dtype;
   try {
     kiln::bench::UNetBench bench(args);
-    kiln::nodes::SdPipeline& pipe = bench.pipe;
+    kiln::pipelines::SdPipeline& pipe = bench.pipe;
     const auto& cond = bench.cond;
     const auto& noise = bench.noise;
     const auto& sizes = bench.sizes;

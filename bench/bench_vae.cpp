@@ -20,7 +20,7 @@
 #include "kiln/error.h"
 #include "memory/device.h"
 #include "models/vae/vae_tiling.h"
-#include "nodes/sd_pipeline.h"
+#include "pipelines/sd/sd_pipeline.h"
 
 namespace {
 
@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
   try {
     at::set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
     at::NoGradGuard no_grad;
-    const kiln::nodes::SdPipeline pipe(kiln::models::openCheckpoint(args.model), args.dtype);
+    const kiln::pipelines::SdPipeline pipe(kiln::models::openCheckpoint(args.model), args.dtype);
     const auto& vae = pipe.vae();
     const auto& config = vae.config();
     const int64_t f = config.downscale();
@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
                 args.model.c_str(), args.dtype == at::kBFloat16 ? "bf16" : "fp32", args.repeats);
     for (const int64_t size : args.sizes) {
       const int64_t lat = size / f;
-      const at::Tensor z = kiln::nodes::seededNoise(7, {1, config.embed_dim, lat, lat}).to(args.dtype);
+      const at::Tensor z = kiln::pipelines::seededNoise(7, {1, config.embed_dim, lat, lat}).to(args.dtype);
       const Measure full = measure(args.repeats, [&] { (void)vae.decode(z).to(at::kFloat); });
       const int64_t full_estimate = kiln::models::decodeWorkingBytes(config, lat, lat, args.dtype);
       std::printf("%lldx%lld\n", static_cast<long long>(size), static_cast<long long>(size));

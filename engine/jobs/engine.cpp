@@ -226,7 +226,7 @@ struct Engine::Impl {
         // Models resting in host memory are placed by the job that uses them next.
         if (device->isAccelerator() && lease.model().deviceBytes() == 0) continue;
         // No work follows: room only for the weights (and the reserve).
-        if (auto* m = dynamic_cast<jobs::LoadedModel*>(&lease.model())) {
+        if (auto* m = dynamic_cast<pipelines::LoadedModel*>(&lease.model())) {
           if (afresh) m->offload();
           jobs::placeModel(*m, env, *device, 0);
         }

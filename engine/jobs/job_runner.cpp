@@ -16,13 +16,13 @@
 #include "jobs/progress_tracker.h"
 #include "jobs/vae_stage.h"
 #include "jobs/video_job.h"
-#include "nodes/wan_pipeline.h"
-#include "nodes/image_prep.h"
+#include "pipelines/wan/wan_pipeline.h"
+#include "pipelines/common/image_prep.h"
 #include "memory/device.h"
 #include "memory/model_cache.h"
 #include "jobs/stage_timings.h"
 #include "kiln/units.h"
-#include "nodes/sd_pipeline.h"
+#include "pipelines/sd/sd_pipeline.h"
 
 namespace kiln::jobs {
 
@@ -150,16 +150,16 @@ void validateJob(const Job& job) {
   if (p.dtype == ComputeDType::Invalid) throw Error(ErrorKind::InvalidArgument, "no compute dtype set");
   (void)sampling::parseSampler(p.sampler);     // an unknown name throws, naming the ones Kiln has
   (void)sampling::parseSchedule(p.scheduler);
-  nodes::validateTiling(vaeTilingSettings(p));
+  pipelines::validateTiling(vaeTilingSettings(p));
   if (!std::isfinite(p.denoise) || p.denoise <= 0 || p.denoise > 1)
     throw Error(ErrorKind::InvalidArgument,
                 "denoise must be more than 0 and at most 1, got " + formatNumber(p.denoise));
   const bool init = hasImage(p.init_image), mask = hasImage(p.mask);
-  if (init) nodes::checkImage(p.init_image, "the init image");
+  if (init) pipelines::checkImage(p.init_image, "the init image");
   if (mask && !init)
     throw Error(ErrorKind::InvalidArgument, "a mask needs an init image: inpainting repaints part of a picture");
   if (mask) {
-    nodes::checkImage(p.mask, "the mask");
+    pipelines::checkImage(p.mask, "the mask");
     if (p.mask.width != p.init_image.width || p.mask.height != p.init_image.height)
       throw Error(ErrorKind::InvalidArgument,
                   "the mask is " + std::to_string(p.mask.width) + "x" + std::to_string(p.mask.height) +
@@ -179,7 +179,7 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   at::set_num_threads(p.threads > 0 ? p.threads
                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   if (p.model_path.empty()) p.model_path = starterModelPath();
-  if (nodes::isWanModel(p.model_path)) {
+  if (pipelines::isWanModel(p.model_path)) {
     Job video = job;
     video.params.model_path = p.model_path;
     return runVideoJob(video, env, failed_stage);
@@ -200,7 +200,7 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   // A cached model's spec without taking it: the plan comes before the lease.
   memory::ModelCache::Lease lease;
   if (cached) lease = env.cache->acquire(cache_key, [] { return std::shared_ptr<memory::CachedModel>(); });
-  const auto* held = lease ? &static_cast<LoadedModel&>(lease.model()).as<nodes::SdPipeline>() : nullptr;
+  const auto* held = lease ? &static_cast<LoadedModel&>(lease.model()).as<pipelines::SdPipeline>() : nullptr;
   const models::SdModelSpec spec = held ? held->spec() : checkpoint->spec;
   const std::string model_name = held ? held->checkpoint().display_name : checkpoint->display_name;
 
@@ -234,12 +234,12 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
                                                 " steps runs no step; raise the denoise strength or the steps");
   if (!has_init && p.denoise != 1.0)
     result.notices.push_back("denoise " + formatNumber(p.denoise) + " applies to image-to-image only; ignored");
-  const nodes::VaeTilingSettings tiling = vaeTilingSettings(p);
-  const auto vaePlan = [&](nodes::VaeWork work) {
-    return nodes::planVae(work, tiling, spec.vae, p.height, p.width, nodes::vaeComputeDtype(dtype),
+  const pipelines::VaeTilingSettings tiling = vaeTilingSettings(p);
+  const auto vaePlan = [&](pipelines::VaeWork work) {
+    return pipelines::planVae(work, tiling, spec.vae, p.height, p.width, pipelines::vaeComputeDtype(dtype),
                           availableWorkBytes(device));
   };
-  const auto tilePixels = [](const nodes::VaePlan& plan) { return plan.tiled ? plan.tile_pixels * plan.tile_pixels : 0; };
+  const auto tilePixels = [](const pipelines::VaePlan& plan) { return plan.tiled ? plan.tile_pixels * plan.tile_pixels : 0; };
 
   // The plan: every stage with its unit and (where known) its size, before any runs.
   ProgressTracker tracker(env, {StageKind::Invalid, result.model_family,
@@ -253,11 +253,11 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   const int encode = tracker.add(StageKind::EncodePrompt, "Encoding prompt", "encoders", encoders, -1, encoders);
   int encode_image = -1;
   if (has_init) {
-    const nodes::VaePlan plan = vaePlan(nodes::VaeWork::Encode);
+    const pipelines::VaePlan plan = vaePlan(pipelines::VaeWork::Encode);
     encode_image = tracker.add(StageKind::EncodeImage, "Encoding image", "tile passes", plan.units(), -1,
                                plan.units(), tilePixels(plan));
   }
-  const nodes::VaePlan decode_plan = vaePlan(nodes::VaeWork::Decode);
+  const pipelines::VaePlan decode_plan = vaePlan(pipelines::VaeWork::Decode);
   std::vector<int> denoise, decode, store;
   for (int i = 0; i < job.batch; ++i) {
     const std::string of = job.batch > 1 ? " image " + std::to_string(i + 1) + " of " + std::to_string(job.batch) : "";
@@ -275,7 +275,7 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     if (!cached) {
       const auto loadPipeline = [&] {
         tracker.start(load);
-        auto loaded = std::make_unique<nodes::SdPipeline>(
+        auto loaded = std::make_unique<pipelines::SdPipeline>(
             std::move(*checkpoint), dtype, [&](std::size_t done, std::size_t total) {
               tracker.progress(load, static_cast<int64_t>(done), static_cast<int64_t>(total));
             });
@@ -287,34 +287,34 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
       else uncached = loadPipeline();
     }
     LoadedModel& model = uncached ? *uncached : static_cast<LoadedModel&>(lease.model());
-    nodes::SdPipeline* pipeline = &model.as<nodes::SdPipeline>();
+    pipelines::SdPipeline* pipeline = &model.as<pipelines::SdPipeline>();
     model.applyLoras(p.loras, p.lora_mode, env.offload);
     for (const LoraReport& r : model.loraReports()) result.notices.push_back("LoRA: " + r.describe());
     if (device.isAccelerator()) {
       // The stages run one after the other: room for the largest.
-      const nodes::VaeCodec codec = pipeline->codec();
+      const pipelines::VaeCodec codec = pipeline->codec();
       const int64_t f = spec.vae.downscale();
       int64_t working = std::max({pipeline->encodingWorkingBytes(), pipeline->samplingWorkingBytes(p.height / f, p.width / f),
-                                  vaeStageWorkingBytes(nodes::VaeWork::Decode, codec, tiling, p.height, p.width, device)});
+                                  vaeStageWorkingBytes(pipelines::VaeWork::Decode, codec, tiling, p.height, p.width, device)});
       if (has_init)
         working = std::max(working,
-                           vaeStageWorkingBytes(nodes::VaeWork::Encode, codec, tiling, p.height, p.width, device));
+                           vaeStageWorkingBytes(pipelines::VaeWork::Encode, codec, tiling, p.height, p.width, device));
       placeModel(model, env, device, working);
     }
     memory::DeviceScope on_device(device);
 
     tracker.start(encode);
-    nodes::Conditioning cond;
+    pipelines::Conditioning cond;
     {
       std::vector<std::string> dirs = p.embedding_dirs;
       dirs.insert(dirs.end(), env.embedding_dirs.begin(), env.embedding_dirs.end());
       const models::EmbeddingLibrary embeddings(dirs);
-      const nodes::TextEncoding positive = pipeline->encodeWeighted(p.prompt, 1, &embeddings);
-      const nodes::TextEncoding negative = pipeline->encodeWeighted(p.negative_prompt, 1, &embeddings);
+      const pipelines::TextEncoding positive = pipeline->encodeWeighted(p.prompt, 1, &embeddings);
+      const pipelines::TextEncoding negative = pipeline->encodeWeighted(p.negative_prompt, 1, &embeddings);
       if (!at::isfinite(positive.context).all().item<bool>() || !at::isfinite(negative.context).all().item<bool>())
         throw Error(ErrorKind::NonFinite, "the text encoder produced NaN or infinity (encoding the prompt); "
                                           "the checkpoint's text encoder weights are probably damaged");
-      cond.context = nodes::batchContexts(negative.context, positive.context);
+      cond.context = pipelines::batchContexts(negative.context, positive.context);
       if (positive.pooled.defined()) cond.pooled = at::cat({negative.pooled, positive.pooled}, 0);
     }
     bytes.add(static_cast<int64_t>(cond.context.nbytes()));
@@ -328,19 +328,19 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
       tracker.start(encode_image);
       bool cropped = false;
       const at::Tensor picture =
-          nodes::fitImage(nodes::rgbOf(nodes::imageTensor(p.init_image)), p.height, p.width, &cropped);
+          pipelines::fitImage(pipelines::rgbOf(pipelines::imageTensor(p.init_image)), p.height, p.width, &cropped);
       if (p.init_image.width != p.width || p.init_image.height != p.height)
         result.notices.push_back("the init image (" + std::to_string(p.init_image.width) + "x" +
                                  std::to_string(p.init_image.height) + ") was " +
                                  (cropped ? "scaled and centre-cropped" : "scaled") + " to " +
                                  std::to_string(p.width) + "x" + std::to_string(p.height));
       init_rgb = picture * 2 - 1;
-      init.latent = runVaeStage(nodes::VaeWork::Encode, *pipeline, init_rgb,
+      init.latent = runVaeStage(pipelines::VaeWork::Encode, *pipeline, init_rgb,
                                 {tracker, encode_image, env, device, tiling, {}});
       init.start_step = p.steps - steps_run;
       if (has_mask) {
-        pixel_mask = nodes::featherMask(nodes::fitImage(nodes::maskTensor(p.mask), p.height, p.width), p.mask_feather);
-        init.mask = nodes::latentMask(pixel_mask, f);
+        pixel_mask = pipelines::featherMask(pipelines::fitImage(pipelines::maskTensor(p.mask), p.height, p.width), p.mask_feather);
+        init.mask = pipelines::latentMask(pixel_mask, f);
       }
       bytes.add(static_cast<int64_t>(init_rgb.nbytes() + init.latent.nbytes()));
       tracker.finish(encode_image);
@@ -349,7 +349,7 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     const int64_t channels = spec.unet.in_channels;
     const sampling::SamplerKind sampler_kind = sampling::parseSampler(p.sampler);
     const sampling::Schedule schedule = sampling::parseSchedule(p.scheduler);
-    const nodes::SizeConditioning sizes{p.original_height > 0 ? p.original_height : p.height,
+    const pipelines::SizeConditioning sizes{p.original_height > 0 ? p.original_height : p.height,
                                         p.original_width > 0 ? p.original_width : p.width,
                                         p.crop_top,
                                         p.crop_left,
@@ -360,9 +360,9 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     for (int i = 0; i < job.batch; ++i) {
       RenderParams pi = p;
       pi.seed = p.seed + i;
-      nodes::SeededNoise seeded = nodes::seededNoiseSource(pi.seed, {1, channels, p.height / f, p.width / f});
+      pipelines::SeededNoise seeded = pipelines::seededNoiseSource(pi.seed, {1, channels, p.height / f, p.width / f});
       const at::Tensor noise = seeded.initial;
-      nodes::SamplerSettings settings;
+      pipelines::SamplerSettings settings;
       settings.sampler = sampler_kind;
       settings.schedule = schedule;
       settings.noise = std::move(seeded.more);
@@ -388,7 +388,7 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
 
       tracker.start(decode[static_cast<std::size_t>(i)]);
       at::Tensor decoded =
-          runVaeStage(nodes::VaeWork::Decode, *pipeline, latent, {tracker, decode[static_cast<std::size_t>(i)], env, device, tiling, {}});
+          runVaeStage(pipelines::VaeWork::Decode, *pipeline, latent, {tracker, decode[static_cast<std::size_t>(i)], env, device, tiling, {}});
       // Outside the mask the picture stays exactly as it was.
       if (pixel_mask.defined()) decoded = init_rgb + (decoded - init_rgb) * pixel_mask;
       Image image = toImage(decoded);

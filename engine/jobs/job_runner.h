@@ -22,10 +22,14 @@ class Device;
 class ModelCache;
 }  // namespace kiln::memory
 
+namespace kiln::pipelines {
+class LoadedModel;
+}  // namespace kiln::pipelines
+
 namespace kiln::jobs {
 
 class StageTimings;
-class LoadedModel;
+using pipelines::LoadedModel;
 
 struct RunEnvironment {
   memory::ModelCache* cache = nullptr;  // null: load for this job only

@@ -43,15 +43,15 @@ std::string modelKey(const std::string& path, at::ScalarType dtype) {
   return key;
 }
 
-std::string videoModelKey(const nodes::WanModelPaths& paths, at::ScalarType dtype) {
+std::string videoModelKey(const pipelines::WanModelPaths& paths, at::ScalarType dtype) {
   return modelKey(paths.transformer, dtype) + "|" + modelKey(paths.vae, at::kFloat) + "|" +
          modelKey(paths.text_encoder, dtype);
 }
 
-std::shared_ptr<LoadedModel> loadVideoModel(const nodes::WanModelPaths& paths, at::ScalarType dtype,
+std::shared_ptr<LoadedModel> loadVideoModel(const pipelines::WanModelPaths& paths, at::ScalarType dtype,
                                             const memory::Device& device,
                                             const std::function<void(std::size_t, std::size_t)>& progress) {
-  auto pipeline = std::make_unique<nodes::WanPipeline>(paths, dtype, dtype == at::kHalf ? at::kFloat : dtype, progress);
+  auto pipeline = std::make_unique<pipelines::WanPipeline>(paths, dtype, dtype == at::kHalf ? at::kFloat : dtype, progress);
   return std::make_shared<LoadedModel>(std::move(pipeline), device);
 }
 

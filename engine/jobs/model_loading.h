@@ -8,12 +8,14 @@
 #include <memory>
 #include <string>
 
-#include "jobs/loaded_model.h"
+#include "pipelines/common/loaded_model.h"
 #include "kiln/render.h"
 #include "memory/device.h"
-#include "nodes/wan_pipeline.h"
+#include "pipelines/wan/wan_pipeline.h"
 
 namespace kiln::jobs {
+
+using pipelines::LoadedModel;
 
 // Identifies a model file as loaded: path, size and modification time, dtype.
 std::string modelKey(const std::string& path, at::ScalarType dtype);
@@ -29,11 +31,11 @@ const char* computeDtypeName(at::ScalarType dtype);
 void checkComputeDtype(at::ScalarType dtype, const memory::Device& device);
 
 // The model cache's key of a video model: its three parts as loaded.
-std::string videoModelKey(const nodes::WanModelPaths& paths, at::ScalarType dtype);
+std::string videoModelKey(const pipelines::WanModelPaths& paths, at::ScalarType dtype);
 
 // Loads a video model (the VAE in fp32 when the rest is fp16, whose range it needs);
 // progress counts tensors.
-std::shared_ptr<LoadedModel> loadVideoModel(const nodes::WanModelPaths& paths, at::ScalarType dtype,
+std::shared_ptr<LoadedModel> loadVideoModel(const pipelines::WanModelPaths& paths, at::ScalarType dtype,
                                             const memory::Device& device,
                                             const std::function<void(std::size_t, std::size_t)>& progress);
 

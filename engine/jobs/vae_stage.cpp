@@ -15,42 +15,42 @@ int64_t availableWorkBytes(const memory::Device& device) {
   return memory::availableHostBytes().value_or(-1);
 }
 
-nodes::VaeTilingSettings vaeTilingSettings(const RenderParams& p) {
+pipelines::VaeTilingSettings vaeTilingSettings(const RenderParams& p) {
   return {p.vae_tiling, p.tile_size, p.tile_overlap};
 }
 
-nodes::VaePlan planVaeStage(nodes::VaeWork work, const nodes::SdPipeline& pipeline, const RenderParams& params,
+pipelines::VaePlan planVaeStage(pipelines::VaeWork work, const pipelines::SdPipeline& pipeline, const RenderParams& params,
                             int64_t height, int64_t width, const memory::Device& device) {
-  return nodes::planVae(work, vaeTilingSettings(params), pipeline.spec().vae, height, width, pipeline.codec().dtype,
+  return pipelines::planVae(work, vaeTilingSettings(params), pipeline.spec().vae, height, width, pipeline.codec().dtype,
                         availableWorkBytes(device));
 }
 
-int64_t vaeStageWorkingBytes(nodes::VaeWork work, const nodes::VaeCodec& codec, const nodes::VaeTilingSettings& tiling,
+int64_t vaeStageWorkingBytes(pipelines::VaeWork work, const pipelines::VaeCodec& codec, const pipelines::VaeTilingSettings& tiling,
                              int64_t height, int64_t width, const memory::Device& device) {
   const int64_t available = tiling.mode == VaeTiling::Auto ? device.memory().total_bytes / 2 : -1;
   const int64_t f = codec.config().downscale();
-  return nodes::planVae(work, tiling, codec.config(), std::max(f, height / f * f), std::max(f, width / f * f),
+  return pipelines::planVae(work, tiling, codec.config(), std::max(f, height / f * f), std::max(f, width / f * f),
                         codec.dtype, available)
       .estimated_bytes;
 }
 
-at::Tensor runVaeStage(nodes::VaeWork work, const nodes::SdPipeline& pipeline, const at::Tensor& input,
+at::Tensor runVaeStage(pipelines::VaeWork work, const pipelines::SdPipeline& pipeline, const at::Tensor& input,
                        const VaeStageRun& run) {
   return runVaeStage(work, pipeline.codec(), input, run);
 }
 
-at::Tensor runVaeStage(nodes::VaeWork work, const nodes::VaeCodec& codec, const at::Tensor& input,
+at::Tensor runVaeStage(pipelines::VaeWork work, const pipelines::VaeCodec& codec, const at::Tensor& input,
                        const VaeStageRun& run) {
-  const bool decode = work == nodes::VaeWork::Decode;
+  const bool decode = work == pipelines::VaeWork::Decode;
   const int64_t f = codec.config().downscale();
   const int64_t height = decode ? input.size(2) * f : input.size(2);
   const int64_t width = decode ? input.size(3) * f : input.size(3);
   const std::string base_name = run.tracker.stage(run.stage).name;
-  const nodes::VaeTilingSettings& settings = run.settings;
+  const pipelines::VaeTilingSettings& settings = run.settings;
   const auto available = [&] { return run.available ? run.available() : availableWorkBytes(run.device); };
 
-  nodes::VaePlan plan =
-      nodes::planVae(work, settings, codec.config(), height, width, codec.dtype, available());
+  pipelines::VaePlan plan =
+      pipelines::planVae(work, settings, codec.config(), height, width, codec.dtype, available());
   run.env.emit(logEvent(plan.describe()));
   if (plan.units() != run.tracker.stage(run.stage).total)
     run.tracker.update(run.stage, base_name, plan.units(), plan.tiled ? plan.tile_pixels * plan.tile_pixels : 0);
@@ -70,7 +70,7 @@ at::Tensor runVaeStage(nodes::VaeWork work, const nodes::VaeCodec& codec, const 
       if (settings.mode == VaeTiling::Never || !smaller_possible) throw;
       // What the failed attempt held is gone with its tensors; give the cached blocks back.
       const int64_t released = run.device.emptyCache();
-      nodes::VaeTilingSettings retry = settings;
+      pipelines::VaeTilingSettings retry = settings;
       retry.mode = VaeTiling::Always;
       if (plan.tiled) {
         retry.tile_pixels = std::max(kSmallestTile, plan.tile_pixels / 2 / f * f);
@@ -80,7 +80,7 @@ at::Tensor runVaeStage(nodes::VaeWork work, const nodes::VaeCodec& codec, const 
       }
       retry.overlap_pixels = std::min(retry.overlap_pixels, retry.tile_pixels / 2);
       const std::string what = std::string(plan.tiled ? "the tiled " : "the full ") + (decode ? "decode" : "encode");
-      plan = nodes::planVae(work, retry, codec.config(), height, width, codec.dtype, available());
+      plan = pipelines::planVae(work, retry, codec.config(), height, width, codec.dtype, available());
       run.env.emit(logEvent(what + " ran out of memory on " + run.device.name() + "; freed " + formatBytes(released) +
                             " of cached memory and retrying: " + plan.describe()));
       run.tracker.update(run.stage, base_name + " (in tiles after running out of memory)", plan.units(),

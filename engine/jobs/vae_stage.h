@@ -11,8 +11,8 @@
 #include <string>
 
 #include "jobs/progress_tracker.h"
-#include "nodes/sd_pipeline.h"
-#include "nodes/vae_plan.h"
+#include "pipelines/sd/sd_pipeline.h"
+#include "pipelines/common/vae_plan.h"
 
 namespace kiln::memory {
 class Device;
@@ -25,17 +25,17 @@ namespace kiln::jobs {
 int64_t availableWorkBytes(const memory::Device& device);
 
 // The VAE's settings from a job's parameters.
-nodes::VaeTilingSettings vaeTilingSettings(const RenderParams& params);
+pipelines::VaeTilingSettings vaeTilingSettings(const RenderParams& params);
 
 // Plans with the memory available now.
-nodes::VaePlan planVaeStage(nodes::VaeWork work, const nodes::SdPipeline& pipeline, const RenderParams& params,
+pipelines::VaePlan planVaeStage(pipelines::VaeWork work, const pipelines::SdPipeline& pipeline, const RenderParams& params,
                             int64_t height, int64_t width, const memory::Device& device);
 
 // Device memory beyond the weights the stage will need for a height x width picture: the
 // plan's estimate against half the device's memory in auto mode (the full pass where it
 // fits beside the weights and the sampler, else the largest tile size that does), or for
 // the pass the settings fix.
-int64_t vaeStageWorkingBytes(nodes::VaeWork work, const nodes::VaeCodec& codec, const nodes::VaeTilingSettings& tiling,
+int64_t vaeStageWorkingBytes(pipelines::VaeWork work, const pipelines::VaeCodec& codec, const pipelines::VaeTilingSettings& tiling,
                              int64_t height, int64_t width, const memory::Device& device);
 
 struct VaeStageRun {
@@ -43,17 +43,17 @@ struct VaeStageRun {
   int stage = -1;
   RunEnvironment& env;
   memory::Device& device;
-  nodes::VaeTilingSettings settings;
+  pipelines::VaeTilingSettings settings;
   // What the plan takes as available (empty: availableWorkBytes(device)).
   std::function<int64_t()> available;
 };
 
 // Decode: `input` is a scaled latent, the result an image in [-1, 1]. Encode: `input` an
 // image in [-1, 1], the result a scaled latent. The stage must have been started.
-at::Tensor runVaeStage(nodes::VaeWork work, const nodes::VaeCodec& codec, const at::Tensor& input,
+at::Tensor runVaeStage(pipelines::VaeWork work, const pipelines::VaeCodec& codec, const at::Tensor& input,
                        const VaeStageRun& run);
 // The same with the pipeline's VAE and latent scaling.
-at::Tensor runVaeStage(nodes::VaeWork work, const nodes::SdPipeline& pipeline, const at::Tensor& input,
+at::Tensor runVaeStage(pipelines::VaeWork work, const pipelines::SdPipeline& pipeline, const at::Tensor& input,
                        const VaeStageRun& run);
 
 }  // namespace kiln::jobs

@@ -14,7 +14,7 @@
 #include "kiln/units.h"
 #include "memory/device.h"
 #include "memory/model_cache.h"
-#include "nodes/wan_pipeline.h"
+#include "pipelines/wan/wan_pipeline.h"
 
 namespace kiln::jobs {
 namespace {
@@ -44,7 +44,7 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   if (p.flow_shift < 0.0) throw Error(ErrorKind::InvalidArgument, "the flow shift must be positive (0: the model's)");
   const sampling::FlowSolver solver = sampling::flowSolverNamed(p.sampler);
 
-  const nodes::WanModelPaths paths = nodes::resolveWanModel(p.model_path, p.vae_path, p.text_encoder_path);
+  const pipelines::WanModelPaths paths = pipelines::resolveWanModel(p.model_path, p.vae_path, p.text_encoder_path);
   const std::string cache_key = videoModelKey(paths, dtype);
   const bool cached = env.cache && env.cache->contains(cache_key);
 
@@ -71,7 +71,7 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   int64_t tf = 0, grid = 0, tensors = 0;
   models::WanVaeConfig vae_config;
   if (lease) {
-    const nodes::WanPipeline& held = static_cast<LoadedModel&>(lease.model()).as<nodes::WanPipeline>();
+    const pipelines::WanPipeline& held = static_cast<LoadedModel&>(lease.model()).as<pipelines::WanPipeline>();
     tf = held.temporalFactor();
     grid = held.spatialMultiple();
     vae_config = held.vae().config();
@@ -84,7 +84,7 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     grid = v.config.spatialFactor() * std::max(t.config.patch[1], t.config.patch[2]);
     tensors = static_cast<int64_t>(t.index.size() + v.index.size() + u.index.size());
   }
-  const int64_t snapped = nodes::snapFrames(frames, tf);
+  const int64_t snapped = pipelines::snapFrames(frames, tf);
   if (snapped != frames) {
     result.notices.push_back(std::to_string(frames) + " frames are not on the model's grid of 1 + " + std::to_string(tf) +
                              "n; rendering " + std::to_string(snapped));
@@ -102,7 +102,7 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   p.frames = static_cast<int>(frames);
 
   const int64_t latent_frames = 1 + (frames - 1) / tf;
-  nodes::WanSampleSettings settings;
+  pipelines::WanSampleSettings settings;
   settings.steps = p.steps;
   settings.guidance = p.cfg_scale;
   settings.shift = p.flow_shift > 0 ? p.flow_shift : models::wanSamplingDefaults(paths.transformer).flow_shift;
@@ -118,12 +118,12 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   // a whole frame's working set would not fit.
   const int64_t lh = p.height / vae_config.spatialFactor(), lw = p.width / vae_config.spatialFactor();
   const models::WanSpatialTiles tiles =
-      nodes::planVideoTiles(vae_config, lh, lw, 1, dtype == at::kHalf ? at::kFloat : dtype, p.vae_tiling, p.tile_size,
+      pipelines::planVideoTiles(vae_config, lh, lw, 1, dtype == at::kHalf ? at::kFloat : dtype, p.vae_tiling, p.tile_size,
                             p.tile_overlap, availableWorkBytes(device));
-  const int64_t passes = latent_frames * nodes::videoTileCount(lh, lw, tiles);
+  const int64_t passes = latent_frames * pipelines::videoTileCount(lh, lw, tiles);
   if (tiles.tile > 0)
     result.notices.push_back("decoding in tiles of " + std::to_string(tiles.tile * vae_config.spatialFactor()) +
-                             " pixels (" + std::to_string(nodes::videoTileCount(lh, lw, tiles)) + " per frame chunk)");
+                             " pixels (" + std::to_string(pipelines::videoTileCount(lh, lw, tiles)) + " per frame chunk)");
   const int decode = tracker.add(StageKind::Decode, "Decoding", "tile passes", passes, 0, passes);
   const int save = video_out   ? tracker.add(StageKind::EncodeVideo, "Encoding video", "frames", frames, 0, frames)
                    : image_out ? tracker.add(StageKind::Save, "Saving", "files", 1, 0, 1)
@@ -149,7 +149,7 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
         uncached = loadModel();
     }
     LoadedModel& model = uncached ? *uncached : static_cast<LoadedModel&>(lease.model());
-    const nodes::WanPipeline& pipe = model.as<nodes::WanPipeline>();
+    const pipelines::WanPipeline& pipe = model.as<pipelines::WanPipeline>();
     for (const auto& n : pipe.notes()) env.emit(logEvent(n));
     model.applyLoras(p.loras, p.lora_mode, env.offload);  // the transformer's
     for (const LoraReport& r : model.loraReports()) result.notices.push_back("LoRA: " + r.describe());

@@ -10,7 +10,7 @@
 #include "kiln/error.h"
 #include "kiln/units.h"
 #include "memory/device.h"
-#include "nodes/wan_pipeline.h"
+#include "pipelines/wan/wan_pipeline.h"
 
 namespace kiln::jobs {
 namespace {
@@ -37,7 +37,7 @@ bool isVideoRef(const ModelRef& ref) { return ref.family == "wan21"; }
 graph::NodeOutputs loadVideoModelOutputs(NodeCall& c, const std::string& path, const std::string& vae,
                                          const std::string& text_encoder, const std::string& dtype, double shift) {
   if (path.empty()) throw Error(ErrorKind::InvalidArgument, "LoadVideoModel needs a model");
-  const nodes::WanModelPaths paths = nodes::resolveWanModel(path, vae, text_encoder);
+  const pipelines::WanModelPaths paths = pipelines::resolveWanModel(path, vae, text_encoder);
   ModelRef ref;
   ref.path = paths.transformer;
   ref.vae_path = paths.vae;
@@ -47,14 +47,14 @@ graph::NodeOutputs loadVideoModelOutputs(NodeCall& c, const std::string& path, c
   ref.key = videoModelKey(paths, ref.dtype);
   ref.family = "wan21";
   ref.flow_shift = shift;
-  const nodes::WanPipeline& pipe =
+  const pipelines::WanPipeline& pipe =
       c.run
           .videoModel(ref, WorkflowRun::Part::Vae, {},
                       [&c](std::size_t done, std::size_t total) {
                         if (c.stage >= 0)
                           c.run.tracker.progress(c.stage, static_cast<int64_t>(done), static_cast<int64_t>(total));
                       })
-          .as<nodes::WanPipeline>();
+          .as<pipelines::WanPipeline>();
   ref.name = pipe.displayName();
   for (const auto& n : pipe.notes()) c.run.env.emit(logEvent(n));
   c.run.result.model_family = ref.family;
@@ -113,11 +113,11 @@ NodeDefinition emptyVideoLatent() {
 
 graph::NodeOutputs encodeVideoPrompt(NodeCall& c) {
   const ModelRef& ref = c.input<ModelRef>("clip");
-  const nodes::WanPipeline& pipe =
+  const pipelines::WanPipeline& pipe =
       c.run
           .videoModel(ref, WorkflowRun::Part::Text,
-                      [](const nodes::WanPipeline& p) { return p.encodingWorkingBytes(); })
-          .as<nodes::WanPipeline>();
+                      [](const pipelines::WanPipeline& p) { return p.encodingWorkingBytes(); })
+          .as<pipelines::WanPipeline>();
   ConditioningValue v;
   v.text = c.stringParam("text");
   {
@@ -140,14 +140,14 @@ struct VideoRequest {
 
 // The size of the video `latent` holds or asks for on `pipe`'s grid, for estimates (no
 // notices).
-VideoRequest videoSize(const LatentValue& latent, const nodes::WanPipeline& p) {
+VideoRequest videoSize(const LatentValue& latent, const pipelines::WanPipeline& p) {
   VideoRequest r;
   const int64_t s = p.vae().config().spatialFactor();
   if (latent.empty) {
     const int64_t m = p.spatialMultiple();
     r.width = std::max(m, latent.empty->width / m * m);
     r.height = std::max(m, latent.empty->height / m * m);
-    if (latent.empty->frames > 0) r.frames = nodes::snapFrames(latent.empty->frames, p.temporalFactor());
+    if (latent.empty->frames > 0) r.frames = pipelines::snapFrames(latent.empty->frames, p.temporalFactor());
   } else if (latent.samples.dim() == 5) {
     r.frames = 1 + (latent.samples.size(2) - 1) * p.temporalFactor();
     r.height = latent.samples.size(3) * s;
@@ -159,14 +159,14 @@ VideoRequest videoSize(const LatentValue& latent, const nodes::WanPipeline& p) {
 // The video an empty latent asks for on `pipe`'s grid: frames 1 + tf n (a picture's
 // latent: one frame), sides multiples of the model's; changes are logged.
 
-VideoRequest videoRequest(NodeCall& c, const LatentRequest& request, const nodes::WanPipeline& pipe) {
+VideoRequest videoRequest(NodeCall& c, const LatentRequest& request, const pipelines::WanPipeline& pipe) {
   VideoRequest r;
   const auto [w, h] = snappedLatentSize(c.run, request, pipe.spatialMultiple());
   r.width = w;
   r.height = h;
   r.batch = request.batch;
   if (request.frames > 0) {
-    r.frames = nodes::snapFrames(request.frames, pipe.temporalFactor());
+    r.frames = pipelines::snapFrames(request.frames, pipe.temporalFactor());
     if (r.frames != request.frames) {
       std::string notice = std::to_string(request.frames) + " frames are not on the model's grid of 1 + " +
                            std::to_string(pipe.temporalFactor()) + "n; rendering " + std::to_string(r.frames);
@@ -187,11 +187,11 @@ graph::NodeOutputs sampleVideo(NodeCall& c) {
   const auto& pos = c.input<ConditioningValue>("positive");
   const auto& neg = c.input<ConditioningValue>("negative");
   const LatentValue& latent = c.input<LatentValue>("latent_image");
-  LoadedModel& model = c.run.videoModel(ref, WorkflowRun::Part::Unet, [&](const nodes::WanPipeline& p) {
+  LoadedModel& model = c.run.videoModel(ref, WorkflowRun::Part::Unet, [&](const pipelines::WanPipeline& p) {
     const VideoRequest r = videoSize(latent, p);
     return p.samplingWorkingBytes(r.frames, r.height, r.width);
   });
-  const nodes::WanPipeline& pipe = model.as<nodes::WanPipeline>();
+  const pipelines::WanPipeline& pipe = model.as<pipelines::WanPipeline>();
   const auto& tc = pipe.transformer().config();
   if (pos.context.dim() != 3 || pos.context.size(-1) != tc.text_dim || neg.context.size(-1) != tc.text_dim)
     throw Error(ErrorKind::InvalidArgument, "the conditioning was not encoded by this video model's text encoder; "
@@ -212,7 +212,7 @@ graph::NodeOutputs sampleVideo(NodeCall& c) {
   }
   if (c.floatParam("denoise") != 1.0)
     c.run.env.emit(logEvent("denoise applies to image latents; a video is sampled from noise"));
-  nodes::WanSampleSettings settings;
+  pipelines::WanSampleSettings settings;
   settings.steps = c.intParam("steps");
   settings.guidance = c.floatParam("cfg");
   settings.shift = ref.flow_shift > 0 ? ref.flow_shift : pipe.defaults().flow_shift;
@@ -256,18 +256,18 @@ graph::NodeOutputs sampleVideo(NodeCall& c) {
 
 graph::NodeOutputs decodeVideo(NodeCall& c) {
   const LatentValue& latent = c.input<LatentValue>("samples");
-  const nodes::VaeTilingSettings tiling = tilingOf(c);
-  nodes::validateTiling(tiling);
-  const auto decoding = [&](const nodes::WanPipeline& p) {
+  const pipelines::VaeTilingSettings tiling = tilingOf(c);
+  pipelines::validateTiling(tiling);
+  const auto decoding = [&](const pipelines::WanPipeline& p) {
     const VideoRequest r = videoSize(latent, p);
     const auto& vc = p.vae().config();
     const int64_t s = vc.spatialFactor();
     const models::WanSpatialTiles tiles =
-        nodes::planVideoTiles(vc, r.height / s, r.width / s, 1, p.vae().params().slots().front().tensor->scalar_type(),
+        pipelines::planVideoTiles(vc, r.height / s, r.width / s, 1, p.vae().params().slots().front().tensor->scalar_type(),
                               tiling.mode, tiling.tile_pixels, tiling.overlap_pixels, c.run.device.memory().total_bytes / 2);
     return p.decodingWorkingBytes(r.height, r.width, tiles);
   };
-  const nodes::WanPipeline& pipe = c.run.videoModel(c.input<ModelRef>("vae"), WorkflowRun::Part::Vae, decoding).as<nodes::WanPipeline>();
+  const pipelines::WanPipeline& pipe = c.run.videoModel(c.input<ModelRef>("vae"), WorkflowRun::Part::Vae, decoding).as<pipelines::WanPipeline>();
   const auto& vc = pipe.vae().config();
   at::Tensor samples = latent.samples;
   if (latent.empty) {  // nothing sampled: the VAE's picture of an all-zero latent
@@ -280,9 +280,9 @@ graph::NodeOutputs decodeVideo(NodeCall& c) {
   // One pass per latent frame (carrying the causal cache) and spatial tile.
   const int64_t lh = samples.size(3), lw = samples.size(4);
   const models::WanSpatialTiles tiles =
-      nodes::planVideoTiles(vc, lh, lw, 1, pipe.vae().params().slots().front().tensor->scalar_type(), tiling.mode,
+      pipelines::planVideoTiles(vc, lh, lw, 1, pipe.vae().params().slots().front().tensor->scalar_type(), tiling.mode,
                             tiling.tile_pixels, tiling.overlap_pixels, availableWorkBytes(c.run.device));
-  const int64_t total = samples.size(0) * samples.size(2) * nodes::videoTileCount(lh, lw, tiles);
+  const int64_t total = samples.size(0) * samples.size(2) * pipelines::videoTileCount(lh, lw, tiles);
   if (c.run.tracker.stage(c.stage).total != total) c.run.tracker.update(c.stage, c.run.tracker.stage(c.stage).name, total);
   std::vector<at::Tensor> chunks;
   int64_t done = 0;

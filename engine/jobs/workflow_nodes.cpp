@@ -11,9 +11,9 @@
 #include "jobs/video_nodes.h"
 #include "memory/device.h"
 #include "models/sd/sd_checkpoint.h"
-#include "nodes/vae_file.h"
-#include "nodes/wan_pipeline.h"
-#include "nodes/image_prep.h"
+#include "pipelines/common/vae_file.h"
+#include "pipelines/wan/wan_pipeline.h"
+#include "pipelines/common/image_prep.h"
 
 namespace kiln::jobs {
 namespace {
@@ -54,12 +54,12 @@ int64_t modelFileBytes(const std::string& path) {
   return bytes;
 }
 
-std::unique_ptr<nodes::SdPipeline> loadPipeline(const std::string& path, at::ScalarType dtype,
-                                                const nodes::SdPipeline::LoadProgress& progress) {
+std::unique_ptr<pipelines::SdPipeline> loadPipeline(const std::string& path, at::ScalarType dtype,
+                                                const pipelines::SdPipeline::LoadProgress& progress) {
   core::checkInterrupt();
   models::Checkpoint checkpoint = models::openCheckpoint(path);
   core::checkInterrupt();
-  return std::make_unique<nodes::SdPipeline>(std::move(checkpoint), dtype, progress);
+  return std::make_unique<pipelines::SdPipeline>(std::move(checkpoint), dtype, progress);
 }
 
 int64_t tensorBytes(const at::Tensor& t) { return t.defined() ? static_cast<int64_t>(t.nbytes()) : 0; }
@@ -72,7 +72,7 @@ Image readImageFile(const NodeCall& c, const std::string& path) {
     throw Error(ErrorKind::InvalidArgument, "this engine was set up without an image reader, so it cannot load '" +
                                                 path + "'");
   Image image = c.run.env.read_image(path);
-  nodes::checkImage(image, "'" + path + "'");
+  pipelines::checkImage(image, "'" + path + "'");
   return image;
 }
 
@@ -80,10 +80,10 @@ Image readImageFile(const NodeCall& c, const std::string& path) {
 // transparent; zeros without alpha).
 std::pair<at::Tensor, at::Tensor> readPicture(const NodeCall& c, const std::string& path) {
   const Image image = readImageFile(c, path);
-  const at::Tensor t = nodes::imageTensor(image);
+  const at::Tensor t = pipelines::imageTensor(image);
   at::Tensor alpha = t.size(1) == 4 || t.size(1) == 2 ? 1 - t.narrow(1, t.size(1) - 1, 1)
                                                      : at::zeros({1, 1, t.size(2), t.size(3)});
-  return {nodes::rgbOf(t), alpha};
+  return {pipelines::rgbOf(t), alpha};
 }
 
 NodeDefinition loadCheckpoint() {
@@ -113,7 +113,7 @@ NodeDefinition loadCheckpoint() {
     }
   };
   d.run = [](NodeCall& c) {
-    if (const std::string path = resolveModelPath(c.stringParam("ckpt_name")); nodes::isWanModel(path)) {
+    if (const std::string path = resolveModelPath(c.stringParam("ckpt_name")); pipelines::isWanModel(path)) {
       // A video model picked where a checkpoint goes (the generate panel's model): it
       // loads as LoadVideoModel would, and the template renders stills with it.
       if (c.stringParam("prediction") != "auto" || c.stringParam("zero_terminal_snr") != "auto")
@@ -134,10 +134,10 @@ NodeDefinition loadCheckpoint() {
     const auto progress = [&c](std::size_t done, std::size_t total) {
       c.run.tracker.progress(c.stage, static_cast<int64_t>(done), static_cast<int64_t>(total));
     };
-    const nodes::SdPipeline& pipe = run.acquire(ref.key, [&] {
+    const pipelines::SdPipeline& pipe = run.acquire(ref.key, [&] {
                                          return std::make_shared<LoadedModel>(loadPipeline(ref.path, ref.dtype, progress),
                                                                               run.device);
-                                       }).as<nodes::SdPipeline>();
+                                       }).as<pipelines::SdPipeline>();
     ref.name = pipe.checkpoint().display_name;
     ref.family = models::familyName(pipe.spec().family);
     run.result.model_family = ref.family;
@@ -273,15 +273,15 @@ NodeDefinition textEncode() {
     const ModelRef& ref = c.input<ModelRef>("clip");
     if (isVideoRef(ref)) return encodeVideoPrompt(c);
     LoadedModel& model = c.run.prepare(ref, WorkflowRun::Part::Text,
-                                         [](const nodes::SdPipeline& p) { return p.encodingWorkingBytes(); });
+                                         [](const pipelines::SdPipeline& p) { return p.encodingWorkingBytes(); });
     ConditioningValue v;
     v.text = c.stringParam("text");
     v.aesthetic_score = c.floatParam("aesthetic_score");
     const models::EmbeddingLibrary embeddings(c.run.env.embedding_dirs);
     {
       memory::DeviceScope on_device(c.run.device);
-      const nodes::TextEncoding enc =
-          model.as<nodes::SdPipeline>().encodeWeighted(v.text, static_cast<int>(c.intParam("clip_skip")), &embeddings);
+      const pipelines::TextEncoding enc =
+          model.as<pipelines::SdPipeline>().encodeWeighted(v.text, static_cast<int>(c.intParam("clip_skip")), &embeddings);
       if (!at::isfinite(enc.context).all().item<bool>())
         throw Error(ErrorKind::NonFinite, "the text encoder produced NaN or infinity; the checkpoint's text encoder "
                                           "weights are probably damaged");
@@ -364,14 +364,14 @@ NodeDefinition sampler() {
     if (pos.context.size(-1) != neg.context.size(-1) || pos.context.dim() != neg.context.dim())
       throw Error(ErrorKind::InvalidArgument, "the positive and negative conditioning come from different text "
                                               "encoders; link both to the same model's TextEncode nodes");
-    const auto sampling = [&](const nodes::SdPipeline& p) {
+    const auto sampling = [&](const pipelines::SdPipeline& p) {
       const int64_t cell = p.spec().vae.downscale();
       const int64_t lh = latent.empty ? latent.empty->height / cell : latent.samples.size(2);
       const int64_t lw = latent.empty ? latent.empty->width / cell : latent.samples.size(3);
       return p.samplingWorkingBytes(lh, lw, std::max(pos.context.size(1), neg.context.size(1)));
     };
     LoadedModel& model = c.run.prepare(ref, WorkflowRun::Part::Unet, sampling);
-    const nodes::SdPipeline& pipe = model.as<nodes::SdPipeline>();
+    const pipelines::SdPipeline& pipe = model.as<pipelines::SdPipeline>();
     if (pos.context.size(-1) != pipe.unet().config().context_dim)
       throw Error(ErrorKind::InvalidArgument, "the conditioning was encoded for another model (context width " +
                                                   std::to_string(pos.context.size(-1)) + ", the model needs " +
@@ -401,16 +401,16 @@ NodeDefinition sampler() {
     std::vector<at::Tensor> outs;
     {
       memory::DeviceScope on_device(c.run.device);
-      nodes::Conditioning cond{nodes::batchContexts(neg.context, pos.context), {}};
+      pipelines::Conditioning cond{pipelines::batchContexts(neg.context, pos.context), {}};
       if (pos.pooled.defined() && neg.pooled.defined()) cond.pooled = at::cat({neg.pooled, pos.pooled}, 0);
-      nodes::SizeConditioning sizes = nodes::SizeConditioning::forImage(h * f, w * f);
+      pipelines::SizeConditioning sizes = pipelines::SizeConditioning::forImage(h * f, w * f);
       sizes.aesthetic_score = pos.aesthetic_score;
       sizes.negative_aesthetic_score = neg.aesthetic_score;
       for (int64_t b = 0; b < batch; ++b) {
         // Image b's noise comes from a generator seeded with seed + b.
-        nodes::SeededNoise seeded = nodes::seededNoiseSource(seed + b, {1, channels, h, w});
+        pipelines::SeededNoise seeded = pipelines::seededNoiseSource(seed + b, {1, channels, h, w});
         const at::Tensor noise = seeded.initial;
-        nodes::SamplerSettings settings;
+        pipelines::SamplerSettings settings;
         settings.sampler = kind;
         settings.schedule = schedule;
         settings.noise = std::move(seeded.more);
@@ -478,14 +478,14 @@ NodeDefinition vaeDecode() {
     if ((latent.empty && latent.empty->frames > 0) || (!latent.empty && latent.samples.dim() != 4))
       throw Error(ErrorKind::InvalidArgument, "an image VAE decodes an image latent; a video latent needs its video "
                                               "model's VAE");
-    const nodes::VaeTilingSettings tiling = tilingOf(c);
-    nodes::validateTiling(tiling);
-    const nodes::VaeCodec codec =
-        c.run.vae(c.input<ModelRef>("vae"), latent.scaling_factor, [&](const nodes::VaeCodec& vae) {
+    const pipelines::VaeTilingSettings tiling = tilingOf(c);
+    pipelines::validateTiling(tiling);
+    const pipelines::VaeCodec codec =
+        c.run.vae(c.input<ModelRef>("vae"), latent.scaling_factor, [&](const pipelines::VaeCodec& vae) {
           const int64_t f = vae.config().downscale();
           const int64_t height = latent.empty ? latent.empty->height : latent.samples.size(2) * f;
           const int64_t width = latent.empty ? latent.empty->width : latent.samples.size(3) * f;
-          return vaeStageWorkingBytes(nodes::VaeWork::Decode, vae, tiling, height, width, c.run.device);
+          return vaeStageWorkingBytes(pipelines::VaeWork::Decode, vae, tiling, height, width, c.run.device);
         });
     const int64_t f = codec.config().downscale();
     const at::Tensor samples =
@@ -500,7 +500,7 @@ NodeDefinition vaeDecode() {
     {
       memory::DeviceScope on_device(c.run.device);
       for (int64_t b = 0; b < samples.size(0); ++b) {
-        at::Tensor decoded = runVaeStage(nodes::VaeWork::Decode, codec, samples.narrow(0, b, 1),
+        at::Tensor decoded = runVaeStage(pipelines::VaeWork::Decode, codec, samples.narrow(0, b, 1),
                                          {c.run.tracker, c.stage, c.run.env, c.run.device, tiling, {}});
         // Outside an inpainting mask the picture stays exactly as it was.
         if (latent.pixel_mask.defined() && latent.source_rgb.defined()) {
@@ -534,11 +534,11 @@ NodeDefinition vaeEncode() {
   d.unit = "tile passes";
   d.run = [](NodeCall& c) {
     const ImageValue& image = c.input<ImageValue>("pixels");
-    const nodes::VaeTilingSettings tiling = tilingOf(c);
-    nodes::validateTiling(tiling);
+    const pipelines::VaeTilingSettings tiling = tilingOf(c);
+    pipelines::validateTiling(tiling);
     const int64_t h = image.rgb.size(2), w = image.rgb.size(3);
-    const nodes::VaeCodec codec = c.run.vae(c.input<ModelRef>("vae"), 0, [&](const nodes::VaeCodec& vae) {
-      return vaeStageWorkingBytes(nodes::VaeWork::Encode, vae, tiling, h, w, c.run.device);
+    const pipelines::VaeCodec codec = c.run.vae(c.input<ModelRef>("vae"), 0, [&](const pipelines::VaeCodec& vae) {
+      return vaeStageWorkingBytes(pipelines::VaeWork::Encode, vae, tiling, h, w, c.run.device);
     });
     const int64_t f = codec.config().downscale();
     const int64_t fh = std::max(f, h / f * f), fw = std::max(f, w / f * f);
@@ -548,19 +548,19 @@ NodeDefinition vaeEncode() {
     LatentValue latent;
     latent.from_image = true;
     latent.scaling_factor = codec.scaling_factor;
-    latent.source_rgb = (fh != h || fw != w ? nodes::fitImage(image.rgb, fh, fw) : image.rgb) * 2 - 1;
+    latent.source_rgb = (fh != h || fw != w ? pipelines::fitImage(image.rgb, fh, fw) : image.rgb) * 2 - 1;
     std::vector<at::Tensor> outs;
     {
       memory::DeviceScope on_device(c.run.device);
       for (int64_t b = 0; b < latent.source_rgb.size(0); ++b)
-        outs.push_back(toHost(c.run.device, runVaeStage(nodes::VaeWork::Encode, codec, latent.source_rgb.narrow(0, b, 1),
+        outs.push_back(toHost(c.run.device, runVaeStage(pipelines::VaeWork::Encode, codec, latent.source_rgb.narrow(0, b, 1),
                                                         {c.run.tracker, c.stage, c.run.env, c.run.device, tiling, {}})));
     }
     latent.samples = at::cat(outs, 0);
     if (c.hasInput("mask")) {
       const at::Tensor mask = c.input<MaskValue>("mask").mask;
-      latent.pixel_mask = nodes::featherMask(nodes::fitImage(mask, fh, fw), c.intParam("mask_feather"));
-      latent.mask = nodes::latentMask(latent.pixel_mask, f);
+      latent.pixel_mask = pipelines::featherMask(pipelines::fitImage(mask, fh, fw), c.intParam("mask_feather"));
+      latent.mask = pipelines::latentMask(latent.pixel_mask, f);
     }
     const int64_t bytes = tensorBytes(latent.samples) + tensorBytes(latent.source_rgb) + tensorBytes(latent.pixel_mask);
     return graph::NodeOutputs{makeValue(ValueType::Latent, std::move(latent), bytes)};
@@ -591,7 +591,7 @@ NodeDefinition loadMask() {
               {text("image", ValueType::File, ParamValue(), "Mask", "The mask file")},
               {out(ValueType::Mask, "Mask")}};
   d.run = [](NodeCall& c) {
-    const at::Tensor mask = nodes::maskTensor(readImageFile(c, c.stringParam("image")));
+    const at::Tensor mask = pipelines::maskTensor(readImageFile(c, c.stringParam("image")));
     return graph::NodeOutputs{makeValue(ValueType::Mask, MaskValue{mask}, tensorBytes(mask))};
   };
   return d;
@@ -704,11 +704,11 @@ LoadedModel& WorkflowRun::model(const ModelRef& ref) {
 }
 
 LoadedModel& WorkflowRun::videoModel(const ModelRef& ref, Part part,
-                                     const std::function<int64_t(const nodes::WanPipeline&)>& working,
+                                     const std::function<int64_t(const pipelines::WanPipeline&)>& working,
                                      const std::function<void(std::size_t, std::size_t)>& progress) {
   if (!isVideoRef(ref)) throw Error(ErrorKind::InvalidArgument, "'" + ref.path + "' is not a video model");
   LoadedModel& found = acquire(ref.key, [&] {
-    const nodes::WanModelPaths paths{ref.path, ref.vae_path, ref.text_encoder_path,
+    const pipelines::WanModelPaths paths{ref.path, ref.vae_path, ref.text_encoder_path,
                                      models::findT5TokenizerModel(ref.text_encoder_path)};
     return loadVideoModel(paths, ref.dtype, device, progress);
   });
@@ -716,7 +716,7 @@ LoadedModel& WorkflowRun::videoModel(const ModelRef& ref, Part part,
   if (device.isAccelerator())
     placeModel(found, env, device,
                working ? workingBytes("the video model's work",
-                                      [&] { return working(found.as<nodes::WanPipeline>()); })
+                                      [&] { return working(found.as<pipelines::WanPipeline>()); })
                        : 0);
   return found;
 }
@@ -743,30 +743,30 @@ void WorkflowRun::applyLoras(LoadedModel& m, const ModelRef& ref, Part part) {
 }
 
 LoadedModel& WorkflowRun::prepare(const ModelRef& ref, Part part,
-                                  const std::function<int64_t(const nodes::SdPipeline&)>& working) {
+                                  const std::function<int64_t(const pipelines::SdPipeline&)>& working) {
   LoadedModel& m = model(ref);
   applyLoras(m, ref, part);
   if (device.isAccelerator())
     placeModel(m, env, device,
-               working ? workingBytes("this work", [&] { return working(m.as<nodes::SdPipeline>()); }) : 0);
+               working ? workingBytes("this work", [&] { return working(m.as<pipelines::SdPipeline>()); }) : 0);
   return m;
 }
 
-nodes::VaeCodec WorkflowRun::vae(const ModelRef& ref, double scaling_factor,
-                                 const std::function<int64_t(const nodes::VaeCodec&)>& working) {
+pipelines::VaeCodec WorkflowRun::vae(const ModelRef& ref, double scaling_factor,
+                                 const std::function<int64_t(const pipelines::VaeCodec&)>& working) {
   if (!ref.vae_file) {
-    nodes::VaeCodec codec =
-        prepare(ref, Part::Vae, [&](const nodes::SdPipeline& p) { return working ? working(p.codec()) : 0; })
-            .as<nodes::SdPipeline>()
+    pipelines::VaeCodec codec =
+        prepare(ref, Part::Vae, [&](const pipelines::SdPipeline& p) { return working ? working(p.codec()) : 0; })
+            .as<pipelines::SdPipeline>()
             .codec();
     if (scaling_factor > 0) codec.scaling_factor = scaling_factor;
     return codec;
   }
   LoadedModel& m = acquire(ref.key, [&] {
     core::checkInterrupt();
-    return std::make_shared<LoadedModel>(std::make_unique<nodes::VaeFile>(ref.path, ref.dtype), device);
+    return std::make_shared<LoadedModel>(std::make_unique<pipelines::VaeFile>(ref.path, ref.dtype), device);
   });
-  const nodes::VaeFile& file = m.as<nodes::VaeFile>();
+  const pipelines::VaeFile& file = m.as<pipelines::VaeFile>();
   if (device.isAccelerator())
     placeModel(m, env, device,
                working ? workingBytes("the VAE's work", [&] { return working(file.codec(scaling_factor)); }) : 0);
@@ -822,7 +822,7 @@ at::Tensor emptyImageLatent(WorkflowRun& run, const LatentRequest& request, cons
   return at::zeros({request.batch, format.channels, h / format.spatial, w / format.spatial});
 }
 
-nodes::VaeTilingSettings tilingOf(const NodeCall& c) {
+pipelines::VaeTilingSettings tilingOf(const NodeCall& c) {
   return {parseVaeTiling(c.stringParam("tiling")), c.intParam("tile_size"), c.intParam("tile_overlap")};
 }
 

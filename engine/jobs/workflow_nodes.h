@@ -18,10 +18,10 @@
 #include "jobs/job_runner.h"
 #include "jobs/model_loading.h"
 #include "jobs/progress_tracker.h"
-#include "jobs/loaded_model.h"
+#include "pipelines/common/loaded_model.h"
 #include "kiln/engine.h"
-#include "nodes/sd_pipeline.h"
-#include "nodes/vae_plan.h"
+#include "pipelines/sd/sd_pipeline.h"
+#include "pipelines/common/vae_plan.h"
 
 namespace kiln::jobs {
 
@@ -116,17 +116,17 @@ struct WorkflowRun {
   void applyLoras(LoadedModel& model, const ModelRef& ref, Part part);
   // Applies the LoRAs of `ref` to its part, then places the model on the device with room
   // for the work `working` estimates from the loaded model.
-  LoadedModel& prepare(const ModelRef& ref, Part part, const std::function<int64_t(const nodes::SdPipeline&)>& working);
+  LoadedModel& prepare(const ModelRef& ref, Part part, const std::function<int64_t(const pipelines::SdPipeline&)>& working);
   // The same for a video model's ref (none: room for the weights only); `progress`
   // reports loading.
   LoadedModel& videoModel(const ModelRef& ref, Part part,
-                          const std::function<int64_t(const nodes::WanPipeline&)>& working = {},
+                          const std::function<int64_t(const pipelines::WanPipeline&)>& working = {},
                           const std::function<void(std::size_t, std::size_t)>& progress = {});
   // The VAE behind a VAE link (a checkpoint's, or a file's from LoadVAE), placed with
   // room for the work `working` estimates (none: only the weights), for latents of
   // `scaling_factor` (0: the VAE's model's own).
-  nodes::VaeCodec vae(const ModelRef& ref, double scaling_factor,
-                      const std::function<int64_t(const nodes::VaeCodec&)>& working = {});
+  pipelines::VaeCodec vae(const ModelRef& ref, double scaling_factor,
+                      const std::function<int64_t(const pipelines::VaeCodec&)>& working = {});
   // What `estimate` returns; where it fails, 0 and a log line saying the work may run out
   // of memory.
   int64_t workingBytes(const std::string& what, const std::function<int64_t()>& estimate);
@@ -182,7 +182,7 @@ bool modelStillCached(const graph::NodeOutputs& outputs, const RunEnvironment& e
 void timeAsModel(const graph::NodeOutputs& outputs, ProgressTracker& tracker);
 std::string checkedPrefix(const NodeCall& c);
 // A VAE node's tiling parameters.
-nodes::VaeTilingSettings tilingOf(const NodeCall& c);
+pipelines::VaeTilingSettings tilingOf(const NodeCall& c);
 // The pixel size an empty latent asks for, snapped down to `multiple` (at least one
 // multiple); a change is logged and kept among the job's notices.
 std::pair<int64_t, int64_t> snappedLatentSize(WorkflowRun& run, const LatentRequest& request, int64_t multiple);

@@ -4,13 +4,13 @@
 
 #include <cstdio>
 
-#include "nodes/sd_pipeline.h"
+#include "pipelines/sd/sd_pipeline.h"
 #include "ref_tensors.h"
 
 namespace {
 
 // The reference UNet call's inputs on `gpu` (the UNet casts them to its dtype).
-kiln::models::UNetInputs referenceInputs(const kiln::nodes::SdPipeline& pipe, const kiln::testing::RefFile& ref,
+kiln::models::UNetInputs referenceInputs(const kiln::pipelines::SdPipeline& pipe, const kiln::testing::RefFile& ref,
                                          const at::Device& gpu) {
   kiln::models::UNetInputs in;
   in.latent = ref["in_latent"].to(gpu);
@@ -38,7 +38,7 @@ class TestGpuConformance : public QObject {
     const std::string f = family.toStdString();
     at::globalContext().setAllowTF32CuBLAS(false);
     at::globalContext().setAllowTF32CuDNN(false);
-    kiln::nodes::SdPipeline pipe(kiln::models::openCheckpoint(kiln::testing::conformancePath(
+    kiln::pipelines::SdPipeline pipe(kiln::models::openCheckpoint(kiln::testing::conformancePath(
                                      "sd-tiny-1234/" + f + "/" + f + "_tiny_ldm.safetensors")),
                                  at::kFloat);
     const at::Device gpu(at::kCUDA, 0);
@@ -62,7 +62,7 @@ class TestGpuConformance : public QObject {
     if (!at::hasCUDA()) QSKIP("no GPU: libtorch has no CUDA/HIP support or no device is present");
     QFETCH(QString, family);
     const std::string f = family.toStdString();
-    kiln::nodes::SdPipeline pipe(kiln::models::openCheckpoint(kiln::testing::conformancePath(
+    kiln::pipelines::SdPipeline pipe(kiln::models::openCheckpoint(kiln::testing::conformancePath(
                                      "sd-tiny-1234/" + f + "/" + f + "_tiny_ldm.safetensors")),
                                  at::kHalf);
     QCOMPARE(pipe.codec().dtype, at::kFloat);

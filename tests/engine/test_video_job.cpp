@@ -18,7 +18,7 @@
 #include "kiln/workflow.h"
 #include "jobs/model_loading.h"
 #include "memory/device.h"
-#include "nodes/wan_pipeline.h"
+#include "pipelines/wan/wan_pipeline.h"
 #include "tensor_io/materialize.h"
 #include "tensor_io/safetensors.h"
 #include "checkpoint_variants.h"
@@ -246,7 +246,7 @@ class TestVideoJob : public QObject {
         w.nodes.front().params["dtype"] = std::string("fp32");
         second.workflow = std::make_shared<const kiln::Workflow>(std::move(w));
       }
-      const kiln::nodes::WanPipeline pipe(kiln::nodes::resolveWanModel(model_.folder), at::kFloat, at::kFloat);
+      const kiln::pipelines::WanPipeline pipe(kiln::pipelines::resolveWanModel(model_.folder), at::kFloat, at::kFloat);
       room = std::max({pipe.encodingWorkingBytes(), pipe.samplingWorkingBytes(5, 48, 64),
                        pipe.decodingWorkingBytes(48, 64, {})});
     }
@@ -280,10 +280,10 @@ class TestVideoJob : public QObject {
   void initTestCase() {
     KILN_SKIP_WITHOUT_SENTENCEPIECE();  // every case renders with the UMT5 tokenizer
     model_ = kiln::testing::writeWanTinyModel(dir_.path().toStdString());
-    QVERIFY(kiln::nodes::isWanModel(model_.folder));
-    QVERIFY(kiln::nodes::isWanModel(model_.transformer));
-    QVERIFY(!kiln::nodes::isWanModel(model_.vae));
-    QVERIFY(!kiln::nodes::isWanModel(kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors")));
+    QVERIFY(kiln::pipelines::isWanModel(model_.folder));
+    QVERIFY(kiln::pipelines::isWanModel(model_.transformer));
+    QVERIFY(!kiln::pipelines::isWanModel(model_.vae));
+    QVERIFY(!kiln::pipelines::isWanModel(kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors")));
   }
 
   void rendersFramesFromAFolder() {
@@ -349,7 +349,7 @@ class TestVideoJob : public QObject {
   // largest block).
   void estimatesBoundMeasuredPeaks() {
     at::NoGradGuard no_grad;
-    const kiln::nodes::WanPipeline pipe(kiln::nodes::resolveWanModel(model_.folder), at::kBFloat16, at::kBFloat16);
+    const kiln::pipelines::WanPipeline pipe(kiln::pipelines::resolveWanModel(model_.folder), at::kBFloat16, at::kBFloat16);
     const auto measurePeak = [](const std::function<void()>& fn) {
       kiln::memory::SimulatedDevice dev(int64_t{8} << 30);
       {
@@ -359,7 +359,7 @@ class TestVideoJob : public QObject {
       return dev.memory().peak_allocated_bytes;
     };
     const at::Tensor pos = pipe.encodePrompt("a red cat runs across a field"), neg = pipe.encodePrompt("blurry");
-    kiln::nodes::WanSampleSettings s;
+    kiln::pipelines::WanSampleSettings s;
     s.steps = 2;
     s.guidance = 5.0;
     const int64_t frames = 9, height = 96, width = 128;
@@ -381,8 +381,8 @@ class TestVideoJob : public QObject {
 
   void matchesThePipeline() {
     const auto r = kiln::render(tinyVideo(model_.folder, 5));
-    const kiln::nodes::WanPipeline pipe(kiln::nodes::resolveWanModel(model_.folder), at::kFloat, at::kFloat);
-    kiln::nodes::WanSampleSettings s;
+    const kiln::pipelines::WanPipeline pipe(kiln::pipelines::resolveWanModel(model_.folder), at::kFloat, at::kFloat);
+    kiln::pipelines::WanSampleSettings s;
     s.steps = 3;
     s.guidance = 5.0;
     s.shift = 3.0;
@@ -425,10 +425,10 @@ class TestVideoJob : public QObject {
     };
     QVERIFY(has("6 frames are not on the model's grid of 1 + 4n; rendering 5"));
     QVERIFY(has("size 70x50 is not a multiple of 16; rendering 64x48"));
-    QCOMPARE(kiln::nodes::snapFrames(8, 4), int64_t{9});
-    QCOMPARE(kiln::nodes::snapFrames(7, 4), int64_t{9});  // halfway rounds up
-    QCOMPARE(kiln::nodes::snapFrames(1, 4), int64_t{1});
-    QCOMPARE(kiln::nodes::snapFrames(2, 4), int64_t{1});
+    QCOMPARE(kiln::pipelines::snapFrames(8, 4), int64_t{9});
+    QCOMPARE(kiln::pipelines::snapFrames(7, 4), int64_t{9});  // halfway rounds up
+    QCOMPARE(kiln::pipelines::snapFrames(1, 4), int64_t{1});
+    QCOMPARE(kiln::pipelines::snapFrames(2, 4), int64_t{1});
   }
 
   void writesVideoFilesThroughTheEngine_data() {
@@ -553,7 +553,7 @@ class TestVideoJob : public QObject {
   // threshold, the transformer as the settings say; a user's own choice wins.
   void videoPlacementDefaults() {
     kiln::memory::SimulatedDevice device(int64_t{256} << 20);
-    auto model = kiln::jobs::loadVideoModel(kiln::nodes::resolveWanModel(model_.folder), at::kFloat, device, {});
+    auto model = kiln::jobs::loadVideoModel(kiln::pipelines::resolveWanModel(model_.folder), at::kFloat, device, {});
     kiln::memory::OffloadSettings settings;
     settings.vae_resident_threshold_bytes = 1024;  // the tiny VAE counts as large
     model->place(settings, 0);

@@ -13,12 +13,12 @@
 #include "kiln/error.h"
 #include "lora/lora_file.h"
 #include "lora/lora_patcher.h"
-#include "nodes/sd_lora_targets.h"
+#include "pipelines/sd/sd_lora_targets.h"
 #include "lora_files.h"
 #include "memory/device.h"
 #include "memory/model_cache.h"
 #include "sampling/steps.h"
-#include "nodes/sd_pipeline.h"
+#include "pipelines/sd/sd_pipeline.h"
 #include "ref_tensors.h"
 
 using namespace kiln;
@@ -40,11 +40,11 @@ std::string modelPath(const std::string& family) {
   return kiln::testing::conformancePath("sd-tiny-1234/" + family + "/" + family + "_tiny_ldm.safetensors");
 }
 
-std::unique_ptr<nodes::SdPipeline> load(const std::string& family, at::ScalarType dtype = at::kFloat) {
-  return std::make_unique<nodes::SdPipeline>(models::openCheckpoint(modelPath(family)), dtype);
+std::unique_ptr<pipelines::SdPipeline> load(const std::string& family, at::ScalarType dtype = at::kFloat) {
+  return std::make_unique<pipelines::SdPipeline>(models::openCheckpoint(modelPath(family)), dtype);
 }
 
-at::Tensor& weight(const nodes::SdPipeline& p, const std::string& key) {
+at::Tensor& weight(const pipelines::SdPipeline& p, const std::string& key) {
   for (const auto* list : p.paramLists())
     for (const auto& slot : list->slots())
       if (slot.name == key) return *slot.tensor;
@@ -52,14 +52,14 @@ at::Tensor& weight(const nodes::SdPipeline& p, const std::string& key) {
 }
 
 // Every weight, cloned, by key.
-std::map<std::string, at::Tensor> snapshot(const nodes::SdPipeline& p) {
+std::map<std::string, at::Tensor> snapshot(const pipelines::SdPipeline& p) {
   std::map<std::string, at::Tensor> out;
   for (const auto* list : p.paramLists())
     for (const auto& slot : list->slots()) out[slot.name] = slot.tensor->clone();
   return out;
 }
 
-bool sameWeights(const nodes::SdPipeline& p, const std::map<std::string, at::Tensor>& before) {
+bool sameWeights(const pipelines::SdPipeline& p, const std::map<std::string, at::Tensor>& before) {
   for (const auto* list : p.paramLists())
     for (const auto& slot : list->slots())
       if (!slot.tensor->equal(before.at(slot.name))) return false;
@@ -68,7 +68,7 @@ bool sameWeights(const nodes::SdPipeline& p, const std::map<std::string, at::Ten
 
 // The UNet's output on a fixed latent, conditioned through the pipeline's own text
 // encoders, so text-encoder weights count too.
-at::Tensor output(const nodes::SdPipeline& p, const memory::Device* dev = nullptr) {
+at::Tensor output(const pipelines::SdPipeline& p, const memory::Device* dev = nullptr) {
   std::optional<memory::DeviceScope> scope;
   if (dev) scope.emplace(*dev);
   const auto cond = p.encodePrompts("a red circle", "blurry");
@@ -78,7 +78,7 @@ at::Tensor output(const nodes::SdPipeline& p, const memory::Device* dev = nullpt
   in.context = cond.context;
   if (p.spec().unet.adm_in_channels > 0)
     in.y = p.unet().timeIdConditioning(cond.pooled,
-                                       nodes::SdPipeline::timeIds(nodes::SizeConditioning::forImage(64, 64)));
+                                       pipelines::SdPipeline::timeIds(pipelines::SizeConditioning::forImage(64, 64)));
   const at::Tensor out = p.unet().forward(in);
   return dev ? dev->download(out) : out;
 }
@@ -128,7 +128,7 @@ std::vector<Module> modulesFor(const std::string& family) {
 
 // Writes a kohya file for `modules` of `pipe` and returns what each weight must become at
 // `strength`, computed here from the formula.
-std::map<std::string, at::Tensor> writeKohya(const std::string& path, const nodes::SdPipeline& pipe,
+std::map<std::string, at::Tensor> writeKohya(const std::string& path, const pipelines::SdPipeline& pipe,
                                              const std::vector<Module>& modules, double strength,
                                              int64_t seed = 1) {
   NamedTensors tensors;
@@ -197,7 +197,7 @@ class LoraTest : public QObject {
     const std::string path = file("kohya.safetensors");
     const auto expected = writeKohya(path, *pipe, modulesFor(family.toStdString()), 0.8);
 
-    lora::LoraPatcher patcher(kiln::nodes::sdLoraTargets(*pipe));
+    lora::LoraPatcher patcher(kiln::pipelines::sdLoraTargets(*pipe));
     const auto reports = patcher.apply({{path, 0.8, 0.8}});
     QCOMPARE(reports.size(), std::size_t{1});
     QCOMPARE(reports[0].applied, static_cast<int>(modulesFor(family.toStdString()).size()));
@@ -242,7 +242,7 @@ class LoraTest : public QObject {
     for (const auto& [format, tensors] : low_rank_files) {
       const std::string path = file((format + ".safetensors").c_str());
       kiln::testing::writeTensors(path, tensors);
-      lora::LoraPatcher patcher(kiln::nodes::sdLoraTargets(*pipe));
+      lora::LoraPatcher patcher(kiln::pipelines::sdLoraTargets(*pipe));
       const auto r = patcher.apply({{path, s, s}});
       QCOMPARE(r[0].format, format);
       QCOMPARE(r[0].applied, 2);
@@ -268,7 +268,7 @@ class LoraTest : public QObject {
                                          {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.hada_w2_b", w2b},
                                          {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.alpha",
                                           at::full({}, 1.0)}});
-      lora::LoraPatcher patcher(kiln::nodes::sdLoraTargets(*pipe));
+      lora::LoraPatcher patcher(kiln::pipelines::sdLoraTargets(*pipe));
       QCOMPARE(patcher.apply({{path, s, s}})[0].format, std::string("lycoris"));
       const at::Tensor expected = w + s * 0.5 * (at::mm(w1a, w1b) * at::mm(w2a, w2b));
       QVERIFY(maxDiff(weight(*pipe, to_q), expected) < 1e-4);
@@ -281,7 +281,7 @@ class LoraTest : public QObject {
                                          {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lokr_w2_b", k2b},
                                          {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.alpha",
                                           at::full({}, 1.0)}});
-      lora::LoraPatcher patcher(kiln::nodes::sdLoraTargets(*pipe));
+      lora::LoraPatcher patcher(kiln::pipelines::sdLoraTargets(*pipe));
       patcher.apply({{path, s, s}});
       // The Kronecker product written out: block (i, j) of the result is w1[i, j] * w2.
       const at::Tensor w2 = at::mm(k2a, k2b);
@@ -293,7 +293,7 @@ class LoraTest : public QObject {
       const std::string path = file("full.safetensors");
       kiln::testing::writeTensors(path, {{"lora_te_text_model_encoder_layers_0_self_attn_q_proj.diff", diff},
                                          {"lora_te_text_model_encoder_layers_0_self_attn_q_proj.diff_b", diff_b}});
-      lora::LoraPatcher patcher(kiln::nodes::sdLoraTargets(*pipe));
+      lora::LoraPatcher patcher(kiln::pipelines::sdLoraTargets(*pipe));
       const auto r = patcher.apply({{path, 1.0, s}});
       QCOMPARE(r[0].format, std::string("full"));
       QVERIFY(maxDiff(weight(*pipe, te_q), tw + s * diff) < 1e-6);
@@ -310,7 +310,7 @@ class LoraTest : public QObject {
     const std::string path = file("kohya_bf16.safetensors");
     const auto modules = modulesFor("sd1");
     const auto expected = writeKohya(path, *pipe, modules, 0.5);
-    lora::LoraPatcher patcher(kiln::nodes::sdLoraTargets(*pipe));
+    lora::LoraPatcher patcher(kiln::pipelines::sdLoraTargets(*pipe));
     patcher.apply({{path, 0.5, 0.0}});
     for (const Module& m : modules) {
       const at::Tensor& got = weight(*pipe, m.key);
@@ -335,7 +335,7 @@ class LoraTest : public QObject {
     writeKohya(a, *pipe, {modules[0], modules[1]}, 1.0, 31);
     writeKohya(b, *pipe, {modules[1], modules[5]}, 1.0, 41);
     const void* original = weight(*pipe, modules[0].key).data_ptr();
-    lora::LoraPatcher patcher(kiln::nodes::sdLoraTargets(*pipe));
+    lora::LoraPatcher patcher(kiln::pipelines::sdLoraTargets(*pipe));
     patcher.apply({{a, 1.0, 1.0}, {b, 1.0, 1.0}});
     QCOMPARE(patcher.lastRebuilt(), int64_t{3});
     QVERIFY(patcher.backupBytes() > 0);
@@ -391,7 +391,7 @@ class LoraTest : public QObject {
       stack.push_back({mixed, 0.5, 0.5, {}});
     }
     const auto reference = load(fam);
-    lora::LoraPatcher by_hand_checked(kiln::nodes::sdLoraTargets(*reference));  // kohya checked against the formula above
+    lora::LoraPatcher by_hand_checked(kiln::pipelines::sdLoraTargets(*reference));  // kohya checked against the formula above
     by_hand_checked.apply(stack, LoraMode::Merge);
     for (const auto& [key, w] : expected)
       if (fam != "sd1") QVERIFY(maxDiff(weight(*reference, key), w) < 1e-5);
@@ -403,7 +403,7 @@ class LoraTest : public QObject {
                                                  memory::OffloadMode::GroupBlock, memory::OffloadMode::GroupLeaf,
                                                  memory::OffloadMode::Balanced};
     for (const LoraMode lora_mode : {LoraMode::Merge, LoraMode::Hook}) {
-      jobs::LoadedModel model(load(fam), dev);
+      pipelines::LoadedModel model(load(fam), dev);
       for (std::size_t i = 0; i < modes.size(); ++i) {
         memory::OffloadSettings s;
         s.mode = modes[i];
@@ -414,18 +414,18 @@ class LoraTest : public QObject {
         // place() moves the merged weights.
         model.place(s, 2 * kMiB);
         const std::string name = std::string(memory::offloadModeName(modes[i])) + " " + loraModeName(lora_mode);
-        QVERIFY2(maxDiff(output(model.as<nodes::SdPipeline>(), &dev), plain) < 1e-5, name.c_str());
+        QVERIFY2(maxDiff(output(model.as<pipelines::SdPipeline>(), &dev), plain) < 1e-5, name.c_str());
         QCOMPARE(model.applyLoras(stack, lora_mode, s).size(), stack.size());
         QVERIFY(model.applyLoras(stack, lora_mode, s).empty());  // unchanged: no work
         QCOMPARE(model.loraMode(), lora_mode);
         model.place(s, 2 * kMiB);
-        const double d = maxDiff(output(model.as<nodes::SdPipeline>(), &dev), want);
+        const double d = maxDiff(output(model.as<pipelines::SdPipeline>(), &dev), want);
         QVERIFY2(d < 1e-4, (name + ": " + std::to_string(d)).c_str());
-        QVERIFY(std::isfinite(output(model.as<nodes::SdPipeline>(), &dev).sum().item<double>()));
+        QVERIFY(std::isfinite(output(model.as<pipelines::SdPipeline>(), &dev).sum().item<double>()));
         QVERIFY(model.loraBackupBytes() > 0);
         model.applyLoras({}, lora_mode, s);
         QCOMPARE(model.loraBackupBytes(), int64_t{0});
-        QVERIFY(model.as<nodes::SdPipeline>().unet().params().adapters() == nullptr);
+        QVERIFY(model.as<pipelines::SdPipeline>().unet().params().adapters() == nullptr);
       }
       model.offload();
       QCOMPARE(dev.memory().allocated_bytes, int64_t{0});
@@ -478,7 +478,7 @@ class LoraTest : public QObject {
       kiln::testing::writeTensors(path, {{te + ".diff", at::randn({32, 32}) * 0.1}, {te + ".diff_b", at::randn({32}) * 0.1},
                                          {conv + ".diff", at::randn({32, 32, 3, 3}) * 0.01}});
     }
-    lora::LoraPatcher patcher(kiln::nodes::sdLoraTargets(*pipe));
+    lora::LoraPatcher patcher(kiln::pipelines::sdLoraTargets(*pipe));
     patcher.apply({{path, 0.8, 0.6}}, LoraMode::Merge);
     const at::Tensor merged = output(*pipe);
     patcher.apply({{path, 0.8, 0.6}}, LoraMode::Hook);
@@ -504,15 +504,15 @@ class LoraTest : public QObject {
       writeKohya(path, *scratch, modulesFor("sd1"), 1.0);
     }
     const memory::CpuDevice cpu;
-    jobs::LoadedModel model(load("sd1"), cpu);
-    const nodes::SdPipeline& pipe = model.as<nodes::SdPipeline>();
+    pipelines::LoadedModel model(load("sd1"), cpu);
+    const pipelines::SdPipeline& pipe = model.as<pipelines::SdPipeline>();
     const auto cond = pipe.encodePrompts("a red circle", "");
-    const at::Tensor noise = nodes::seededNoise(3, {1, 4, 8, 8});
+    const at::Tensor noise = pipelines::seededNoise(3, {1, 4, 8, 8});
     const auto run = [&](const LoraSpec& spec, LoraMode mode) {
       if (model.applyLoras({spec}, mode).empty()) throw std::runtime_error("the stack did not change");
       std::vector<at::Tensor> steps;
       model.setLoraProgress(0);
-      pipe.sample(cond, noise, 10, 5.0, nodes::SizeConditioning::forImage(64, 64), [&](const sampling::StepInfo& s) {
+      pipe.sample(cond, noise, 10, 5.0, pipelines::SizeConditioning::forImage(64, 64), [&](const sampling::StepInfo& s) {
         steps.push_back(s.denoised->clone());
         model.setLoraProgress(static_cast<double>(s.step + 1) / static_cast<double>(s.total));
       });
@@ -537,16 +537,16 @@ class LoraTest : public QObject {
   // the device returns the device's allocated bytes to what they were before the render.
   void hookCopiesLeaveTheDeviceWithTheModel() {
     memory::SimulatedDevice dev(256 * kMiB);
-    jobs::LoadedModel model(load("sd1", at::kBFloat16), dev);
+    pipelines::LoadedModel model(load("sd1", at::kBFloat16), dev);
     const std::string path = file("hook_offload.safetensors");
-    writeKohya(path, model.as<nodes::SdPipeline>(), modulesFor("sd1"), 1.0);
+    writeKohya(path, model.as<pipelines::SdPipeline>(), modulesFor("sd1"), 1.0);
     memory::OffloadSettings settings;
     settings.mode = memory::OffloadMode::GroupBlock;
     model.applyLoras({{path, 1, 1}}, LoraMode::Hook, settings);
     QCOMPARE(model.loraMode(), LoraMode::Hook);
     const int64_t baseline = dev.memory().allocated_bytes;
     model.place(settings, 0);
-    const at::Tensor out = output(model.as<nodes::SdPipeline>(), &dev);  // the hooks run in bf16 on the device
+    const at::Tensor out = output(model.as<pipelines::SdPipeline>(), &dev);  // the hooks run in bf16 on the device
     QCOMPARE(out.scalar_type(), at::kBFloat16);
     const int64_t copies = model.hookCopyBytes();
     QVERIFY2(copies > 0, "no copies in the compute precision were made");
@@ -568,10 +568,10 @@ class LoraTest : public QObject {
     writeKohya(path, *load("sd1"), modulesFor("sd1"), 1.0);
     const auto draw = [&](const memory::OffloadSettings& s) {
       memory::SimulatedDevice dev(256 * kMiB);
-      jobs::LoadedModel model(load("sd1", at::kBFloat16), dev);
+      pipelines::LoadedModel model(load("sd1", at::kBFloat16), dev);
       model.applyLoras({{path, 1.0, 1.0, {}}}, LoraMode::Hook, s);
       (void)model.place(s, 0);
-      const at::Tensor out = output(model.as<nodes::SdPipeline>(), &dev);
+      const at::Tensor out = output(model.as<pipelines::SdPipeline>(), &dev);
       return std::make_pair(out, dev.memory().pinned_bytes);
     };
     memory::OffloadSettings resident, streamed;
@@ -592,13 +592,13 @@ class LoraTest : public QObject {
   // the UNet only; and the merged picture is what a model placed afresh draws.
   void mergeChangeTakesDownOnlyTouchedComponents() {
     memory::SimulatedDevice dev(256 * kMiB);
-    jobs::LoadedModel model(load("sd1"), dev);
+    pipelines::LoadedModel model(load("sd1"), dev);
     std::vector<Module> unet_only = modulesFor("sd1");
     unet_only.erase(std::remove_if(unet_only.begin(), unet_only.end(),
                                    [](const Module& m) { return m.name.rfind("lora_te", 0) == 0; }),
                     unet_only.end());
     const std::string path = file("unet_only.safetensors");
-    writeKohya(path, model.as<nodes::SdPipeline>(), unet_only, 1.0);
+    writeKohya(path, model.as<pipelines::SdPipeline>(), unet_only, 1.0);
     const memory::OffloadSettings resident;
     QCOMPARE(model.place(resident, 0).size(), std::size_t{3});  // text encoder, UNet, VAE
     const auto placedAgain = [&] {
@@ -609,18 +609,18 @@ class LoraTest : public QObject {
     QVERIFY(placedAgain().empty());
     model.applyLoras({{path, 1.0, 1.0, {}}}, LoraMode::Merge, resident);
     QCOMPARE(placedAgain(), std::vector<std::string>{"unet"});
-    const at::Tensor merged = output(model.as<nodes::SdPipeline>(), &dev);
+    const at::Tensor merged = output(model.as<pipelines::SdPipeline>(), &dev);
     model.applyLoras({}, LoraMode::Merge, resident);
     QCOMPARE(placedAgain(), std::vector<std::string>{"unet"});
-    jobs::LoadedModel fresh(load("sd1"), dev);
+    pipelines::LoadedModel fresh(load("sd1"), dev);
     fresh.applyLoras({{path, 1.0, 1.0, {}}}, LoraMode::Merge, resident);
     (void)fresh.place(resident, 0);
-    QCOMPARE(maxDiff(output(fresh.as<nodes::SdPipeline>(), &dev), merged), 0.0);
+    QCOMPARE(maxDiff(output(fresh.as<pipelines::SdPipeline>(), &dev), merged), 0.0);
   }
 
   void autoHooksWhenWeightsAreOffloaded() {
     memory::SimulatedDevice dev(256 * kMiB);
-    jobs::LoadedModel model(load("sd1"), dev);
+    pipelines::LoadedModel model(load("sd1"), dev);
     const std::vector<LoraSpec> none;
     memory::OffloadSettings resident, streamed;
     streamed.per_component["unet"] = memory::OffloadMode::GroupBlock;
@@ -640,28 +640,28 @@ class LoraTest : public QObject {
     memory::SimulatedDevice dev(256 * kMiB);
     memory::ModelCache cache(dev, memory::CacheBudget{});
     const auto leaseOf = [&](const std::string& family) {
-      return cache.acquire(family, [&] { return std::make_shared<jobs::LoadedModel>(load(family), dev); });
+      return cache.acquire(family, [&] { return std::make_shared<pipelines::LoadedModel>(load(family), dev); });
     };
     at::Tensor want;
     {
       auto sd1 = leaseOf("sd1");
-      auto& model = static_cast<jobs::LoadedModel&>(sd1.model());
+      auto& model = static_cast<pipelines::LoadedModel&>(sd1.model());
       model.applyLoras({{path, 1.0, 1.0, {}}}, LoraMode::Hook);
-      want = output(model.as<nodes::SdPipeline>());
+      want = output(model.as<pipelines::SdPipeline>());
       auto sdxl = leaseOf("sdxl");
-      static_cast<jobs::LoadedModel&>(sdxl.model()).applyLoras({{xl, 1.0, 1.0, {}}}, LoraMode::Merge);
+      static_cast<pipelines::LoadedModel&>(sdxl.model()).applyLoras({{xl, 1.0, 1.0, {}}}, LoraMode::Merge);
     }
     QVERIFY(cache.unload("sdxl"));
     auto sd1 = leaseOf("sd1");
     QCOMPARE(cache.entries().size(), std::size_t{1});
     QCOMPARE(cache.counters().loads, int64_t{2});
-    QVERIFY(output(static_cast<jobs::LoadedModel&>(sd1.model()).as<nodes::SdPipeline>()).equal(want));
+    QVERIFY(output(static_cast<pipelines::LoadedModel&>(sd1.model()).as<pipelines::SdPipeline>()).equal(want));
   }
 
   void badFilesChangeNothing() {
     const auto pipe = load("sd1");
     const auto before = snapshot(*pipe);
-    lora::LoraPatcher patcher(kiln::nodes::sdLoraTargets(*pipe));
+    lora::LoraPatcher patcher(kiln::pipelines::sdLoraTargets(*pipe));
     const std::string good = file("good.safetensors");
     writeKohya(good, *pipe, {modulesFor("sd1")[0]}, 1.0);
     const auto expectError = [&](const std::vector<LoraSpec>& stack, ErrorKind kind, const std::string& says) {

@@ -11,7 +11,7 @@
 #include "memory/model_cache.h"
 #include "memory/offload.h"
 #include "models/vae/vae_tiling.h"
-#include "nodes/sd_pipeline.h"
+#include "pipelines/sd/sd_pipeline.h"
 #include "ref_tensors.h"
 
 using namespace kiln;
@@ -26,7 +26,7 @@ int64_t roundingSlack(const weights::ParamList& p) { return static_cast<int64_t>
 std::string tinyPath() { return kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"); }
 
 // The pipeline's VAE placed as a large one is: onloaded whole for each call, sent back after.
-std::unique_ptr<ComponentPlacement> vaePlacedPerCall(const Device& dev, const nodes::SdPipeline& pipe) {
+std::unique_ptr<ComponentPlacement> vaePlacedPerCall(const Device& dev, const pipelines::SdPipeline& pipe) {
   OffloadSettings s;
   s.mode = OffloadMode::Model;
   s.vae_resident_threshold_bytes = 0;
@@ -46,11 +46,11 @@ OffloadSettings streamedFromPinnedMemory() {
   return s;
 }
 
-std::unique_ptr<nodes::SdPipeline> tinyPipeline() {
-  return std::make_unique<nodes::SdPipeline>(models::openCheckpoint(tinyPath()), at::kFloat);
+std::unique_ptr<pipelines::SdPipeline> tinyPipeline() {
+  return std::make_unique<pipelines::SdPipeline>(models::openCheckpoint(tinyPath()), at::kFloat);
 }
 
-ComponentInfo unetOf(const nodes::SdPipeline& p) {
+ComponentInfo unetOf(const pipelines::SdPipeline& p) {
   return {"unet", "UNetModel", ComponentRole::Denoiser, &p.unet().params()};
 }
 
@@ -63,7 +63,7 @@ struct UNetCall {
     in.context = ref["in_context"];
   }
   // Runs the UNet with the work charged to `dev`; returns the output in host memory.
-  at::Tensor run(const nodes::SdPipeline& p, const Device& dev) const {
+  at::Tensor run(const pipelines::SdPipeline& p, const Device& dev) const {
     at::Tensor out;
     {
       DeviceScope scope(dev);
@@ -277,15 +277,15 @@ class OffloadTest : public QObject {
   void neverListHoldsUnderEveryStreamingMode() {
     QFETCH(int, mode);
     SimulatedDevice dev(256 * kMiB);
-    jobs::LoadedModel model(tinyPipeline(), dev);
+    pipelines::LoadedModel model(tinyPipeline(), dev);
     OffloadSettings s;
     s.mode = static_cast<OffloadMode>(mode);
     s.vae_resident_threshold_bytes = 0;
     s.never = {"unet"};
-    const ComponentInfo unet = unetOf(model.as<nodes::SdPipeline>());
+    const ComponentInfo unet = unetOf(model.as<pipelines::SdPipeline>());
     QCOMPARE(decidePlacement(unet, 1000, s).mode, OffloadMode::None);
     (void)model.place(s, 0);  // balanced: no budget, so the others keep nothing resident
-    const auto& pipe = model.as<nodes::SdPipeline>();
+    const auto& pipe = model.as<pipelines::SdPipeline>();
     const auto bytesOnDevice = [&](const weights::ParamList& params) {
       int64_t n = 0, total = 0;
       for (const auto& slot : params.slots()) {
@@ -404,7 +404,7 @@ class OffloadTest : public QObject {
     const std::optional<int64_t> free_host = availableHostBytes();
     if (!free_host || *free_host < 2 * int64_t{1024} * kMiB) QSKIP("needs 2 GiB of free host memory");
     SimulatedDevice dev(256 * kMiB);
-    jobs::LoadedModel model(tinyPipeline(), dev);
+    pipelines::LoadedModel model(tinyPipeline(), dev);
     OffloadSettings s = streamedFromPinnedMemory();
     s.pin_reserve_bytes = *free_host - 512 * kMiB;
     (void)model.place(s, 0);
@@ -412,7 +412,7 @@ class OffloadTest : public QObject {
     QVERIFY2(limit > 256 * kMiB && limit < 768 * kMiB, qPrintable(QString("pinned limit %1 bytes").arg(limit)));
     QVERIFY(dev.memory().pinned_bytes > 0);
     // A reserve beyond what is free leaves nothing to pin: the weights stream from pageable memory.
-    jobs::LoadedModel other(tinyPipeline(), dev);
+    pipelines::LoadedModel other(tinyPipeline(), dev);
     s.pin_reserve_bytes = *free_host * 2;
     model.offload();
     (void)other.place(s, 0);
@@ -424,7 +424,7 @@ class OffloadTest : public QObject {
   // is placed after it.
   void placementLineComesBeforeThePinStep() {
     SimulatedDevice dev(256 * kMiB);
-    jobs::LoadedModel model(tinyPipeline(), dev);
+    pipelines::LoadedModel model(tinyPipeline(), dev);
     OffloadSettings s = streamedFromPinnedMemory();
     std::vector<std::pair<std::string, int64_t>> heard;  // line, pinned bytes then
     const std::vector<std::string> lines =
@@ -447,7 +447,7 @@ class OffloadTest : public QObject {
     ModelCache cache(dev, CacheBudget{0, 0, 1});
     OffloadSettings s = streamedFromPinnedMemory();
     const auto loadPinned = [&] {
-      auto m = std::make_shared<jobs::LoadedModel>(tinyPipeline(), dev);
+      auto m = std::make_shared<pipelines::LoadedModel>(tinyPipeline(), dev);
       (void)m->place(s, 0);
       return std::static_pointer_cast<CachedModel>(m);
     };
@@ -482,7 +482,7 @@ class OffloadTest : public QObject {
     // The resident text encoder fits, a resident UNet does not; the VAE, placed after the
     // UNet, only onloads when called.
     SimulatedDevice dev(bytes(pipe->textEncoder(0).params()) + bytes(pipe->unet().params()) / 2);
-    jobs::LoadedModel model(std::move(pipe), dev);
+    pipelines::LoadedModel model(std::move(pipe), dev);
     OffloadSettings settings;
     settings.per_component["vae"] = OffloadMode::Model;
     settings.vae_resident_threshold_bytes = 0;
@@ -491,9 +491,9 @@ class OffloadTest : public QObject {
     QCOMPARE(placements.size(), std::size_t{3});
     QVERIFY(placements[0]->deviceBytes() > 0);           // text encoder
     QCOMPARE(placements[1]->deviceBytes(), int64_t{0});  // UNet, torn down
-    QVERIFY(model.as<nodes::SdPipeline>().unet().params().hooks() == nullptr);
+    QVERIFY(model.as<pipelines::SdPipeline>().unet().params().hooks() == nullptr);
     QCOMPARE(placements[2]->decision().mode, OffloadMode::Model);  // VAE, placed after the failure
-    QVERIFY(model.as<nodes::SdPipeline>().vae().params().hooks() == placements[2].get());
+    QVERIFY(model.as<pipelines::SdPipeline>().vae().params().hooks() == placements[2].get());
     // Streaming the UNet fits; the others are left alone.
     OffloadSettings streamed = settings;
     streamed.per_component["unet"] = OffloadMode::GroupBlock;
@@ -503,24 +503,24 @@ class OffloadTest : public QObject {
     QCOMPARE(placements[0]->counters().unchanged, int64_t{1});
     QCOMPARE(placements[2]->counters().unchanged, int64_t{1});
     QCOMPARE(placements[1]->decision().mode, OffloadMode::GroupBlock);
-    QVERIFY(model.as<nodes::SdPipeline>().unet().params().hooks() == placements[1].get());
+    QVERIFY(model.as<pipelines::SdPipeline>().unet().params().hooks() == placements[1].get());
     model.offload();
     QCOMPARE(dev.memory().allocated_bytes, int64_t{0});
     QCOMPARE(model.hostBytes(), all);
 
     // Model mode: the text encoder goes home when the UNet is called.
     SimulatedDevice big(256 * kMiB);
-    jobs::LoadedModel both(tinyPipeline(), big);
+    pipelines::LoadedModel both(tinyPipeline(), big);
     OffloadSettings m;
     m.mode = OffloadMode::Model;
     both.place(m, 0);
     const UNetCall call;
     {
       DeviceScope scope(big);
-      (void)both.as<nodes::SdPipeline>().encodePrompts("a red circle", "");
+      (void)both.as<pipelines::SdPipeline>().encodePrompts("a red circle", "");
     }
     QVERIFY(both.placements()[0]->deviceBytes() > 0);
-    (void)call.run(both.as<nodes::SdPipeline>(), big);
+    (void)call.run(both.as<pipelines::SdPipeline>(), big);
     QCOMPARE(both.placements()[0]->deviceBytes(), int64_t{0});
     QVERIFY(both.placements()[1]->deviceBytes() > 0);
   }

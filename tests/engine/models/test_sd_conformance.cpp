@@ -13,7 +13,7 @@
 #include <ATen/Parallel.h>
 
 #include "kiln/error.h"
-#include "nodes/sd_pipeline.h"
+#include "pipelines/sd/sd_pipeline.h"
 #include "checkpoint_variants.h"
 #include "ref_tensors.h"
 
@@ -34,12 +34,12 @@ std::string modelPath(const QString& family, const QString& source) {
 class TestSdConformance : public QObject {
   Q_OBJECT
 
-  std::map<QString, std::unique_ptr<kiln::nodes::SdPipeline>> cache_;
+  std::map<QString, std::unique_ptr<kiln::pipelines::SdPipeline>> cache_;
 
-  const kiln::nodes::SdPipeline& pipeline(const QString& family, const QString& source) {
+  const kiln::pipelines::SdPipeline& pipeline(const QString& family, const QString& source) {
     auto& slot = cache_[family + "/" + source];
     if (!slot)
-      slot = std::make_unique<kiln::nodes::SdPipeline>(
+      slot = std::make_unique<kiln::pipelines::SdPipeline>(
           kiln::models::openCheckpoint(modelPath(family, source)), at::kFloat);
     return *slot;
   }
@@ -176,9 +176,9 @@ class TestSdConformance : public QObject {
 
   void seededNoiseMatchesPyTorch() {
     const RefFile ref("sd-tiny-1234/sd1/ref_sample.safetensors");
-    QVERIFY(at::equal(kiln::nodes::seededNoise(1234, {1, 4, 16, 12}), ref["init_noise"]));
+    QVERIFY(at::equal(kiln::pipelines::seededNoise(1234, {1, 4, 16, 12}), ref["init_noise"]));
     // BUILD-NOTES: torch.manual_seed(42); torch.randn(8)
-    const at::Tensor n = kiln::nodes::seededNoise(42, {8});
+    const at::Tensor n = kiln::pipelines::seededNoise(42, {8});
     QCOMPARE(n[0].item<float>(), 0.33669037f);
     QCOMPARE(n[7].item<float>(), -0.63799703f);
   }
@@ -204,7 +204,7 @@ class TestSdConformance : public QObject {
     expectClose(cond.context, ref["context"], 1e-4, "context");
     if (family == "sdxl") {
       QVERIFY(
-          at::equal(kiln::nodes::SdPipeline::timeIds({120, 100, 4, 8, 128, 96}), ref["time_ids"]));
+          at::equal(kiln::pipelines::SdPipeline::timeIds({120, 100, 4, 8, 128, 96}), ref["time_ids"]));
       expectClose(cond.pooled, ref["text_embeds"], 1e-4, "text_embeds");
     }
     const at::Tensor after = ref["latents_after_step"];
@@ -244,11 +244,11 @@ class TestSdConformance : public QObject {
     const auto ca = a.encodePrompts("a red star", "blurry");
     const auto cb = b.encodePrompts("a red star", "blurry");
     QVERIFY(at::equal(ca.context, cb.context));
-    const at::Tensor noise = kiln::nodes::seededNoise(7, {1, 4, 8, 8});
+    const at::Tensor noise = kiln::pipelines::seededNoise(7, {1, 4, 8, 8});
     const at::Tensor la =
-        a.sample(ca, noise, 2, 5.0, kiln::nodes::SizeConditioning::forImage(64, 64));
+        a.sample(ca, noise, 2, 5.0, kiln::pipelines::SizeConditioning::forImage(64, 64));
     const at::Tensor lb =
-        b.sample(cb, noise, 2, 5.0, kiln::nodes::SizeConditioning::forImage(64, 64));
+        b.sample(cb, noise, 2, 5.0, kiln::pipelines::SizeConditioning::forImage(64, 64));
     QVERIFY(at::equal(la, lb));
     QVERIFY(at::equal(a.decode(la), b.decode(lb)));
     QVERIFY(at::equal(a.vae().encodeMoments(a.decode(la)), b.vae().encodeMoments(b.decode(lb))));
@@ -296,7 +296,7 @@ class TestSdConformance : public QObject {
     QCOMPARE(pipe.encodeWeighted("a cat BREAK a dog").context.size(1), int64_t{154});
 
     // Shorter contexts are repeated to the longer one's length for the CFG batch.
-    const at::Tensor batch = kiln::nodes::batchContexts(plain.context, two);
+    const at::Tensor batch = kiln::pipelines::batchContexts(plain.context, two);
     QCOMPARE(batch.size(0), int64_t{2});
     QCOMPARE(batch.size(1), int64_t{154});
     QVERIFY(at::equal(batch[0].narrow(0, 77, 77), plain.context[0]));
@@ -335,26 +335,26 @@ class TestSdConformance : public QObject {
     QCOMPARE(ck.spec.text_encoders[0].pad_id, int64_t{0});
     QCOMPARE(ck.spec.prediction, kiln::sampling::Prediction::V);
     QCOMPARE(ck.spec.native_width, 768);
-    std::unique_ptr<kiln::nodes::SdPipeline> loaded;
+    std::unique_ptr<kiln::pipelines::SdPipeline> loaded;
     try {
-      loaded = std::make_unique<kiln::nodes::SdPipeline>(kiln::models::openCheckpoint(v_file.toStdString()), at::kFloat);
+      loaded = std::make_unique<kiln::pipelines::SdPipeline>(kiln::models::openCheckpoint(v_file.toStdString()), at::kFloat);
     } catch (const std::exception& e) {
       QFAIL(e.what());
     }
-    const kiln::nodes::SdPipeline& sd2 = *loaded;
+    const kiln::pipelines::SdPipeline& sd2 = *loaded;
     const auto& sd1 = pipeline("sd1", "single");
     const at::Tensor a = sd2.encodeText({"a red star"}).context, b = sd1.encodeWeighted("a red star", 2).context;
     expectClose(a.narrow(1, 0, 5), b.narrow(1, 0, 5), 1e-5, "SD 2.x text encoder up to the end token");
     QVERIFY(!at::allclose(a, b));  // the padding differs after it
 
     const auto cond = sd2.encodePrompts("a red star", "");
-    const at::Tensor noise = kiln::nodes::seededNoise(3, {1, 4, 8, 8});
-    kiln::nodes::SamplerSettings settings;
+    const at::Tensor noise = kiln::pipelines::seededNoise(3, {1, 4, 8, 8});
+    kiln::pipelines::SamplerSettings settings;
     settings.schedule = kiln::sampling::Schedule::Normal;
-    const at::Tensor as_v = sd2.sample(cond, noise, 3, 5.0, kiln::nodes::SizeConditioning::forImage(64, 64), {},
+    const at::Tensor as_v = sd2.sample(cond, noise, 3, 5.0, kiln::pipelines::SizeConditioning::forImage(64, 64), {},
                                        nullptr, settings);
     settings.prediction = kiln::sampling::Prediction::Epsilon;
-    const at::Tensor as_eps = sd2.sample(cond, noise, 3, 5.0, kiln::nodes::SizeConditioning::forImage(64, 64), {},
+    const at::Tensor as_eps = sd2.sample(cond, noise, 3, 5.0, kiln::pipelines::SizeConditioning::forImage(64, 64), {},
                                          nullptr, settings);
     QVERIFY(at::isfinite(as_v).all().item<bool>());
     QVERIFY(!at::allclose(as_v, as_eps));
@@ -377,7 +377,7 @@ class TestSdConformance : public QObject {
   // fp16 compute keeps the VAE in fp32 (SD VAEs overflow half precision): the text
   // encoders and UNet hold fp16 weights, the VAE fp32 ones, and the codec computes in fp32.
   void halfPrecisionUpcastsTheVae() {
-    const kiln::nodes::SdPipeline half(kiln::models::openCheckpoint(modelPath("sd1", "single")), at::kHalf);
+    const kiln::pipelines::SdPipeline half(kiln::models::openCheckpoint(modelPath("sd1", "single")), at::kHalf);
     QCOMPARE(half.dtype(), at::kHalf);
     QCOMPARE(half.codec().dtype, at::kFloat);
     for (const auto& slot : half.unet().params().slots()) QCOMPARE(slot.tensor->scalar_type(), at::kHalf);
@@ -385,9 +385,9 @@ class TestSdConformance : public QObject {
     for (const auto& slot : half.vae().params().slots()) QCOMPARE(slot.tensor->scalar_type(), at::kFloat);
     // The fp32 VAE decodes exactly as the fp32 pipeline's does.
     const auto& full = pipeline("sd1", "single");
-    const at::Tensor latent = kiln::nodes::seededNoise(4, {1, 4, 8, 8});
+    const at::Tensor latent = kiln::pipelines::seededNoise(4, {1, 4, 8, 8});
     QVERIFY(at::equal(half.decode(latent), full.decode(latent)));
-    QCOMPARE(kiln::nodes::vaeComputeDtype(at::kBFloat16), at::kBFloat16);
+    QCOMPARE(kiln::pipelines::vaeComputeDtype(at::kBFloat16), at::kBFloat16);
   }
 
   // An SDXL refiner written from the sdxl tiny file: its OpenCLIP encoder alone under
@@ -415,7 +415,7 @@ class TestSdConformance : public QObject {
     } catch (const std::exception& e) {
       QFAIL(e.what());
     }
-    std::unique_ptr<kiln::nodes::SdPipeline> ref_pipe, base_pipe;
+    std::unique_ptr<kiln::pipelines::SdPipeline> ref_pipe, base_pipe;
     try {
       const auto ck = kiln::models::openCheckpoint(refiner.toStdString());
       QCOMPARE(ck.spec.family, kiln::models::ModelFamily::SDXLRefiner);
@@ -429,8 +429,8 @@ class TestSdConformance : public QObject {
       QCOMPARE(ck.spec.unet.context_dim, clip_g);
       QCOMPARE(ck.spec.unet.time_id_embed_dim, id_width);
       QCOMPARE(ck.spec.native_width, 1024);
-      ref_pipe = std::make_unique<kiln::nodes::SdPipeline>(ck, at::kFloat);
-      base_pipe = std::make_unique<kiln::nodes::SdPipeline>(kiln::models::openCheckpoint(base.toStdString()), at::kFloat);
+      ref_pipe = std::make_unique<kiln::pipelines::SdPipeline>(ck, at::kFloat);
+      base_pipe = std::make_unique<kiln::pipelines::SdPipeline>(kiln::models::openCheckpoint(base.toStdString()), at::kFloat);
     } catch (const std::exception& e) {
       QFAIL(e.what());
     }
@@ -441,15 +441,15 @@ class TestSdConformance : public QObject {
     expectClose(rc.context, bc.context.narrow(-1, clip_l, clip_g), 1e-6, "refiner context");
     expectClose(rc.pooled, bc.pooled, 1e-6, "refiner pooled");
 
-    kiln::nodes::SizeConditioning sizes = kiln::nodes::SizeConditioning::forImage(64, 64);
+    kiln::pipelines::SizeConditioning sizes = kiln::pipelines::SizeConditioning::forImage(64, 64);
     sizes.crop_top = 8;
     sizes.aesthetic_score = sizes.negative_aesthetic_score = 6.0;
-    const at::Tensor ids = kiln::nodes::SdPipeline::timeIds(sizes, true);
+    const at::Tensor ids = kiln::pipelines::SdPipeline::timeIds(sizes, true);
     QVERIFY(at::equal(ids, at::tensor({64.f, 64.f, 8.f, 0.f, 6.f, 64.f, 64.f, 8.f, 0.f, 6.f}).reshape({2, 5})));
-    kiln::nodes::SizeConditioning as_base = sizes;
+    kiln::pipelines::SizeConditioning as_base = sizes;
     as_base.target_height = 6;  // the score's place; the target width's weights are zero
 
-    const at::Tensor noise = kiln::nodes::seededNoise(5, {1, 4, 8, 8});
+    const at::Tensor noise = kiln::pipelines::seededNoise(5, {1, 4, 8, 8});
     const at::Tensor refined = ref_pipe->sample(rc, noise, 3, 5.0, sizes);
     const at::Tensor from_base = base_pipe->sample(bc, noise, 3, 5.0, as_base);
     QVERIFY(at::isfinite(refined).all().item<bool>());
@@ -457,7 +457,7 @@ class TestSdConformance : public QObject {
 
     // Each prompt's score reaches the model: the negative's row, then the prompt's.
     sizes.negative_aesthetic_score = 2.5;
-    QVERIFY(at::equal(kiln::nodes::SdPipeline::timeIds(sizes, true).select(1, 4), at::tensor({2.5f, 6.f})));
+    QVERIFY(at::equal(kiln::pipelines::SdPipeline::timeIds(sizes, true).select(1, 4), at::tensor({2.5f, 6.f})));
     const at::Tensor low_negative = ref_pipe->sample(rc, noise, 3, 5.0, sizes);
     QVERIFY(!at::allclose(low_negative, refined, 1e-4, 1e-4));
 

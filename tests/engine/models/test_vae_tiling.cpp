@@ -13,8 +13,8 @@
 #include "jobs/vae_stage.h"
 #include "memory/device.h"
 #include "models/vae/vae_tiling.h"
-#include "nodes/sd_pipeline.h"
-#include "nodes/vae_plan.h"
+#include "pipelines/sd/sd_pipeline.h"
+#include "pipelines/common/vae_plan.h"
 #include "ref_tensors.h"
 
 using kiln::models::LatentTiles;
@@ -29,7 +29,7 @@ std::string modelPath(const std::string& family) {
   return kiln::testing::conformancePath("sd-tiny-1234/" + family + "/" + family + "_tiny_ldm.safetensors");
 }
 
-at::Tensor randomLatent(int64_t h, int64_t w, int64_t seed) { return kiln::nodes::seededNoise(seed, {1, 4, h, w}); }
+at::Tensor randomLatent(int64_t h, int64_t w, int64_t seed) { return kiln::pipelines::seededNoise(seed, {1, 4, h, w}); }
 
 double meanAbsDiff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().mean().item<double>(); }
 
@@ -61,11 +61,11 @@ int64_t measurePeak(Fn&& fn) {
 class TestVaeTiling : public QObject {
   Q_OBJECT
 
-  std::map<std::string, std::unique_ptr<kiln::nodes::SdPipeline>> pipelines_;
+  std::map<std::string, std::unique_ptr<kiln::pipelines::SdPipeline>> pipelines_;
 
-  const kiln::nodes::SdPipeline& pipeline(const std::string& family, at::ScalarType dtype = at::kFloat) {
+  const kiln::pipelines::SdPipeline& pipeline(const std::string& family, at::ScalarType dtype = at::kFloat) {
     auto& slot = pipelines_[family + at::toString(dtype)];
-    if (!slot) slot = std::make_unique<kiln::nodes::SdPipeline>(kiln::models::openCheckpoint(modelPath(family)), dtype);
+    if (!slot) slot = std::make_unique<kiln::pipelines::SdPipeline>(kiln::models::openCheckpoint(modelPath(family)), dtype);
     return *slot;
   }
 
@@ -225,13 +225,13 @@ class TestVaeTiling : public QObject {
     QFETCH(int, latent);
     at::NoGradGuard no_grad;
     const auto& p = pipeline(family.toStdString(), bf16 ? at::kBFloat16 : at::kFloat);
-    const kiln::nodes::Conditioning cond = p.encodePrompts("a red circle on a blue square", "blurry");
+    const kiln::pipelines::Conditioning cond = p.encodePrompts("a red circle on a blue square", "blurry");
     const at::Tensor noise = at::randn({1, p.spec().unet.in_channels, latent, latent});
-    kiln::nodes::SamplerSettings settings;
+    kiln::pipelines::SamplerSettings settings;
     settings.sampler = kiln::sampling::SamplerKind::DpmPP2M;  // keeps a history
     const int64_t encode = measurePeak([&] { (void)p.encodeWeighted("a red circle on a blue square"); });
     const int64_t sample = measurePeak([&] {
-      (void)p.sample(cond, noise, 3, 5.0, kiln::nodes::SizeConditioning::forImage(latent * 8, latent * 8), {}, nullptr,
+      (void)p.sample(cond, noise, 3, 5.0, kiln::pipelines::SizeConditioning::forImage(latent * 8, latent * 8), {}, nullptr,
                      settings);
     });
     const int64_t encode_estimate = p.encodingWorkingBytes(1);
@@ -263,31 +263,31 @@ class TestVaeTiling : public QObject {
   // Auto plans from the estimate: full where it fits, tiles where it does not.
   void autoPlansFromAvailableMemory() {
     const auto& config = pipeline("sd1").vae().config();
-    using kiln::nodes::VaeWork;
-    const kiln::nodes::VaeTilingSettings automatic{kiln::VaeTiling::Auto, 0, 64};
+    using kiln::pipelines::VaeWork;
+    const kiln::pipelines::VaeTilingSettings automatic{kiln::VaeTiling::Auto, 0, 64};
     const int64_t full = kiln::models::decodeWorkingBytes(config, 128, 128, at::kFloat);
-    const auto roomy = kiln::nodes::planVae(VaeWork::Decode, automatic, config, 1024, 1024, at::kFloat, 2 * full);
+    const auto roomy = kiln::pipelines::planVae(VaeWork::Decode, automatic, config, 1024, 1024, at::kFloat, 2 * full);
     QVERIFY(!roomy.tiled);
     QCOMPARE(roomy.estimated_bytes, full);
-    const auto tight = kiln::nodes::planVae(VaeWork::Decode, automatic, config, 1024, 1024, at::kFloat, full / 2);
+    const auto tight = kiln::pipelines::planVae(VaeWork::Decode, automatic, config, 1024, 1024, at::kFloat, full / 2);
     QVERIFY(tight.tiled);
     QVERIFY(tight.estimated_bytes <= full / 2 / 10 * 9);
     QVERIFY(tight.tile_pixels < 1024 && tight.tile_pixels >= 128);
     QVERIFY(tight.describe().find("tiled decode") != std::string::npos);
     // A larger tile would not have fitted.
-    const kiln::nodes::VaeTilingSettings larger{kiln::VaeTiling::Always, tight.tile_pixels * 2, 64};
+    const kiln::pipelines::VaeTilingSettings larger{kiln::VaeTiling::Always, tight.tile_pixels * 2, 64};
     if (tight.tile_pixels * 2 < 1024)
-      QVERIFY(kiln::nodes::planVae(VaeWork::Decode, larger, config, 1024, 1024, at::kFloat, -1).estimated_bytes >
+      QVERIFY(kiln::pipelines::planVae(VaeWork::Decode, larger, config, 1024, 1024, at::kFloat, -1).estimated_bytes >
               full / 2 / 10 * 9);
-    const kiln::nodes::VaeTilingSettings never{kiln::VaeTiling::Never, 0, 64};
-    QVERIFY(!kiln::nodes::planVae(VaeWork::Decode, never, config, 1024, 1024, at::kFloat, 1).tiled);
-    const kiln::nodes::VaeTilingSettings always{kiln::VaeTiling::Always, 0, 64};
-    const auto forced = kiln::nodes::planVae(VaeWork::Encode, always, config, 1024, 1024, at::kFloat, -1);
+    const kiln::pipelines::VaeTilingSettings never{kiln::VaeTiling::Never, 0, 64};
+    QVERIFY(!kiln::pipelines::planVae(VaeWork::Decode, never, config, 1024, 1024, at::kFloat, 1).tiled);
+    const kiln::pipelines::VaeTilingSettings always{kiln::VaeTiling::Always, 0, 64};
+    const auto forced = kiln::pipelines::planVae(VaeWork::Encode, always, config, 1024, 1024, at::kFloat, -1);
     QVERIFY(forced.tiled);
     QCOMPARE(forced.tile_pixels, int64_t{512});
     QCOMPARE(forced.tile_count, int64_t{9});  // 512-pixel tiles overlapping by 64 over 1024 pixels
-    QVERIFY_THROWS_EXCEPTION(kiln::Error, kiln::nodes::validateTiling({kiln::VaeTiling::Always, 256, 200}));
-    QVERIFY_THROWS_EXCEPTION(kiln::Error, kiln::nodes::validateTiling({kiln::VaeTiling::Always, 32, 0}));
+    QVERIFY_THROWS_EXCEPTION(kiln::Error, kiln::pipelines::validateTiling({kiln::VaeTiling::Always, 256, 200}));
+    QVERIFY_THROWS_EXCEPTION(kiln::Error, kiln::pipelines::validateTiling({kiln::VaeTiling::Always, 32, 0}));
   }
 
   // A full decode planned with memory that is not there runs out, frees what it held, and
@@ -309,7 +309,7 @@ class TestVaeTiling : public QObject {
     at::Tensor image;
     {
       kiln::memory::DeviceScope scope(device);
-      image = kiln::jobs::runVaeStage(kiln::nodes::VaeWork::Decode, p, latent,
+      image = kiln::jobs::runVaeStage(kiln::pipelines::VaeWork::Decode, p, latent,
                                       {tracker, stage, env, device, {kiln::VaeTiling::Auto, 0, 64},
                                        [] { return int64_t{64} << 30; }});  // believes there is plenty
     }
@@ -347,7 +347,7 @@ class TestVaeTiling : public QObject {
     kiln::memory::DeviceScope scope(device);
     bool out_of_memory = false;
     try {
-      (void)kiln::jobs::runVaeStage(kiln::nodes::VaeWork::Decode, p, latent,
+      (void)kiln::jobs::runVaeStage(kiln::pipelines::VaeWork::Decode, p, latent,
                                     {tracker, stage, env, device, {kiln::VaeTiling::Never, 0, 64}, {}});
     } catch (...) {
       out_of_memory = kiln::jobs::isOutOfMemory(std::current_exception());

@@ -14,8 +14,8 @@
 #include "lora/lora_patcher.h"
 #include "lora_files.h"
 #include "memory/memory_pool.h"
-#include "models/video/wan_model.h"
-#include "nodes/wan_lora_targets.h"
+#include "models/wan/wan_model.h"
+#include "pipelines/wan/wan_lora_targets.h"
 #include "tensor_io/wan_key_map.h"
 #include "sampling/flow_match.h"
 #include "ref_tensors.h"
@@ -240,7 +240,7 @@ class TestWanConformance : public QObject {
     const at::Tensor expected = by_hand->forward(latent, t, cond);
     QVERIFY2(maxAbsDiff(expected, original) > 1e-3, "the LoRA changes too little to test");
 
-    kiln::lora::LoraPatcher patcher(kiln::nodes::wanLoraTargets(*model));
+    kiln::lora::LoraPatcher patcher(kiln::pipelines::wanLoraTargets(*model));
     const std::vector<kiln::LoraSpec> stack{{peft, 1.0}, {comfy, 0.8}};
     const auto reports = patcher.apply(stack, kiln::LoraMode::Merge);
     QCOMPARE(reports.size(), std::size_t{2});

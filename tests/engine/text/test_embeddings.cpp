@@ -14,7 +14,7 @@
 #include "kiln/render.h"
 #include "models/text/clip_tokenizer.h"
 #include "models/text/embeddings.h"
-#include "nodes/sd_pipeline.h"
+#include "pipelines/sd/sd_pipeline.h"
 #include "ref_tensors.h"
 
 namespace {
@@ -146,7 +146,7 @@ class TestEmbeddings : public QObject {
     QTemporaryDir folder;
     writeEmbedding(folder.filePath("redstar.safetensors"), {{"emb_params", tokenRows(kSd1, kSd1Token, "red star")}});
     const EmbeddingLibrary library({folder.path().toStdString()});
-    const kiln::nodes::SdPipeline pipe(kiln::models::openCheckpoint(kiln::testing::conformancePath(kSd1)), at::kFloat);
+    const kiln::pipelines::SdPipeline pipe(kiln::models::openCheckpoint(kiln::testing::conformancePath(kSd1)), at::kFloat);
     const auto as_words = pipe.encodeWeighted("a (red star:1.3) on white");
     const auto as_embedding = pipe.encodeWeighted("a (embedding:redstar:1.3) on white", 1, &library);
     QVERIFY(at::equal(as_words.context, as_embedding.context));
@@ -170,7 +170,7 @@ class TestEmbeddings : public QObject {
                                                 "token_embedding.weight", "red star")},
                     {"clip_g", tokenRows(kSdxl, "conditioner.embedders.1.model.token_embedding.weight", "red star")}});
     const EmbeddingLibrary library({folder.path().toStdString()});
-    const kiln::nodes::SdPipeline pipe(kiln::models::openCheckpoint(kiln::testing::conformancePath(kSdxl)), at::kFloat);
+    const kiln::pipelines::SdPipeline pipe(kiln::models::openCheckpoint(kiln::testing::conformancePath(kSdxl)), at::kFloat);
     const auto as_words = pipe.encodeWeighted("a red star");
     const auto as_embedding = pipe.encodeWeighted("a embedding:redstar", 1, &library);
     QVERIFY(at::equal(as_words.context, as_embedding.context));

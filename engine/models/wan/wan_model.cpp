@@ -1,4 +1,4 @@
-#include "models/video/wan_model.h"
+#include "models/wan/wan_model.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -5,11 +5,11 @@
 #pragma once
 
 #include "lora/lora_patcher.h"
-#include "nodes/sd_pipeline.h"
+#include "pipelines/sd/sd_pipeline.h"
 
-namespace kiln::nodes {
+namespace kiln::pipelines {
 
 // The pipeline's UNet and text encoders with every name their weights go by.
 lora::LoraTargets sdLoraTargets(const SdPipeline& pipeline);
 
-}  // namespace kiln::nodes
+}  // namespace kiln::pipelines

@@ -1,4 +1,4 @@
-#include "nodes/sd_pipeline.h"
+#include "pipelines/sd/sd_pipeline.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -9,11 +9,11 @@
 #include "core/data_paths.h"
 #include "core/interrupt.h"
 #include "models/text/prompt_weights.h"
-#include "nodes/sd_lora_targets.h"
+#include "pipelines/sd/sd_lora_targets.h"
 #include "kiln/error.h"
 #include "sampling/denoiser.h"
 
-namespace kiln::nodes {
+namespace kiln::pipelines {
 namespace {
 
 class CfgDenoiser final : public sampling::Denoiser {
@@ -332,9 +332,9 @@ at::Tensor SdPipeline::encode(const at::Tensor& image, const models::LatentTiles
   return codec().encode(image, tiles, progress);
 }
 
-}  // namespace kiln::nodes
+}  // namespace kiln::pipelines
 
-namespace kiln::nodes {
+namespace kiln::pipelines {
 
 std::vector<memory::ComponentInfo> SdPipeline::components() const {
   std::vector<memory::ComponentInfo> out;
@@ -385,4 +385,4 @@ at::Tensor SdPipeline::previewRgb(const at::Tensor& latent) const {
   return (rgb / 2 + 0.5).clamp(0, 1).reshape({latent.size(2), latent.size(3), 3}).contiguous();
 }
 
-}  // namespace kiln::nodes
+}  // namespace kiln::pipelines

@@ -1,4 +1,4 @@
-#include "jobs/loaded_model.h"
+#include "pipelines/common/loaded_model.h"
 
 #include <algorithm>
 #include <exception>
@@ -8,9 +8,9 @@
 #include "memory/device.h"
 #include "tensor_io/safetensors.h"
 
-namespace kiln::jobs {
+namespace kiln::pipelines {
 
-LoadedModel::LoadedModel(std::unique_ptr<pipelines::ModelParts> parts, const memory::Device& device)
+LoadedModel::LoadedModel(std::unique_ptr<ModelParts> parts, const memory::Device& device)
     : parts_(std::move(parts)), device_(device) {
   for (memory::ComponentInfo& c : parts_->components()) {
     lists_.push_back(c.params);
@@ -198,4 +198,4 @@ const std::vector<LoraSpec>& LoadedModel::loras() const noexcept {
   return patcher_ ? patcher_->current() : kNone;
 }
 
-}  // namespace kiln::jobs
+}  // namespace kiln::pipelines

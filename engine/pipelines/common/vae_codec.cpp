@@ -1,8 +1,8 @@
-#include "nodes/vae_codec.h"
+#include "pipelines/common/vae_codec.h"
 
 #include "kiln/error.h"
 
-namespace kiln::nodes {
+namespace kiln::pipelines {
 
 at::Tensor VaeCodec::decode(const at::Tensor& latent, const models::LatentTiles* tiles,
                             const models::TileProgress& progress) const {
@@ -23,4 +23,4 @@ at::Tensor VaeCodec::encode(const at::Tensor& image, const models::LatentTiles* 
   return latent;
 }
 
-}  // namespace kiln::nodes
+}  // namespace kiln::pipelines

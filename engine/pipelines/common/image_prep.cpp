@@ -1,11 +1,11 @@
-#include "nodes/image_prep.h"
+#include "pipelines/common/image_prep.h"
 
 #include <cmath>
 
 #include "kiln/error.h"
 #include "kiln/render.h"
 
-namespace kiln::nodes {
+namespace kiln::pipelines {
 
 void checkImage(const Image& image, const std::string& what) {
   if (image.width <= 0 || image.height <= 0 || image.channels <= 0)
@@ -77,12 +77,12 @@ at::Tensor latentMask(const at::Tensor& mask, int64_t downscale) {
   return at::avg_pool2d(mask, {downscale, downscale}, {downscale, downscale});
 }
 
-}  // namespace kiln::nodes
+}  // namespace kiln::pipelines
 
 namespace kiln {
 
 Image maskFromAlpha(const Image& image) {
-  nodes::checkImage(image, "the image");
+  pipelines::checkImage(image, "the image");
   if (image.channels != 2 && image.channels != 4)
     throw Error(ErrorKind::InvalidArgument, "the image has no alpha channel to take a mask from");
   Image mask;

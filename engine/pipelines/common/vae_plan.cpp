@@ -1,11 +1,11 @@
-#include "nodes/vae_plan.h"
+#include "pipelines/common/vae_plan.h"
 
 #include <algorithm>
 
 #include "kiln/error.h"
 #include "kiln/units.h"
 
-namespace kiln::nodes {
+namespace kiln::pipelines {
 namespace {
 
 constexpr int64_t kDefaultTilePixels = 512;
@@ -81,4 +81,4 @@ VaePlan planVae(VaeWork work, const VaeTilingSettings& settings, const models::V
   return best;
 }
 
-}  // namespace kiln::nodes
+}  // namespace kiln::pipelines

@@ -11,7 +11,7 @@
 #include "kiln/render.h"
 #include "models/vae/vae_tiling.h"
 
-namespace kiln::nodes {
+namespace kiln::pipelines {
 
 enum class VaeWork { Invalid = 0, Decode, Encode };
 
@@ -48,4 +48,4 @@ void validateTiling(const VaeTilingSettings& settings);
 VaePlan planVae(VaeWork work, const VaeTilingSettings& settings, const models::VaeConfig& config,
                 int64_t height, int64_t width, at::ScalarType dtype, int64_t available_bytes);
 
-}  // namespace kiln::nodes
+}  // namespace kiln::pipelines

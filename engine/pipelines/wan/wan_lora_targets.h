@@ -4,12 +4,12 @@
 #pragma once
 
 #include "lora/lora_patcher.h"
-#include "models/dit/wan_transformer.h"
+#include "models/wan/wan_transformer.h"
 
-namespace kiln::nodes {
+namespace kiln::pipelines {
 
 // The transformer (Wan's denoiser) with every name its weights go by. The UMT5 encoder
 // takes no LoRA: Wan LoRAs train the transformer only.
 lora::LoraTargets wanLoraTargets(const models::WanTransformer& transformer);
 
-}  // namespace kiln::nodes
+}  // namespace kiln::pipelines

@@ -1,7 +1,7 @@
 // What every loaded model is to the rest of the engine, whatever its family: named
 // components, each with a role (text encoder, denoiser, VAE) and its parameter list, the
 // files the weights came from, and the names LoRA files give its layers. The model cache
-// holds one type over it (jobs::LoadedModel), which places, offloads, re-places, counts
+// holds one type over it (pipelines::LoadedModel), which places, offloads, re-places, counts
 // and patches every family the same way.
 #pragma once
 

@@ -9,11 +9,11 @@
 #include <string>
 
 #include "models/vae/autoencoder_kl.h"
-#include "nodes/vae_codec.h"
-#include "pipelines/model_parts.h"
+#include "pipelines/common/vae_codec.h"
+#include "pipelines/common/model_parts.h"
 #include "tensor_io/tensor_index.h"
 
-namespace kiln::nodes {
+namespace kiln::pipelines {
 
 class VaeFile final : public pipelines::ModelParts {
  public:
@@ -40,4 +40,4 @@ class VaeFile final : public pipelines::ModelParts {
   std::string name_;
 };
 
-}  // namespace kiln::nodes
+}  // namespace kiln::pipelines

@@ -1,4 +1,4 @@
-#include "nodes/wan_pipeline.h"
+#include "pipelines/wan/wan_pipeline.h"
 
 #include <algorithm>
 #include <cctype>
@@ -11,11 +11,11 @@
 #include "core/json_file.h"
 #include "kiln/error.h"
 #include "models/vae/vae_tiling.h"
-#include "nodes/sd_pipeline.h"
-#include "nodes/wan_lora_targets.h"
+#include "pipelines/sd/sd_pipeline.h"
+#include "pipelines/wan/wan_lora_targets.h"
 #include "tensor_io/safetensors.h"
 
-namespace kiln::nodes {
+namespace kiln::pipelines {
 
 namespace fs = std::filesystem;
 
@@ -296,4 +296,4 @@ std::vector<memory::ComponentInfo> WanPipeline::components() const {
 
 std::optional<lora::LoraTargets> WanPipeline::loraTargets() const { return wanLoraTargets(*transformer_); }
 
-}  // namespace kiln::nodes
+}  // namespace kiln::pipelines

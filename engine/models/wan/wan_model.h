@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "models/dit/wan_transformer.h"
+#include "models/wan/wan_transformer.h"
 #include "models/text/umt5.h"
-#include "models/video/wan_vae.h"
+#include "models/wan/wan_vae.h"
 #include "tensor_io/tensor_index.h"
 
 namespace kiln::models {

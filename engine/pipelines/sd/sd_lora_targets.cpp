@@ -1,4 +1,4 @@
-#include "nodes/sd_lora_targets.h"
+#include "pipelines/sd/sd_lora_targets.h"
 
 #include <algorithm>
 #include <functional>
@@ -6,7 +6,7 @@
 
 #include "tensor_io/key_map.h"
 
-namespace kiln::nodes {
+namespace kiln::pipelines {
 namespace {
 
 using lora::LoraTarget;
@@ -107,4 +107,4 @@ lora::LoraTargets sdLoraTargets(const SdPipeline& pipeline) {
   return out;
 }
 
-}  // namespace kiln::nodes
+}  // namespace kiln::pipelines

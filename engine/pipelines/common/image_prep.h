@@ -9,7 +9,7 @@
 
 #include "kiln/image.h"
 
-namespace kiln::nodes {
+namespace kiln::pipelines {
 
 // Throws kiln::Error(InvalidArgument) naming `what` for an empty or malformed image.
 void checkImage(const Image& image, const std::string& what);
@@ -35,4 +35,4 @@ at::Tensor featherMask(const at::Tensor& mask, int64_t pixels);
 // The share of each latent cell the mask covers: [1, 1, H/f, W/f].
 at::Tensor latentMask(const at::Tensor& mask, int64_t downscale);
 
-}  // namespace kiln::nodes
+}  // namespace kiln::pipelines

@@ -1,4 +1,4 @@
-#include "pipelines/model_parts.h"
+#include "pipelines/common/model_parts.h"
 
 #include "kiln/units.h"
 

@@ -1,5 +1,5 @@
 // A loaded model as the model cache holds it, for every family alike: its components
-// (pipelines::ModelParts) placed on the job's device as the offload settings say,
+// (ModelParts) placed on the job's device as the offload settings say,
 // re-placed when they change, sent back to host memory when the cache needs room, counted
 // as they move, and patched by LoRA stacks through the names the family gives its layers.
 #pragma once
@@ -19,9 +19,9 @@
 #include "lora/lora_patcher.h"
 #include "memory/model_cache.h"
 #include "memory/offload.h"
-#include "pipelines/model_parts.h"
+#include "pipelines/common/model_parts.h"
 
-namespace kiln::jobs {
+namespace kiln::pipelines {
 
 // Hears each placement line as it happens (see ComponentPlacement::apply).
 using PlacementLog = std::function<void(const std::string&)>;
@@ -30,7 +30,7 @@ using PlacementLog = std::function<void(const std::string&)>;
 // the weights.
 class LoadedModel final : public memory::CachedModel {
  public:
-  LoadedModel(std::unique_ptr<pipelines::ModelParts> parts, const memory::Device& device);
+  LoadedModel(std::unique_ptr<ModelParts> parts, const memory::Device& device);
   ~LoadedModel() override;
 
   // The model itself, as its family's type: throws kiln::Error(InvalidArgument) when it is
@@ -40,7 +40,7 @@ class LoadedModel final : public memory::CachedModel {
     if (auto* t = dynamic_cast<T*>(parts_.get())) return *t;
     throw Error(ErrorKind::InvalidArgument, describe() + " is not the kind of model this needs");
   }
-  pipelines::ModelParts& parts() const noexcept { return *parts_; }
+  ModelParts& parts() const noexcept { return *parts_; }
 
   std::string describe() const override { return description_; }
   std::string staleReason() const override;
@@ -103,7 +103,7 @@ class LoadedModel final : public memory::CachedModel {
     LoadedModel* self;
     ~RecountOnExit() { self->recount(); }
   };
-  std::unique_ptr<pipelines::ModelParts> parts_;
+  std::unique_ptr<ModelParts> parts_;
   const memory::Device& device_;
   Placements placements_;
   std::vector<const weights::ParamList*> lists_;  // every component's, in order
@@ -118,4 +118,4 @@ class LoadedModel final : public memory::CachedModel {
   std::vector<std::string> summary_;  // placements_' descriptions, for other threads
 };
 
-}  // namespace kiln::jobs
+}  // namespace kiln::pipelines

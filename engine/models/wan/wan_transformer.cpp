@@ -1,4 +1,4 @@
-#include "models/dit/wan_transformer.h"
+#include "models/wan/wan_transformer.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "nodes/vae_file.h"
+#include "pipelines/common/vae_file.h"
 
 #include <filesystem>
 
@@ -7,7 +7,7 @@
 #include "tensor_io/key_map.h"
 #include "tensor_io/safetensors.h"
 
-namespace kiln::nodes {
+namespace kiln::pipelines {
 namespace {
 
 constexpr const char* kPrefix = "first_stage_model.";
@@ -49,4 +49,4 @@ VaeCodec VaeFile::codec(double scaling_factor) const {
   return {vae_.get(), dtype_, scaling_factor > 0 ? scaling_factor : vae_->config().scaling_factor};
 }
 
-}  // namespace kiln::nodes
+}  // namespace kiln::pipelines

@@ -1,4 +1,4 @@
-#include "models/video/wan_vae.h"
+#include "models/wan/wan_vae.h"
 
 #include <cmath>
 #include <deque>

@@ -1,11 +1,11 @@
-#include "nodes/wan_lora_targets.h"
+#include "pipelines/wan/wan_lora_targets.h"
 
 #include <algorithm>
 #include <unordered_map>
 
 #include "tensor_io/wan_key_map.h"
 
-namespace kiln::nodes {
+namespace kiln::pipelines {
 namespace {
 
 std::string underscored(std::string s) {
@@ -41,4 +41,4 @@ lora::LoraTargets wanLoraTargets(const models::WanTransformer& transformer) {
   return out;
 }
 
-}  // namespace kiln::nodes
+}  // namespace kiln::pipelines

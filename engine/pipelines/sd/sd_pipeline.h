@@ -16,13 +16,13 @@
 #include "models/text/clip_tokenizer.h"
 #include "models/text/embeddings.h"
 #include "models/vae/vae_tiling.h"
-#include "nodes/vae_codec.h"
-#include "pipelines/model_parts.h"
+#include "pipelines/common/vae_codec.h"
+#include "pipelines/common/model_parts.h"
 #include "sampling/steps.h"
 #include "sampling/k_samplers.h"
 #include "sampling/sigmas.h"
 
-namespace kiln::nodes {
+namespace kiln::pipelines {
 
 struct Conditioning {
   at::Tensor context;  // [2, 77, C]: negative, positive (the CFG batch order)
@@ -161,4 +161,4 @@ struct SeededNoise {
 };
 SeededNoise seededNoiseSource(int64_t seed, std::vector<int64_t> shape);
 
-}  // namespace kiln::nodes
+}  // namespace kiln::pipelines

@@ -7,7 +7,7 @@
 #include "models/vae/autoencoder_kl.h"
 #include "models/vae/vae_tiling.h"
 
-namespace kiln::nodes {
+namespace kiln::pipelines {
 
 // The VAE's compute dtype for a model computing in `model_dtype`: fp32 in place of fp16,
 // whose range SD VAEs overflow (SDXL's decoder reaches activations past 65504), as
@@ -31,4 +31,4 @@ struct VaeCodec {
                     const models::TileProgress& progress = {}) const;
 };
 
-}  // namespace kiln::nodes
+}  // namespace kiln::pipelines

@@ -14,11 +14,11 @@
 
 #include "kiln/render.h"
 #include "models/text/t5_tokenizer.h"
-#include "models/video/wan_model.h"
-#include "pipelines/model_parts.h"
+#include "models/wan/wan_model.h"
+#include "pipelines/common/model_parts.h"
 #include "sampling/flow_match.h"
 
-namespace kiln::nodes {
+namespace kiln::pipelines {
 
 // Where a video model's parts are. A diffusers WanPipeline folder holds them all; a
 // single transformer file (ComfyUI's diffusion_models/) finds its VAE and UMT5 encoder
@@ -128,4 +128,4 @@ class WanPipeline final : public pipelines::ModelParts {
   std::vector<std::shared_ptr<tensor_io::SafetensorsFile>> files_;
 };
 
-}  // namespace kiln::nodes
+}  // namespace kiln::pipelines
