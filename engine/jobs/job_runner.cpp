@@ -179,7 +179,7 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   at::set_num_threads(p.threads > 0 ? p.threads
                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   if (p.model_path.empty()) p.model_path = starterModelPath();
-  if (pipelines::isWanModel(p.model_path)) {
+  if (pipelines::familyOf(p.model_path).video) {
     Job video = job;
     video.params.model_path = p.model_path;
     return runVideoJob(video, env, failed_stage);

@@ -1,7 +1,5 @@
 #include "jobs/model_loading.h"
 
-#include <filesystem>
-
 #include "kiln/error.h"
 
 namespace kiln::jobs {
@@ -31,28 +29,9 @@ void checkComputeDtype(at::ScalarType dtype, const memory::Device& device) {
                     " device has no half-precision kernels); choose bf16 (fast on CPUs with AVX-512 BF16) or fp32");
 }
 
-std::string modelKey(const std::string& path, at::ScalarType dtype) {
-  std::error_code ec;
-  const std::filesystem::path p = std::filesystem::weakly_canonical(path, ec);
-  const std::string name = ec ? path : p.string();
-  std::string key = name + "|" + at::toString(dtype);
-  if (std::filesystem::is_regular_file(p, ec)) {
-    key += "|" + std::to_string(std::filesystem::file_size(p, ec));
-    key += "|" + std::to_string(std::filesystem::last_write_time(p, ec).time_since_epoch().count());
-  }
-  return key;
-}
-
-std::string videoModelKey(const pipelines::WanModelPaths& paths, at::ScalarType dtype) {
-  return modelKey(paths.transformer, dtype) + "|" + modelKey(paths.vae, at::kFloat) + "|" +
-         modelKey(paths.text_encoder, dtype);
-}
-
-std::shared_ptr<LoadedModel> loadVideoModel(const pipelines::WanModelPaths& paths, at::ScalarType dtype,
-                                            const memory::Device& device,
-                                            const std::function<void(std::size_t, std::size_t)>& progress) {
-  auto pipeline = std::make_unique<pipelines::WanPipeline>(paths, dtype, dtype == at::kHalf ? at::kFloat : dtype, progress);
-  return std::make_shared<LoadedModel>(std::move(pipeline), device);
+std::shared_ptr<LoadedModel> loadModel(const pipelines::Family& family, const pipelines::ModelRequest& request,
+                                       const memory::Device& device, const pipelines::LoadProgress& progress) {
+  return std::make_shared<LoadedModel>(family.open(request, progress), device);
 }
 
 }  // namespace kiln::jobs

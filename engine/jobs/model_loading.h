@@ -1,5 +1,4 @@
-// How jobs name and load models: the model cache's keys, the compute precision by name,
-// and loading a video model's parts.
+// How jobs load models: the compute precision by name, and a model through its family.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -11,14 +10,12 @@
 #include "pipelines/common/loaded_model.h"
 #include "kiln/render.h"
 #include "memory/device.h"
-#include "pipelines/wan/wan_pipeline.h"
+#include "pipelines/registry.h"
 
 namespace kiln::jobs {
 
 using pipelines::LoadedModel;
-
-// Identifies a model file as loaded: path, size and modification time, dtype.
-std::string modelKey(const std::string& path, at::ScalarType dtype);
+using pipelines::modelKey;
 
 // Compute precision by name ("auto", "fp32", "bf16", "fp16") and back; throws
 // kiln::Error(InvalidArgument) for another name. Auto is fp16 on a CUDA device and the
@@ -30,13 +27,8 @@ const char* computeDtypeName(at::ScalarType dtype);
 // kiln::Error(InvalidArgument) saying what to choose instead.
 void checkComputeDtype(at::ScalarType dtype, const memory::Device& device);
 
-// The model cache's key of a video model: its three parts as loaded.
-std::string videoModelKey(const pipelines::WanModelPaths& paths, at::ScalarType dtype);
-
-// Loads a video model (the VAE in fp32 when the rest is fp16, whose range it needs);
-// progress counts tensors.
-std::shared_ptr<LoadedModel> loadVideoModel(const pipelines::WanModelPaths& paths, at::ScalarType dtype,
-                                            const memory::Device& device,
-                                            const std::function<void(std::size_t, std::size_t)>& progress);
+// Loads the model `request` names through its family (the request resolved already).
+std::shared_ptr<LoadedModel> loadModel(const pipelines::Family& family, const pipelines::ModelRequest& request,
+                                       const memory::Device& device, const pipelines::LoadProgress& progress);
 
 }  // namespace kiln::jobs

@@ -44,15 +44,17 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   if (p.flow_shift < 0.0) throw Error(ErrorKind::InvalidArgument, "the flow shift must be positive (0: the model's)");
   const sampling::FlowSolver solver = sampling::flowSolverNamed(p.sampler);
 
-  const pipelines::WanModelPaths paths = pipelines::resolveWanModel(p.model_path, p.vae_path, p.text_encoder_path);
-  const std::string cache_key = videoModelKey(paths, dtype);
+  const pipelines::Family& family = pipelines::familyOf(p.model_path);
+  const pipelines::ModelRequest request = family.resolve({p.model_path, p.vae_path, p.text_encoder_path, dtype});
+  const pipelines::WanModelPaths paths{request.path, request.vae_path, request.text_encoder_path, {}};
+  const std::string cache_key = family.cacheKey(request);
   const bool cached = env.cache && env.cache->contains(cache_key);
 
   const std::string& out = job.output_path;
   const bool video_out = !out.empty() && videoFormatFor(out) != VideoFormat::Invalid;
   const bool image_out = !out.empty() && !video_out;
   JobResult result;
-  result.model_family = "wan21";
+  result.model_family = family.name;
   if (p.frames < 0) throw Error(ErrorKind::InvalidArgument, "frames must be 1 or more (0: the model's default)");
   int64_t frames = p.frames > 0 ? p.frames : (image_out ? 1 : kDefaultFrames);
   if (image_out && frames > 1)
@@ -109,7 +111,7 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   settings.solver = solver;
 
   // The plan: every stage with its unit and size, before any runs.
-  ProgressTracker tracker(env, {StageKind::Invalid, "wan21", static_cast<int64_t>(p.width) * p.height * frames,
+  ProgressTracker tracker(env, {StageKind::Invalid, family.name, static_cast<int64_t>(p.width) * p.height * frames,
                                 computeDtypeName(dtype)});
   const int load = lease ? -1 : tracker.add(StageKind::LoadModel, "Loading model", "tensors", tensors, -1, tensors);
   const int encode = tracker.add(StageKind::EncodePrompt, "Encoding prompt", "prompts", 2, -1, 2);
@@ -137,7 +139,7 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     if (!lease) {
       const auto loadModel = [&] {
         tracker.start(load);
-        auto loaded = loadVideoModel(paths, dtype, device, [&](std::size_t done, std::size_t total) {
+        auto loaded = jobs::loadModel(family, request, device, [&](std::size_t done, std::size_t total) {
           tracker.progress(load, static_cast<int64_t>(done), static_cast<int64_t>(total));
         });
         tracker.finish(load);

@@ -32,29 +32,30 @@ std::vector<Image> framesOf(const ImageValue& v) {
 
 }  // namespace
 
-bool isVideoRef(const ModelRef& ref) { return ref.family == "wan21"; }
-
 graph::NodeOutputs loadVideoModelOutputs(NodeCall& c, const std::string& path, const std::string& vae,
                                          const std::string& text_encoder, const std::string& dtype, double shift) {
   if (path.empty()) throw Error(ErrorKind::InvalidArgument, "LoadVideoModel needs a model");
-  const pipelines::WanModelPaths paths = pipelines::resolveWanModel(path, vae, text_encoder);
+  const pipelines::Family& family = pipelines::familyOf(path);
+  std::error_code ec;
+  if (!family.video && std::filesystem::exists(path, ec))
+    throw Error(ErrorKind::InvalidArgument, "'" + path + "' is an image model; LoadVideoModel loads video models "
+                                            "(Wan 2.1); load it with LoadCheckpoint");
+  const pipelines::ModelRequest request =
+      family.resolve({path, vae, text_encoder, computeScalarType(dtype, c.run.device)});
   ModelRef ref;
-  ref.path = paths.transformer;
-  ref.vae_path = paths.vae;
-  ref.text_encoder_path = paths.text_encoder;
-  ref.dtype = computeScalarType(dtype, c.run.device);
+  ref.path = request.path;
+  ref.vae_path = request.vae_path;
+  ref.text_encoder_path = request.text_encoder_path;
+  ref.dtype = request.dtype;
   checkComputeDtype(ref.dtype, c.run.device);
-  ref.key = videoModelKey(paths, ref.dtype);
-  ref.family = "wan21";
+  ref.key = family.cacheKey(request);
+  ref.video = true;
   ref.flow_shift = shift;
-  const pipelines::WanPipeline& pipe =
-      c.run
-          .videoModel(ref, WorkflowRun::Part::Vae, {},
-                      [&c](std::size_t done, std::size_t total) {
-                        if (c.stage >= 0)
-                          c.run.tracker.progress(c.stage, static_cast<int64_t>(done), static_cast<int64_t>(total));
-                      })
-          .as<pipelines::WanPipeline>();
+  const LoadedModel& model = c.run.videoModel(ref, WorkflowRun::Part::Vae, {}, [&c](std::size_t done, std::size_t total) {
+    if (c.stage >= 0) c.run.tracker.progress(c.stage, static_cast<int64_t>(done), static_cast<int64_t>(total));
+  });
+  const pipelines::WanPipeline& pipe = model.as<pipelines::WanPipeline>();
+  ref.family = pipe.kindName();
   ref.name = pipe.displayName();
   for (const auto& n : pipe.notes()) c.run.env.emit(logEvent(n));
   c.run.result.model_family = ref.family;

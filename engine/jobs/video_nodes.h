@@ -7,7 +7,6 @@
 
 namespace kiln::jobs {
 
-bool isVideoRef(const ModelRef& ref);
 
 NodeDefinition loadVideoModel();
 // A video model's MODEL, CLIP and VAE outputs, loaded (LoadVideoModel, and LoadCheckpoint

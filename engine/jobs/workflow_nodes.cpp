@@ -54,14 +54,6 @@ int64_t modelFileBytes(const std::string& path) {
   return bytes;
 }
 
-std::unique_ptr<pipelines::SdPipeline> loadPipeline(const std::string& path, at::ScalarType dtype,
-                                                const pipelines::SdPipeline::LoadProgress& progress) {
-  core::checkInterrupt();
-  models::Checkpoint checkpoint = models::openCheckpoint(path);
-  core::checkInterrupt();
-  return std::make_unique<pipelines::SdPipeline>(std::move(checkpoint), dtype, progress);
-}
-
 int64_t tensorBytes(const at::Tensor& t) { return t.defined() ? static_cast<int64_t>(t.nbytes()) : 0; }
 
 at::Tensor toHost(const memory::Device& device, const at::Tensor& t) { return t.defined() ? device.download(t) : t; }
@@ -113,7 +105,7 @@ NodeDefinition loadCheckpoint() {
     }
   };
   d.run = [](NodeCall& c) {
-    if (const std::string path = resolveModelPath(c.stringParam("ckpt_name")); pipelines::isWanModel(path)) {
+    if (const std::string path = resolveModelPath(c.stringParam("ckpt_name")); pipelines::familyOf(path).video) {
       // A video model picked where a checkpoint goes (the generate panel's model): it
       // loads as LoadVideoModel would, and the template renders stills with it.
       if (c.stringParam("prediction") != "auto" || c.stringParam("zero_terminal_snr") != "auto")
@@ -134,10 +126,7 @@ NodeDefinition loadCheckpoint() {
     const auto progress = [&c](std::size_t done, std::size_t total) {
       c.run.tracker.progress(c.stage, static_cast<int64_t>(done), static_cast<int64_t>(total));
     };
-    const pipelines::SdPipeline& pipe = run.acquire(ref.key, [&] {
-                                         return std::make_shared<LoadedModel>(loadPipeline(ref.path, ref.dtype, progress),
-                                                                              run.device);
-                                       }).as<pipelines::SdPipeline>();
+    const pipelines::SdPipeline& pipe = run.load(ref, progress).as<pipelines::SdPipeline>();
     ref.name = pipe.checkpoint().display_name;
     ref.family = models::familyName(pipe.spec().family);
     run.result.model_family = ref.family;
@@ -271,7 +260,7 @@ NodeDefinition textEncode() {
   d.units = [](const graph::PlannedNode&) { return int64_t{1}; };
   d.run = [](NodeCall& c) {
     const ModelRef& ref = c.input<ModelRef>("clip");
-    if (isVideoRef(ref)) return encodeVideoPrompt(c);
+    if (ref.video) return encodeVideoPrompt(c);
     LoadedModel& model = c.run.prepare(ref, WorkflowRun::Part::Text,
                                          [](const pipelines::SdPipeline& p) { return p.encodingWorkingBytes(); });
     ConditioningValue v;
@@ -343,7 +332,7 @@ NodeDefinition sampler() {
   };
   d.run = [](NodeCall& c) {
     const ModelRef& ref = c.input<ModelRef>("model");
-    if (isVideoRef(ref)) return sampleVideo(c);
+    if (ref.video) return sampleVideo(c);
     const auto& pos = c.input<ConditioningValue>("positive");
     const auto& neg = c.input<ConditioningValue>("negative");
     const LatentValue& latent = c.input<LatentValue>("latent_image");
@@ -474,7 +463,7 @@ NodeDefinition vaeDecode() {
   d.unit = "tile passes";
   d.run = [](NodeCall& c) {
     const LatentValue& latent = c.input<LatentValue>("samples");
-    if (isVideoRef(c.input<ModelRef>("vae"))) return decodeVideo(c);
+    if (c.input<ModelRef>("vae").video) return decodeVideo(c);
     if ((latent.empty && latent.empty->frames > 0) || (!latent.empty && latent.samples.dim() != 4))
       throw Error(ErrorKind::InvalidArgument, "an image VAE decodes an image latent; a video latent needs its video "
                                               "model's VAE");
@@ -693,25 +682,27 @@ LoadedModel& WorkflowRun::acquire(const std::string& key, const std::function<st
   return *(uncached[key] = load());
 }
 
+LoadedModel& WorkflowRun::load(const ModelRef& ref, const pipelines::LoadProgress& progress) {
+  return acquire(ref.key, [&] {
+    const pipelines::ModelRequest request{ref.path, ref.vae_path, ref.text_encoder_path, ref.dtype};
+    return loadModel(pipelines::familyOf(ref.path), request, device, progress);
+  });
+}
+
 LoadedModel& WorkflowRun::model(const ModelRef& ref) {
-  if (isVideoRef(ref) || ref.vae_file)
+  if (ref.video || ref.vae_file)
     throw Error(ErrorKind::InvalidArgument, "'" + ref.path + "' is " +
                                                 (ref.vae_file ? "a VAE file" : "a video model") +
                                                 "; this node needs an image model's part (LoadCheckpoint)");
   // Its LoadCheckpoint's result came from the node cache and the model cache holds it.
-  return acquire(ref.key,
-                 [&] { return std::make_shared<LoadedModel>(loadPipeline(ref.path, ref.dtype, {}), device); });
+  return load(ref);
 }
 
 LoadedModel& WorkflowRun::videoModel(const ModelRef& ref, Part part,
                                      const std::function<int64_t(const pipelines::WanPipeline&)>& working,
                                      const std::function<void(std::size_t, std::size_t)>& progress) {
-  if (!isVideoRef(ref)) throw Error(ErrorKind::InvalidArgument, "'" + ref.path + "' is not a video model");
-  LoadedModel& found = acquire(ref.key, [&] {
-    const pipelines::WanModelPaths paths{ref.path, ref.vae_path, ref.text_encoder_path,
-                                     models::findT5TokenizerModel(ref.text_encoder_path)};
-    return loadVideoModel(paths, ref.dtype, device, progress);
-  });
+  if (!ref.video) throw Error(ErrorKind::InvalidArgument, "'" + ref.path + "' is not a video model");
+  LoadedModel& found = load(ref, progress);
   applyLoras(found, ref, part);
   if (device.isAccelerator())
     placeModel(found, env, device,

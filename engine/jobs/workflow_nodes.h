@@ -22,6 +22,7 @@
 #include "kiln/engine.h"
 #include "pipelines/sd/sd_pipeline.h"
 #include "pipelines/common/vae_plan.h"
+#include "pipelines/wan/wan_pipeline.h"
 
 namespace kiln::jobs {
 
@@ -32,7 +33,8 @@ struct ModelRef {
   std::string path;  // the checkpoint file
   at::ScalarType dtype = at::kFloat;
   std::string name;    // display name, for the A1111 parameters
-  std::string family;  // "sd1", "sd2", "sdxl", "sdxl_refiner", "wan21" (a video model)
+  std::string family;  // the loaded model's kind ("sd1", "sdxl", "wan21"), for timings and the A1111 text
+  bool video = false;  // a video model's (its family renders frames)
   std::vector<LoraSpec> loras;
   LoraMode lora_mode = LoraMode::Auto;
   bool vae_file = false;  // a VAE of its own (LoadVAE), not a checkpoint
@@ -107,7 +109,10 @@ struct WorkflowRun {
   // The model of cache key `key`: one this run holds already, else the cache's (which
   // calls `load` when it has none), else `load`'s for this run only.
   LoadedModel& acquire(const std::string& key, const std::function<std::shared_ptr<LoadedModel>()>& load);
-  // The loaded image model behind `ref`, taken from the cache (which loads it when needed).
+  // The model behind `ref`, held by this run, else taken from the cache, else loaded
+  // through its family (the registry's); `progress` reports loading.
+  LoadedModel& load(const ModelRef& ref, const pipelines::LoadProgress& progress = {});
+  // The loaded image model behind `ref`.
   LoadedModel& model(const ModelRef& ref);
   // The part of a model a node uses: its denoiser, its text encoders or its VAE.
   enum class Part { Unet, Text, Vae };

@@ -553,7 +553,9 @@ class TestVideoJob : public QObject {
   // threshold, the transformer as the settings say; a user's own choice wins.
   void videoPlacementDefaults() {
     kiln::memory::SimulatedDevice device(int64_t{256} << 20);
-    auto model = kiln::jobs::loadVideoModel(kiln::pipelines::resolveWanModel(model_.folder), at::kFloat, device, {});
+    const auto& family = kiln::pipelines::familyOf(model_.folder);
+    QVERIFY(family.video);
+    auto model = kiln::jobs::loadModel(family, family.resolve({model_.folder, {}, {}, at::kFloat}), device, {});
     kiln::memory::OffloadSettings settings;
     settings.vae_resident_threshold_bytes = 1024;  // the tiny VAE counts as large
     model->place(settings, 0);

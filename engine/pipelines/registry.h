@@ -1,0 +1,54 @@
+// The model families Kiln loads, each registered once (registry.cpp) as {detect, resolve,
+// cacheKey, open}: loading a file asks the registry which family it is, and nothing
+// outside a family's own folder names one.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pipelines/common/model_parts.h"
+
+namespace kiln::pipelines {
+
+// A model as asked for: the file or folder picked, the parts beside it when given (a lone
+// video transformer's VAE and text encoder; empty: found beside it), the precision.
+struct ModelRequest {
+  std::string path;
+  std::string vae_path, text_encoder_path;
+  at::ScalarType dtype = at::kFloat;
+};
+
+// Bytes or tensors read so far, of all.
+using LoadProgress = std::function<void(std::size_t done, std::size_t total)>;
+
+struct Family {
+  std::string name;  // for logs only ("sd", "wan21")
+  // It renders frames over time (a video model); pictures are one-frame videos.
+  bool video = false;
+  // Whether `path` holds a model of this family: configs and headers only, false for
+  // anything unreadable.
+  std::function<bool(const std::string& path)> detect;
+  // The request with every part found (throws kiln::Error(FileNotFound) naming a part
+  // it could not find and where it looked).
+  std::function<ModelRequest(const ModelRequest&)> resolve;
+  // The model cache's key of a resolved request: each part's file as it is on disk.
+  std::function<std::string(const ModelRequest&)> cacheKey;
+  // Loads a resolved request (kiln::Error for a bad file).
+  std::function<std::unique_ptr<ModelParts>(const ModelRequest&, const LoadProgress&)> open;
+};
+
+// Every family, in the order they are asked; the last (SD) takes what no other claims,
+// and its loader says what is wrong with a file that is no model.
+const std::vector<Family>& families();
+const Family& familyOf(const std::string& path);
+
+// A file or folder as loaded: its canonical path, size and modification time, and the
+// precision, for cache keys.
+std::string modelKey(const std::string& path, at::ScalarType dtype);
+
+}  // namespace kiln::pipelines
