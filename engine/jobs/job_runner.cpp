@@ -21,6 +21,7 @@
 #include "memory/device.h"
 #include "memory/model_cache.h"
 #include "jobs/stage_timings.h"
+#include "kiln/render_workflow.h"
 #include "kiln/units.h"
 #include "pipelines/sd/sd_pipeline.h"
 
@@ -171,6 +172,16 @@ void validateJob(const Job& job) {
                 "the mask feather must be between 0 and 256 pixels, got " + std::to_string(p.mask_feather));
   if (job.batch < 1 || job.batch > 1000)
     throw Error(ErrorKind::InvalidArgument, "a batch has 1 to 1000 images, got " + std::to_string(job.batch));
+}
+
+std::string drawingWorkflow(const RenderParams& asked, const RenderParams& image) {
+  RenderParams w = image;
+  w.model_path = asked.model_path;  // the starter model stays "the starter model"
+  try {
+    return workflowToJson(renderWorkflow(w));
+  } catch (const Error&) {
+    return {};
+  }
 }
 
 JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
@@ -394,6 +405,8 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
       Image image = toImage(decoded);
       bytes.add(static_cast<int64_t>(image.pixels.size() * sizeof(float)));
       image.text["parameters"] = formatA1111Parameters(pi, sampling::a1111SamplerName(sampler_kind, schedule), model_name);
+      if (std::string workflow = drawingWorkflow(job.params, pi); !workflow.empty())
+        image.text["kiln_workflow"] = std::move(workflow);
       tracker.finish(decode[static_cast<std::size_t>(i)]);
 
       if (save) {

@@ -91,6 +91,10 @@ std::string saveNewImage(const std::string& dir, const std::string& prefix, int&
 // `working_bytes` of work, then places the model (nothing on the CPU).
 void placeModel(LoadedModel& model, RunEnvironment& env, memory::Device& device, int64_t working_bytes);
 
+// The workflow (JSON) that draws `image`, one picture of the render asked with `asked`,
+// for the picture to carry; empty where a workflow cannot hold its settings yet.
+std::string drawingWorkflow(const RenderParams& asked, const RenderParams& image);
+
 // A Log event carrying `message` (shown to the user as it is).
 Event logEvent(std::string message);
 

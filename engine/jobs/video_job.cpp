@@ -204,6 +204,12 @@ JobResult runVideoJob(const Job& job, RunEnvironment& env, int* failed_stage) {
     result.fps = p.fps;
     Image first = result.frames.front();
     first.text["parameters"] = parameters;
+    if (frames == 1) {
+      RenderParams still = p;
+      still.frames = 1;
+      if (std::string workflow = drawingWorkflow(job.params, still); !workflow.empty())
+        first.text["kiln_workflow"] = std::move(workflow);
+    }
     if (save >= 0) {
       tracker.start(save);
       if (video_out) {

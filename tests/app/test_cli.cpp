@@ -610,7 +610,22 @@ class TestCli : public QObject {
     const QString plain = dir_.filePath("plain-for-run.png");
     QVERIFY(runCli({"render", "--model", model, "--prompt", "x", "--steps", "1", "--width", "64", "--height", "64",
                     "--out", plain}).exit_code == 0);
-    const CliRun np = runCli({"run", plain, "--out", out});
+    // A rendered picture carries the workflow that draws it: run, it draws the same pixels
+    // and the same parameters text.
+    const kiln::Image rendered = kiln::readImage(plain.toStdString());
+    QVERIFY(rendered.text.count("kiln_workflow"));
+    const QString redraw_dir = dir_.filePath("redraw");
+    const CliRun redraw = runCli({"run", plain, "--out", redraw_dir});
+    QVERIFY2(redraw.exit_code == 0, qPrintable(redraw.err));
+    const kiln::Image redrawn = kiln::readImage(redraw.out.trimmed().toStdString());
+    QCOMPARE(redrawn.pixels, rendered.pixels);
+    QCOMPARE(redrawn.text.at("parameters"), rendered.text.at("parameters"));
+    // A picture without a workflow says so.
+    kiln::Image bare = rendered;
+    bare.text.clear();
+    const QString bare_png = dir_.filePath("bare.png");
+    kiln::writeImage(bare_png.toStdString(), bare);
+    const CliRun np = runCli({"run", bare_png, "--out", out});
     QCOMPARE(np.exit_code, 1);
     QVERIFY2(np.err.contains("holds no Kiln or ComfyUI workflow"), qPrintable(np.err));
     const CliRun nj = runCli({"validate", dir_.filePath("missing.json")});

@@ -14,6 +14,7 @@
 #include "kiln/engine.h"
 #include "kiln/error.h"
 #include "kiln/render.h"
+#include "kiln/render_workflow.h"
 #include "kiln/video_io.h"
 #include "kiln/workflow.h"
 #include "jobs/model_loading.h"
@@ -576,6 +577,62 @@ class TestVideoJob : public QObject {
     QCOMPARE(p[2]->decision().mode, kiln::memory::OffloadMode::None);
     model->offload();
     QCOMPARE(model->deviceBytes(), int64_t{0});
+  }
+
+  // A render's picture carries the workflow that draws it: that workflow, run on the
+  // engine as the app and `kiln-cli run` run it, draws the same pixels and the same A1111
+  // text, for SD 1.x, SDXL (with a LoRA) and a Wan still.
+  void renderedPicturesCarryTheirWorkflow_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("sampler");
+    QTest::addColumn<bool>("lora");
+    QTest::newRow("sd1") << QString::fromStdString(sd1Tiny()) << "euler" << false;
+    QTest::newRow("sdxl-lora") << QString::fromStdString(kiln::testing::conformancePath("sd-tiny-1234/sdxl/sdxl_tiny_ldm.safetensors"))
+                               << "dpmpp_2m" << true;
+    QTest::newRow("wan-still") << QString() << "uni_pc" << false;
+  }
+  void renderedPicturesCarryTheirWorkflow() {
+    QFETCH(QString, model);
+    QFETCH(QString, sampler);
+    QFETCH(bool, lora);
+    kiln::RenderParams p = tinyVideo(model.isEmpty() ? model_.folder : model.toStdString(), 1);
+    p.sampler = sampler.toStdString();
+    p.width = p.height = 64;
+    p.frames = model.isEmpty() ? 1 : 0;  // a Wan render without a file: one frame
+    if (lora) {
+      // A LoRA on the first down block's first attention's query, in kohya's names.
+      const auto file = kiln::tensor_io::SafetensorsFile::open(p.model_path);
+      for (const auto& info : file->tensors())
+        if (info.name.ends_with("attn1.to_q.weight") && info.name.find("input_blocks") != std::string::npos) {
+          std::string module = info.name.substr(std::string("model.diffusion_model.").size());
+          module = module.substr(0, module.size() - std::string(".weight").size());
+          std::replace(module.begin(), module.end(), '.', '_');
+          const int64_t out = info.shape[0], in = info.shape[1];
+          const std::string path = dir_.filePath("sdxl_lora.safetensors").toStdString();
+          at::manual_seed(3);
+          kiln::testing::writeTensors(path, {{"lora_unet_" + module + ".lora_down.weight", at::randn({2, in}) * 0.3},
+                                             {"lora_unet_" + module + ".lora_up.weight", at::randn({out, 2}) * 0.3}});
+          p.loras.push_back({path, 0.8, 1.0, {}});
+          break;
+        }
+      QCOMPARE(p.loras.size(), std::size_t{1});
+    }
+    const kiln::RenderResult r = kiln::render(p);
+    QVERIFY(r.image.text.count("kiln_workflow"));
+    const kiln::Workflow carried = kiln::parseWorkflow(r.image.text.at("kiln_workflow"));
+    QCOMPARE(carried.node("model")->params.at("ckpt_name"), kiln::ParamValue(p.model_path));
+    SimEngine sim("cpu", 1);
+    kiln::Workflow w = carried;
+    w.node("save")->type = "PreviewImage";  // no file writer here
+    w.node("save")->params.clear();
+    kiln::Job job;
+    job.workflow = std::make_shared<const kiln::Workflow>(w);
+    const kiln::Event end = sim.run(job);
+    QVERIFY2(end.type == kiln::EventType::JobFinished, end.message.c_str());
+    const kiln::Image& drawn = end.outputs.at(0);
+    QCOMPARE(drawn.width, r.image.width);
+    QVERIFY2(samePixels(drawn, r.image), qPrintable(QString::number(meanAbsDiff(drawn, r.image))));
+    QCOMPARE(drawn.text.at("parameters"), r.image.text.at("parameters"));
   }
 
   // A Wan LoRA (diffusers/PEFT names on the transformer) through the render API and
