@@ -96,17 +96,32 @@ void LoraPatcher::forgetFilesOutside(const std::map<std::string, std::shared_ptr
   for (auto it = files_.begin(); it != files_.end();) it = stack.count(it->first) ? std::next(it) : files_.erase(it);
 }
 
+// What a stack does to which weights, read and checked before any weight changes.
+struct LoraPatcher::StackPlan {
+  std::vector<LoraReport> reports;
+  std::map<at::Tensor*, std::vector<Contribution>> parts;  // merge: what lands on each weight
+  std::map<at::Tensor*, std::string> signatures;           // which files at which strengths
+  std::map<std::string, std::shared_ptr<const LoraFile>> used;
+};
+
 std::vector<LoraReport> LoraPatcher::apply(const std::vector<LoraSpec>& stack, LoraMode mode) {
   if (mode != LoraMode::Merge && mode != LoraMode::Hook)
     throw Error(ErrorKind::InvalidArgument, std::string("LoRA mode must be merge or hook here, got ") + loraModeName(mode));
   last_rebuilt_ = 0;
-  std::vector<LoraReport> reports;
-  std::map<at::Tensor*, std::vector<Contribution>> plan;
-  std::map<at::Tensor*, std::string> signatures;
-  std::vector<std::string> mismatches;
-  std::map<std::string, std::shared_ptr<const LoraFile>> used;
+  StackPlan p = plan(stack, mode);
+  if (mode == LoraMode::Hook) {
+    applyHooks(stack, p);
+  } else {
+    applyMerged(p);
+  }
+  current_ = stack;
+  forgetFilesOutside(p.used);
+  return std::move(p.reports);
+}
 
-  // Read and check everything before any weight changes.
+LoraPatcher::StackPlan LoraPatcher::plan(const std::vector<LoraSpec>& stack, LoraMode mode) {
+  StackPlan p;
+  std::vector<std::string> mismatches;
   for (const LoraSpec& spec : stack) {
     for (double s : {spec.unet_strength, spec.text_strength})
       if (!std::isfinite(s))
@@ -115,7 +130,7 @@ std::vector<LoraReport> LoraPatcher::apply(const std::vector<LoraSpec>& stack, L
       throw Error(ErrorKind::InvalidArgument, "LoRA '" + spec.path +
                                                   "' changes strength over the steps, which needs hook mode, not merge");
     const std::shared_ptr<const LoraFile> file = load(spec.path);
-    used[spec.path] = file;
+    p.used[spec.path] = file;
     const std::string stamp = files_.at(spec.path).first;
     LoraReport report;
     report.path = spec.path;
@@ -150,8 +165,9 @@ std::vector<LoraReport> LoraPatcher::apply(const std::vector<LoraSpec>& stack, L
           continue;
         }
         if (strength == 0) continue;  // costs nothing
-        plan[target].push_back(c);
-        signatures[target] += spec.path + "|" + stamp + "|" + m.file_name + (c.bias ? "|b|" : "|w|") + strengthText(strength) + ";";
+        p.parts[target].push_back(c);
+        p.signatures[target] +=
+            spec.path + "|" + stamp + "|" + m.file_name + (c.bias ? "|b|" : "|w|") + strengthText(strength) + ";";
       }
     }
     if (report.applied == 0) {
@@ -162,50 +178,50 @@ std::vector<LoraReport> LoraPatcher::apply(const std::vector<LoraSpec>& stack, L
                   "no module of LoRA '" + spec.path + "' fits this " + model_.model_name +
                       " model's weights (first: " + names + "); it was probably made for another architecture");
     }
-    reports.push_back(std::move(report));
+    p.reports.push_back(std::move(report));
   }
   if (!mismatches.empty()) {
     std::string text = "LoRA shapes do not fit this model:";
     for (const auto& m : mismatches) text += "\n  " + m;
     throw Error(ErrorKind::ShapeMismatch, text);
   }
+  return p;
+}
 
-  if (mode == LoraMode::Hook) {
-    // Originals back in place, then a hook per patched layer.
-    auto adapters = std::make_unique<LoraAdapters>();
-    for (const LoraSpec& spec : stack) {
-      const auto& file = used.at(spec.path);
-      const bool keyed = std::any_of(spec.keyframes.begin(), spec.keyframes.end(),
-                                     [](const LoraKeyframe& k) { return k.strength != 0; });
-      for (const LoraModule& m : file->modules) {
-        const LoraTarget* t = model_.targets.find(m.name);
-        if (!t) continue;
-        if ((t->text ? spec.text_strength : spec.unet_strength) == 0 && (t->text || !keyed)) continue;
-        Adapter a = makeAdapter(m, targetShape(*t->weight, t->rows));
-        a.row_offset = t->row_offset;
-        a.rows = t->rows;
-        a.text = t->text;
-        a.text_strength = spec.text_strength;
-        a.spec = spec;
-        adapters->add(t->weight, std::move(a));
-      }
+void LoraPatcher::applyHooks(const std::vector<LoraSpec>& stack, const StackPlan& p) {
+  // Originals back in place, then a hook per patched layer.
+  auto adapters = std::make_unique<LoraAdapters>();
+  for (const LoraSpec& spec : stack) {
+    const auto& file = p.used.at(spec.path);
+    const bool keyed = std::any_of(spec.keyframes.begin(), spec.keyframes.end(),
+                                   [](const LoraKeyframe& k) { return k.strength != 0; });
+    for (const LoraModule& m : file->modules) {
+      const LoraTarget* t = model_.targets.find(m.name);
+      if (!t) continue;
+      if ((t->text ? spec.text_strength : spec.unet_strength) == 0 && (t->text || !keyed)) continue;
+      Adapter a = makeAdapter(m, targetShape(*t->weight, t->rows));
+      a.row_offset = t->row_offset;
+      a.rows = t->rows;
+      a.text = t->text;
+      a.text_strength = spec.text_strength;
+      a.spec = spec;
+      adapters->add(t->weight, std::move(a));
     }
-    for (auto& [target, p] : patched_) *target = p.original;
-    last_rebuilt_ = static_cast<int64_t>(patched_.size());
-    patched_.clear();
-    setAdapters(std::move(adapters));
-    current_ = stack;
-    mode_ = mode;
-    forgetFilesOutside(used);
-    return reports;
   }
+  for (auto& [target, patched] : patched_) *target = patched.original;
+  last_rebuilt_ = static_cast<int64_t>(patched_.size());
+  patched_.clear();
+  setAdapters(std::move(adapters));
+  mode_ = LoraMode::Hook;
+}
+
+void LoraPatcher::applyMerged(const StackPlan& p) {
   setAdapters(nullptr);
   mode_ = LoraMode::Merge;
-
   // Rebuild what changed; on any failure put every original back.
   try {
     for (auto it = patched_.begin(); it != patched_.end();) {
-      if (plan.count(it->first) != 0) {
+      if (p.parts.count(it->first) != 0) {
         ++it;
         continue;
       }
@@ -213,8 +229,8 @@ std::vector<LoraReport> LoraPatcher::apply(const std::vector<LoraSpec>& stack, L
       it = patched_.erase(it);
       ++last_rebuilt_;
     }
-    for (const auto& [target, parts] : plan) {
-      const std::string& signature = signatures[target];
+    for (const auto& [target, parts] : p.parts) {
+      const std::string& signature = p.signatures.at(target);
       auto it = patched_.find(target);
       if (it != patched_.end() && it->second.signature == signature) continue;
       const at::Tensor original = it != patched_.end() ? it->second.original : *target;
@@ -234,9 +250,6 @@ std::vector<LoraReport> LoraPatcher::apply(const std::vector<LoraSpec>& stack, L
     restore();
     throw;
   }
-  current_ = stack;
-  forgetFilesOutside(used);
-  return reports;
 }
 
 void LoraPatcher::restore() {

@@ -98,6 +98,11 @@ class LoraPatcher {
     at::Tensor original;
     std::string signature;  // which files at which strengths made the current tensor
   };
+  struct StackPlan;  // what a stack does to which weights (lora_patcher.cpp)
+  // Reads and checks every file of the stack; throws as apply() says, nothing changed.
+  StackPlan plan(const std::vector<LoraSpec>& stack, LoraMode mode);
+  void applyHooks(const std::vector<LoraSpec>& stack, const StackPlan& plan);
+  void applyMerged(const StackPlan& plan);  // on failure every original is put back
   std::shared_ptr<const LoraFile> load(const std::string& path);
   void forgetFilesOutside(const std::map<std::string, std::shared_ptr<const LoraFile>>& stack);
   void setAdapters(std::unique_ptr<LoraAdapters> adapters);
