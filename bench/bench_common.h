@@ -16,7 +16,8 @@
 namespace kiln::bench {
 
 struct UNetBenchArgs {
-  std::string model = std::string(KILN_SHARED_DIR) + "/conformance/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors";
+  std::string model =
+      std::string(KILN_SHARED_DIR) + "/conformance/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors";
   int steps = 10, width = 256, height = 256;
   at::ScalarType dtype = at::kFloat;
 };
@@ -47,12 +48,14 @@ struct UNetBench {
         sizes(kiln::pipelines::SizeConditioning::forImage(args.height, args.width)) {
     at::set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
     const int64_t f = pipe.spec().vae.downscale();
-    noise = kiln::pipelines::seededNoise(1, {1, pipe.spec().unet.in_channels, args.height / f, args.width / f});
+    noise = kiln::pipelines::seededNoise(
+        1, {1, pipe.spec().unet.in_channels, args.height / f, args.width / f});
     in.latent = at::cat({noise, noise}, 0);
     in.timesteps = at::full({2}, 500.0f);
     in.context = cond.context;
     if (pipe.spec().unet.adm_in_channels > 0)
-      in.y = pipe.unet().timeIdConditioning(cond.pooled, kiln::pipelines::SdPipeline::timeIds(sizes));
+      in.y =
+          pipe.unet().timeIdConditioning(cond.pooled, kiln::pipelines::SdPipeline::timeIds(sizes));
   }
 
   kiln::pipelines::SdPipeline pipe;

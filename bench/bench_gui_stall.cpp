@@ -54,8 +54,8 @@ Gaps measure(Done done, int limit_ms) {
 }
 
 void report(const char* what, const Gaps& g, double baseline) {
-  std::printf("%-22s ticks %6zu  p50 %6.2f ms  p99 %6.2f ms  longest %7.2f ms", what, g.ms.size(), g.percentile(0.5),
-              g.percentile(0.99), g.longest());
+  std::printf("%-22s ticks %6zu  p50 %6.2f ms  p99 %6.2f ms  longest %7.2f ms", what, g.ms.size(),
+              g.percentile(0.5), g.percentile(0.99), g.longest());
   if (baseline > 0) std::printf("  (x%.2f of idle)", g.longest() / baseline);
   std::printf("\n");
 }
@@ -69,10 +69,14 @@ int main(int argc, char** argv) {
   int steps = 30, batch = 3, size = 0;
   const QStringList args = QApplication::arguments();
   for (qsizetype i = 1; i + 1 < args.size(); i += 2) {
-    if (args[i] == "--model") model = args[i + 1];
-    else if (args[i] == "--steps") steps = args[i + 1].toInt();
-    else if (args[i] == "--batch") batch = args[i + 1].toInt();
-    else if (args[i] == "--size") size = args[i + 1].toInt();
+    if (args[i] == "--model")
+      model = args[i + 1];
+    else if (args[i] == "--steps")
+      steps = args[i + 1].toInt();
+    else if (args[i] == "--batch")
+      batch = args[i + 1].toInt();
+    else if (args[i] == "--size")
+      size = args[i + 1].toInt();
     else {
       std::fprintf(stderr, "bench_gui_stall: unknown option %s\n", qPrintable(args[i]));
       return 2;
@@ -101,7 +105,8 @@ int main(int argc, char** argv) {
   const Gaps generating = measure([&] { return !window.bridge()->busy(); }, 600000);
   const double seconds = static_cast<double>(render.elapsed()) / 1000;
   if (!window.hasResult()) {
-    std::fprintf(stderr, "bench_gui_stall: the render did not finish: %s\n", qPrintable(window.statusText()));
+    std::fprintf(stderr, "bench_gui_stall: the render did not finish: %s\n",
+                 qPrintable(window.statusText()));
     return 1;
   }
   window.startGenerate();
@@ -111,7 +116,7 @@ int main(int argc, char** argv) {
   report("render (with load)", generating, idle.longest());
   report("render (model cached)", cached, idle.longest());
   const double worst = std::max(generating.longest(), cached.longest());
-  std::printf("first render %.1f s; longest stall while rendering %.1f ms: %s the 50 ms target\n", seconds, worst,
-              worst < 50 ? "within" : "OVER");
+  std::printf("first render %.1f s; longest stall while rendering %.1f ms: %s the 50 ms target\n",
+              seconds, worst, worst < 50 ? "within" : "OVER");
   return 0;
 }

@@ -49,7 +49,8 @@ struct Watch {
       last_step = Clock::now();
       steps_done = e.done;
     }
-    if (e.type == EventType::JobFinished || e.type == EventType::JobFailed || e.type == EventType::JobCancelled) {
+    if (e.type == EventType::JobFinished || e.type == EventType::JobFailed ||
+        e.type == EventType::JobCancelled) {
       end = e.type;
       end_at = Clock::now();
       if (e.type != EventType::JobFinished && e.stage >= 0) stage = e.stage;
@@ -69,7 +70,8 @@ struct Watch {
 void writePpm(const std::string& path, const Image& image) {
   std::ofstream out(path, std::ios::binary);
   out << "P6\n" << image.width << " " << image.height << "\n255\n";
-  for (float v : image.pixels) out.put(static_cast<char>(std::clamp(v, 0.0f, 1.0f) * 255.0f + 0.5f));
+  for (float v : image.pixels)
+    out.put(static_cast<char>(std::clamp(v, 0.0f, 1.0f) * 255.0f + 0.5f));
 }
 
 double percentile(std::vector<double> v, double p) {
@@ -81,7 +83,8 @@ double percentile(std::vector<double> v, double p) {
 
 // Cancels jobs at random moments with `threads` compute threads; prints the summary.
 // Returns false when no cancel landed.
-bool measure(int samples, int threads, const std::vector<std::pair<std::string, std::string>>& models,
+bool measure(int samples, int threads,
+             const std::vector<std::pair<std::string, std::string>>& models,
              const std::filesystem::path& out_dir) {
   const char* policy = std::getenv("OMP_WAIT_POLICY");
   const char* spin = std::getenv("GOMP_SPINCOUNT");
@@ -121,8 +124,9 @@ bool measure(int samples, int threads, const std::vector<std::pair<std::string, 
       {
         std::lock_guard<std::mutex> lock(watch.mutex);
         if (watch.steps_done > 1) {
-          step_seconds_sum += std::chrono::duration<double>(watch.last_step - watch.first_step).count() /
-                              static_cast<double>(watch.steps_done - 1);
+          step_seconds_sum +=
+              std::chrono::duration<double>(watch.last_step - watch.first_step).count() /
+              static_cast<double>(watch.steps_done - 1);
           ++step_runs;
         }
       }
@@ -132,7 +136,8 @@ bool measure(int samples, int threads, const std::vector<std::pair<std::string, 
         const JobId id = engine.submit(job);
         {
           std::unique_lock<std::mutex> lock(watch.mutex);
-          watch.changed.wait(lock, [&] { return watch.started || watch.end != EventType::Invalid; });
+          watch.changed.wait(lock,
+                             [&] { return watch.started || watch.end != EventType::Invalid; });
         }
         std::this_thread::sleep_for(std::chrono::duration<double>(
             std::uniform_real_distribution<double>(0, 0.9 * job_seconds)(rng)));
@@ -146,34 +151,41 @@ bool measure(int samples, int threads, const std::vector<std::pair<std::string, 
         }
         const double ms = std::chrono::duration<double>(watch.end_at - cancel_at).count() * 1000.0;
         latencies.push_back(ms);
-        const std::string where = watch.stage >= 0 && watch.stage < static_cast<int>(watch.plan.size())
-                                      ? stageKindName(watch.plan[static_cast<std::size_t>(watch.stage)].kind)
-                                      : "between stages";
+        const std::string where =
+            watch.stage >= 0 && watch.stage < static_cast<int>(watch.plan.size())
+                ? stageKindName(watch.plan[static_cast<std::size_t>(watch.stage)].kind)
+                : "between stages";
         landed[where].push_back(ms);
       }
       engine.waitIdle(60);
       const InterruptStats s = engine.interruptStats();
       checks.checks += s.checks;
-      if (s.longest_gap_seconds > checks.longest_gap_seconds) checks = {checks.checks, s.longest_gap_seconds, s.longest_gap_from, s.longest_gap_to};
-      std::printf("%-9s %s: one job %.0f ms\n", name.c_str(), cached ? "cached  " : "uncached", job_seconds * 1000);
+      if (s.longest_gap_seconds > checks.longest_gap_seconds)
+        checks = {checks.checks, s.longest_gap_seconds, s.longest_gap_from, s.longest_gap_to};
+      std::printf("%-9s %s: one job %.0f ms\n", name.c_str(), cached ? "cached  " : "uncached",
+                  job_seconds * 1000);
     }
   if (latencies.empty()) {
     std::fprintf(stderr, "bench_interrupt: no cancel landed\n");
     return false;
   }
   const double p99 = percentile(latencies, 0.99);
-  std::printf("\ncancel -> JobCancelled over %zu cancels (%d jobs finished first):\n", latencies.size(),
-              finished_first);
+  std::printf("\ncancel -> JobCancelled over %zu cancels (%d jobs finished first):\n",
+              latencies.size(), finished_first);
   std::printf("  p50 %.2f ms   p99 %.2f ms   max %.2f ms\n", percentile(latencies, 0.5), p99,
               *std::max_element(latencies.begin(), latencies.end()));
   std::printf("  by stage:");
   for (const auto& [where, v] : landed)
-    std::printf("  %s %zu (max %.1f ms)", where.c_str(), v.size(), *std::max_element(v.begin(), v.end()));
-  std::printf("\n  longest span between two cancellation checks: %.2f ms (%lld checks), from %s to %s\n",
-              checks.longest_gap_seconds * 1000, static_cast<long long>(checks.checks),
-              checks.longest_gap_from.c_str(), checks.longest_gap_to.c_str());
+    std::printf("  %s %zu (max %.1f ms)", where.c_str(), v.size(),
+                *std::max_element(v.begin(), v.end()));
+  std::printf(
+      "\n  longest span between two cancellation checks: %.2f ms (%lld checks), from %s to %s\n",
+      checks.longest_gap_seconds * 1000, static_cast<long long>(checks.checks),
+      checks.longest_gap_from.c_str(), checks.longest_gap_to.c_str());
   const double step_ms = step_runs > 0 ? step_seconds_sum / step_runs * 1000 : 0;
-  if (step_ms > 0) std::printf("  mean denoising step %.2f ms; p99 latency / step = %.2f\n", step_ms, p99 / step_ms);
+  if (step_ms > 0)
+    std::printf("  mean denoising step %.2f ms; p99 latency / step = %.2f\n", step_ms,
+                p99 / step_ms);
   std::printf("  target p99 <= 50 ms: %s\n", p99 <= 50 ? "met" : "NOT met");
   return true;
 }
@@ -190,11 +202,13 @@ int main(int argc, char** argv) {
       {"sd1 tiny", conf + "sd1/sd1_tiny_ldm.safetensors"},
       {"sdxl tiny", conf + "sdxl/sdxl_tiny_ldm.safetensors"},
       {"starter", starterModelPath()}};
-  const std::filesystem::path out_dir = std::filesystem::temp_directory_path() / "kiln-bench-interrupt";
+  const std::filesystem::path out_dir =
+      std::filesystem::temp_directory_path() / "kiln-bench-interrupt";
   std::filesystem::create_directories(out_dir);
 
   bool ok = true;
-  if (argc > 2) ok = measure(samples, threads, models, out_dir);
+  if (argc > 2)
+    ok = measure(samples, threads, models, out_dir);
   else
     for (int t : {1, 2}) ok = measure(samples, t, models, out_dir) && ok;
   std::filesystem::remove_all(out_dir);

@@ -23,40 +23,50 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
 
 bool patchable(const std::string& name) {
-  for (const char* part : {".to_q.", ".to_k.", ".to_v.", ".to_out.0.", ".ff.net.0.proj.", ".ff.net.2.", ".q_proj.",
-                           ".k_proj.", ".v_proj.", ".out_proj."})
+  for (const char* part : {".to_q.", ".to_k.", ".to_v.", ".to_out.0.", ".ff.net.0.proj.",
+                           ".ff.net.2.", ".q_proj.", ".k_proj.", ".v_proj.", ".out_proj."})
     if (name.find(part) != std::string::npos) return name.ends_with(".weight");
   return false;
 }
 
 // A kohya file with a rank-8 pair for every patchable 2-D weight.
-void writeStyleLora(const std::string& path, const kiln::pipelines::SdPipeline& pipe, uint64_t seed) {
+void writeStyleLora(const std::string& path, const kiln::pipelines::SdPipeline& pipe,
+                    uint64_t seed) {
   at::manual_seed(seed);
   std::vector<at::Tensor> keep;
   std::vector<kiln::tensor_io::TensorToWrite> out;
   const auto add = [&](const std::string& name, const at::Tensor& t) {
     const at::Tensor c = t.to(at::kHalf).contiguous();
     keep.push_back(c);
-    out.push_back({name, kiln::tensor_io::DType::F16, c.sizes().vec(),
-                   {static_cast<const uint8_t*>(c.data_ptr()), static_cast<std::size_t>(c.nbytes())}});
+    out.push_back(
+        {name,
+         kiln::tensor_io::DType::F16,
+         c.sizes().vec(),
+         {static_cast<const uint8_t*>(c.data_ptr()), static_cast<std::size_t>(c.nbytes())}});
   };
   const auto& spec = pipe.spec();
-  const auto visit = [&](const kiln::weights::ParamList& params, const std::string& prefix, const std::string& tag) {
+  const auto visit = [&](const kiln::weights::ParamList& params, const std::string& prefix,
+                         const std::string& tag) {
     for (const auto& slot : params.slots()) {
-      if (!patchable(slot.name) || slot.tensor->dim() != 2 || !slot.name.starts_with(prefix)) continue;
+      if (!patchable(slot.name) || slot.tensor->dim() != 2 || !slot.name.starts_with(prefix))
+        continue;
       std::string module = slot.name.substr(prefix.size(), slot.name.size() - prefix.size() - 7);
       std::replace(module.begin(), module.end(), '.', '_');
-      const int64_t rank = std::min<int64_t>(8, std::min(slot.tensor->size(0), slot.tensor->size(1)));
+      const int64_t rank =
+          std::min<int64_t>(8, std::min(slot.tensor->size(0), slot.tensor->size(1)));
       add(tag + module + ".lora_down.weight", at::randn({rank, slot.tensor->size(1)}) * 0.05);
       add(tag + module + ".lora_up.weight", at::randn({slot.tensor->size(0), rank}) * 0.05);
       add(tag + module + ".alpha", at::full({}, static_cast<double>(rank)));
     }
   };
   visit(pipe.unet().params(), spec.unet_prefix, "lora_unet_");
-  if (!spec.text_encoders.empty() && spec.text_encoders[0].config.layout == kiln::models::ClipLayout::HuggingFace)
+  if (!spec.text_encoders.empty() &&
+      spec.text_encoders[0].config.layout == kiln::models::ClipLayout::HuggingFace)
     visit(pipe.textEncoder(0).params(), spec.text_encoders[0].prefix, "lora_te_text_model_");
   kiln::tensor_io::writeSafetensors(path, out);
 }
@@ -89,8 +99,11 @@ int main(int argc, char** argv) {
                                 {"3 LoRAs merged", &three, kiln::LoraMode::Merge},
                                 {"1 LoRA hooked", &one, kiln::LoraMode::Hook},
                                 {"3 LoRAs hooked", &three, kiln::LoraMode::Hook}};
-    std::printf("UNet of %s, %dx%d, %s, %d steps; LoRAs of rank 8 on every attention and feed-forward weight\n",
-                args.model.c_str(), args.width, args.height, args.dtype == at::kBFloat16 ? "bf16" : "fp32", args.steps);
+    std::printf(
+        "UNet of %s, %dx%d, %s, %d steps; LoRAs of rank 8 on every attention and feed-forward "
+        "weight\n",
+        args.model.c_str(), args.width, args.height, args.dtype == at::kBFloat16 ? "bf16" : "fp32",
+        args.steps);
     constexpr int kRounds = 4;
     const int per_round = std::max(1, args.steps / kRounds);
     std::vector<std::vector<double>> ms(rows.size());

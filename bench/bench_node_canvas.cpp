@@ -27,8 +27,9 @@ kiln::Workflow graphOf(int nodes) {
       w.nodes.push_back({std::to_string(id++), type, {}, x + dx, y + dy, ""});
       return w.nodes.back().id;
     };
-    const auto ck = add("LoadCheckpoint", 0, 0), pos = add("TextEncode", 260, -80), neg = add("TextEncode", 260, 80),
-               lat = add("EmptyLatent", 260, 240), smp = add("Sampler", 520, 0), dec = add("VAEDecode", 780, 0),
+    const auto ck = add("LoadCheckpoint", 0, 0), pos = add("TextEncode", 260, -80),
+               neg = add("TextEncode", 260, 80), lat = add("EmptyLatent", 260, 240),
+               smp = add("Sampler", 520, 0), dec = add("VAEDecode", 780, 0),
                sav = add("SaveImage", 1040, 0);
     w.links.insert(w.links.end(), {{ck, "CLIP", pos, "clip"},
                                    {ck, "CLIP", neg, "clip"},
@@ -89,9 +90,9 @@ int main(int argc, char** argv) {
   const Result small = measure(50), large = measure(big);
   std::printf("workflow editor canvas (offscreen, 1600x900)\n");
   for (const Result* r : {&small, &large})
-    std::printf("%4zu nodes: load %7.1f ms  pan frame %6.2f ms (worst %6.2f ms)\n", r->nodes, r->load_ms, r->frame_ms,
-                r->worst_frame_ms);
-  std::printf("%zu vs %zu nodes: load x%.1f, frame x%.2f\n", large.nodes, small.nodes, large.load_ms / small.load_ms,
-              large.frame_ms / small.frame_ms);
+    std::printf("%4zu nodes: load %7.1f ms  pan frame %6.2f ms (worst %6.2f ms)\n", r->nodes,
+                r->load_ms, r->frame_ms, r->worst_frame_ms);
+  std::printf("%zu vs %zu nodes: load x%.1f, frame x%.2f\n", large.nodes, small.nodes,
+              large.load_ms / small.load_ms, large.frame_ms / small.frame_ms);
   return 0;
 }

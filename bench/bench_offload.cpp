@@ -41,8 +41,8 @@ int main(int argc, char** argv) {
     kiln::bench::UNetBench bench(args);
 
     kiln::memory::SimulatedDevice dev(int64_t{64} << 30);
-    const kiln::memory::ComponentInfo unet{"unet", "UNetModel", kiln::memory::ComponentRole::Denoiser,
-                                           &bench.pipe.unet().params()};
+    const kiln::memory::ComponentInfo unet{
+        "unet", "UNetModel", kiln::memory::ComponentRole::Denoiser, &bench.pipe.unet().params()};
     const std::vector<Row> rows{
         {"none (resident)", OffloadMode::None, 1, false, 0},
         {"model", OffloadMode::Model, 1, false, 0},
@@ -53,8 +53,8 @@ int main(int argc, char** argv) {
         {"balanced 50%", OffloadMode::Balanced, 1, false, 0.5},
         {"balanced 50% + streams", OffloadMode::Balanced, 1, true, 0.5},
     };
-    std::printf("UNet of %s, %dx%d, %s, %d steps, simulated device\n", args.model.c_str(), args.width, args.height,
-                args.dtype == at::kBFloat16 ? "bf16" : "fp32", args.steps);
+    std::printf("UNet of %s, %dx%d, %s, %d steps, simulated device\n", args.model.c_str(),
+                args.width, args.height, args.dtype == at::kBFloat16 ? "bf16" : "fp32", args.steps);
     // Rows take turns, a few steps each round, so that a slow spell of the machine lands on
     // every row alike instead of on whichever row ran during it.
     constexpr int kRounds = 4;
@@ -71,7 +71,8 @@ int main(int argc, char** argv) {
         d.mode = row.mode;
         d.blocks_per_group = row.blocks;
         d.streams = row.streams;
-        place.apply(d, static_cast<int64_t>(row.budget_fraction * static_cast<double>(weight_bytes)));
+        place.apply(d,
+                    static_cast<int64_t>(row.budget_fraction * static_cast<double>(weight_bytes)));
         const auto run = [&] {
           kiln::memory::DeviceScope scope(dev);
           (void)bench.pipe.unet().forward(bench.in);
@@ -92,10 +93,11 @@ int main(int argc, char** argv) {
     const double resident_ms = median(ms[0]);
     for (std::size_t r = 0; r < rows.size(); ++r) {
       const double step = median(ms[r]);
-      std::printf("  %-26s %8.1f ms/step  x%.2f of resident   peak %10s = %.2f x weights (%s resident)\n",
-                  rows[r].name, step, step / resident_ms, kiln::formatBytes(peaks[r]).c_str(),
-                  static_cast<double>(peaks[r]) / static_cast<double>(weight_bytes),
-                  kiln::formatBytes(resident[r]).c_str());
+      std::printf(
+          "  %-26s %8.1f ms/step  x%.2f of resident   peak %10s = %.2f x weights (%s resident)\n",
+          rows[r].name, step, step / resident_ms, kiln::formatBytes(peaks[r]).c_str(),
+          static_cast<double>(peaks[r]) / static_cast<double>(weight_bytes),
+          kiln::formatBytes(resident[r]).c_str());
     }
     std::printf("UNet weights: %s\n", kiln::formatBytes(weight_bytes).c_str());
   } catch (const kiln::Error& e) {

@@ -31,10 +31,11 @@ using namespace kiln;
 namespace {
 
 int usage() {
-  std::fprintf(stderr,
-               "usage: bench_starter_quality [SEEDS [MODEL.safetensors]] [--cfg X] [--steps N]\n"
-               "       [--sampler NAME] [--scheduler NAME] [--from-drawn DENOISE] [--no-speed] [--show N]\n"
-               "       [--dtype fp32|bf16]\n");
+  std::fprintf(
+      stderr,
+      "usage: bench_starter_quality [SEEDS [MODEL.safetensors]] [--cfg X] [--steps N]\n"
+      "       [--sampler NAME] [--scheduler NAME] [--from-drawn DENOISE] [--no-speed] [--show N]\n"
+      "       [--dtype fp32|bf16]\n");
   return 2;
 }
 
@@ -119,16 +120,17 @@ int main(int argc, char** argv) {
       };
 
     int shown = 0;
-    const auto report = [&](const starter::SceneSpec& spec, int64_t seed, const Image&, const testing::Judgement& j) {
+    const auto report = [&](const starter::SceneSpec& spec, int64_t seed, const Image&,
+                            const testing::Judgement& j) {
       if (!(j.colour_ok && j.position_ok && j.shape_ok && j.count_ok) && shown++ < show)
-        std::printf("seed %lld '%s': drew %s\n", static_cast<long long>(seed), starter::canonicalPrompt(spec).c_str(),
-                    j.describe().c_str());
+        std::printf("seed %lld '%s': drew %s\n", static_cast<long long>(seed),
+                    starter::canonicalPrompt(spec).c_str(), j.describe().c_str());
     };
 
-    const auto singles =
-        testing::scoreStarterModel(model, starter::heldOutSingles(), seed_list, dtype, report, settings, prepare);
-    const auto counts =
-        testing::scoreStarterModel(model, starter::heldOutCounts(), seed_list, dtype, report, settings, prepare);
+    const auto singles = testing::scoreStarterModel(model, starter::heldOutSingles(), seed_list,
+                                                    dtype, report, settings, prepare);
+    const auto counts = testing::scoreStarterModel(model, starter::heldOutCounts(), seed_list,
+                                                   dtype, report, settings, prepare);
     std::printf("rates in %s\n", dtype == ComputeDType::BFloat16 ? "bf16" : "fp32");
     std::printf("held-out single objects (%d seeds): ", seeds);
     singles.print(stdout);

@@ -27,7 +27,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Args {
-  std::string model = std::string(KILN_SHARED_DIR) + "/conformance/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors";
+  std::string model =
+      std::string(KILN_SHARED_DIR) + "/conformance/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors";
   at::ScalarType dtype = at::kFloat;
   std::vector<int64_t> sizes{1024, 2048};
   std::vector<int64_t> tiles{512, 256};
@@ -82,7 +83,9 @@ Measure measure(int repeats, Fn&& fn) {
   return m;
 }
 
-double mib(int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+double mib(int64_t bytes) {
+  return static_cast<double>(bytes) / (1024.0 * 1024.0);
+}
 
 }  // namespace
 
@@ -95,26 +98,31 @@ int main(int argc, char** argv) {
     const auto& vae = pipe.vae();
     const auto& config = vae.config();
     const int64_t f = config.downscale();
-    std::printf("VAE decode of %s, %s, median of %d runs; peak = working memory the allocator saw\n",
-                args.model.c_str(), args.dtype == at::kBFloat16 ? "bf16" : "fp32", args.repeats);
+    std::printf(
+        "VAE decode of %s, %s, median of %d runs; peak = working memory the allocator saw\n",
+        args.model.c_str(), args.dtype == at::kBFloat16 ? "bf16" : "fp32", args.repeats);
     for (const int64_t size : args.sizes) {
       const int64_t lat = size / f;
-      const at::Tensor z = kiln::pipelines::seededNoise(7, {1, config.embed_dim, lat, lat}).to(args.dtype);
+      const at::Tensor z =
+          kiln::pipelines::seededNoise(7, {1, config.embed_dim, lat, lat}).to(args.dtype);
       const Measure full = measure(args.repeats, [&] { (void)vae.decode(z).to(at::kFloat); });
       const int64_t full_estimate = kiln::models::decodeWorkingBytes(config, lat, lat, args.dtype);
       std::printf("%lldx%lld\n", static_cast<long long>(size), static_cast<long long>(size));
-      std::printf("  %-26s %9.0f ms  x1.00   peak %8.1f MiB  x1.000  (estimate %.1f MiB)\n", "full", full.ms,
-                  mib(full.peak), mib(full_estimate));
+      std::printf("  %-26s %9.0f ms  x1.00   peak %8.1f MiB  x1.000  (estimate %.1f MiB)\n", "full",
+                  full.ms, mib(full.peak), mib(full_estimate));
       for (const int64_t tile_px : args.tiles) {
         if (tile_px >= size) continue;
         const kiln::models::LatentTiles tiles{tile_px / f, 64 / f};
-        const Measure tiled = measure(args.repeats, [&] { (void)kiln::models::decodeTiled(vae, z, tiles); });
-        const int64_t estimate = kiln::models::tiledDecodeWorkingBytes(config, lat, lat, tiles, args.dtype);
-        const std::string label = std::to_string(kiln::models::tileCount(lat, lat, tiles)) + " tiles of " +
-                                  std::to_string(tile_px) + " px";
-        std::printf("  %-26s %9.0f ms  x%.2f   peak %8.1f MiB  x%.3f  (estimate %.1f MiB)\n", label.c_str(),
-                    tiled.ms, tiled.ms / full.ms, mib(tiled.peak),
-                    static_cast<double>(tiled.peak) / static_cast<double>(full.peak), mib(estimate));
+        const Measure tiled =
+            measure(args.repeats, [&] { (void)kiln::models::decodeTiled(vae, z, tiles); });
+        const int64_t estimate =
+            kiln::models::tiledDecodeWorkingBytes(config, lat, lat, tiles, args.dtype);
+        const std::string label = std::to_string(kiln::models::tileCount(lat, lat, tiles)) +
+                                  " tiles of " + std::to_string(tile_px) + " px";
+        std::printf("  %-26s %9.0f ms  x%.2f   peak %8.1f MiB  x%.3f  (estimate %.1f MiB)\n",
+                    label.c_str(), tiled.ms, tiled.ms / full.ms, mib(tiled.peak),
+                    static_cast<double>(tiled.peak) / static_cast<double>(full.peak),
+                    mib(estimate));
       }
     }
   } catch (const kiln::Error& e) {

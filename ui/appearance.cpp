@@ -99,13 +99,16 @@ bool setLanguage(const QString& language, const QString& dir) {
   return true;
 }
 
-QString currentLanguage() { return translator() ? translator()->language() : QStringLiteral("en"); }
+QString currentLanguage() {
+  return translator() ? translator()->language() : QStringLiteral("en");
+}
 
 void setTheme(const QString& theme) {
   const SystemLook& system = systemLook();
   if (theme == "dark" || theme == "light") {
     QApplication::setStyle(QStyleFactory::create("Fusion"));
-    QApplication::setPalette(theme == "dark" ? darkPalette() : QApplication::style()->standardPalette());
+    QApplication::setPalette(theme == "dark" ? darkPalette()
+                                             : QApplication::style()->standardPalette());
   } else {
     QApplication::setStyle(QStyleFactory::create(system.style));
     QApplication::setPalette(system.palette);

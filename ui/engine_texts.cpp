@@ -12,21 +12,29 @@ namespace kiln::ui {
 
 namespace {
 
-QString tr(const char* text) { return QCoreApplication::translate("kiln::ui::EngineTexts", text); }
+QString tr(const char* text) {
+  return QCoreApplication::translate("kiln::ui::EngineTexts", text);
+}
 
 // The engine's stage names (jobs/ and the workflow nodes), longest first.
 constexpr const char* kStages[] = {
-    QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "Encoding prompt"), QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "Encoding image"),
-    QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "Encoding video"),  QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "Loading model"),
+    QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "Encoding prompt"),
+    QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "Encoding image"),
+    QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "Encoding video"),
+    QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "Loading model"),
     QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "Loading VAE"),
-    QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "Denoising"),       QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "Decoding"),
+    QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "Denoising"),
+    QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "Decoding"),
     QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "Saving"),
 };
 
 constexpr const char* kUnits[] = {
-    QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "steps"),  QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "tile passes"),
-    QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "files"),  QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "tensors"),
-    QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "prompts"), QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "frames"),
+    QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "steps"),
+    QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "tile passes"),
+    QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "files"),
+    QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "tensors"),
+    QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "prompts"),
+    QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "frames"),
     QT_TRANSLATE_NOOP("kiln::ui::EngineTexts", "encoders"),
 };
 
@@ -53,14 +61,17 @@ QString stageText(const QString& stage) {
     QString rest = stage.mid(name.size());
     static const QRegularExpression image(QStringLiteral("^ image (\\d+) of (\\d+)"));
     if (const auto m = image.match(rest); m.hasMatch())
-      rest = QCoreApplication::translate("kiln::ui::EngineTexts", " image %1 of %2").arg(m.captured(1), m.captured(2)) + rest.mid(m.capturedLength());
+      rest = QCoreApplication::translate("kiln::ui::EngineTexts", " image %1 of %2")
+                 .arg(m.captured(1), m.captured(2)) +
+             rest.mid(m.capturedLength());
     return tr(known) + rest;
   }
   return stage;
 }
 
 QString progressAmountText(qint64 done, qint64 total, const QString& unit) {
-  if (unit == QLatin1String("bytes")) return QString::fromStdString(kiln::formatProgressAmount(done, total, "bytes"));
+  if (unit == QLatin1String("bytes"))
+    return QString::fromStdString(kiln::formatProgressAmount(done, total, "bytes"));
   const QString amount = QStringLiteral("%1/%2").arg(done).arg(total);
   return unit.isEmpty() ? amount : amount + ' ' + translatedFrom(kUnits, std::size(kUnits), unit);
 }
@@ -71,9 +82,11 @@ QString placementText(const QString& placement) {
     static const QRegularExpression blocks(QStringLiteral("^(\\d+) blocks? per group$"));
     static const QRegularExpression resident(QStringLiteral("^(.+) resident$"));
     if (const auto m = blocks.match(phrase); m.hasMatch())
-      phrases << QCoreApplication::translate("kiln::ui::EngineTexts", "%1 block(s) per group").arg(m.captured(1));
+      phrases << QCoreApplication::translate("kiln::ui::EngineTexts", "%1 block(s) per group")
+                     .arg(m.captured(1));
     else if (const auto r = resident.match(phrase); r.hasMatch())
-      phrases << QCoreApplication::translate("kiln::ui::EngineTexts", "%1 resident").arg(r.captured(1));
+      phrases
+          << QCoreApplication::translate("kiln::ui::EngineTexts", "%1 resident").arg(r.captured(1));
     else
       phrases << translatedFrom(kPlacementPhrases, std::size(kPlacementPhrases), phrase);
   }

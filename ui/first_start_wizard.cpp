@@ -18,7 +18,8 @@ namespace {
 constexpr int kPathRole = Qt::UserRole;
 
 QString memoryText(qint64 bytes) {
-  return bytes > 0 ? QString::fromStdString(formatBytes(bytes)) : FirstStartWizard::tr("memory unknown");
+  return bytes > 0 ? QString::fromStdString(formatBytes(bytes))
+                   : FirstStartWizard::tr("memory unknown");
 }
 
 }  // namespace
@@ -33,20 +34,22 @@ FirstStartWizard::FirstStartWizard(app::Settings& settings, QList<app::FoundMode
   // Model folders.
   auto* models = new QWizardPage;
   models->setTitle(tr("Your models"));
-  auto* intro = new QLabel(
-      folders.isEmpty()
-          ? tr("No A1111, ComfyUI or InvokeAI model folders were found. Kiln's starter model is ready to use; add "
-               "folders of your own checkpoints here or later in Preferences.")
-          : tr("Kiln found the model folders of these programs. Checked folders are searched for checkpoints, "
-               "LoRAs and VAEs; the files stay where they are."));
+  auto* intro = new QLabel(folders.isEmpty()
+                               ? tr("No A1111, ComfyUI or InvokeAI model folders were found. "
+                                    "Kiln's starter model is ready to use; add "
+                                    "folders of your own checkpoints here or later in Preferences.")
+                               : tr("Kiln found the model folders of these programs. Checked "
+                                    "folders are searched for checkpoints, "
+                                    "LoRAs and VAEs; the files stay where they are."));
   intro->setWordWrap(true);
   folders_ = new QListWidget;
   folders_->setObjectName("modelFolders");
   for (const app::FoundModelFolder& f : folders) {
-    const QString text = f.checkpoints == 1 ? tr("%1: %2 (1 checkpoint)").arg(app::layoutName(f.layout), f.path)
-                                            : tr("%1: %2 (%3 checkpoints)")
-                                                  .arg(app::layoutName(f.layout), f.path)
-                                                  .arg(f.checkpoints);
+    const QString text = f.checkpoints == 1
+                             ? tr("%1: %2 (1 checkpoint)").arg(app::layoutName(f.layout), f.path)
+                             : tr("%1: %2 (%3 checkpoints)")
+                                   .arg(app::layoutName(f.layout), f.path)
+                                   .arg(f.checkpoints);
     addFolderRow(text, f.path);
   }
   auto* add = new QPushButton(tr("Add folder..."));
@@ -90,8 +93,8 @@ FirstStartWizard::FirstStartWizard(app::Settings& settings, QList<app::FoundMode
 }
 
 FirstStartWizard* FirstStartWizard::detect(app::Settings& settings, QWidget* parent) {
-  return new FirstStartWizard(settings, app::findModelFolders(app::usualModelSearchRoots()), app::detectGpus(),
-                              app::buildHasGpu(), parent);
+  return new FirstStartWizard(settings, app::findModelFolders(app::usualModelSearchRoots()),
+                              app::detectGpus(), app::buildHasGpu(), parent);
 }
 
 QString FirstStartWizard::gpuText() const {
@@ -100,10 +103,12 @@ QString FirstStartWizard::gpuText() const {
     text = tr("No GPU was found: Kiln computes on the CPU.");
   } else {
     QStringList names;
-    for (const app::GpuInfo& g : gpus_) names << tr("%1 (%2)").arg(g.name, memoryText(g.memory_bytes));
+    for (const app::GpuInfo& g : gpus_)
+      names << tr("%1 (%2)").arg(g.name, memoryText(g.memory_bytes));
     text = tr("Found: %1.").arg(names.join(", "));
     if (!build_has_gpu_)
-      text += ' ' + tr("This build of Kiln computes on the CPU only, so the CPU preset is proposed.");
+      text +=
+          ' ' + tr("This build of Kiln computes on the CPU only, so the CPU preset is proposed.");
   }
   return text;
 }
@@ -119,7 +124,8 @@ void FirstStartWizard::choosePreset(app::MemoryPreset preset) {
 QStringList FirstStartWizard::chosenFolders() const {
   QStringList out;
   for (int i = 0; i < folders_->count(); ++i)
-    if (folders_->item(i)->checkState() == Qt::Checked) out << folders_->item(i)->data(kPathRole).toString();
+    if (folders_->item(i)->checkState() == Qt::Checked)
+      out << folders_->item(i)->data(kPathRole).toString();
   return out;
 }
 
@@ -151,7 +157,8 @@ void FirstStartWizard::accept() {
     if (!folders.contains(f)) folders << f;
   settings_.set("general/model_folders", folders);
   const QString problem = app::applyMemoryPreset(
-      settings_, chosenPreset(), app::presetDevice(build_has_gpu_, settings_.device(), app::proposedGpuIndex(gpus_)));
+      settings_, chosenPreset(),
+      app::presetDevice(build_has_gpu_, settings_.device(), app::proposedGpuIndex(gpus_)));
   if (!problem.isEmpty()) qWarning("first-start assistant: %s", qPrintable(problem));
   settings_.set("general/first_start", false);
   QWizard::accept();

@@ -27,8 +27,8 @@ class FirstStartWizard : public QWizard {
  public:
   // `build_has_gpu`: whether this build can compute on a GPU at all (see
   // kiln::buildInfo); without it the CPU preset is proposed whatever `gpus` holds.
-  FirstStartWizard(app::Settings& settings, QList<app::FoundModelFolder> folders, QList<app::GpuInfo> gpus,
-                   bool build_has_gpu, QWidget* parent = nullptr);
+  FirstStartWizard(app::Settings& settings, QList<app::FoundModelFolder> folders,
+                   QList<app::GpuInfo> gpus, bool build_has_gpu, QWidget* parent = nullptr);
 
   // Looks for model folders in the usual places and for GPUs.
   static FirstStartWizard* detect(app::Settings& settings, QWidget* parent = nullptr);

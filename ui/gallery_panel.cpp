@@ -46,7 +46,8 @@ GalleryPanel::GalleryPanel(QWidget* parent) : QWidget(parent) {
   connect(list_, &QListWidget::itemActivated, this,
           [this](QListWidgetItem* item) { Q_EMIT showResult(item->data(kResultRole).toString()); });
   connect(show_, &QPushButton::clicked, this, [this] {
-    if (const QListWidgetItem* item = list_->currentItem()) Q_EMIT showResult(item->data(kResultRole).toString());
+    if (const QListWidgetItem* item = list_->currentItem())
+      Q_EMIT showResult(item->data(kResultRole).toString());
   });
   connect(reuse_, &QPushButton::clicked, this, &GalleryPanel::reuseSelected);
   connect(refresh_, &QPushButton::clicked, this, [this] { setFolder(folder_); });
@@ -84,7 +85,9 @@ void GalleryPanel::addResults(const QStringList& paths) {
   for (const QString& path : paths) addItem(app::readResult(path), true);
 }
 
-int GalleryPanel::count() const { return list_->count(); }
+int GalleryPanel::count() const {
+  return list_->count();
+}
 
 app::ResultFile GalleryPanel::result(int row) const {
   app::ResultFile r;
@@ -120,8 +123,10 @@ void GalleryPanel::addItem(const app::ResultFile& r, bool first) {
   item->setData(kModifiedRole, r.modified);
   item->setToolTip(r.parameters.isEmpty() ? r.path : r.path + "\n\n" + r.parameters);
   item->setSizeHint({kThumb + 16, kThumb + 36});
-  if (first) list_->insertItem(0, item);
-  else list_->addItem(item);
+  if (first)
+    list_->insertItem(0, item);
+  else
+    list_->addItem(item);
   thumbnails_todo_.push_back(item);
   thumbnail_timer_->start();
 }

@@ -34,9 +34,9 @@ bool ImageView::eventFilter(QObject* watched, QEvent* event) {
 
 // The application's window colour: a scroll area's own palette may come from the style's
 // per-class palettes, which a dark theme does not replace.
-void ImageView::followTheme() { setBackgroundBrush(QApplication::palette().color(QPalette::Window)); }
-
-
+void ImageView::followTheme() {
+  setBackgroundBrush(QApplication::palette().color(QPalette::Window));
+}
 
 void ImageView::setSmoothScaling(bool smooth) {
   smooth_ = smooth;
@@ -45,7 +45,8 @@ void ImageView::setSmoothScaling(bool smooth) {
 
 // Reduced pictures are always interpolated; enlarged ones only with smooth scaling.
 void ImageView::updateScaling() {
-  item_->setTransformationMode(zoom() > 1.0 && !smooth_ ? Qt::FastTransformation : Qt::SmoothTransformation);
+  item_->setTransformationMode(zoom() > 1.0 && !smooth_ ? Qt::FastTransformation
+                                                        : Qt::SmoothTransformation);
   viewport()->update();
 }
 
@@ -56,7 +57,9 @@ void ImageView::setImage(const QImage& image) {
   if (fit_) fitToWindow();
 }
 
-double ImageView::zoom() const { return transform().m11(); }
+double ImageView::zoom() const {
+  return transform().m11();
+}
 
 void ImageView::zoomBy(double factor) {
   const double target = std::clamp(zoom() * factor, kMinZoom, kMaxZoom);
@@ -92,11 +95,21 @@ void ImageView::wheelEvent(QWheelEvent* event) {
 void ImageView::keyPressEvent(QKeyEvent* event) {
   switch (event->key()) {
     case Qt::Key_Plus:
-    case Qt::Key_Equal: zoomBy(1.25); break;
-    case Qt::Key_Minus: zoomBy(1 / 1.25); break;
-    case Qt::Key_0: fitToWindow(); break;
-    case Qt::Key_1: actualSize(); break;
-    default: QGraphicsView::keyPressEvent(event); return;
+    case Qt::Key_Equal:
+      zoomBy(1.25);
+      break;
+    case Qt::Key_Minus:
+      zoomBy(1 / 1.25);
+      break;
+    case Qt::Key_0:
+      fitToWindow();
+      break;
+    case Qt::Key_1:
+      actualSize();
+      break;
+    default:
+      QGraphicsView::keyPressEvent(event);
+      return;
   }
   event->accept();
 }

@@ -32,8 +32,8 @@
 #include <cmath>
 
 #include "appearance.h"
-#include "engine_texts.h"
 #include "engine_bridge.h"
+#include "engine_texts.h"
 #include "first_start_wizard.h"
 #include "gallery_panel.h"
 #include "image_view.h"
@@ -44,6 +44,8 @@
 #include "kiln/workflow.h"
 #include "memory_panel.h"
 #include "model_list.h"
+#include "node_canvas.h"
+#include "number_fields.h"
 #include "output_names.h"
 #include "parameter_panel.h"
 #include "preferences_dialog.h"
@@ -52,8 +54,6 @@
 #include "settings.h"
 #include "stage_progress_bar.h"
 #include "template_workflow.h"
-#include "node_canvas.h"
-#include "number_fields.h"
 #include "workflow_document.h"
 #include "workflow_editor.h"
 #include "workflow_files.h"
@@ -74,7 +74,8 @@ QDockWidget* makeDock(const QString& object_name, QWidget* content) {
 MainWindow::MainWindow(QWidget* parent) : MainWindow(nullptr, parent) {}
 
 MainWindow::MainWindow(std::unique_ptr<app::Settings> settings, QWidget* parent)
-    : QMainWindow(parent), settings_(settings ? std::move(settings) : std::make_unique<app::Settings>()) {
+    : QMainWindow(parent),
+      settings_(settings ? std::move(settings) : std::make_unique<app::Settings>()) {
   setTheme(settings_->value("appearance/theme").toString());  // the stored theme from the start
   log_ = new QPlainTextEdit;
   log_->setReadOnly(true);
@@ -174,10 +175,13 @@ MainWindow::MainWindow(std::unique_ptr<app::Settings> settings, QWidget* parent)
   if (!remembered.isEmpty()) {
     try {
       const QString source = settings_->value("session/workflow_source").toString();
-      setTemplate(kiln::parseWorkflow(remembered.toStdString()), source.isEmpty() ? QStringLiteral("default") : source);
-      if (QCheckBox* random = randomSeedCheck()) random->setChecked(settings_->value("session/random_seed").toBool());
+      setTemplate(kiln::parseWorkflow(remembered.toStdString()),
+                  source.isEmpty() ? QStringLiteral("default") : source);
+      if (QCheckBox* random = randomSeedCheck())
+        random->setChecked(settings_->value("session/random_seed").toBool());
     } catch (const kiln::Error& e) {
-      appendLog(tr("The last session's settings cannot be restored: %1").arg(QString::fromUtf8(e.what())));
+      appendLog(tr("The last session's settings cannot be restored: %1")
+                    .arg(QString::fromUtf8(e.what())));
     }
   }
   gallery_->setFolder(settings_->outputFolder());
@@ -190,7 +194,9 @@ MainWindow::MainWindow(std::unique_ptr<app::Settings> settings, QWidget* parent)
   connect(skip_, &QPushButton::clicked, this, [this] {
     const int dropped = bridge_->skip();
     if (dropped >= 0)
-      setStatus([dropped] { return tr("Skipped: this image finishes, %n later image(s) dropped", "", dropped); });
+      setStatus([dropped] {
+        return tr("Skipped: this image finishes, %n later image(s) dropped", "", dropped);
+      });
   });
   auto* escape = new QShortcut(QKeySequence(Qt::Key_Escape), this);
   connect(escape, &QShortcut::activated, bridge_, &app::EngineBridge::cancel);
@@ -201,7 +207,8 @@ MainWindow::MainWindow(std::unique_ptr<app::Settings> settings, QWidget* parent)
   connect(bridge_, &app::EngineBridge::progress, this, &MainWindow::onProgress);
   connect(bridge_, &app::EngineBridge::planned, progress_, &StageProgressBar::setPlan);
   connect(bridge_, &app::EngineBridge::stageUpdated, progress_, &StageProgressBar::updateStage);
-  connect(bridge_, &app::EngineBridge::stageProgress, progress_, &StageProgressBar::setStageProgress);
+  connect(bridge_, &app::EngineBridge::stageProgress, progress_,
+          &StageProgressBar::setStageProgress);
   connect(bridge_, &app::EngineBridge::started, this, [this] {
     progress_->clear();
     setStatus([] { return tr("Starting…"); });
@@ -214,7 +221,8 @@ MainWindow::MainWindow(std::unique_ptr<app::Settings> settings, QWidget* parent)
   connect(bridge_, &app::EngineBridge::saved, gallery_, &GalleryPanel::addResults);
   connect(bridge_, &app::EngineBridge::memoryChanged, memory_, &MemoryPanel::showMemory);
   connect(gallery_, &GalleryPanel::showResult, this, &MainWindow::showResult);
-  connect(gallery_, &GalleryPanel::reuse, this, [this](const app::ResultFile& r) { reuseResult(r); });
+  connect(gallery_, &GalleryPanel::reuse, this,
+          [this](const app::ResultFile& r) { reuseResult(r); });
   // The memory dock follows the engine live while it is shown; the figures are read off
   // the GUI thread.
   auto* memory_timer = new QTimer(this);
@@ -245,9 +253,11 @@ void MainWindow::closeEvent(QCloseEvent* event) {
 }
 
 void MainWindow::rememberPanel() {
-  settings_->set("session/workflow", QString::fromStdString(kiln::workflowToJson(panel_->workflow())));
+  settings_->set("session/workflow",
+                 QString::fromStdString(kiln::workflowToJson(panel_->workflow())));
   settings_->set("session/workflow_source", template_source_);
-  if (const QCheckBox* random = randomSeedCheck()) settings_->set("session/random_seed", random->isChecked());
+  if (const QCheckBox* random = randomSeedCheck())
+    settings_->set("session/random_seed", random->isChecked());
 }
 
 void MainWindow::setStatus(std::function<QString()> text) {
@@ -260,8 +270,10 @@ void MainWindow::showProblem(const QString& what, const QString& message) {
   appendLog(tr("%1: %2").arg(what, message));
   // A person's sentence: the message's first line, without a parser's own words.
   QString sentence = message.section('\n', 0, 0).trimmed();
-  if (message.contains(QLatin1String("json.exception")) || message.contains(QLatin1String("does not parse")))
-    sentence = tr("This file is not a workflow: it is not JSON and carries no workflow in its metadata");
+  if (message.contains(QLatin1String("json.exception")) ||
+      message.contains(QLatin1String("does not parse")))
+    sentence =
+        tr("This file is not a workflow: it is not JSON and carries no workflow in its metadata");
   if (sentence.size() > 300) sentence = sentence.left(299) + QChar(0x2026);
   setStatus([what, sentence] { return tr("%1: %2").arg(what, sentence); });
 }
@@ -284,16 +296,21 @@ void MainWindow::buildMenus() {
   QMenu* edit = menuBar()->addMenu(tr("&Edit"));
   QAction* preferences = edit->addAction(tr("&Preferences…"), this, &MainWindow::openPreferences);
   // The platform's Preferences key where it has one (none on Linux desktops), else Ctrl+,.
-  preferences->setShortcut(QKeySequence::keyBindings(QKeySequence::Preferences).value(0, QKeySequence(Qt::CTRL | Qt::Key_Comma)));
+  preferences->setShortcut(QKeySequence::keyBindings(QKeySequence::Preferences)
+                               .value(0, QKeySequence(Qt::CTRL | Qt::Key_Comma)));
   QMenu* view = menuBar()->addMenu(tr("&View"));
-  QAction* editor = view->addAction(tr("&Workflow Editor"), QKeySequence(Qt::CTRL | Qt::Key_E), this, [this] { openWorkflowEditor(); });
+  QAction* editor = view->addAction(tr("&Workflow Editor"), QKeySequence(Qt::CTRL | Qt::Key_E),
+                                    this, [this] { openWorkflowEditor(); });
   for (QAction* a : {preferences, editor}) a->setShortcutContext(Qt::ApplicationShortcut);
   window_shortcuts_ = {preferences, editor};
   view->addSeparator();
   view->addAction(tr("Zoom &In"), QKeySequence::ZoomIn, this, [this] { view_->zoomBy(1.25); });
-  view->addAction(tr("Zoom &Out"), QKeySequence::ZoomOut, this, [this] { view_->zoomBy(1 / 1.25); });
-  view->addAction(tr("&Fit to Window"), QKeySequence(Qt::CTRL | Qt::Key_0), view_, &ImageView::fitToWindow);
-  view->addAction(tr("&Actual Pixels"), QKeySequence(Qt::CTRL | Qt::Key_1), view_, &ImageView::actualSize);
+  view->addAction(tr("Zoom &Out"), QKeySequence::ZoomOut, this,
+                  [this] { view_->zoomBy(1 / 1.25); });
+  view->addAction(tr("&Fit to Window"), QKeySequence(Qt::CTRL | Qt::Key_0), view_,
+                  &ImageView::fitToWindow);
+  view->addAction(tr("&Actual Pixels"), QKeySequence(Qt::CTRL | Qt::Key_1), view_,
+                  &ImageView::actualSize);
   QAction* smooth = view->addAction(tr("&Smooth Scaling"));
   smooth->setObjectName("smoothScaling");
   smooth->setCheckable(true);
@@ -304,10 +321,12 @@ void MainWindow::buildMenus() {
     settings_->set("appearance/smooth_scaling", on);
   });
   view->addSeparator();
-  for (QDockWidget* dock : {queue_dock_, gallery_dock_, log_dock_, memory_dock_}) view->addAction(dock->toggleViewAction());
+  for (QDockWidget* dock : {queue_dock_, gallery_dock_, log_dock_, memory_dock_})
+    view->addAction(dock->toggleViewAction());
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&First-Start Assistant…"), this, &MainWindow::openFirstStartAssistant);
-  help->addAction(tr("&About Kiln"), this, [this] { QMessageBox::about(this, tr("About Kiln"), aboutText()); });
+  help->addAction(tr("&About Kiln"), this,
+                  [this] { QMessageBox::about(this, tr("About Kiln"), aboutText()); });
 }
 
 QString MainWindow::aboutText() const {
@@ -334,10 +353,12 @@ void MainWindow::retranslate() {
   setWindowTitle(tr("Kiln"));
   batch_label_->setText(tr("Batch count"));
   batch_->setToolTip(tr("Images rendered one after another, seed, seed + 1, …"));
-  template_label_->setText(tr("Workflow: %1").arg(template_source_ == "default" ? tr("text to image (built in)")
-                                                                                : template_source_));
+  template_label_->setText(
+      tr("Workflow: %1")
+          .arg(template_source_ == "default" ? tr("text to image (built in)") : template_source_));
   generate_->setText(tr("Generate"));
-  generate_->setToolTip(tr("Render with these settings (Ctrl+Enter); while a render runs, queue another"));
+  generate_->setToolTip(
+      tr("Render with these settings (Ctrl+Enter); while a render runs, queue another"));
   stop_->setText(tr("Interrupt"));
   stop_->setToolTip(tr("Interrupt the render (Esc)"));
   skip_->setText(tr("Skip"));
@@ -369,14 +390,24 @@ QPlainTextEdit* MainWindow::promptEdit() const {
 QPlainTextEdit* MainWindow::negativeEdit() const {
   return qobject_cast<QPlainTextEdit*>(panel_->roleEditor(app::PanelRole::Negative));
 }
-SeedField* MainWindow::seedSpin() const { return qobject_cast<SeedField*>(panel_->roleEditor(app::PanelRole::Seed)); }
-QCheckBox* MainWindow::randomSeedCheck() const { return panel_->randomSeed(); }
-QSpinBox* MainWindow::stepsSpin() const { return qobject_cast<QSpinBox*>(panel_->roleEditor(app::PanelRole::Steps)); }
+SeedField* MainWindow::seedSpin() const {
+  return qobject_cast<SeedField*>(panel_->roleEditor(app::PanelRole::Seed));
+}
+QCheckBox* MainWindow::randomSeedCheck() const {
+  return panel_->randomSeed();
+}
+QSpinBox* MainWindow::stepsSpin() const {
+  return qobject_cast<QSpinBox*>(panel_->roleEditor(app::PanelRole::Steps));
+}
 QDoubleSpinBox* MainWindow::cfgSpin() const {
   return qobject_cast<QDoubleSpinBox*>(panel_->roleEditor(app::PanelRole::Cfg));
 }
-QSpinBox* MainWindow::widthSpin() const { return qobject_cast<QSpinBox*>(panel_->roleEditor(app::PanelRole::Width)); }
-QSpinBox* MainWindow::heightSpin() const { return qobject_cast<QSpinBox*>(panel_->roleEditor(app::PanelRole::Height)); }
+QSpinBox* MainWindow::widthSpin() const {
+  return qobject_cast<QSpinBox*>(panel_->roleEditor(app::PanelRole::Width));
+}
+QSpinBox* MainWindow::heightSpin() const {
+  return qobject_cast<QSpinBox*>(panel_->roleEditor(app::PanelRole::Height));
+}
 QComboBox* MainWindow::samplerPicker() const {
   return qobject_cast<QComboBox*>(panel_->roleEditor(app::PanelRole::Sampler));
 }
@@ -411,8 +442,10 @@ void MainWindow::applyDefaultWorkflow() {
 bool MainWindow::openTemplate(const QString& path) {
   try {
     app::LoadedWorkflow loaded = app::loadWorkflowFile(path, settings_->modelFolders());
-    for (const QString& note : loaded.notes) appendLog(tr("%1: %2").arg(QFileInfo(path).fileName(), note));
-    const std::vector<kiln::WorkflowProblem> problems = kiln::validateWorkflow(loaded.workflow, kiln::builtinNodeSchemas());
+    for (const QString& note : loaded.notes)
+      appendLog(tr("%1: %2").arg(QFileInfo(path).fileName(), note));
+    const std::vector<kiln::WorkflowProblem> problems =
+        kiln::validateWorkflow(loaded.workflow, kiln::builtinNodeSchemas());
     if (!problems.empty()) {
       const QString text = QString::fromStdString(kiln::describeProblems(problems));
       showProblem(tr("%1 cannot run").arg(QFileInfo(path).fileName()), text);
@@ -426,7 +459,8 @@ bool MainWindow::openTemplate(const QString& path) {
     showProblem(tr("Cannot open %1").arg(QFileInfo(path).fileName()), QString::fromUtf8(e.what()));
     return false;
   } catch (const std::bad_alloc&) {  // a file no memory holds: said, never a crash
-    showProblem(tr("Cannot open %1").arg(QFileInfo(path).fileName()), tr("there is not enough memory to read it"));
+    showProblem(tr("Cannot open %1").arg(QFileInfo(path).fileName()),
+                tr("there is not enough memory to read it"));
     return false;
   } catch (const std::exception& e) {
     showProblem(tr("Cannot open %1").arg(QFileInfo(path).fileName()), QString::fromUtf8(e.what()));
@@ -435,20 +469,22 @@ bool MainWindow::openTemplate(const QString& path) {
 }
 
 void MainWindow::openTemplateDialog() {
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open workflow"), settings_->outputFolder(),
-                                                    tr("Workflows and pictures (*.json *.png)"));
+  const QString path =
+      QFileDialog::getOpenFileName(this, tr("Open workflow"), settings_->outputFolder(),
+                                   tr("Workflows and pictures (*.json *.png)"));
   if (!path.isEmpty()) openTemplate(path);
 }
 
 void MainWindow::saveTemplateDialog() {
-  const QString path =
-      QFileDialog::getSaveFileName(this, tr("Save workflow"), "workflow.json", tr("Kiln workflows (*.json)"));
+  const QString path = QFileDialog::getSaveFileName(this, tr("Save workflow"), "workflow.json",
+                                                    tr("Kiln workflows (*.json)"));
   if (path.isEmpty()) return;
   QSaveFile file(path);
   const std::string text = kiln::workflowToJson(panel_->workflow());
-  if (!file.open(QIODevice::WriteOnly) || file.write(text.data(), static_cast<qint64>(text.size())) < 0 ||
-      !file.commit())
-    QMessageBox::warning(this, tr("Saving failed"), tr("Cannot write %1: %2").arg(path, file.errorString()));
+  if (!file.open(QIODevice::WriteOnly) ||
+      file.write(text.data(), static_cast<qint64>(text.size())) < 0 || !file.commit())
+    QMessageBox::warning(this, tr("Saving failed"),
+                         tr("Cannot write %1: %2").arg(path, file.errorString()));
 }
 
 WorkflowEditor* MainWindow::openWorkflowEditor() {
@@ -489,7 +525,9 @@ void MainWindow::onModelChanged(const QString& path) {
   panel_->setRoleValue(app::PanelRole::Height, int64_t{size.height()});
 }
 
-QString MainWindow::statusText() const { return stage_->text(); }
+QString MainWindow::statusText() const {
+  return stage_->text();
+}
 
 void MainWindow::appendLog(const QString& line) {
   log_->appendPlainText(QDateTime::currentDateTime().toString("HH:mm:ss  ") + line);
@@ -500,8 +538,9 @@ void MainWindow::startGenerate() {
   rememberPanel();
   app::GenerateRequest r;
   auto workflow = std::make_shared<kiln::Workflow>(panel_->workflow());
-  app::applyNodeDefaults(*workflow, {kiln::vaeTilingName(settings_->vaeTiling()), settings_->tileSize(),
-                                     settings_->tileOverlap(), kiln::loraModeName(settings_->loraMode())});
+  app::applyNodeDefaults(*workflow,
+                         {kiln::vaeTilingName(settings_->vaeTiling()), settings_->tileSize(),
+                          settings_->tileOverlap(), kiln::loraModeName(settings_->loraMode())});
   r.workflow = std::move(workflow);
   r.batch = batch_->value();
   r.output_folder = settings_->outputFolder();
@@ -552,14 +591,17 @@ bool MainWindow::reuseResult(const app::ResultFile& result) {
   const QString name = QFileInfo(result.path).fileName();
   if (!result.workflow.isEmpty()) {
     try {
-      app::LoadedWorkflow loaded = app::loadWorkflowText(result.workflow.toStdString(), settings_->modelFolders());
+      app::LoadedWorkflow loaded =
+          app::loadWorkflowText(result.workflow.toStdString(), settings_->modelFolders());
       setTemplate(std::move(loaded.workflow), name);
-      if (QCheckBox* random = randomSeedCheck()) random->setChecked(false);  // the seed it was made with
+      if (QCheckBox* random = randomSeedCheck())
+        random->setChecked(false);  // the seed it was made with
       showPicture(result.path);
       setStatus([name] { return tr("Workflow of %1 reopened").arg(name); });
       return true;
     } catch (const kiln::Error& e) {
-      appendLog(tr("The workflow in %1 cannot be read (%2); using its recorded settings").arg(name, QString::fromUtf8(e.what())));
+      appendLog(tr("The workflow in %1 cannot be read (%2); using its recorded settings")
+                    .arg(name, QString::fromUtf8(e.what())));
     }
   }
   const std::optional<app::RecordedSettings> s = app::parseParametersText(result.parameters);
@@ -571,7 +613,8 @@ bool MainWindow::reuseResult(const app::ResultFile& result) {
   if (QComboBox* picker = modelPicker())
     for (int i = 0; i < picker->count(); ++i) {
       const QString path = picker->itemData(i).toString();
-      if ((!path.isEmpty() && QFileInfo(path).completeBaseName() == s->model) || picker->itemText(i) == s->model) {
+      if ((!path.isEmpty() && QFileInfo(path).completeBaseName() == s->model) ||
+          picker->itemText(i) == s->model) {
         picker->setCurrentIndex(i);
         break;
       }
@@ -603,20 +646,26 @@ void MainWindow::applySettings() {
   // Only a changed language is switched (and a missing translation said once).
   if (language != language_) {
     language_ = language;
-    if (!setLanguage(language)) appendLog(tr("No translation for '%1': the interface stays in English").arg(language));
+    if (!setLanguage(language))
+      appendLog(tr("No translation for '%1': the interface stays in English").arg(language));
   }
-  if (gallery_->folder() != settings_->outputFolder()) gallery_->setFolder(settings_->outputFolder());
+  if (gallery_->folder() != settings_->outputFolder())
+    gallery_->setFolder(settings_->outputFolder());
   refreshModels();
 }
 
-void MainWindow::onProgress(const QString& stage, qint64 done, qint64 total, const QString& unit, double fraction,
-                            double eta_seconds, int image, int images) {
-  QString text = total > 1 ? tr("%1 %2").arg(stageText(stage), progressAmountText(done, total, unit)) : stageText(stage);
+void MainWindow::onProgress(const QString& stage, qint64 done, qint64 total, const QString& unit,
+                            double fraction, double eta_seconds, int image, int images) {
+  QString text = total > 1
+                     ? tr("%1 %2").arg(stageText(stage), progressAmountText(done, total, unit))
+                     : stageText(stage);
   if (images > 1) text = tr("Image %1 of %2 · %3").arg(image + 1).arg(images).arg(text);
   text += tr(" · %1%").arg(std::lround(fraction * 100));
   // Stages never timed on this machine (a model's first render) give no time yet.
-  if (eta_seconds < 0) text += tr(" · estimating the time left");
-  else if (eta_seconds >= 0.5) text += tr(" · about %1 s left").arg(std::lround(eta_seconds));
+  if (eta_seconds < 0)
+    text += tr(" · estimating the time left");
+  else if (eta_seconds >= 0.5)
+    text += tr(" · about %1 s left").arg(std::lround(eta_seconds));
   const int waiting = bridge_->waiting();
   if (waiting > 0) text += tr(" · %1 waiting").arg(waiting);
   status_ = nullptr;  // the next progress event says it again, in the language of the moment
@@ -628,8 +677,10 @@ void MainWindow::onFinished(const QImage& image, const QString& parameters,
                             const QStringList& notices) {
   view_->setImage(image);
   parameters_->setText(parameters);
-  if (notices.isEmpty()) setStatus([] { return tr("Done"); });
-  else setStatus([notices] { return tr("Done. Note: %1").arg(notices.join("; ")); });
+  if (notices.isEmpty())
+    setStatus([] { return tr("Done"); });
+  else
+    setStatus([notices] { return tr("Done. Note: %1").arg(notices.join("; ")); });
   save_->setEnabled(true);
   progress_->finish();
   has_result_ = true;

@@ -128,8 +128,8 @@ class MainWindow : public QMainWindow {
   // A problem: its first sentence in the status line, the whole message in the log.
   void showProblem(const QString& what, const QString& message);
   void rememberPanel();
-  void onProgress(const QString& stage, qint64 done, qint64 total, const QString& unit, double fraction,
-                  double eta_seconds, int image, int images);
+  void onProgress(const QString& stage, qint64 done, qint64 total, const QString& unit,
+                  double fraction, double eta_seconds, int image, int images);
   void onCancelled();
   void onFinished(const QImage& image, const QString& parameters, const QStringList& notices);
   void onFailed(const QString& message);
@@ -150,7 +150,7 @@ class MainWindow : public QMainWindow {
   StageProgressBar* progress_ = nullptr;
   QLabel* stage_ = nullptr;
   std::function<QString()> status_;
-  QString language_;  // the language setting in effect
+  QString language_;                  // the language setting in effect
   QList<QAction*> window_shortcuts_;  // kept from text fields that would take their keys
   ImageView* view_ = nullptr;
   QLabel* parameters_ = nullptr;

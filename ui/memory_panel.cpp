@@ -11,7 +11,9 @@
 namespace kiln::ui {
 
 namespace {
-QString bytes(qint64 n) { return QString::fromStdString(kiln::formatBytes(n)); }
+QString bytes(qint64 n) {
+  return QString::fromStdString(kiln::formatBytes(n));
+}
 }  // namespace
 
 MemoryPanel::MemoryPanel(QWidget* parent) : QWidget(parent) {
@@ -48,20 +50,26 @@ void MemoryPanel::showMemory(const app::MemorySnapshot& m) {
   row(nullptr, tr("Device"), m.device.isEmpty() ? tr("not known yet") : m.device);
   if (m.device_total > 0)
     row(nullptr, tr("Device memory in use"),
-        tr("%1 of %2 (peak %3)").arg(bytes(m.device_allocated), bytes(m.device_total), bytes(m.device_peak)));
-  row(nullptr, tr("Pinned host memory"), tr("%1 (peak %2)").arg(bytes(m.pinned), bytes(m.pinned_peak)));
+        tr("%1 of %2 (peak %3)")
+            .arg(bytes(m.device_allocated), bytes(m.device_total), bytes(m.device_peak)));
+  row(nullptr, tr("Pinned host memory"),
+      tr("%1 (peak %2)").arg(bytes(m.pinned), bytes(m.pinned_peak)));
   QTreeWidgetItem* models =
       row(nullptr, tr("Loaded models: %1").arg(m.cached_models),
-          tr("%1, %2 on the device").arg(bytes(m.cached_model_bytes), bytes(m.cached_model_device_bytes)));
+          tr("%1, %2 on the device")
+              .arg(bytes(m.cached_model_bytes), bytes(m.cached_model_device_bytes)));
   // "unet (UNetModel, 4.22 MiB, fp32, not quantized): group-block, ..." -> component | placement
   for (const QString& line : m.placements) {
     const qsizetype colon = line.indexOf("): ");
-    if (colon > 0) row(models, line.left(colon + 1), placementText(line.mid(colon + 3)));
-    else row(models, line, {});
+    if (colon > 0)
+      row(models, line.left(colon + 1), placementText(line.mid(colon + 3)));
+    else
+      row(models, line, {});
   }
   models->setExpanded(true);
   row(nullptr, tr("Running job"), bytes(m.job_bytes));
-  row(nullptr, tr("Cached node results"), tr("%1 in %2 entries").arg(bytes(m.node_cache_bytes)).arg(m.node_cache_entries));
+  row(nullptr, tr("Cached node results"),
+      tr("%1 in %2 entries").arg(bytes(m.node_cache_bytes)).arg(m.node_cache_entries));
   if (m.resident > 0) row(nullptr, tr("Kiln's resident memory"), bytes(m.resident));
 }
 

@@ -1,23 +1,23 @@
 #include "node_canvas.h"
 
 #include <QApplication>
-#include <QColorDialog>
-#include <QFileInfo>
-#include <QFrame>
-#include <QLabel>
-#include <QVBoxLayout>
 #include <QClipboard>
+#include <QColorDialog>
 #include <QContextMenuEvent>
 #include <QCursor>
+#include <QFileInfo>
+#include <QFrame>
 #include <QGraphicsPathItem>
 #include <QGraphicsScene>
 #include <QKeyEvent>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
 #include <QPainter>
 #include <QScrollBar>
 #include <QStyleOptionGraphicsItem>
 #include <QUndoStack>
+#include <QVBoxLayout>
 #include <QWheelEvent>
 
 #include <cmath>
@@ -40,14 +40,22 @@ constexpr double kGroupTitle = 28, kGroupMargin = 14;
 
 QColor typeColour(kiln::ValueType type) {
   switch (type) {
-    case kiln::ValueType::Model: return QColor(180, 120, 220);
-    case kiln::ValueType::Clip: return QColor(240, 200, 60);
-    case kiln::ValueType::Vae: return QColor(230, 90, 90);
-    case kiln::ValueType::Conditioning: return QColor(240, 160, 60);
-    case kiln::ValueType::Latent: return QColor(230, 120, 200);
-    case kiln::ValueType::Image: return QColor(90, 170, 240);
-    case kiln::ValueType::Mask: return QColor(120, 200, 120);
-    default: return QColor(160, 160, 160);
+    case kiln::ValueType::Model:
+      return QColor(180, 120, 220);
+    case kiln::ValueType::Clip:
+      return QColor(240, 200, 60);
+    case kiln::ValueType::Vae:
+      return QColor(230, 90, 90);
+    case kiln::ValueType::Conditioning:
+      return QColor(240, 160, 60);
+    case kiln::ValueType::Latent:
+      return QColor(230, 120, 200);
+    case kiln::ValueType::Image:
+      return QColor(90, 170, 240);
+    case kiln::ValueType::Mask:
+      return QColor(120, 200, 120);
+    default:
+      return QColor(160, 160, 160);
   }
 }
 
@@ -60,16 +68,19 @@ QPainterPath linkPath(const QPointF& from, const QPointF& to) {
 
 // A parameter's value as a node shows it: one line, files by their name.
 QString shownValue(const kiln::ParamSpec& spec, const kiln::ParamValue& v) {
-  if (const auto* b = std::get_if<bool>(&v)) return *b ? NodeCanvas::tr("on") : NodeCanvas::tr("off");
+  if (const auto* b = std::get_if<bool>(&v))
+    return *b ? NodeCanvas::tr("on") : NodeCanvas::tr("off");
   if (const auto* i = std::get_if<int64_t>(&v)) return QString::number(*i);
   if (const auto* d = std::get_if<double>(&v)) return QString::number(*d, 'g', 6);
   if (const auto* s = std::get_if<std::string>(&v)) {
     QString text = QString::fromStdString(*s);
     if (spec.type == kiln::ValueType::File) {
-      if (text.isEmpty()) return spec.name == "ckpt_name" ? NodeCanvas::tr("starter model") : NodeCanvas::tr("none");
+      if (text.isEmpty())
+        return spec.name == "ckpt_name" ? NodeCanvas::tr("starter model") : NodeCanvas::tr("none");
       return QFileInfo(text).fileName().isEmpty() ? text : QFileInfo(text).fileName();
     }
-    return text.section('\n', 0, 0).trimmed() + (text.contains('\n') ? QStringLiteral(" …") : QString());
+    return text.section('\n', 0, 0).trimmed() +
+           (text.contains('\n') ? QStringLiteral(" …") : QString());
   }
   return NodeCanvas::tr("(required)");
 }
@@ -106,8 +117,9 @@ class GroupItem : public QGraphicsItem {
     bold.setPointSizeF(bold.pointSizeF() * 1.15);
     p->setFont(bold);
     const QRectF text = titleBar().adjusted(10, 0, -10, 0);
-    p->drawText(text, Qt::AlignVCenter | Qt::AlignLeft,
-                p->fontMetrics().elidedText(title_, Qt::ElideRight, static_cast<int>(text.width())));
+    p->drawText(
+        text, Qt::AlignVCenter | Qt::AlignLeft,
+        p->fontMetrics().elidedText(title_, Qt::ElideRight, static_cast<int>(text.width())));
   }
 
  private:
@@ -130,7 +142,8 @@ class NodeItem : public QGraphicsItem {
     setFlags(ItemIsMovable | ItemIsSelectable);
     setPos(node.x, node.y);
     setZValue(1);
-    title_ = node_.title.empty() ? app::nodeText(schema_.display_name) : QString::fromStdString(node_.title);
+    title_ = node_.title.empty() ? app::nodeText(schema_.display_name)
+                                 : QString::fromStdString(node_.title);
     for (const auto& i : schema_.inputs) inputs_ << app::nodeText(i.display_name);
     for (const auto& o : schema_.outputs) outputs_ << app::nodeText(o.display_name);
   }
@@ -162,7 +175,9 @@ class NodeItem : public QGraphicsItem {
     setToolTip(problem);
     update();
   }
-  int rows() const { return static_cast<int>(std::max(schema_.inputs.size(), schema_.outputs.size())); }
+  int rows() const {
+    return static_cast<int>(std::max(schema_.inputs.size(), schema_.outputs.size()));
+  }
   QRectF boundingRect() const override {
     return {-kPort, 0, kWidth + 2 * kPort,
             kHeader + kRow * (rows() + static_cast<double>(params_.size())) +
@@ -172,7 +187,8 @@ class NodeItem : public QGraphicsItem {
   std::optional<QPointF> port(const std::string& name, bool output) const {
     for (std::size_t i = 0; i < (output ? schema_.outputs.size() : schema_.inputs.size()); ++i) {
       const std::string& n = output ? schema_.outputs[i].name : schema_.inputs[i].name;
-      if (n == name) return QPointF(output ? kWidth : 0, kHeader + kRow * static_cast<double>(i) + kRow / 2);
+      if (n == name)
+        return QPointF(output ? kWidth : 0, kHeader + kRow * static_cast<double>(i) + kRow / 2);
     }
     return std::nullopt;
   }
@@ -207,8 +223,8 @@ class NodeItem : public QGraphicsItem {
       const QPointF at(kWidth, kHeader + kRow * static_cast<double>(i) + kRow / 2);
       p->setBrush(typeColour(schema_.outputs[i].type));
       p->drawEllipse(at, kPort, kPort);
-      p->drawText(QRectF(kWidth / 2, at.y() - kRow / 2, kWidth / 2 - 10, kRow), Qt::AlignVCenter | Qt::AlignRight,
-                  outputs_[static_cast<int>(i)]);
+      p->drawText(QRectF(kWidth / 2, at.y() - kRow / 2, kWidth / 2 - 10, kRow),
+                  Qt::AlignVCenter | Qt::AlignRight, outputs_[static_cast<int>(i)]);
     }
     // Parameters: a field per row, name on the left, value on the right; a click edits it.
     for (std::size_t i = 0; i < params_.size(); ++i) {
@@ -222,9 +238,11 @@ class NodeItem : public QGraphicsItem {
       const QString label = p->fontMetrics().elidedText(params_[i].label, Qt::ElideRight, half - 4);
       p->drawText(text, Qt::AlignVCenter | Qt::AlignLeft, label);
       p->setPen(pal.color(QPalette::Text));
-      const int room = static_cast<int>(text.width()) - p->fontMetrics().horizontalAdvance(label) - 8;
-      p->drawText(text, Qt::AlignVCenter | Qt::AlignRight,
-                  p->fontMetrics().elidedText(params_[i].value, Qt::ElideRight, std::max(room, 10)));
+      const int room =
+          static_cast<int>(text.width()) - p->fontMetrics().horizontalAdvance(label) - 8;
+      p->drawText(
+          text, Qt::AlignVCenter | Qt::AlignRight,
+          p->fontMetrics().elidedText(params_[i].value, Qt::ElideRight, std::max(room, 10)));
     }
     if (progress_ >= 0 && problem_.isEmpty()) {
       const QRectF track(8, body.height() - 5, kWidth - 16, 3);
@@ -232,12 +250,16 @@ class NodeItem : public QGraphicsItem {
       p->setBrush(pal.color(QPalette::Mid));
       p->drawRect(track);
       p->setBrush(pal.color(QPalette::Highlight));
-      p->drawRect(QRectF(track.topLeft(), QSizeF(track.width() * std::clamp(progress_, 0.0, 1.0), track.height())));
+      p->drawRect(QRectF(track.topLeft(),
+                         QSizeF(track.width() * std::clamp(progress_, 0.0, 1.0), track.height())));
     }
-    const QString line = !problem_.isEmpty() ? problem_ : (message_.isEmpty() ? state_ : state_ + ": " + message_);
+    const QString line =
+        !problem_.isEmpty() ? problem_ : (message_.isEmpty() ? state_ : state_ + ": " + message_);
     if (!line.isEmpty()) {
-      p->setPen(!problem_.isEmpty() || state_ == "failed" ? QColor(220, 50, 47) : pal.color(QPalette::Text));
-      p->drawText(QRectF(8, kHeader + kRow * (rows() + static_cast<double>(params_.size())), kWidth - 16, 22),
+      p->setPen(!problem_.isEmpty() || state_ == "failed" ? QColor(220, 50, 47)
+                                                          : pal.color(QPalette::Text));
+      p->drawText(QRectF(8, kHeader + kRow * (rows() + static_cast<double>(params_.size())),
+                         kWidth - 16, 22),
                   Qt::AlignVCenter | Qt::AlignLeft,
                   p->fontMetrics().elidedText(line, Qt::ElideRight, static_cast<int>(kWidth - 16)));
     }
@@ -253,7 +275,8 @@ class NodeItem : public QGraphicsItem {
   double progress_ = -1;  // of a running node, 0 to 1; < 0: none shown
 };
 
-NodeCanvas::NodeCanvas(app::WorkflowDocument* document, QWidget* parent) : QGraphicsView(parent), doc_(document) {
+NodeCanvas::NodeCanvas(app::WorkflowDocument* document, QWidget* parent)
+    : QGraphicsView(parent), doc_(document) {
   setScene(new QGraphicsScene(this));
   setRenderHint(QPainter::Antialiasing);
   setDragMode(QGraphicsView::RubberBandDrag);
@@ -300,11 +323,13 @@ void NodeCanvas::rebuild() {
     scene()->addItem(item);
     const QString id = QString::fromStdString(n.id);
     nodes_.insert(id, item);
-    if (states_.contains(id)) item->setState(states_[id].first, states_[id].second, progress_.value(id, -1));
+    if (states_.contains(id))
+      item->setState(states_[id].first, states_[id].second, progress_.value(id, -1));
     if (problems_.contains(id)) item->setProblem(problems_[id]);
   }
   for (const auto& l : w.links) {
-    const QPointF from = portPosition(l.from_node, l.from_output, true), to = portPosition(l.to_node, l.to_input, false);
+    const QPointF from = portPosition(l.from_node, l.from_output, true),
+                  to = portPosition(l.to_node, l.to_input, false);
     if (from.isNull() && to.isNull()) continue;
     auto* link = scene()->addPath(linkPath(from, to), QPen(palette().color(QPalette::Text), 2));
     link->setZValue(0);
@@ -313,12 +338,14 @@ void NodeCanvas::rebuild() {
   for (std::size_t i = 0; i < w.groups.size(); ++i) {
     QRectF frame;
     for (const auto& id : w.groups[i].nodes)
-      if (const NodeItem* item = nodes_.value(QString::fromStdString(id))) frame |= item->sceneBoundingRect();
+      if (const NodeItem* item = nodes_.value(QString::fromStdString(id)))
+        frame |= item->sceneBoundingRect();
     if (frame.isNull()) continue;
     const QString title = QString::fromStdString(w.groups[i].title);
-    auto* group = new GroupItem(static_cast<int>(i), title.isEmpty() ? tr("Group") : title,
-                                QColor(QString::fromStdString(w.groups[i].color)),
-                                frame.adjusted(-kGroupMargin, -kGroupMargin - kGroupTitle, kGroupMargin, kGroupMargin));
+    auto* group = new GroupItem(
+        static_cast<int>(i), title.isEmpty() ? tr("Group") : title,
+        QColor(QString::fromStdString(w.groups[i].color)),
+        frame.adjusted(-kGroupMargin, -kGroupMargin - kGroupTitle, kGroupMargin, kGroupMargin));
     scene()->addItem(group);
     groups_.push_back(group);
   }
@@ -340,7 +367,8 @@ void NodeCanvas::selectIds(const std::vector<std::string>& ids) {
     if (NodeItem* item = nodes_.value(QString::fromStdString(id))) item->setSelected(true);
 }
 
-QPointF NodeCanvas::portPosition(const std::string& node, const std::string& port, bool output) const {
+QPointF NodeCanvas::portPosition(const std::string& node, const std::string& port,
+                                 bool output) const {
   const NodeItem* item = nodes_.value(QString::fromStdString(node));
   if (!item) return {};
   const std::optional<QPointF> p = item->port(port, output);
@@ -384,15 +412,19 @@ QLineEdit* NodeCanvas::renameGroup(int group) {
   closeParamEditor();
   auto* edit = new QLineEdit(viewport());
   edit->setObjectName("groupTitleEditor");
-  edit->setText(QString::fromStdString(doc_->workflow().groups[static_cast<std::size_t>(group)].title));
+  edit->setText(
+      QString::fromStdString(doc_->workflow().groups[static_cast<std::size_t>(group)].title));
   edit->selectAll();
-  const QRect at = mapFromScene(QRectF(bar.topLeft(), QSizeF(bar.width(), kGroupTitle))).boundingRect();
-  edit->setGeometry(at.x(), at.y(), std::max(at.width(), 160), std::max(at.height(), edit->sizeHint().height()));
+  const QRect at =
+      mapFromScene(QRectF(bar.topLeft(), QSizeF(bar.width(), kGroupTitle))).boundingRect();
+  edit->setGeometry(at.x(), at.y(), std::max(at.width(), 160),
+                    std::max(at.height(), edit->sizeHint().height()));
   connect(edit, &QLineEdit::editingFinished, this, [this, edit, group] {
     if (!edit->isVisible()) return;
     edit->hide();
     edit->deleteLater();
-    if (edit->text() != QString::fromStdString(doc_->workflow().groups[static_cast<std::size_t>(group)].title))
+    if (edit->text() !=
+        QString::fromStdString(doc_->workflow().groups[static_cast<std::size_t>(group)].title))
       doc_->setGroupTitle(group, edit->text());
   });
   edit->show();
@@ -457,7 +489,8 @@ bool NodeCanvas::eventFilter(QObject* watched, QEvent* event) {
   if (param_editor_ && event->type() == QEvent::KeyPress) {
     const auto* key = static_cast<QKeyEvent*>(event);
     const bool enter = key->key() == Qt::Key_Return || key->key() == Qt::Key_Enter;
-    const bool text_box = watched->inherits("QPlainTextEdit") && !(key->modifiers() & Qt::ControlModifier);
+    const bool text_box =
+        watched->inherits("QPlainTextEdit") && !(key->modifiers() & Qt::ControlModifier);
     if (key->key() == Qt::Key_Escape || (enter && !text_box)) {
       closeParamEditor();
       setFocus();
@@ -488,8 +521,10 @@ void NodeCanvas::mouseDoubleClickEvent(QMouseEvent* event) {
   QGraphicsItem* under = itemAt(event->position().toPoint());
   if (event->button() == Qt::LeftButton && dynamic_cast<GroupItem*>(under)) {
     const int group = groupAt(at, true);
-    if (group >= 0) renameGroup(group);
-    else openNodeSearch(at);  // inside a group's frame, off its nodes: empty space
+    if (group >= 0)
+      renameGroup(group);
+    else
+      openNodeSearch(at);  // inside a group's frame, off its nodes: empty space
     return;
   }
   if (event->button() == Qt::LeftButton && !under) {
@@ -523,7 +558,8 @@ void NodeCanvas::mousePressEvent(QMouseEvent* event) {
       const auto& members = doc_->workflow().groups[static_cast<std::size_t>(group_drag_)].nodes;
       selectIds(members);
       move_start_.clear();
-      for (const auto& id : members) move_start_.insert(QString::fromStdString(id), nodePosition(id));
+      for (const auto& id : members)
+        move_start_.insert(QString::fromStdString(id), nodePosition(id));
       event->accept();
       return;
     }
@@ -542,7 +578,8 @@ void NodeCanvas::mousePressEvent(QMouseEvent* event) {
     }
     if (hit.valid() && hit.output) {
       drag_from_ = hit;
-      drag_line_ = scene()->addPath(QPainterPath(), QPen(palette().color(QPalette::Highlight), 2, Qt::DashLine));
+      drag_line_ = scene()->addPath(QPainterPath(),
+                                    QPen(palette().color(QPalette::Highlight), 2, Qt::DashLine));
       drag_line_->setZValue(2);
       event->accept();
       return;
@@ -550,7 +587,8 @@ void NodeCanvas::mousePressEvent(QMouseEvent* event) {
   }
   QGraphicsView::mousePressEvent(event);
   move_start_.clear();
-  for (const auto& id : selectedIds()) move_start_.insert(QString::fromStdString(id), nodePosition(id));
+  for (const auto& id : selectedIds())
+    move_start_.insert(QString::fromStdString(id), nodePosition(id));
 }
 
 void NodeCanvas::mouseMoveEvent(QMouseEvent* event) {
@@ -576,10 +614,13 @@ void NodeCanvas::mouseMoveEvent(QMouseEvent* event) {
     const PortHit target = portAt(at);
     drag_problem_.clear();
     if (target.valid() && !target.output)
-      drag_problem_ = doc_->connectionProblem(drag_from_.node->id(), drag_from_.port, target.node->id(), target.port);
+      drag_problem_ = doc_->connectionProblem(drag_from_.node->id(), drag_from_.port,
+                                              target.node->id(), target.port);
     QPen pen = drag_line_->pen();
-    pen.setColor(!drag_problem_.isEmpty() ? QColor(220, 50, 47)
-                                          : (target.valid() ? QColor(60, 170, 90) : palette().color(QPalette::Highlight)));
+    pen.setColor(
+        !drag_problem_.isEmpty()
+            ? QColor(220, 50, 47)
+            : (target.valid() ? QColor(60, 170, 90) : palette().color(QPalette::Highlight)));
     pen.setStyle(drag_problem_.isEmpty() ? Qt::DashLine : Qt::DotLine);
     drag_line_->setPen(pen);
     setToolTip(drag_problem_);
@@ -602,14 +643,16 @@ void NodeCanvas::mouseReleaseEvent(QMouseEvent* event) {
     drag_from_ = {};
     drag_problem_.clear();
     setToolTip({});
-    if (target.valid() && !target.output) doc_->connectPorts(from, output, target.node->id(), target.port);
+    if (target.valid() && !target.output)
+      doc_->connectPorts(from, output, target.node->id(), target.port);
     return;
   }
   if (group_drag_ >= 0) {
     group_drag_ = -1;
     const QPointF delta = mapToScene(event->position().toPoint()) - group_drag_start_;
     std::vector<std::string> ids;
-    for (auto it = move_start_.begin(); it != move_start_.end(); ++it) ids.push_back(it.key().toStdString());
+    for (auto it = move_start_.begin(); it != move_start_.end(); ++it)
+      ids.push_back(it.key().toStdString());
     move_start_.clear();
     if (!delta.isNull()) doc_->moveNodes(ids, delta.x(), delta.y());
     return;
@@ -618,7 +661,8 @@ void NodeCanvas::mouseReleaseEvent(QMouseEvent* event) {
   if (!pending_param_.node.empty()) {
     const PendingParam p = pending_param_;
     pending_param_ = {};
-    const bool moved = (event->position().toPoint() - p.press).manhattanLength() > QApplication::startDragDistance();
+    const bool moved = (event->position().toPoint() - p.press).manhattanLength() >
+                       QApplication::startDragDistance();
     if (!moved) {
       move_start_.clear();
       editParam(p.node, p.param);
@@ -631,7 +675,8 @@ void NodeCanvas::mouseReleaseEvent(QMouseEvent* event) {
     const NodeItem* item = nodes_.value(first);
     const QPointF delta = item ? item->pos() - move_start_.first() : QPointF();
     std::vector<std::string> ids;
-    for (auto it = move_start_.begin(); it != move_start_.end(); ++it) ids.push_back(it.key().toStdString());
+    for (auto it = move_start_.begin(); it != move_start_.end(); ++it)
+      ids.push_back(it.key().toStdString());
     move_start_.clear();
     if (!delta.isNull()) doc_->moveNodes(ids, delta.x(), delta.y());
   }
@@ -647,21 +692,30 @@ void NodeCanvas::wheelEvent(QWheelEvent* event) {
 }
 
 void NodeCanvas::keyPressEvent(QKeyEvent* event) {
-  if (event->matches(QKeySequence::Delete) || event->key() == Qt::Key_Backspace) deleteSelection();
-  else if (event->matches(QKeySequence::Copy)) copySelection();
-  else if (event->matches(QKeySequence::Paste)) paste();
-  else if (event->matches(QKeySequence::Undo)) doc_->undoStack()->undo();
-  else if (event->matches(QKeySequence::Redo)) doc_->undoStack()->redo();
+  if (event->matches(QKeySequence::Delete) || event->key() == Qt::Key_Backspace)
+    deleteSelection();
+  else if (event->matches(QKeySequence::Copy))
+    copySelection();
+  else if (event->matches(QKeySequence::Paste))
+    paste();
+  else if (event->matches(QKeySequence::Undo))
+    doc_->undoStack()->undo();
+  else if (event->matches(QKeySequence::Redo))
+    doc_->undoStack()->redo();
   else if (event->matches(QKeySequence::SelectAll)) {
     for (NodeItem* item : nodes_) item->setSelected(true);
   } else if (event->key() == Qt::Key_G && (event->modifiers() & Qt::ControlModifier)) {
-    if (event->modifiers() & Qt::ShiftModifier) ungroupSelection();
-    else groupSelection();
-  } else if (event->key() == Qt::Key_Home) frameAll();
-  else if ((event->modifiers() & ~Qt::ShiftModifier) == Qt::NoModifier && event->text().size() == 1 &&
-           event->text().at(0).isLetterOrNumber())
+    if (event->modifiers() & Qt::ShiftModifier)
+      ungroupSelection();
+    else
+      groupSelection();
+  } else if (event->key() == Qt::Key_Home)
+    frameAll();
+  else if ((event->modifiers() & ~Qt::ShiftModifier) == Qt::NoModifier &&
+           event->text().size() == 1 && event->text().at(0).isLetterOrNumber())
     openNodeSearch(mapToScene(viewport()->mapFromGlobal(QCursor::pos())), event->text());
-  else return QGraphicsView::keyPressEvent(event);
+  else
+    return QGraphicsView::keyPressEvent(event);
   event->accept();
 }
 
@@ -672,11 +726,12 @@ void NodeCanvas::contextMenuEvent(QContextMenuEvent* event) {
   if (group >= 0) {
     menu.addAction(tr("Rename Group…"), this, [this, group] { renameGroup(group); });
     QMenu* colours = menu.addMenu(tr("Group Colour"));
-    const QList<QPair<QString, QString>> presets{{tr("Theme"), ""},        {tr("Red"), "#b0413e"},
-                                                 {tr("Orange"), "#c27c2c"}, {tr("Green"), "#4a8c4a"},
-                                                 {tr("Blue"), "#3f789e"},   {tr("Purple"), "#7a5ea8"}};
+    const QList<QPair<QString, QString>> presets{
+        {tr("Theme"), ""},        {tr("Red"), "#b0413e"},  {tr("Orange"), "#c27c2c"},
+        {tr("Green"), "#4a8c4a"}, {tr("Blue"), "#3f789e"}, {tr("Purple"), "#7a5ea8"}};
     for (const auto& [name, colour] : presets)
-      colours->addAction(name, this, [this, group, colour = colour] { doc_->setGroupColor(group, colour); });
+      colours->addAction(name, this,
+                         [this, group, colour = colour] { doc_->setGroupColor(group, colour); });
     colours->addAction(tr("Other…"), this, [this, group] {
       const QColor c = QColorDialog::getColor(Qt::gray, this, tr("Group Colour"));
       if (c.isValid()) doc_->setGroupColor(group, c.name());
@@ -685,7 +740,8 @@ void NodeCanvas::contextMenuEvent(QContextMenuEvent* event) {
     menu.addSeparator();
   }
   if (!selectedIds().empty()) {
-    menu.addAction(tr("Group Selection"), this, [this] { groupSelection(); })->setShortcut(QKeySequence(tr("Ctrl+G")));
+    menu.addAction(tr("Group Selection"), this, [this] { groupSelection(); })
+        ->setShortcut(QKeySequence(tr("Ctrl+G")));
     menu.addSeparator();
   }
   menu.addAction(tr("Search…"), this, [this, at] { openNodeSearch(at); });
@@ -744,17 +800,21 @@ void NodeCanvas::paste() {
   selectIds(ids);
 }
 
-void NodeCanvas::setNodeState(const std::string& node, const QString& state, const QString& message) {
+void NodeCanvas::setNodeState(const std::string& node, const QString& state,
+                              const QString& message) {
   const QString id = QString::fromStdString(node);
-  if (state.isEmpty()) states_.remove(id);
-  else states_.insert(id, {state, message});
+  if (state.isEmpty())
+    states_.remove(id);
+  else
+    states_.insert(id, {state, message});
   if (state != "running") progress_.remove(id);
   if (NodeItem* item = nodes_.value(id)) item->setState(state, message, progress_.value(id, -1));
 }
 
 void NodeCanvas::clearNodeStates(const QStringList& states) {
   for (const QString& id : states_.keys())
-    if (states.isEmpty() || states.contains(states_.value(id).first)) setNodeState(id.toStdString(), {}, {});
+    if (states.isEmpty() || states.contains(states_.value(id).first))
+      setNodeState(id.toStdString(), {}, {});
 }
 
 void NodeCanvas::setNodeProgress(const std::string& node, qint64 done, qint64 total) {
@@ -762,7 +822,8 @@ void NodeCanvas::setNodeProgress(const std::string& node, qint64 done, qint64 to
   if (!states_.contains(id) || total <= 0) return;
   progress_.insert(id, static_cast<double>(done) / static_cast<double>(total));
   states_[id].second = QString::number(done) + "/" + QString::number(total);
-  if (NodeItem* item = nodes_.value(id)) item->setState(states_[id].first, states_[id].second, progress_[id]);
+  if (NodeItem* item = nodes_.value(id))
+    item->setState(states_[id].first, states_[id].second, progress_[id]);
 }
 
 void NodeCanvas::showProblems(const std::vector<kiln::WorkflowProblem>& problems) {
@@ -772,7 +833,8 @@ void NodeCanvas::showProblems(const std::vector<kiln::WorkflowProblem>& problems
       QString& text = problems_[QString::fromStdString(p.node)];
       text += (text.isEmpty() ? "" : "; ") + QString::fromStdString(p.message);
     }
-  for (auto it = nodes_.begin(); it != nodes_.end(); ++it) it.value()->setProblem(problems_.value(it.key()));
+  for (auto it = nodes_.begin(); it != nodes_.end(); ++it)
+    it.value()->setProblem(problems_.value(it.key()));
 }
 
 }  // namespace kiln::ui

@@ -72,15 +72,21 @@ class NodeCanvas : public QGraphicsView {
   // Shows `state` (queued, running, cached, done, failed + message) on a node while a
   // workflow runs; an empty state clears it.
   void setNodeState(const std::string& node, const QString& state, const QString& message = {});
-  QString nodeState(const std::string& node) const { return states_.value(QString::fromStdString(node)).first; }
+  QString nodeState(const std::string& node) const {
+    return states_.value(QString::fromStdString(node)).first;
+  }
   // A running node's own progress (its stage's done of total), drawn as a bar on it.
   // Forgets the run states drawn on the nodes: those in `states` ("queued", ...), or all.
   void clearNodeStates(const QStringList& states = {});
   void setNodeProgress(const std::string& node, qint64 done, qint64 total);
-  double nodeProgress(const std::string& node) const { return progress_.value(QString::fromStdString(node), -1); }
+  double nodeProgress(const std::string& node) const {
+    return progress_.value(QString::fromStdString(node), -1);
+  }
   // Marks the nodes a validation names, until the next edit.
   void showProblems(const std::vector<kiln::WorkflowProblem>& problems);
-  QString nodeProblem(const std::string& node) const { return problems_.value(QString::fromStdString(node)); }
+  QString nodeProblem(const std::string& node) const {
+    return problems_.value(QString::fromStdString(node));
+  }
 
  protected:
   void mousePressEvent(QMouseEvent* event) override;

@@ -36,20 +36,27 @@ void NodeSearch::filter(const QString& text) {
   // categories containing it.
   std::vector<std::pair<int, const kiln::NodeSchema*>> ranked;
   for (const auto& s : schemas_) {
-    const QString name = QString::fromStdString(s.display_name), type = QString::fromStdString(s.type),
+    const QString name = QString::fromStdString(s.display_name),
+                  type = QString::fromStdString(s.type),
                   category = QString::fromStdString(s.category);
     int rank = -1;
-    if (needle.isEmpty() || name.startsWith(needle, Qt::CaseInsensitive)) rank = 0;
-    else if (name.contains(needle, Qt::CaseInsensitive)) rank = 1;
-    else if (type.contains(needle, Qt::CaseInsensitive)) rank = 2;
-    else if (category.contains(needle, Qt::CaseInsensitive)) rank = 3;
+    if (needle.isEmpty() || name.startsWith(needle, Qt::CaseInsensitive))
+      rank = 0;
+    else if (name.contains(needle, Qt::CaseInsensitive))
+      rank = 1;
+    else if (type.contains(needle, Qt::CaseInsensitive))
+      rank = 2;
+    else if (category.contains(needle, Qt::CaseInsensitive))
+      rank = 3;
     if (rank >= 0) ranked.push_back({rank, &s});
   }
-  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   list_->clear();
   for (const auto& [rank, s] : ranked) {
     auto* item = new QListWidgetItem(
-        tr("%1  (%2)").arg(app::nodeText(s->display_name), app::nodeCategoryText(s->category)), list_);
+        tr("%1  (%2)").arg(app::nodeText(s->display_name), app::nodeCategoryText(s->category)),
+        list_);
     item->setData(Qt::UserRole, QString::fromStdString(s->type));
     item->setToolTip(QString::fromStdString(s->description));
   }
@@ -58,7 +65,8 @@ void NodeSearch::filter(const QString& text) {
 
 std::vector<std::string> NodeSearch::matches() const {
   std::vector<std::string> types;
-  for (int i = 0; i < list_->count(); ++i) types.push_back(list_->item(i)->data(Qt::UserRole).toString().toStdString());
+  for (int i = 0; i < list_->count(); ++i)
+    types.push_back(list_->item(i)->data(Qt::UserRole).toString().toStdString());
   return types;
 }
 
@@ -88,7 +96,8 @@ bool NodeSearch::eventFilter(QObject* watched, QEvent* event) {
       case Qt::Key_Escape:
         close();
         return true;
-      default: break;
+      default:
+        break;
     }
   }
   return QFrame::eventFilter(watched, event);

@@ -45,12 +45,16 @@ std::optional<double> parseReal(const QLocale& locale, const QString& text) {
 
 }  // namespace
 
-IntField::IntField(QWidget* parent) : QSpinBox(parent) { setCorrectionMode(QAbstractSpinBox::CorrectToNearestValue); }
+IntField::IntField(QWidget* parent) : QSpinBox(parent) {
+  setCorrectionMode(QAbstractSpinBox::CorrectToNearestValue);
+}
 
 QValidator::State IntField::validate(QString& text, int&) const {
   const std::optional<qlonglong> v = parseWhole(locale(), text);
-  if (!v) return partialNumber(text) && !text.contains(QRegularExpression("[.,eE]")) ? QValidator::Intermediate
-                                                                                    : QValidator::Invalid;
+  if (!v)
+    return partialNumber(text) && !text.contains(QRegularExpression("[.,eE]"))
+               ? QValidator::Intermediate
+               : QValidator::Invalid;
   if (*v < minimum() || *v > maximum()) return QValidator::Intermediate;
   if (snap_ > 1 && *v % snap_ != 0) return QValidator::Intermediate;
   return QValidator::Acceptable;
@@ -62,14 +66,17 @@ void IntField::fixup(QString& text) const {
   qlonglong v = std::clamp<qlonglong>(*typed, minimum(), maximum());
   const QString shown = text.trimmed();
   QString why;
-  if (*typed > maximum()) why = tr("%1 is above the most, %2").arg(shown).arg(maximum());
-  else if (*typed < minimum()) why = tr("%1 is below the least, %2").arg(shown).arg(minimum());
+  if (*typed > maximum())
+    why = tr("%1 is above the most, %2").arg(shown).arg(maximum());
+  else if (*typed < minimum())
+    why = tr("%1 is below the least, %2").arg(shown).arg(minimum());
   if (snap_ > 1 && v % snap_ != 0) {
     v = std::max<qlonglong>(v / snap_ * snap_, (minimum() + snap_ - 1) / snap_ * snap_);
     if (why.isEmpty()) why = tr("%1 is not a multiple of %2").arg(shown).arg(snap_);
   }
   text = textFromValue(static_cast<int>(v));
-  if (!why.isEmpty()) Q_EMIT const_cast<IntField*>(this)->adjusted(tr("%1: set to %2").arg(why, text));
+  if (!why.isEmpty())
+    Q_EMIT const_cast<IntField*>(this)->adjusted(tr("%1: set to %2").arg(why, text));
 }
 
 DoubleField::DoubleField(QWidget* parent) : QDoubleSpinBox(parent) {
@@ -90,9 +97,12 @@ void DoubleField::fixup(QString& text) const {
   const QString shown = text.trimmed();
   text = textFromValue(v);
   QString why;
-  if (*typed > maximum()) why = tr("%1 is above the most, %2").arg(shown, textFromValue(maximum()));
-  else if (*typed < minimum()) why = tr("%1 is below the least, %2").arg(shown, textFromValue(minimum()));
-  if (!why.isEmpty()) Q_EMIT const_cast<DoubleField*>(this)->adjusted(tr("%1: set to %2").arg(why, text));
+  if (*typed > maximum())
+    why = tr("%1 is above the most, %2").arg(shown, textFromValue(maximum()));
+  else if (*typed < minimum())
+    why = tr("%1 is below the least, %2").arg(shown, textFromValue(minimum()));
+  if (!why.isEmpty())
+    Q_EMIT const_cast<DoubleField*>(this)->adjusted(tr("%1: set to %2").arg(why, text));
 }
 
 double DoubleField::valueFromText(const QString& text) const {
@@ -106,8 +116,10 @@ SeedField::SeedField(QWidget* parent) : QAbstractSpinBox(parent) {
     QString text = lineEdit()->text();
     int pos = 0;
     if (validate(text, pos) != QValidator::Acceptable) fixup(text);
-    if (validate(text, pos) == QValidator::Acceptable) lineEdit()->setText(text);
-    else lineEdit()->setText(QString::number(value_));
+    if (validate(text, pos) == QValidator::Acceptable)
+      lineEdit()->setText(text);
+    else
+      lineEdit()->setText(QString::number(value_));
     takeText();
   });
 }
@@ -158,8 +170,10 @@ void SeedField::fixup(QString& text) const {
 void SeedField::stepBy(int steps) {
   const qint64 max = std::numeric_limits<qint64>::max();
   qint64 v = value_;
-  if (steps > 0) v = v > max - steps ? max : v + steps;
-  else v = std::max<qint64>(0, v + steps);
+  if (steps > 0)
+    v = v > max - steps ? max : v + steps;
+  else
+    v = std::max<qint64>(0, v + steps);
   setValue(v);
   selectAll();
 }
@@ -177,9 +191,12 @@ QSize SeedField::sizeHint() const {
   const int w = fontMetrics().horizontalAdvance(QString(12, QLatin1Char('9'))) + 4;
   QStyleOptionSpinBox opt;
   initStyleOption(&opt);
-  return style()->sizeFromContents(QStyle::CT_SpinBox, &opt, QSize(w, lineEdit()->sizeHint().height()), this);
+  return style()->sizeFromContents(QStyle::CT_SpinBox, &opt,
+                                   QSize(w, lineEdit()->sizeHint().height()), this);
 }
 
-QSize SeedField::minimumSizeHint() const { return sizeHint(); }
+QSize SeedField::minimumSizeHint() const {
+  return sizeHint();
+}
 
 }  // namespace kiln::ui

@@ -28,7 +28,9 @@ namespace kiln::ui {
 
 namespace {
 
-int toInt(double v) { return static_cast<int>(std::clamp(v, double{INT_MIN}, double{INT_MAX})); }
+int toInt(double v) {
+  return static_cast<int>(std::clamp(v, double{INT_MIN}, double{INT_MAX}));
+}
 
 int64_t asInt(const kiln::ParamValue& v) {
   if (const auto* i = std::get_if<int64_t>(&v)) return *i;
@@ -59,7 +61,8 @@ QWidget* besides(QWidget* main, QWidget* side) {
 
 }  // namespace
 
-ParameterPanel::ParameterPanel(QWidget* parent) : QWidget(parent), schemas_(kiln::builtinNodeSchemas()) {
+ParameterPanel::ParameterPanel(QWidget* parent)
+    : QWidget(parent), schemas_(kiln::builtinNodeSchemas()) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   form_ = new QFormLayout;
@@ -141,21 +144,33 @@ void ParameterPanel::rebuild() {
     const auto edited = [this, node_id, param] {
       if (!showing_) Q_EMIT valueEdited(node_id, param);
     };
-    if (auto* w = qobject_cast<QSpinBox*>(e.editor)) connect(w, &QSpinBox::valueChanged, this, edited);
-    else if (auto* d = qobject_cast<QDoubleSpinBox*>(e.editor)) connect(d, &QDoubleSpinBox::valueChanged, this, edited);
-    else if (auto* seed = qobject_cast<SeedField*>(e.editor)) connect(seed, &SeedField::valueChanged, this, edited);
+    if (auto* w = qobject_cast<QSpinBox*>(e.editor))
+      connect(w, &QSpinBox::valueChanged, this, edited);
+    else if (auto* d = qobject_cast<QDoubleSpinBox*>(e.editor))
+      connect(d, &QDoubleSpinBox::valueChanged, this, edited);
+    else if (auto* seed = qobject_cast<SeedField*>(e.editor))
+      connect(seed, &SeedField::valueChanged, this, edited);
     // A value changed from what was typed is said beneath the fields.
     const auto adjusted = [this, node_id, param](const QString& message) {
       if (const Entry* entry = find(node_id, param))
-        showAdjustment(QCoreApplication::translate("kiln::app::Workflow", entry->label.toUtf8().constData()), message);
+        showAdjustment(
+            QCoreApplication::translate("kiln::app::Workflow", entry->label.toUtf8().constData()),
+            message);
     };
-    if (auto* i = qobject_cast<IntField*>(e.editor)) connect(i, &IntField::adjusted, this, adjusted);
-    else if (auto* d = qobject_cast<DoubleField*>(e.editor)) connect(d, &DoubleField::adjusted, this, adjusted);
-    else if (auto* seed = qobject_cast<SeedField*>(e.editor)) connect(seed, &SeedField::adjusted, this, adjusted);
-    else if (auto* c = qobject_cast<QComboBox*>(e.editor)) connect(c, &QComboBox::currentTextChanged, this, edited);
-    else if (auto* b = qobject_cast<QCheckBox*>(e.editor)) connect(b, &QCheckBox::toggled, this, edited);
-    else if (auto* t = qobject_cast<QPlainTextEdit*>(e.editor)) connect(t, &QPlainTextEdit::textChanged, this, edited);
-    else if (auto* l = qobject_cast<QLineEdit*>(e.editor)) connect(l, &QLineEdit::textChanged, this, edited);
+    if (auto* i = qobject_cast<IntField*>(e.editor))
+      connect(i, &IntField::adjusted, this, adjusted);
+    else if (auto* d = qobject_cast<DoubleField*>(e.editor))
+      connect(d, &DoubleField::adjusted, this, adjusted);
+    else if (auto* seed = qobject_cast<SeedField*>(e.editor))
+      connect(seed, &SeedField::adjusted, this, adjusted);
+    else if (auto* c = qobject_cast<QComboBox*>(e.editor))
+      connect(c, &QComboBox::currentTextChanged, this, edited);
+    else if (auto* b = qobject_cast<QCheckBox*>(e.editor))
+      connect(b, &QCheckBox::toggled, this, edited);
+    else if (auto* t = qobject_cast<QPlainTextEdit*>(e.editor))
+      connect(t, &QPlainTextEdit::textChanged, this, edited);
+    else if (auto* l = qobject_cast<QLineEdit*>(e.editor))
+      connect(l, &QLineEdit::textChanged, this, edited);
     e.label_widget = new QLabel;
     e.label_widget->setBuddy(e.editor);
     e.editor->setObjectName(QString::fromStdString(x.node + "." + x.param));
@@ -228,7 +243,9 @@ QWidget* ParameterPanel::makeEditor(Entry& e, QWidget** row) {
       editor = combo;
       break;
     }
-    case kiln::ValueType::Bool: editor = new QCheckBox; break;
+    case kiln::ValueType::Bool:
+      editor = new QCheckBox;
+      break;
     case kiln::ValueType::String:
       if (s.multiline) {
         auto* text = new QPlainTextEdit;
@@ -244,7 +261,8 @@ QWidget* ParameterPanel::makeEditor(Entry& e, QWidget** row) {
         auto* browse = new QPushButton(tr("Browse…"));
         browse_buttons_.push_back(browse);
         connect(browse, &QPushButton::clicked, this, [this, line] {
-          const QString path = QFileDialog::getOpenFileName(this, tr("Choose a file"), line->text());
+          const QString path =
+              QFileDialog::getOpenFileName(this, tr("Choose a file"), line->text());
           if (!path.isEmpty()) line->setText(path);
         });
         *row = besides(line, browse);
@@ -259,14 +277,16 @@ QWidget* ParameterPanel::makeEditor(Entry& e, QWidget** row) {
 
 void ParameterPanel::retranslate() {
   for (Entry& e : entries_) {
-    e.label_widget->setText(QCoreApplication::translate("kiln::app::Workflow", e.label.toUtf8().constData()));
+    e.label_widget->setText(
+        QCoreApplication::translate("kiln::app::Workflow", e.label.toUtf8().constData()));
     QString tip = QString::fromStdString(e.spec.description);
     if (e.spec.min < e.spec.max && e.spec.type != kiln::ValueType::Seed)
       tip += (tip.isEmpty() ? "" : "\n") + tr("From %1 to %2").arg(e.spec.min).arg(e.spec.max);
     e.editor->setToolTip(tip);
     if (auto* text = qobject_cast<QPlainTextEdit*>(e.editor))
-      text->setPlaceholderText(e.node == app::findRole(template_, app::PanelRole::Negative).node ? tr("What to avoid")
-                                                                                               : tr("What to render"));
+      text->setPlaceholderText(e.node == app::findRole(template_, app::PanelRole::Negative).node
+                                   ? tr("What to avoid")
+                                   : tr("What to render"));
     if (e.random) {
       e.random->setText(tr("Random"));
       e.random->setToolTip(tr("A new seed for every Generate; untick to keep the seed"));
@@ -274,11 +294,13 @@ void ParameterPanel::retranslate() {
     if (e.model_picker) {
       auto* combo = static_cast<QComboBox*>(e.editor);
       combo->lineEdit()->setPlaceholderText(tr("A .safetensors checkpoint or a diffusers folder"));
-      if (combo->count() > 0 && combo->itemData(0).toString().isEmpty()) combo->setItemText(0, tr("Kiln starter model"));
+      if (combo->count() > 0 && combo->itemData(0).toString().isEmpty())
+        combo->setItemText(0, tr("Kiln starter model"));
     }
   }
   for (QPushButton* browse : browse_buttons_) browse->setText(tr("Browse…"));
-  if (empty_) empty_->setText(tr("This workflow exposes no parameters: Generate runs it as it is."));
+  if (empty_)
+    empty_->setText(tr("This workflow exposes no parameters: Generate runs it as it is."));
 }
 
 void ParameterPanel::changeEvent(QEvent* event) {
@@ -296,9 +318,11 @@ kiln::ParamValue ParameterPanel::valueOf(const Entry& e) const {
   if (const auto* seed = qobject_cast<const SeedField*>(e.editor)) return int64_t{seed->value()};
   if (const auto* s = qobject_cast<const QSpinBox*>(e.editor)) return int64_t{s->value()};
   if (const auto* d = qobject_cast<const QDoubleSpinBox*>(e.editor)) return d->value();
-  if (const auto* c = qobject_cast<const QComboBox*>(e.editor)) return c->currentText().toStdString();
+  if (const auto* c = qobject_cast<const QComboBox*>(e.editor))
+    return c->currentText().toStdString();
   if (const auto* b = qobject_cast<const QCheckBox*>(e.editor)) return b->isChecked();
-  if (const auto* t = qobject_cast<const QPlainTextEdit*>(e.editor)) return t->toPlainText().toStdString();
+  if (const auto* t = qobject_cast<const QPlainTextEdit*>(e.editor))
+    return t->toPlainText().toStdString();
   if (const auto* l = qobject_cast<const QLineEdit*>(e.editor)) return l->text().toStdString();
   return {};
 }
@@ -313,17 +337,26 @@ void ParameterPanel::display(Entry& e, const kiln::ParamValue& v) {
     auto* combo = static_cast<QComboBox*>(e.editor);
     const QString path = asString(v);
     const int i = combo->findData(path);
-    if (i >= 0) combo->setCurrentIndex(i);
-    else combo->setEditText(path);
+    if (i >= 0)
+      combo->setCurrentIndex(i);
+    else
+      combo->setEditText(path);
     return;
   }
-  if (auto* seed = qobject_cast<SeedField*>(e.editor)) seed->setValue(asInt(v));
-  else if (auto* s = qobject_cast<QSpinBox*>(e.editor)) s->setValue(static_cast<int>(std::clamp<int64_t>(asInt(v), INT_MIN, INT_MAX)));
-  else if (auto* d = qobject_cast<QDoubleSpinBox*>(e.editor)) d->setValue(asDouble(v));
-  else if (auto* c = qobject_cast<QComboBox*>(e.editor)) c->setCurrentText(asString(v));
-  else if (auto* b = qobject_cast<QCheckBox*>(e.editor)) b->setChecked(std::holds_alternative<bool>(v) && std::get<bool>(v));
-  else if (auto* t = qobject_cast<QPlainTextEdit*>(e.editor)) t->setPlainText(asString(v));
-  else if (auto* l = qobject_cast<QLineEdit*>(e.editor)) l->setText(asString(v));
+  if (auto* seed = qobject_cast<SeedField*>(e.editor))
+    seed->setValue(asInt(v));
+  else if (auto* s = qobject_cast<QSpinBox*>(e.editor))
+    s->setValue(static_cast<int>(std::clamp<int64_t>(asInt(v), INT_MIN, INT_MAX)));
+  else if (auto* d = qobject_cast<QDoubleSpinBox*>(e.editor))
+    d->setValue(asDouble(v));
+  else if (auto* c = qobject_cast<QComboBox*>(e.editor))
+    c->setCurrentText(asString(v));
+  else if (auto* b = qobject_cast<QCheckBox*>(e.editor))
+    b->setChecked(std::holds_alternative<bool>(v) && std::get<bool>(v));
+  else if (auto* t = qobject_cast<QPlainTextEdit*>(e.editor))
+    t->setPlainText(asString(v));
+  else if (auto* l = qobject_cast<QLineEdit*>(e.editor))
+    l->setText(asString(v));
 }
 
 kiln::Workflow ParameterPanel::workflow() const {
@@ -336,7 +369,8 @@ kiln::Workflow ParameterPanel::workflow() const {
 void ParameterPanel::drawRandomSeeds() {
   for (Entry& e : entries_)
     if (e.random && e.random->isChecked())  // 32-bit, as A1111 and most tools draw them
-      static_cast<SeedField*>(e.editor)->setValue(static_cast<qint64>(QRandomGenerator::global()->generate()));
+      static_cast<SeedField*>(e.editor)->setValue(
+          static_cast<qint64>(QRandomGenerator::global()->generate()));
 }
 
 kiln::ParamValue ParameterPanel::value(const std::string& node, const std::string& param) const {
@@ -344,7 +378,8 @@ kiln::ParamValue ParameterPanel::value(const std::string& node, const std::strin
   return e ? valueOf(*e) : kiln::ParamValue{};
 }
 
-const ParameterPanel::Entry* ParameterPanel::find(const std::string& node, const std::string& param) const {
+const ParameterPanel::Entry* ParameterPanel::find(const std::string& node,
+                                                  const std::string& param) const {
   for (const Entry& e : entries_)
     if (e.node == node && e.param == param) return &e;
   return nullptr;
@@ -366,7 +401,8 @@ QCheckBox* ParameterPanel::randomSeed() const {
   return e ? e->random : nullptr;
 }
 
-bool ParameterPanel::setValue(const std::string& node, const std::string& param, const kiln::ParamValue& value) {
+bool ParameterPanel::setValue(const std::string& node, const std::string& param,
+                              const kiln::ParamValue& value) {
   for (Entry& e : entries_)
     if (e.node == node && e.param == param) {
       display(e, value);

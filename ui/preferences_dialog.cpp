@@ -27,7 +27,8 @@ namespace {
 
 QWidget* makeEditor(const app::SettingSpec& spec) {
   switch (spec.type) {
-    case app::SettingType::Bool: return new QCheckBox;
+    case app::SettingType::Bool:
+      return new QCheckBox;
     case app::SettingType::Int: {
       auto* spin = new QSpinBox;
       spin->setRange(static_cast<int>(spec.min), static_cast<int>(spec.max));
@@ -35,7 +36,8 @@ QWidget* makeEditor(const app::SettingSpec& spec) {
     }
     case app::SettingType::Enum: {
       auto* combo = new QComboBox;
-      for (const QString& choice : spec.choices) combo->addItem(app::settingChoiceTitle(spec.key, choice), choice);
+      for (const QString& choice : spec.choices)
+        combo->addItem(app::settingChoiceTitle(spec.key, choice), choice);
       return combo;
     }
     case app::SettingType::StringList: {
@@ -44,13 +46,15 @@ QWidget* makeEditor(const app::SettingSpec& spec) {
       edit->setMaximumHeight(80);
       return edit;
     }
-    default: return new QLineEdit;
+    default:
+      return new QLineEdit;
   }
 }
 
 }  // namespace
 
-PreferencesDialog::PreferencesDialog(app::Settings& settings, app::EngineBridge* bridge, QWidget* parent)
+PreferencesDialog::PreferencesDialog(app::Settings& settings, app::EngineBridge* bridge,
+                                     QWidget* parent)
     : QDialog(parent), settings_(settings), bridge_(bridge) {
   pages_ = new QTabWidget;
   for (const char* group : {"general", "memory", "lora", "appearance"}) {
@@ -60,7 +64,8 @@ PreferencesDialog::PreferencesDialog(app::Settings& settings, app::EngineBridge*
       // A preset fills in the memory editors below; Apply or OK stores them.
       presets_ = new QComboBox;
       presets_->setObjectName("memoryPreset");
-      for (app::MemoryPreset p : app::memoryPresets()) presets_->addItem(QString(), app::memoryPresetKey(p));
+      for (app::MemoryPreset p : app::memoryPresets())
+        presets_->addItem(QString(), app::memoryPresetKey(p));
       apply_preset_ = new QPushButton;
       apply_preset_->setObjectName("applyMemoryPreset");
       connect(apply_preset_, &QPushButton::clicked, this, [this] {
@@ -88,7 +93,8 @@ PreferencesDialog::PreferencesDialog(app::Settings& settings, app::EngineBridge*
         device_note_->setWordWrap(true);
         device_note_->hide();
         form->addRow(QString(), device_note_);
-        connect(static_cast<QLineEdit*>(editor), &QLineEdit::textChanged, this, &PreferencesDialog::updateDeviceNote);
+        connect(static_cast<QLineEdit*>(editor), &QLineEdit::textChanged, this,
+                &PreferencesDialog::updateDeviceNote);
       }
       editors_.insert(spec.key, editor);
       labels_.insert(spec.key, label);
@@ -101,17 +107,24 @@ PreferencesDialog::PreferencesDialog(app::Settings& settings, app::EngineBridge*
   for (const app::SettingSpec& spec : app::settingSpecs())
     if (spec.key.startsWith(QLatin1String("memory/"))) {
       QWidget* w = editors_.value(spec.key);
-      if (auto* c = qobject_cast<QCheckBox*>(w)) connect(c, &QCheckBox::toggled, this, &PreferencesDialog::showMatchingPreset);
-      else if (auto* n = qobject_cast<QSpinBox*>(w)) connect(n, &QSpinBox::valueChanged, this, &PreferencesDialog::showMatchingPreset);
-      else if (auto* b = qobject_cast<QComboBox*>(w)) connect(b, &QComboBox::currentIndexChanged, this, &PreferencesDialog::showMatchingPreset);
-      else if (auto* p = qobject_cast<QPlainTextEdit*>(w)) connect(p, &QPlainTextEdit::textChanged, this, &PreferencesDialog::showMatchingPreset);
-      else if (auto* l = qobject_cast<QLineEdit*>(w)) connect(l, &QLineEdit::textChanged, this, &PreferencesDialog::showMatchingPreset);
+      if (auto* c = qobject_cast<QCheckBox*>(w))
+        connect(c, &QCheckBox::toggled, this, &PreferencesDialog::showMatchingPreset);
+      else if (auto* n = qobject_cast<QSpinBox*>(w))
+        connect(n, &QSpinBox::valueChanged, this, &PreferencesDialog::showMatchingPreset);
+      else if (auto* b = qobject_cast<QComboBox*>(w))
+        connect(b, &QComboBox::currentIndexChanged, this, &PreferencesDialog::showMatchingPreset);
+      else if (auto* p = qobject_cast<QPlainTextEdit*>(w))
+        connect(p, &QPlainTextEdit::textChanged, this, &PreferencesDialog::showMatchingPreset);
+      else if (auto* l = qobject_cast<QLineEdit*>(w))
+        connect(l, &QLineEdit::textChanged, this, &PreferencesDialog::showMatchingPreset);
     }
   errors_ = new QLabel;
   errors_->setWordWrap(true);
   errors_->setStyleSheet("color: #b00020");
-  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Apply | QDialogButtonBox::Cancel);
-  connect(buttons->button(QDialogButtonBox::Apply), &QPushButton::clicked, this, [this] { apply(); });
+  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Apply |
+                                       QDialogButtonBox::Cancel);
+  connect(buttons->button(QDialogButtonBox::Apply), &QPushButton::clicked, this,
+          [this] { apply(); });
   connect(buttons, &QDialogButtonBox::accepted, this, [this] {
     if (apply()) accept();
   });
@@ -130,7 +143,8 @@ void PreferencesDialog::retranslate() {
   for (int i = 0; i < pages_->count() && i < titles.size(); ++i) pages_->setTabText(i, titles[i]);
   preset_label_->setText(tr("Preset"));
   apply_preset_->setText(tr("Fill in"));
-  apply_preset_->setToolTip(tr("Sets the memory settings below to the preset's; Apply or OK stores them"));
+  apply_preset_->setToolTip(
+      tr("Sets the memory settings below to the preset's; Apply or OK stores them"));
   for (int i = 0; i < presets_->count(); ++i) {
     app::MemoryPreset preset;
     if (presets_->itemData(i).toString() == QLatin1String("custom")) {
@@ -143,7 +157,8 @@ void PreferencesDialog::retranslate() {
   }
   for (const app::SettingSpec& spec : app::settingSpecs()) {
     if (QLabel* label = labels_.value(spec.key)) label->setText(app::settingTitle(spec.key));
-    if (QWidget* editor = editors_.value(spec.key)) editor->setToolTip(app::settingDescription(spec));
+    if (QWidget* editor = editors_.value(spec.key))
+      editor->setToolTip(app::settingDescription(spec));
     if (auto* combo = qobject_cast<QComboBox*>(editors_.value(spec.key)))
       for (int i = 0; i < combo->count(); ++i)
         combo->setItemText(i, app::settingChoiceTitle(spec.key, combo->itemData(i).toString()));
@@ -162,8 +177,10 @@ QVariant PreferencesDialog::editorValue(const QString& key) const {
   QWidget* w = editors_.value(key);
   if (auto* c = qobject_cast<QCheckBox*>(w)) return c->isChecked();
   if (auto* s = qobject_cast<QSpinBox*>(w)) return s->value();
-  if (auto* b = qobject_cast<QComboBox*>(w)) return b->currentData().isValid() ? b->currentData().toString() : b->currentText();
-  if (auto* p = qobject_cast<QPlainTextEdit*>(w)) return p->toPlainText().split('\n', Qt::SkipEmptyParts);
+  if (auto* b = qobject_cast<QComboBox*>(w))
+    return b->currentData().isValid() ? b->currentData().toString() : b->currentText();
+  if (auto* p = qobject_cast<QPlainTextEdit*>(w))
+    return p->toPlainText().split('\n', Qt::SkipEmptyParts);
   if (auto* l = qobject_cast<QLineEdit*>(w)) return l->text().trimmed();
   return {};
 }
@@ -185,7 +202,8 @@ void PreferencesDialog::showMatchingPreset() {
         mine = parsed ? QVariant(static_cast<qint64>(*parsed)) : mine;
       }
       same = spec && (mine.toString() == it.value().toString() ||
-                      (spec->type == app::SettingType::StringList && mine.toStringList() == it.value().toStringList()));
+                      (spec->type == app::SettingType::StringList &&
+                       mine.toStringList() == it.value().toStringList()));
     }
     if (same) {
       match = app::memoryPresetKey(preset);
@@ -203,7 +221,8 @@ void PreferencesDialog::changeEvent(QEvent* event) {
 void PreferencesDialog::load() {
   started_device_ = settings_.device();
   filling_ = true;
-  for (const app::SettingSpec& spec : app::settingSpecs()) showValue(spec, settings_.value(spec.key));
+  for (const app::SettingSpec& spec : app::settingSpecs())
+    showValue(spec, settings_.value(spec.key));
   filling_ = false;
   showMatchingPreset();
   updateDeviceNote();
@@ -211,8 +230,10 @@ void PreferencesDialog::load() {
 
 void PreferencesDialog::fillPreset(app::MemoryPreset preset) {
   QString device = settings_.device();
-  if (auto* edit = qobject_cast<QLineEdit*>(editors_.value("memory/device"))) device = edit->text().trimmed();
-  const QMap<QString, QVariant> values = app::memoryPresetValues(preset, app::presetDevice(app::buildHasGpu(), device));
+  if (auto* edit = qobject_cast<QLineEdit*>(editors_.value("memory/device")))
+    device = edit->text().trimmed();
+  const QMap<QString, QVariant> values =
+      app::memoryPresetValues(preset, app::presetDevice(app::buildHasGpu(), device));
   filling_ = true;
   for (auto it = values.begin(); it != values.end(); ++it)
     if (const app::SettingSpec* spec = app::findSetting(it.key())) showValue(*spec, it.value());
@@ -222,16 +243,23 @@ void PreferencesDialog::fillPreset(app::MemoryPreset preset) {
 
 void PreferencesDialog::showValue(const app::SettingSpec& spec, const QVariant& v) {
   QWidget* w = editors_.value(spec.key);
-  if (auto* c = qobject_cast<QCheckBox*>(w)) c->setChecked(v.toBool());
-  else if (auto* s = qobject_cast<QSpinBox*>(w)) s->setValue(v.toInt());
-  else if (auto* b = qobject_cast<QComboBox*>(w)) b->setCurrentIndex(std::max(0, b->findData(v.toString())));
-  else if (auto* p = qobject_cast<QPlainTextEdit*>(w)) p->setPlainText(v.toStringList().join('\n'));
+  if (auto* c = qobject_cast<QCheckBox*>(w))
+    c->setChecked(v.toBool());
+  else if (auto* s = qobject_cast<QSpinBox*>(w))
+    s->setValue(v.toInt());
+  else if (auto* b = qobject_cast<QComboBox*>(w))
+    b->setCurrentIndex(std::max(0, b->findData(v.toString())));
+  else if (auto* p = qobject_cast<QPlainTextEdit*>(w))
+    p->setPlainText(v.toStringList().join('\n'));
   else if (auto* l = qobject_cast<QLineEdit*>(w))
-    l->setText(spec.type == app::SettingType::Bytes ? QString::fromStdString(formatBytes(v.toLongLong())).remove(' ')
-                                                    : v.toString());
+    l->setText(spec.type == app::SettingType::Bytes
+                   ? QString::fromStdString(formatBytes(v.toLongLong())).remove(' ')
+                   : v.toString());
 }
 
-QString PreferencesDialog::errorText() const { return errors_->text(); }
+QString PreferencesDialog::errorText() const {
+  return errors_->text();
+}
 
 bool PreferencesDialog::apply() {
   // Every value checked first: nothing is stored unless all are valid.
@@ -244,7 +272,8 @@ bool PreferencesDialog::apply() {
     if (!problem.isEmpty()) problems << problem;
     values.insert(spec.key, v);
   }
-  if (problems.isEmpty() && values.value("memory/record_stream").toBool() && !values.value("memory/streams").toBool())
+  if (problems.isEmpty() && values.value("memory/record_stream").toBool() &&
+      !values.value("memory/streams").toBool())
     problems << tr("Record stream needs streams: turn on streams or turn off record stream");
   if (!problems.isEmpty()) {
     errors_->setText(problems.join('\n'));

@@ -10,7 +10,8 @@
 
 namespace kiln::ui {
 
-QueuePanel::QueuePanel(app::EngineBridge* bridge, QWidget* parent) : QWidget(parent), bridge_(bridge) {
+QueuePanel::QueuePanel(app::EngineBridge* bridge, QWidget* parent)
+    : QWidget(parent), bridge_(bridge) {
   list_ = new QListWidget;
   list_->setWordWrap(true);  // long prompts wrap instead of being cut off
   list_->setTextElideMode(Qt::ElideMiddle);

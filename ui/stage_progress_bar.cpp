@@ -9,8 +9,8 @@
 namespace kiln::ui {
 namespace {
 
-constexpr double kGap = 2.0;         // pixels between segments
-constexpr double kMinShare = 0.03;   // the smallest segment's share, so short stages show
+constexpr double kGap = 2.0;        // pixels between segments
+constexpr double kMinShare = 0.03;  // the smallest segment's share, so short stages show
 
 }  // namespace
 
@@ -38,7 +38,9 @@ void StageProgressBar::setStageProgress(int index, qint64 done, qint64 total) {
   for (int i = 0; i < index; ++i) stages_[i].done = 1.0;
   current_ = index;
   stages_[index].stage.total = total > 0 ? total : stages_[index].stage.total;
-  stages_[index].done = total > 0 ? std::clamp(static_cast<double>(done) / static_cast<double>(total), 0.0, 1.0) : 0.0;
+  stages_[index].done =
+      total > 0 ? std::clamp(static_cast<double>(done) / static_cast<double>(total), 0.0, 1.0)
+                : 0.0;
   setToolTip(label());
   update();
 }
@@ -68,7 +70,8 @@ QVector<QRectF> StageProgressBar::segmentRects() const {
   QVector<double> shares;
   double sum = 0;
   for (const Segment& s : stages_) {
-    const double share = total > 0 ? std::max(s.stage.expected_seconds, 0.0) / total : 1.0 / stages_.size();
+    const double share =
+        total > 0 ? std::max(s.stage.expected_seconds, 0.0) / total : 1.0 / stages_.size();
     shares.push_back(std::max(share, kMinShare));
     sum += shares.back();
   }
@@ -87,8 +90,8 @@ QString StageProgressBar::label() const {
   const Segment& s = stages_[current_];
   if (s.stage.total <= 1) return s.stage.name;
   const auto done = static_cast<qint64>(std::llround(s.done * static_cast<double>(s.stage.total)));
-  return tr("%1 %2").arg(s.stage.name,
-                         QString::fromStdString(kiln::formatProgressAmount(done, s.stage.total, s.stage.unit.toStdString())));
+  return tr("%1 %2").arg(s.stage.name, QString::fromStdString(kiln::formatProgressAmount(
+                                           done, s.stage.total, s.stage.unit.toStdString())));
 }
 
 void StageProgressBar::paintEvent(QPaintEvent*) {
@@ -106,7 +109,9 @@ void StageProgressBar::paintEvent(QPaintEvent*) {
     const QRectF& r = rects[i];
     p.fillRect(r, empty);
     const double done = stages_[i].done;
-    if (done > 0) p.fillRect(QRectF(r.left(), r.top(), r.width() * done, r.height()), i == current_ ? current : filled);
+    if (done > 0)
+      p.fillRect(QRectF(r.left(), r.top(), r.width() * done, r.height()),
+                 i == current_ ? current : filled);
   }
 }
 

@@ -63,23 +63,27 @@ WorkflowEditor::WorkflowEditor(app::EngineBridge* bridge, app::Settings& setting
   resize(size);
   dock->setMinimumWidth(340);  // the side panel's values and checkboxes fit
 
-  connect(canvas_->scene(), &QGraphicsScene::selectionChanged, this, &WorkflowEditor::showSelectedNode);
+  connect(canvas_->scene(), &QGraphicsScene::selectionChanged, this,
+          &WorkflowEditor::showSelectedNode);
   connect(doc_.get(), &app::WorkflowDocument::changed, this, [this] {
-    if (!editing_) showSelectedNode();  // undo, redo, or another view changed it
+    if (!editing_) showSelectedNode();          // undo, redo, or another view changed it
     if (!running_) canvas_->clearNodeStates();  // the states were of the graph before the change
     updateTitle();
   });
   connect(doc_->undoStack(), &QUndoStack::cleanChanged, this, &WorkflowEditor::updateTitle);
-  connect(panel_, &ParameterPanel::valueEdited, this, [this](const std::string& node, const std::string& param) {
-    editing_ = true;
-    if (!doc_->setParam(node, param, panel_->value(node, param))) status_->setText(doc_->lastError());
-    editing_ = false;
-  });
-  connect(bridge_, &app::EngineBridge::nodeState, this, [this](const QString& node, const QString& state, const QString& message) {
-    if (!running_) return;
-    canvas_->setNodeState(node.toStdString(), state, message);
-    if (state == "running") running_node_ = node.toStdString();
-  });
+  connect(panel_, &ParameterPanel::valueEdited, this,
+          [this](const std::string& node, const std::string& param) {
+            editing_ = true;
+            if (!doc_->setParam(node, param, panel_->value(node, param)))
+              status_->setText(doc_->lastError());
+            editing_ = false;
+          });
+  connect(bridge_, &app::EngineBridge::nodeState, this,
+          [this](const QString& node, const QString& state, const QString& message) {
+            if (!running_) return;
+            canvas_->setNodeState(node.toStdString(), state, message);
+            if (state == "running") running_node_ = node.toStdString();
+          });
   // The running node's stage reports its own progress: drawn on that node.
   connect(bridge_, &app::EngineBridge::stageProgress, this, [this](int, qint64 done, qint64 total) {
     if (running_ && !running_node_.empty()) canvas_->setNodeProgress(running_node_, done, total);
@@ -104,7 +108,8 @@ WorkflowEditor::WorkflowEditor(app::EngineBridge* bridge, app::Settings& setting
     running_ = false;
   });
   connect(bridge_, &app::EngineBridge::progress, this,
-          [this](const QString& stage, qint64 done, qint64 total, const QString& unit, double fraction, double) {
+          [this](const QString& stage, qint64 done, qint64 total, const QString& unit,
+                 double fraction, double) {
             if (running_)
               status_->setText(tr("%1 %2 · %3%")
                                    .arg(stageText(stage), progressAmountText(done, total, unit))
@@ -116,7 +121,9 @@ WorkflowEditor::WorkflowEditor(app::EngineBridge* bridge, app::Settings& setting
 
 WorkflowEditor::~WorkflowEditor() = default;
 
-QString WorkflowEditor::statusText() const { return status_->text(); }
+QString WorkflowEditor::statusText() const {
+  return status_->text();
+}
 
 void WorkflowEditor::buildMenus() {
   menuBar()->clear();
@@ -133,7 +140,8 @@ void WorkflowEditor::buildMenus() {
   file->addAction(tr("&Save"), QKeySequence::Save, this, [this] { save(); });
   file->addAction(tr("Save &As…"), QKeySequence::SaveAs, this, [this] { saveAs(); });
   file->addSeparator();
-  file->addAction(tr("Use in &Generate Panel"), this, [this] { Q_EMIT useAsTemplate(doc_->workflow()); });
+  file->addAction(tr("Use in &Generate Panel"), this,
+                  [this] { Q_EMIT useAsTemplate(doc_->workflow()); });
   QMenu* edit = menuBar()->addMenu(tr("&Edit"));
   QAction* undo = doc_->undoStack()->createUndoAction(this, tr("&Undo"));
   undo->setShortcut(QKeySequence::Undo);
@@ -146,13 +154,16 @@ void WorkflowEditor::buildMenus() {
   edit->addAction(tr("&Paste"), QKeySequence::Paste, canvas_, &NodeCanvas::paste);
   edit->addAction(tr("&Delete"), QKeySequence::Delete, canvas_, &NodeCanvas::deleteSelection);
   edit->addSeparator();
-  edit->addAction(tr("&Group Selection"), QKeySequence(Qt::CTRL | Qt::Key_G), this, [this] { canvas_->groupSelection(); });
-  edit->addAction(tr("U&ngroup"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_G), canvas_, &NodeCanvas::ungroupSelection);
+  edit->addAction(tr("&Group Selection"), QKeySequence(Qt::CTRL | Qt::Key_G), this,
+                  [this] { canvas_->groupSelection(); });
+  edit->addAction(tr("U&ngroup"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_G), canvas_,
+                  &NodeCanvas::ungroupSelection);
   QMenu* view = menuBar()->addMenu(tr("&View"));
   view->addAction(tr("&Frame All"), QKeySequence(Qt::Key_Home), canvas_, &NodeCanvas::frameAll);
   QMenu* workflow = menuBar()->addMenu(tr("&Workflow"));
   workflow->addAction(tr("&Run"), QKeySequence(Qt::CTRL | Qt::Key_Return), this, [this] { run(); });
-  workflow->addAction(tr("&Interrupt"), QKeySequence(Qt::Key_Escape), bridge_, &app::EngineBridge::cancel);
+  workflow->addAction(tr("&Interrupt"), QKeySequence(Qt::Key_Escape), bridge_,
+                      &app::EngineBridge::cancel);
 }
 
 void WorkflowEditor::retranslate() {
@@ -167,7 +178,8 @@ void WorkflowEditor::changeEvent(QEvent* event) {
 }
 
 void WorkflowEditor::updateTitle() {
-  const QString name = doc_->path().isEmpty() ? tr("Untitled workflow") : QFileInfo(doc_->path()).fileName();
+  const QString name =
+      doc_->path().isEmpty() ? tr("Untitled workflow") : QFileInfo(doc_->path()).fileName();
   setWindowTitle(tr("%1%2 — Kiln workflow editor").arg(name, doc_->isModified() ? "*" : ""));
 }
 
@@ -176,32 +188,38 @@ void WorkflowEditor::updateTitle() {
 void WorkflowEditor::showSelectedNode() {
   if (editing_) return;  // the panel's own edit: its editors stay as they are
   const std::vector<std::string> selected = canvas_->selectedIds();
-  const kiln::WorkflowNode* node = selected.size() == 1 ? doc_->workflow().node(selected.front()) : nullptr;
+  const kiln::WorkflowNode* node =
+      selected.size() == 1 ? doc_->workflow().node(selected.front()) : nullptr;
   const kiln::NodeSchema* schema = node ? doc_->schema(node->type) : nullptr;
   qDeleteAll(expose_box_->findChildren<QCheckBox*>(Qt::FindDirectChildrenOnly));
   if (!schema) {
     panel_node_.clear();
     panel_->setWorkflow({});
     panel_->hide();
-    node_title_->setText(selected.empty() ? tr("Select a node to edit its parameters.")
-                                          : tr("%n nodes selected", "", static_cast<int>(selected.size())));
+    node_title_->setText(selected.empty()
+                             ? tr("Select a node to edit its parameters.")
+                             : tr("%n nodes selected", "", static_cast<int>(selected.size())));
     return;
   }
   panel_node_ = node->id;
   kiln::Workflow view = doc_->workflow();
   view.exposed.clear();
-  for (const kiln::ParamSpec& p : schema->params) view.exposed.push_back({node->id, p.name, p.display_name});
+  for (const kiln::ParamSpec& p : schema->params)
+    view.exposed.push_back({node->id, p.name, p.display_name});
   panel_->setWorkflow(view);
   panel_->show();
   node_title_->setText(QStringLiteral("<b>%1</b><br>%2")
                            .arg(QString::fromStdString(schema->display_name).toHtmlEscaped(),
                                 QString::fromStdString(schema->description).toHtmlEscaped()));
   for (const kiln::ParamSpec& p : schema->params) {
-    auto* box = new QCheckBox(tr("Show %1 in the generate panel").arg(QString::fromStdString(p.display_name)), expose_box_);
+    auto* box = new QCheckBox(
+        tr("Show %1 in the generate panel").arg(QString::fromStdString(p.display_name)),
+        expose_box_);
     box->setObjectName(QString::fromStdString(p.name));
     const auto& exposed = doc_->workflow().exposed;
-    box->setChecked(std::any_of(exposed.begin(), exposed.end(),
-                                [&](const kiln::ExposedParam& e) { return e.node == node->id && e.param == p.name; }));
+    box->setChecked(std::any_of(exposed.begin(), exposed.end(), [&](const kiln::ExposedParam& e) {
+      return e.node == node->id && e.param == p.name;
+    }));
     const std::string id = node->id, param = p.name;
     connect(box, &QCheckBox::toggled, this, [this, id, param](bool on) {
       editing_ = true;
@@ -213,7 +231,8 @@ void WorkflowEditor::showSelectedNode() {
 }
 
 QCheckBox* WorkflowEditor::exposeBox(const std::string& param) const {
-  return expose_box_->findChild<QCheckBox*>(QString::fromStdString(param), Qt::FindDirectChildrenOnly);
+  return expose_box_->findChild<QCheckBox*>(QString::fromStdString(param),
+                                            Qt::FindDirectChildrenOnly);
 }
 
 bool WorkflowEditor::open(const QString& path) {
@@ -228,8 +247,9 @@ bool WorkflowEditor::open(const QString& path) {
 }
 
 bool WorkflowEditor::saveAs() {
-  const QString path = QFileDialog::getSaveFileName(this, tr("Save workflow"), doc_->path().isEmpty() ? "workflow.json" : doc_->path(),
-                                                    tr("Kiln workflows (*.json)"));
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Save workflow"), doc_->path().isEmpty() ? "workflow.json" : doc_->path(),
+      tr("Kiln workflows (*.json)"));
   if (path.isEmpty()) return false;
   if (!doc_->save(path)) {
     QMessageBox::warning(this, tr("Saving failed"), doc_->lastError());
@@ -252,7 +272,8 @@ bool WorkflowEditor::run() {
   const std::vector<kiln::WorkflowProblem> problems = doc_->problems();
   if (!problems.empty()) {
     canvas_->showProblems(problems);
-    status_->setText(tr("The workflow cannot run: %1").arg(QString::fromStdString(problems.front().message)));
+    status_->setText(
+        tr("The workflow cannot run: %1").arg(QString::fromStdString(problems.front().message)));
     return false;
   }
   for (const auto& n : doc_->workflow().nodes) canvas_->setNodeState(n.id, {});
@@ -287,8 +308,9 @@ void WorkflowEditor::dropEvent(QDropEvent* event) {
 
 void WorkflowEditor::closeEvent(QCloseEvent* event) {
   if (doc_->isModified() && isVisible() && !testAttribute(Qt::WA_DontShowOnScreen)) {
-    const auto answer = QMessageBox::question(this, tr("Unsaved changes"), tr("Save the changes to this workflow?"),
-                                              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+    const auto answer =
+        QMessageBox::question(this, tr("Unsaved changes"), tr("Save the changes to this workflow?"),
+                              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
     if (answer == QMessageBox::Cancel || (answer == QMessageBox::Save && !save())) {
       event->ignore();
       return;

@@ -7,8 +7,8 @@
 #include <chrono>
 #include <cmath>
 
-#include "kiln/error.h"
 #include "kiln/comfy_import.h"
+#include "kiln/error.h"
 #include "kiln/image_io.h"
 #include "kiln/video_io.h"
 #include "output_names.h"
@@ -58,10 +58,13 @@ EngineBridge::EngineBridge(const QString& device, QObject* parent) : QObject(par
       last_progress_ns_ = now;
     }
     if (e.type == kiln::EventType::Preview) return;
-    QMetaObject::invokeMethod(this, [this, e] { onEvent(e); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this, [this, e] { onEvent(e); }, Qt::QueuedConnection);
   };
   options.timings_path = kiln::defaultTimingsPath();
-  options.write_image = [](const std::string& path, const kiln::Image& image) { kiln::writeImage(path, image); };
+  options.write_image = [](const std::string& path, const kiln::Image& image) {
+    kiln::writeImage(path, image);
+  };
   options.write_video = [](const std::string& path, const std::vector<kiln::Image>& frames,
                            const kiln::VideoWriteOptions& o) { kiln::writeVideo(path, frames, o); };
   // Everything kiln-cli's engine has: LoadImage and LoadMask read pictures too.
@@ -116,9 +119,14 @@ QString labelOf(const GenerateRequest& r, int run = 0) {
   if (prompt.size() > 40) prompt = prompt.left(39) + QChar(0x2026);
   if (prompt.isEmpty()) prompt = EngineBridge::tr("(no prompt)");
   if (r.batch > 1 && r.workflow)
-    return EngineBridge::tr("%1 · image %2 of %3 · seed %4").arg(prompt).arg(run + 1).arg(r.batch).arg(seed);
-  return r.batch > 1 ? EngineBridge::tr("%1 · %2 images · seed %3").arg(prompt).arg(r.batch).arg(seed)
-                     : EngineBridge::tr("%1 · seed %2").arg(prompt).arg(seed);
+    return EngineBridge::tr("%1 · image %2 of %3 · seed %4")
+        .arg(prompt)
+        .arg(run + 1)
+        .arg(r.batch)
+        .arg(seed);
+  return r.batch > 1
+             ? EngineBridge::tr("%1 · %2 images · seed %3").arg(prompt).arg(r.batch).arg(seed)
+             : EngineBridge::tr("%1 · seed %2").arg(prompt).arg(seed);
 }
 
 }  // namespace
@@ -136,19 +144,23 @@ void EngineBridge::startNext() {
                                                                 r.output_folder.toStdString() +
                                                                 "': choose another in Preferences");
       if (r.workflow) {
-        const QString name = expandNameTemplate(r.output_name, roleParams(*r.workflow, next.run), QDateTime::currentDateTime());
-        job.workflow = std::make_shared<const kiln::Workflow>(prepareRun(*r.workflow, engine_->nodeSchemas(), next.run, name));
+        const QString name = expandNameTemplate(r.output_name, roleParams(*r.workflow, next.run),
+                                                QDateTime::currentDateTime());
+        job.workflow = std::make_shared<const kiln::Workflow>(
+            prepareRun(*r.workflow, engine_->nodeSchemas(), next.run, name));
         job.output_dir = r.output_folder.toStdString();
         job.params.embedding_dirs = embedding_dirs_;
       } else {
         job.params = r.params;
-        job.params.embedding_dirs.insert(job.params.embedding_dirs.end(), embedding_dirs_.begin(), embedding_dirs_.end());
+        job.params.embedding_dirs.insert(job.params.embedding_dirs.end(), embedding_dirs_.begin(),
+                                         embedding_dirs_.end());
         job.batch = r.batch;
         if (!r.output_folder.isEmpty())
-          job.output_path =
-              uniqueOutputPath(r.output_folder, expandNameTemplate(r.output_name, r.params, QDateTime::currentDateTime()),
-                               r.batch)
-                  .toStdString();
+          job.output_path = uniqueOutputPath(r.output_folder,
+                                             expandNameTemplate(r.output_name, r.params,
+                                                                QDateTime::currentDateTime()),
+                                             r.batch)
+                                .toStdString();
       }
       job_ = engine_->submit(job);
       if (next.run == 0) image_seconds_.clear();  // a new request: its own pace
@@ -178,7 +190,8 @@ int EngineBridge::skip() {
   }
   running_.skip = true;  // this image ends as it would, the rest go
   const int dropped = running_.request.batch - running_.run - 1;
-  log(tr("Skip: %1 finishes, %n later image(s) of its batch dropped", "", dropped).arg(running_label_));
+  log(tr("Skip: %1 finishes, %n later image(s) of its batch dropped", "", dropped)
+          .arg(running_label_));
   return dropped;
 }
 
@@ -223,7 +236,9 @@ QList<QueueItem> EngineBridge::queue() const {
   return items;
 }
 
-void EngineBridge::log(const QString& line) { Q_EMIT logMessage(line); }
+void EngineBridge::log(const QString& line) {
+  Q_EMIT logMessage(line);
+}
 
 void EngineBridge::onEvent(const kiln::Event& e) {
   // Not the running job's: the engine's own messages and memory reports still count.
@@ -233,13 +248,15 @@ void EngineBridge::onEvent(const kiln::Event& e) {
     return;
   }
   const auto stageName = [&](int i) {
-    return i >= 0 && i < static_cast<int>(stages_.size()) ? QString::fromStdString(stages_[static_cast<std::size_t>(i)].name)
-                                                         : QString();
+    return i >= 0 && i < static_cast<int>(stages_.size())
+               ? QString::fromStdString(stages_[static_cast<std::size_t>(i)].name)
+               : QString();
   };
   const auto ended = [this](bool finished) {
     job_ = 0;
     // A workflow request's next image waits first in line.
-    if (finished && running_.request.workflow && !running_.skip && running_.run + 1 < running_.request.batch) {
+    if (finished && running_.request.workflow && !running_.skip &&
+        running_.run + 1 < running_.request.batch) {
       Pending next = running_;
       ++next.run;
       pending_.push_front(next);
@@ -249,7 +266,8 @@ void EngineBridge::onEvent(const kiln::Event& e) {
     // The queue shows the end at once (busy() is already false), not one event later.
     Q_EMIT queueChanged();
     // The next request starts once this signal's receivers have seen the end.
-    QMetaObject::invokeMethod(this, [this] { startNext(); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this, [this] { startNext(); }, Qt::QueuedConnection);
   };
   switch (e.type) {
     case kiln::EventType::Log:
@@ -259,29 +277,33 @@ void EngineBridge::onEvent(const kiln::Event& e) {
       Q_EMIT memoryChanged(toSnapshot(e.memory));
       break;
     case kiln::EventType::NodeState:
-      Q_EMIT nodeState(QString::fromStdString(e.node), QString::fromLatin1(kiln::nodeStateName(e.node_state)),
+      Q_EMIT nodeState(QString::fromStdString(e.node),
+                       QString::fromLatin1(kiln::nodeStateName(e.node_state)),
                        QString::fromStdString(e.message));
       break;
     case kiln::EventType::StagePlanned: {
       stages_ = e.stages;
       QList<PlannedStage> plan;
       for (const auto& s : stages_)
-        plan.push_back({QString::fromStdString(s.name), QString::fromStdString(s.unit), s.total, s.expected_seconds});
+        plan.push_back({QString::fromStdString(s.name), QString::fromStdString(s.unit), s.total,
+                        s.expected_seconds});
       Q_EMIT planned(plan);
       break;
     }
     case kiln::EventType::StageUpdated:
       if (e.stage >= 0 && e.stage < static_cast<int>(stages_.size()) && !e.stages.empty()) {
         stages_[static_cast<std::size_t>(e.stage)] = e.stages.front();
-        Q_EMIT stageUpdated(e.stage, QString::fromStdString(e.stages.front().name), e.stages.front().total);
+        Q_EMIT stageUpdated(e.stage, QString::fromStdString(e.stages.front().name),
+                            e.stages.front().total);
       }
       break;
     case kiln::EventType::StageStarted:
     case kiln::EventType::Progress: {
       Q_EMIT stageProgress(e.stage, e.type == kiln::EventType::StageStarted ? 0 : e.done, e.total);
       const BatchProgress whole = batchProgress(e.fraction, e.eta_seconds);
-      Q_EMIT progress(stageName(e.stage), e.type == kiln::EventType::StageStarted ? 0 : e.done, e.total,
-                      QString::fromStdString(e.unit), whole.fraction, whole.eta_seconds, whole.image, whole.images);
+      Q_EMIT progress(stageName(e.stage), e.type == kiln::EventType::StageStarted ? 0 : e.done,
+                      e.total, QString::fromStdString(e.unit), whole.fraction, whole.eta_seconds,
+                      whole.image, whole.images);
       break;
     }
     case kiln::EventType::JobFinished: {
@@ -289,7 +311,8 @@ void EngineBridge::onEvent(const kiln::Event& e) {
       log(tr("Finished %1").arg(running_label_));
       ended(true);
       if (e.outputs.empty()) {
-        Q_EMIT failed(tr("the workflow ran but made no picture: give it a SaveImage or PreviewImage node"));
+        Q_EMIT failed(
+            tr("the workflow ran but made no picture: give it a SaveImage or PreviewImage node"));
         break;
       }
       last_ = e.outputs.front();
@@ -301,8 +324,10 @@ void EngineBridge::onEvent(const kiln::Event& e) {
       }
       if (!paths.isEmpty()) Q_EMIT saved(paths);
       const auto parameters = last_.text.find("parameters");
-      Q_EMIT finished(toQImage(last_), parameters == last_.text.end() ? QString() : QString::fromStdString(parameters->second),
-                      notices);
+      Q_EMIT finished(
+          toQImage(last_),
+          parameters == last_.text.end() ? QString() : QString::fromStdString(parameters->second),
+          notices);
       break;
     }
     case kiln::EventType::JobFailed:

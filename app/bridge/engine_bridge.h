@@ -10,8 +10,8 @@
 #include <QImage>
 #include <QList>
 #include <QObject>
-#include <QThreadPool>
 #include <QStringList>
+#include <QThreadPool>
 
 #include <atomic>
 #include <memory>
@@ -23,8 +23,8 @@ namespace kiln::app {
 
 // One planned stage of a job, as the progress bar draws it.
 struct PlannedStage {
-  QString name;   // "Denoising"
-  QString unit;   // "steps"
+  QString name;  // "Denoising"
+  QString unit;  // "steps"
   qint64 total = 0;
   double expected_seconds = 0;
 };
@@ -80,7 +80,9 @@ class EngineBridge : public QObject {
   bool running() const noexcept { return job_ != 0; }
   // Queues a request; it starts when the ones before it have ended. Returns its id.
   quint64 enqueue(const GenerateRequest& request);
-  bool generate(const kiln::RenderParams& params) { return enqueue({params, nullptr, 1, {}, {}}) != 0; }
+  bool generate(const kiln::RenderParams& params) {
+    return enqueue({params, nullptr, 1, {}, {}}) != 0;
+  }
   // Interrupts the running request; its end arrives as cancelled(), then the next starts.
   void cancel();
   // Finishes the running request's current image and drops the rest of its batch;
@@ -93,12 +95,16 @@ class EngineBridge : public QObject {
   // Moves a pending request `delta` places (negative: sooner); false when it cannot move.
   bool moveItem(quint64 id, int delta);
   QList<QueueItem> queue() const;
-  int waiting() const noexcept { return static_cast<int>(pending_.size()); }  // requests not started yet
+  int waiting() const noexcept {
+    return static_cast<int>(pending_.size());
+  }  // requests not started yet
 
   // New offload settings: loaded models are placed again at once when idle (else when
   // the next job starts), without reloading; memoryChanged() reports the new placement.
   // Throws kiln::Error for settings that cannot work.
-  void setOffloadSettings(const kiln::OffloadSettings& settings) { engine_->setOffloadSettings(settings); }
+  void setOffloadSettings(const kiln::OffloadSettings& settings) {
+    engine_->setOffloadSettings(settings);
+  }
   // The model folders from Preferences: their embeddings folders (<root>/embeddings,
   // <root>/models/embeddings) serve the prompts of the jobs started from now on.
   void setModelFolders(const QStringList& folders);
@@ -114,8 +120,8 @@ class EngineBridge : public QObject {
   // `stage` names what runs now (in the engine's words); `fraction` and `eta_seconds`
   // (< 0: not known yet) are the whole request's, over all `images` of its batch, of
   // which `image` (from 0) runs now.
-  void progress(const QString& stage, qint64 done, qint64 total, const QString& unit, double fraction,
-                double eta_seconds, int image, int images);
+  void progress(const QString& stage, qint64 done, qint64 total, const QString& unit,
+                double fraction, double eta_seconds, int image, int images);
   // The job's stages, before any runs; a stage's new name and size; a stage's own units.
   void planned(const QList<kiln::app::PlannedStage>& stages);
   void stageUpdated(int index, const QString& name, qint64 total);
@@ -161,7 +167,7 @@ class EngineBridge : public QObject {
   std::vector<double> image_seconds_;  // the running request's finished images
   kiln::Image last_;
   std::atomic<int64_t> last_progress_ns_{0};  // engine thread: when progress last went out
-  QThreadPool memory_pool_;                    // one thread reading memory figures
+  QThreadPool memory_pool_;                   // one thread reading memory figures
   std::atomic<bool> memory_requested_{false};
 };
 

@@ -15,8 +15,8 @@
 
 #include "kiln/comfy_import.h"
 #include "kiln/image_io.h"
-#include "kiln/video_io.h"
 #include "kiln/units.h"
+#include "kiln/video_io.h"
 
 namespace kiln::cli {
 namespace {
@@ -24,7 +24,9 @@ namespace {
 // Set by SIGINT; the event loop below turns it into a cancel of the job.
 volatile std::sig_atomic_t g_interrupted = 0;
 
-extern "C" void onInterrupt(int) { g_interrupted = 1; }
+extern "C" void onInterrupt(int) {
+  g_interrupted = 1;
+}
 
 // Installs the Ctrl+C handler for its lifetime (no SA_RESTART, so waits wake up).
 class InterruptHandler {
@@ -69,21 +71,24 @@ class EventQueue {
 OffloadMode toMode(const QCommandLineParser& p, const QString& name) {
   const OffloadMode m = parseOffloadMode(p.value(name).toStdString());
   if (m == OffloadMode::Invalid)
-    throw UsageError{"--" + name + " must be none, model, group-block, group-leaf or balanced, got '" +
+    throw UsageError{"--" + name +
+                     " must be none, model, group-block, group-leaf or balanced, got '" +
                      p.value(name) + "'"};
   return m;
 }
 
 std::vector<std::string> toList(const QCommandLineParser& p, const QString& name) {
   std::vector<std::string> out;
-  for (const QString& item : p.value(name).split(',', Qt::SkipEmptyParts)) out.push_back(item.trimmed().toStdString());
+  for (const QString& item : p.value(name).split(',', Qt::SkipEmptyParts))
+    out.push_back(item.trimmed().toStdString());
   return out;
 }
 
 int64_t toBytes(const QCommandLineParser& p, const QString& name) {
   if (!p.isSet(name)) return 0;
   const auto bytes = parseBytes(p.value(name).toStdString());
-  if (!bytes) throw UsageError{"--" + name + " needs a size like 6G or 512MiB, got '" + p.value(name) + "'"};
+  if (!bytes)
+    throw UsageError{"--" + name + " needs a size like 6G or 512MiB, got '" + p.value(name) + "'"};
   return *bytes;
 }
 
@@ -115,14 +120,16 @@ void addSessionOptions(QCommandLineParser& p) {
        "group-block, group-leaf or balanced.",
        "mode"},
       {"offload-text-encoder", "Offload mode of every text encoder only.", "mode"},
-      {"offload-unet", "Offload mode of the denoiser only (the UNet; a video model's transformer).", "mode"},
+      {"offload-unet", "Offload mode of the denoiser only (the UNet; a video model's transformer).",
+       "mode"},
       {"offload-vae", "Offload mode of the VAE only.", "mode"},
       {"blocks-per-group", "Blocks moved together in group-block mode (default 1).", "n"},
       {"streams", "Prefetch the next group while the current one runs."},
       {"record-stream", "Record tensors on the side stream (needs --streams)."},
       {"never", "Components or model classes never offloaded (comma-separated, e.g. vae).", "list"},
       {"always", "Components or model classes always offloaded (comma-separated).", "list"},
-      {"vae-threshold", "A VAE larger than this leaves the device after each call (default 1G).", "bytes"},
+      {"vae-threshold", "A VAE larger than this leaves the device after each call (default 1G).",
+       "bytes"},
       {"pin",
        "Offloaded weights in pinned host memory: on (default), off, or per-group (one group at a "
        "time).",
@@ -143,7 +150,8 @@ MemorySettings parseMemory(const QCommandLineParser& p) {
   if (p.isSet("offload")) o.mode = toMode(p, "offload");
   for (const char* component : {"text-encoder", "unet", "vae"}) {
     const QString option = QString("offload-") + component;
-    if (p.isSet(option)) o.per_component[QString(component).replace('-', '_').toStdString()] = toMode(p, option);
+    if (p.isSet(option))
+      o.per_component[QString(component).replace('-', '_').toStdString()] = toMode(p, option);
   }
   o.blocks_per_group = toInt(p, "blocks-per-group", 1);
   o.streams = p.isSet("streams");
@@ -153,7 +161,8 @@ MemorySettings parseMemory(const QCommandLineParser& p) {
   if (p.isSet("vae-threshold")) o.vae_resident_threshold_bytes = toBytes(p, "vae-threshold");
   if (p.isSet("pin")) {
     o.pin = parsePinMode(p.value("pin").toStdString());
-    if (o.pin == PinMode::Invalid) throw UsageError{"--pin must be on, off or per-group, got '" + p.value("pin") + "'"};
+    if (o.pin == PinMode::Invalid)
+      throw UsageError{"--pin must be on, off or per-group, got '" + p.value("pin") + "'"};
   }
   if (p.isSet("pin-reserve")) o.pin_reserve_bytes = toBytes(p, "pin-reserve");
   try {
@@ -168,13 +177,14 @@ MemorySettings parseMemory(const QCommandLineParser& p) {
 void printMemoryReport(const MemoryStats& m) {
   std::fprintf(stderr, "memory: device %s, peak %s allocated of %s", m.device.c_str(),
                formatBytes(m.device_peak_bytes).c_str(), formatBytes(m.device_total_bytes).c_str());
-  std::fprintf(stderr, "; now %s allocated, %s reserved\n", formatBytes(m.device_allocated_bytes).c_str(),
+  std::fprintf(stderr, "; now %s allocated, %s reserved\n",
+               formatBytes(m.device_allocated_bytes).c_str(),
                formatBytes(m.device_reserved_bytes).c_str());
-  std::fprintf(stderr, "memory: pinned host memory peak %s, now %s\n", formatBytes(m.pinned_peak_bytes).c_str(),
-               formatBytes(m.pinned_bytes).c_str());
+  std::fprintf(stderr, "memory: pinned host memory peak %s, now %s\n",
+               formatBytes(m.pinned_peak_bytes).c_str(), formatBytes(m.pinned_bytes).c_str());
   std::fprintf(stderr, "memory: model weights %s (%s of them on the device), %d model(s) cached\n",
-               formatBytes(m.cached_model_bytes).c_str(), formatBytes(m.cached_model_device_bytes).c_str(),
-               m.cached_models);
+               formatBytes(m.cached_model_bytes).c_str(),
+               formatBytes(m.cached_model_device_bytes).c_str(), m.cached_models);
   for (const auto& line : m.placements) std::fprintf(stderr, "memory: %s\n", line.c_str());
 }
 
@@ -188,11 +198,12 @@ Event runJob(const Job& job, const MemorySettings& memory, ProgressDisplay::Mode
   options.host_budget_bytes = memory.host_budget_bytes;
   options.offload = memory.offload;
   options.sink = [&queue](const Event& e) { queue.push(e); };
-  options.write_image = [](const std::string& path, const Image& image) { writeImage(path, image); };
-  options.read_image = [](const std::string& path) { return readImage(path); };
-  options.write_video = [](const std::string& path, const std::vector<Image>& frames, const VideoWriteOptions& o) {
-    writeVideo(path, frames, o);
+  options.write_image = [](const std::string& path, const Image& image) {
+    writeImage(path, image);
   };
+  options.read_image = [](const std::string& path) { return readImage(path); };
+  options.write_video = [](const std::string& path, const std::vector<Image>& frames,
+                           const VideoWriteOptions& o) { writeVideo(path, frames, o); };
   options.timings_path = defaultTimingsPath();
   options.embedding_dirs = embeddingFolders(defaultModelFolders());
   // Kept while the engine lives, so --memory-report sees the weights' placement.

@@ -42,6 +42,7 @@ void printMemoryReport(const MemoryStats& m);
 
 // Runs the job on an engine, showing its events until it ends; Ctrl+C cancels it.
 // Returns the job's last event. Throws kiln::Error for a job the engine refuses.
-Event runJob(const Job& job, const MemorySettings& memory, ProgressDisplay::Mode mode, bool json, bool memory_report);
+Event runJob(const Job& job, const MemorySettings& memory, ProgressDisplay::Mode mode, bool json,
+             bool memory_report);
 
 }  // namespace kiln::cli

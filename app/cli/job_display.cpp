@@ -11,20 +11,29 @@
 namespace kiln::cli {
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
+QString q(const std::string& s) {
+  return QString::fromStdString(s);
+}
 
 QJsonObject stageToJson(const Stage& s) {
-  return {{"kind", stageKindName(s.kind)}, {"name", q(s.name)},         {"unit", q(s.unit)},
-          {"total", qint64(s.total)},      {"image", s.image},          {"expected_seconds", s.expected_seconds}};
+  return {{"kind", stageKindName(s.kind)},
+          {"name", q(s.name)},
+          {"unit", q(s.unit)},
+          {"total", qint64(s.total)},
+          {"image", s.image},
+          {"expected_seconds", s.expected_seconds}};
 }
 
 std::string formatEta(double seconds) {
   if (seconds < 0) return "";
   const auto s = static_cast<long long>(std::lround(seconds));
   char buf[32];
-  if (s >= 3600) std::snprintf(buf, sizeof buf, "%lldh%02lldm", s / 3600, s / 60 % 60);
-  else if (s >= 60) std::snprintf(buf, sizeof buf, "%lldm%02llds", s / 60, s % 60);
-  else std::snprintf(buf, sizeof buf, "%llds", s);
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm", s / 3600, s / 60 % 60);
+  else if (s >= 60)
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", s / 60, s % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%llds", s);
   return buf;
 }
 
@@ -129,12 +138,14 @@ void ProgressDisplay::handle(const Event& e) {
 void ProgressDisplay::drawLive(const Event& e) {
   const auto now = std::chrono::steady_clock::now();
   const bool last = e.type == EventType::Progress && e.done == e.total;
-  if (e.type == EventType::Progress && !last && now - last_draw_ < std::chrono::milliseconds(50)) return;
+  if (e.type == EventType::Progress && !last && now - last_draw_ < std::chrono::milliseconds(50))
+    return;
   last_draw_ = now;
   const Stage& s = stages_[static_cast<std::size_t>(e.stage)];
   std::string line = s.name;
   if (e.total > 0)
-    line += " " + formatProgressAmount(e.type == EventType::StageStarted ? 0 : e.done, e.total, s.unit);
+    line +=
+        " " + formatProgressAmount(e.type == EventType::StageStarted ? 0 : e.done, e.total, s.unit);
   char pct[16];
   std::snprintf(pct, sizeof pct, "%3.0f%%", 100.0 * e.fraction);
   line += std::string("  ") + pct;

@@ -2,9 +2,9 @@
 
 #include <QCommandLineParser>
 #include <QDateTime>
-#include <QStandardPaths>
 #include <QDir>
 #include <QFileInfo>
+#include <QStandardPaths>
 
 #include <signal.h>
 #include <unistd.h>
@@ -77,9 +77,9 @@ RenderParams parseParams(const QCommandLineParser& p) {
     }
     if (!ok_t || !ok_l) throw UsageError{"--crop needs TOP,LEFT, got '" + p.value("crop") + "'"};
   }
-  for (const auto& [name, target] : {std::pair<const char*, double*>{"aesthetic-score", &r.aesthetic_score},
-                                     std::pair<const char*, double*>{"negative-aesthetic-score",
-                                                                     &r.negative_aesthetic_score}}) {
+  for (const auto& [name, target] :
+       {std::pair<const char*, double*>{"aesthetic-score", &r.aesthetic_score},
+        std::pair<const char*, double*>{"negative-aesthetic-score", &r.negative_aesthetic_score}}) {
     if (!p.isSet(name)) continue;
     bool ok = false;
     *target = p.value(name).toDouble(&ok);
@@ -108,33 +108,41 @@ RenderParams parseParams(const QCommandLineParser& p) {
   if (p.isSet("lora-mode")) {
     r.lora_mode = parseLoraMode(p.value("lora-mode").toStdString());
     if (r.lora_mode == LoraMode::Invalid)
-      throw UsageError{"--lora-mode must be auto, merge or hook, got '" + p.value("lora-mode") + "'"};
+      throw UsageError{"--lora-mode must be auto, merge or hook, got '" + p.value("lora-mode") +
+                       "'"};
   }
   if (p.isSet("vae-tiling")) {
     r.vae_tiling = parseVaeTiling(p.value("vae-tiling").toStdString());
     if (r.vae_tiling == VaeTiling::Invalid)
-      throw UsageError{"--vae-tiling must be auto, always or never, got '" + p.value("vae-tiling") + "'"};
+      throw UsageError{"--vae-tiling must be auto, always or never, got '" + p.value("vae-tiling") +
+                       "'"};
   }
   r.tile_size = toInt(p, "tile-size", r.tile_size);
   r.tile_overlap = toInt(p, "tile-overlap", r.tile_overlap);
   if (p.isSet("denoise")) {
     bool ok = false;
     r.denoise = p.value("denoise").toDouble(&ok);
-    if (!ok) throw UsageError{"--denoise needs a number between 0 and 1, got '" + p.value("denoise") + "'"};
-    if (!p.isSet("init-image")) throw UsageError{"--denoise needs --init-image (it is image-to-image's strength)"};
+    if (!ok)
+      throw UsageError{"--denoise needs a number between 0 and 1, got '" + p.value("denoise") +
+                       "'"};
+    if (!p.isSet("init-image"))
+      throw UsageError{"--denoise needs --init-image (it is image-to-image's strength)"};
   }
   r.mask_feather = toInt(p, "mask-feather", r.mask_feather);
   r.frames = toInt(p, "frames", 0);
-  if (p.isSet("frames") && r.frames < 1) throw UsageError{"--frames needs a whole number of at least 1"};
+  if (p.isSet("frames") && r.frames < 1)
+    throw UsageError{"--frames needs a whole number of at least 1"};
   if (p.isSet("fps")) {
     bool ok = false;
     r.fps = p.value("fps").toDouble(&ok);
-    if (!ok || r.fps <= 0) throw UsageError{"--fps needs a positive number, got '" + p.value("fps") + "'"};
+    if (!ok || r.fps <= 0)
+      throw UsageError{"--fps needs a positive number, got '" + p.value("fps") + "'"};
   }
   if (p.isSet("shift")) {
     bool ok = false;
     r.flow_shift = p.value("shift").toDouble(&ok);
-    if (!ok || r.flow_shift <= 0) throw UsageError{"--shift needs a positive number, got '" + p.value("shift") + "'"};
+    if (!ok || r.flow_shift <= 0)
+      throw UsageError{"--shift needs a positive number, got '" + p.value("shift") + "'"};
   }
   if (p.isSet("vae")) r.vae_path = p.value("vae").toStdString();
   if (p.isSet("text-encoder")) r.text_encoder_path = p.value("text-encoder").toStdString();
@@ -142,7 +150,8 @@ RenderParams parseParams(const QCommandLineParser& p) {
   if (r.frames > 1 && !p.isSet("sampler")) r.sampler = "uni_pc";
   if ((p.isSet("mask") || p.isSet("mask-from-alpha")) && !p.isSet("init-image"))
     throw UsageError{"--mask and --mask-from-alpha need --init-image"};
-  if (p.isSet("mask") && p.isSet("mask-from-alpha")) throw UsageError{"give --mask or --mask-from-alpha, not both"};
+  if (p.isSet("mask") && p.isSet("mask-from-alpha"))
+    throw UsageError{"give --mask or --mask-from-alpha, not both"};
   return r;
 }
 
@@ -174,10 +183,10 @@ QString defaultOutputPath(const QString& extension) {
   const QString dir = picturesFolder();
   if (!QDir().mkpath(dir))
     throw UsageError{"cannot create the pictures folder '" + dir + "'; pass --out FILE.png"};
-  const QString stem =
-      dir + "/kiln-" + QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss");
+  const QString stem = dir + "/kiln-" + QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss");
   QString candidate = stem + extension;
-  for (int i = 2; QFileInfo::exists(candidate); ++i) candidate = stem + "-" + QString::number(i) + extension;
+  for (int i = 2; QFileInfo::exists(candidate); ++i)
+    candidate = stem + "-" + QString::number(i) + extension;
   return candidate;
 }
 
@@ -186,7 +195,8 @@ QString defaultOutputPath(const QString& extension) {
 int runRender(const QStringList& arguments) {
   QCommandLineParser p;
   p.setApplicationDescription(
-      "Render one image from a prompt with an SD 1.x, SD 2.x or SDXL checkpoint, or a video with a Wan 2.1 "
+      "Render one image from a prompt with an SD 1.x, SD 2.x or SDXL checkpoint, or a video with a "
+      "Wan 2.1 "
       "text-to-video model.");
   p.addHelpOption();
   const RenderParams defaults = defaultRenderParams();
@@ -200,11 +210,13 @@ int runRender(const QStringList& arguments) {
       {"steps", QString("Sampling steps (default %1).").arg(defaults.steps), "n"},
       {"cfg", QString("Classifier-free guidance scale (default %1).").arg(defaults.cfg_scale), "x"},
       {"sampler",
-       "Sampler: euler (default), euler_ancestral, heun, dpm_2, dpmpp_2m, dpmpp_2m_sde, dpmpp_sde, ddim, lcm, "
+       "Sampler: euler (default), euler_ancestral, heun, dpm_2, dpmpp_2m, dpmpp_2m_sde, dpmpp_sde, "
+       "ddim, lcm, "
        "uni_pc or uni_pc_bh2.",
        "name"},
       {"scheduler",
-       "Schedule of noise levels: normal (default), karras, exponential, simple, sgm_uniform, ddim_uniform or "
+       "Schedule of noise levels: normal (default), karras, exponential, simple, sgm_uniform, "
+       "ddim_uniform or "
        "diffusers (the model's scheduler config as diffusers computes it).",
        "name"},
       {"width", "Image width in pixels (default: the model's native size).", "w"},
@@ -213,52 +225,69 @@ int runRender(const QStringList& arguments) {
        "WxH"},
       {"crop", "SDXL size conditioning: crop TOP,LEFT (default 0,0).", "t,l"},
       {"aesthetic-score", "SDXL refiner: the prompt's aesthetic score (default 6).", "x"},
-      {"negative-aesthetic-score", "SDXL refiner: the negative prompt's aesthetic score (default 2.5).", "x"},
+      {"negative-aesthetic-score",
+       "SDXL refiner: the negative prompt's aesthetic score (default 2.5).", "x"},
       {"dtype",
-       "Compute precision: auto (the default: bf16 on CPUs with bf16 instructions, else fp32), fp32, bf16 or "
+       "Compute precision: auto (the default: bf16 on CPUs with bf16 instructions, else fp32), "
+       "fp32, bf16 or "
        "fp16 (a GPU).",
        "type"},
       {"threads", "CPU threads (default: all cores).", "n"},
       {"lora",
-       "A LoRA merged for this render: FILE[:STRENGTH[:TEXT_ENCODER_STRENGTH]] (strength default 1; "
-       "the text encoders take the first strength unless a second is given). STRENGTH may change over "
+       "A LoRA merged for this render: FILE[:STRENGTH[:TEXT_ENCODER_STRENGTH]] (strength default "
+       "1; "
+       "the text encoders take the first strength unless a second is given). STRENGTH may change "
+       "over "
        "the steps: 1,40%=0.3 is 1 until 40% of the steps, then 0.3. Repeat to stack several.",
        "spec"},
       {"lora-mode",
-       "How LoRAs reach the weights: auto (default: merge when the weights stay on the device, hook "
+       "How LoRAs reach the weights: auto (default: merge when the weights stay on the device, "
+       "hook "
        "otherwise), merge, or hook.",
        "mode"},
       {"vae-tiling",
-       "VAE decode and encode in tiles: auto (default: tiled only when the memory estimate says one "
+       "VAE decode and encode in tiles: auto (default: tiled only when the memory estimate says "
+       "one "
        "piece would not fit), always, or never.",
        "mode"},
-      {"tile-size", "VAE tile size in pixels (default: the largest that fits, or 512 with --vae-tiling always).",
+      {"tile-size",
+       "VAE tile size in pixels (default: the largest that fits, or 512 with --vae-tiling always).",
        "pixels"},
       {"tile-overlap", "Overlap of neighbouring VAE tiles in pixels (default 64).", "pixels"},
       {"init-image",
-       "Image-to-image: start from this picture (PNG, JPEG, EXR, TIFF, WebP ...), scaled and centre-"
+       "Image-to-image: start from this picture (PNG, JPEG, EXR, TIFF, WebP ...), scaled and "
+       "centre-"
        "cropped to --width/--height (default: its own size).",
        "file"},
-      {"denoise", "Image-to-image strength: 0 keeps the picture, 1 repaints it all (default 1).", "x"},
+      {"denoise", "Image-to-image strength: 0 keeps the picture, 1 repaints it all (default 1).",
+       "x"},
       {"mask",
-       "Inpainting: repaint where this image (the init image's size) is white, keep where it is black.",
+       "Inpainting: repaint where this image (the init image's size) is white, keep where it is "
+       "black.",
        "file"},
       {"mask-from-alpha", "Inpainting: repaint where the init image is transparent."},
       {"mask-feather", "Blur the mask's edge over this many pixels (default 0).", "pixels"},
       {"frames",
-       "Video models (Wan 2.1): frames to render, on the model's grid of 1 + 4n (others are snapped); 1 "
+       "Video models (Wan 2.1): frames to render, on the model's grid of 1 + 4n (others are "
+       "snapped); 1 "
        "renders a still image. Default: 1 for an image --out, else 81.",
        "n"},
       {"fps", "Video frame rate stored with the video (default 16).", "n"},
-      {"shift", "Video models: the flow shift of the noise schedule (default: the model's, 5 for Wan 2.1).", "x"},
-      {"vae", "Video models given as one transformer file: its VAE (default: found in ../vae).", "file"},
+      {"shift",
+       "Video models: the flow shift of the noise schedule (default: the model's, 5 for Wan 2.1).",
+       "x"},
+      {"vae", "Video models given as one transformer file: its VAE (default: found in ../vae).",
+       "file"},
       {"text-encoder",
-       "Video models given as one transformer file: its UMT5 text encoder, with spiece.model beside it "
+       "Video models given as one transformer file: its UMT5 text encoder, with spiece.model "
+       "beside it "
        "(default: found in ../text_encoders).",
        "file"},
       {"out",
-       "Output: an image (.png keeps the generation parameters), or for video models a video (.mp4 H.264, "
-       ".webm VP9, .mov ProRes 422) or a folder of PNG frames (a name ending in '/'). Default: a new "
+       "Output: an image (.png keeps the generation parameters), or for video models a video (.mp4 "
+       "H.264, "
+       ".webm VP9, .mov ProRes 422) or a folder of PNG frames (a name ending in '/'). Default: a "
+       "new "
        "kiln-DATE-TIME.png (.mp4 with --frames above 1) in your pictures folder.",
        "file"},
   });
@@ -297,7 +326,8 @@ int runRender(const QStringList& arguments) {
     std::fprintf(stderr, "kiln-cli render: --out needs a file name\n");
     return 2;
   }
-  const QFileInfo out_info(out.endsWith('/') ? out.chopped(1) : out);  // a PNG folder's parent must exist
+  const QFileInfo out_info(out.endsWith('/') ? out.chopped(1)
+                                             : out);  // a PNG folder's parent must exist
   if (!out_info.absoluteDir().exists()) {
     std::fprintf(stderr, "kiln-cli render: the output folder '%s' does not exist\n",
                  qPrintable(out_info.absolutePath()));
@@ -310,7 +340,8 @@ int runRender(const QStringList& arguments) {
   job.output_path = out.toStdString();
   const ProgressDisplay::Mode mode =
       quiet || json ? ProgressDisplay::Mode::Silent
-                    : (::isatty(::fileno(stderr)) ? ProgressDisplay::Mode::Live : ProgressDisplay::Mode::Lines);
+                    : (::isatty(::fileno(stderr)) ? ProgressDisplay::Mode::Live
+                                                  : ProgressDisplay::Mode::Lines);
   Event end;
   try {
     readImages(p, job.params);
@@ -324,13 +355,14 @@ int runRender(const QStringList& arguments) {
       for (const auto& notice : end.notices) std::fprintf(stderr, "note: %s\n", notice.c_str());
       const Image& img = end.outputs.at(0);
       if (videoFormatFor(out.toStdString()) != VideoFormat::Invalid)
-        std::fprintf(stderr, "wrote %s (%dx%d video at %s fps, %s)\n", qPrintable(out), img.width, img.height,
-                     formatNumber(job.params.fps).c_str(), end.model_family.c_str());
+        std::fprintf(stderr, "wrote %s (%dx%d video at %s fps, %s)\n", qPrintable(out), img.width,
+                     img.height, formatNumber(job.params.fps).c_str(), end.model_family.c_str());
       else
         std::fprintf(stderr, "wrote %s (%dx%d, %s)\n", qPrintable(out), img.width, img.height,
                      end.model_family.c_str());
     }
-    if (!p.isSet("out") && !json) std::printf("%s\n", qPrintable(QFileInfo(out).absoluteFilePath()));
+    if (!p.isSet("out") && !json)
+      std::printf("%s\n", qPrintable(QFileInfo(out).absoluteFilePath()));
     return 0;
   }
   if (end.type == EventType::JobCancelled) {

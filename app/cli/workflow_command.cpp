@@ -24,8 +24,8 @@ namespace {
 Workflow loadWorkflow(const QString& path, const QStringList& model_dirs, const char* command) {
   app::LoadedWorkflow loaded = app::loadWorkflowFile(path, model_dirs);
   if (loaded.source != "Kiln")
-    std::fprintf(stderr, "kiln-cli %s: imported a ComfyUI workflow (%s format) of %zu nodes\n", command,
-                 qPrintable(loaded.format), loaded.workflow.nodes.size());
+    std::fprintf(stderr, "kiln-cli %s: imported a ComfyUI workflow (%s format) of %zu nodes\n",
+                 command, qPrintable(loaded.format), loaded.workflow.nodes.size());
   for (const QString& line : loaded.notes) std::fprintf(stderr, "note: %s\n", qPrintable(line));
   return std::move(loaded.workflow);
 }
@@ -41,7 +41,8 @@ int runValidateCommand(const QStringList& arguments) {
   QCommandLineParser p;
   p.setApplicationDescription("Check a workflow against Kiln's nodes and print every problem.");
   p.addHelpOption();
-  p.addPositionalArgument("workflow", "A workflow .json file (Kiln's or ComfyUI's) or a picture either saved.");
+  p.addPositionalArgument("workflow",
+                          "A workflow .json file (Kiln's or ComfyUI's) or a picture either saved.");
   p.addOption({"models", "Also look for ComfyUI model names in this folder (repeatable).", "dir"});
   if (!p.parse(arguments)) return usage("validate", p.errorText());
   if (p.isSet("help")) {
@@ -50,7 +51,8 @@ int runValidateCommand(const QStringList& arguments) {
   }
   if (p.positionalArguments().size() != 1) return usage("validate", "give one workflow file");
   try {
-    const Workflow w = loadWorkflow(p.positionalArguments().first(), p.values("models"), "validate");
+    const Workflow w =
+        loadWorkflow(p.positionalArguments().first(), p.values("models"), "validate");
     const std::vector<WorkflowProblem> problems = validateWorkflow(w, builtinNodeSchemas());
     for (const WorkflowProblem& problem : problems)
       std::printf("%s\n", describeProblems({problem}).c_str());
@@ -58,7 +60,8 @@ int runValidateCommand(const QStringList& arguments) {
       std::fprintf(stderr, "kiln-cli validate: %zu problem(s)\n", problems.size());
       return 1;
     }
-    std::fprintf(stderr, "kiln-cli validate: %zu nodes, %zu links, no problems\n", w.nodes.size(), w.links.size());
+    std::fprintf(stderr, "kiln-cli validate: %zu nodes, %zu links, no problems\n", w.nodes.size(),
+                 w.links.size());
     return 0;
   } catch (const Error& e) {
     std::fprintf(stderr, "kiln-cli validate: %s: %s\n", errorKindName(e.kind()), e.what());
@@ -70,10 +73,15 @@ int runWorkflowCommand(const QStringList& arguments) {
   QCommandLineParser p;
   p.setApplicationDescription("Run a workflow headless: its SaveImage nodes write into --out.");
   p.addHelpOption();
-  p.addPositionalArgument("workflow", "A workflow .json file (Kiln's or ComfyUI's) or a picture either saved.");
+  p.addPositionalArgument("workflow",
+                          "A workflow .json file (Kiln's or ComfyUI's) or a picture either saved.");
   p.addOptions({
-      {"models", "Also look for ComfyUI model names in this folder (repeatable; also $KILN_MODEL_DIRS).", "dir"},
-      {"set", "Set a node's parameter before running: NODE.PARAM=VALUE (NODE: the node's id or title). Repeatable.",
+      {"models",
+       "Also look for ComfyUI model names in this folder (repeatable; also $KILN_MODEL_DIRS).",
+       "dir"},
+      {"set",
+       "Set a node's parameter before running: NODE.PARAM=VALUE (NODE: the node's id or title). "
+       "Repeatable.",
        "assignment"},
       {"out", "Folder SaveImage writes into (default: your pictures folder).", "dir"},
   });
@@ -117,7 +125,8 @@ int runWorkflowCommand(const QStringList& arguments) {
   job.output_dir = QFileInfo(out).absoluteFilePath().toStdString();
   const ProgressDisplay::Mode mode =
       quiet || json ? ProgressDisplay::Mode::Silent
-                    : (::isatty(::fileno(stderr)) ? ProgressDisplay::Mode::Live : ProgressDisplay::Mode::Lines);
+                    : (::isatty(::fileno(stderr)) ? ProgressDisplay::Mode::Live
+                                                  : ProgressDisplay::Mode::Lines);
   Event end;
   try {
     end = runJob(job, memory, mode, json, p.isSet("memory-report"));
@@ -140,7 +149,8 @@ int runWorkflowCommand(const QStringList& arguments) {
     if (!json) std::fprintf(stderr, "kiln-cli run: interrupted; nothing more was saved\n");
     return 130;
   }
-  if (!json) std::fprintf(stderr, "kiln-cli run: %s: %s\n", errorKindName(end.error), end.message.c_str());
+  if (!json)
+    std::fprintf(stderr, "kiln-cli run: %s: %s\n", errorKindName(end.error), end.message.c_str());
   return 1;
 }
 

@@ -20,8 +20,8 @@ namespace kiln::app {
 // and safer than inverse operations).
 class DocumentCommand : public QUndoCommand {
  public:
-  DocumentCommand(WorkflowDocument* doc, const QString& text, kiln::Workflow before, kiln::Workflow after, int merge_id,
-                  std::vector<std::string> key)
+  DocumentCommand(WorkflowDocument* doc, const QString& text, kiln::Workflow before,
+                  kiln::Workflow after, int merge_id, std::vector<std::string> key)
       : QUndoCommand(text),
         doc_(doc),
         before_(std::move(before)),
@@ -56,17 +56,24 @@ QString valueProblem(const kiln::ParamSpec& spec, const kiln::ParamValue& value)
   switch (spec.type) {
     case kiln::ValueType::Int:
     case kiln::ValueType::Seed:
-      if (const auto* i = std::get_if<int64_t>(&value)) number = static_cast<double>(*i);
-      else return WorkflowDocument::tr("%1 takes a whole number").arg(name);
+      if (const auto* i = std::get_if<int64_t>(&value))
+        number = static_cast<double>(*i);
+      else
+        return WorkflowDocument::tr("%1 takes a whole number").arg(name);
       break;
     case kiln::ValueType::Float:
-      if (const auto* d = std::get_if<double>(&value)) number = *d;
-      else if (const auto* i = std::get_if<int64_t>(&value)) number = static_cast<double>(*i);
-      else return WorkflowDocument::tr("%1 takes a number").arg(name);
+      if (const auto* d = std::get_if<double>(&value))
+        number = *d;
+      else if (const auto* i = std::get_if<int64_t>(&value))
+        number = static_cast<double>(*i);
+      else
+        return WorkflowDocument::tr("%1 takes a number").arg(name);
       if (!std::isfinite(number)) return WorkflowDocument::tr("%1 takes a finite number").arg(name);
       break;
     case kiln::ValueType::Bool:
-      return std::holds_alternative<bool>(value) ? QString() : WorkflowDocument::tr("%1 is on or off").arg(name);
+      return std::holds_alternative<bool>(value)
+                 ? QString()
+                 : WorkflowDocument::tr("%1 is on or off").arg(name);
     case kiln::ValueType::Enum: {
       const auto* s = std::get_if<std::string>(&value);
       if (!s || std::find(spec.choices.begin(), spec.choices.end(), *s) == spec.choices.end())
@@ -74,10 +81,15 @@ QString valueProblem(const kiln::ParamSpec& spec, const kiln::ParamValue& value)
       return {};
     }
     default:
-      return std::holds_alternative<std::string>(value) ? QString() : WorkflowDocument::tr("%1 takes text").arg(name);
+      return std::holds_alternative<std::string>(value)
+                 ? QString()
+                 : WorkflowDocument::tr("%1 takes text").arg(name);
   }
   if (spec.min < spec.max && (number < spec.min || number > spec.max))
-    return WorkflowDocument::tr("%1 must be between %2 and %3").arg(name).arg(spec.min).arg(spec.max);
+    return WorkflowDocument::tr("%1 must be between %2 and %3")
+        .arg(name)
+        .arg(spec.min)
+        .arg(spec.max);
   return {};
 }
 
@@ -88,9 +100,11 @@ bool contains(const std::vector<std::string>& ids, const std::string& id) {
 // Takes `ids` out of every group; groups left empty go.
 void dropFromGroups(kiln::Workflow& w, const std::vector<std::string>& ids) {
   for (auto& g : w.groups)
-    g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(), [&](const auto& n) { return contains(ids, n); }),
+    g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(),
+                                 [&](const auto& n) { return contains(ids, n); }),
                   g.nodes.end());
-  w.groups.erase(std::remove_if(w.groups.begin(), w.groups.end(), [](const auto& g) { return g.nodes.empty(); }),
+  w.groups.erase(std::remove_if(w.groups.begin(), w.groups.end(),
+                                [](const auto& g) { return g.nodes.empty(); }),
                  w.groups.end());
 }
 
@@ -112,7 +126,8 @@ void WorkflowDocument::replace(kiln::Workflow next) {
   Q_EMIT changed();
 }
 
-bool WorkflowDocument::push(const QString& text, kiln::Workflow next, int merge_id, const std::vector<std::string>& key) {
+bool WorkflowDocument::push(const QString& text, kiln::Workflow next, int merge_id,
+                            const std::vector<std::string>& key) {
   error_.clear();
   undo_.push(new DocumentCommand(this, text, workflow_, std::move(next), merge_id, key));
   return true;
@@ -155,17 +170,22 @@ std::string WorkflowDocument::addNode(const std::string& type, double x, double 
 bool WorkflowDocument::removeNodes(const std::vector<std::string>& ids) {
   kiln::Workflow next = workflow_;
   const auto before = next.nodes.size();
-  next.nodes.erase(std::remove_if(next.nodes.begin(), next.nodes.end(), [&](const auto& n) { return contains(ids, n.id); }),
+  next.nodes.erase(std::remove_if(next.nodes.begin(), next.nodes.end(),
+                                  [&](const auto& n) { return contains(ids, n.id); }),
                    next.nodes.end());
   if (next.nodes.size() == before) return fail(tr("None of those nodes is in the workflow"));
   next.links.erase(std::remove_if(next.links.begin(), next.links.end(),
-                                  [&](const auto& l) { return contains(ids, l.from_node) || contains(ids, l.to_node); }),
+                                  [&](const auto& l) {
+                                    return contains(ids, l.from_node) || contains(ids, l.to_node);
+                                  }),
                    next.links.end());
   next.exposed.erase(std::remove_if(next.exposed.begin(), next.exposed.end(),
                                     [&](const auto& e) { return contains(ids, e.node); }),
                      next.exposed.end());
   dropFromGroups(next, ids);
-  return push(before - next.nodes.size() == 1 ? tr("Delete node") : tr("Delete %1 nodes").arg(before - next.nodes.size()),
+  return push(before - next.nodes.size() == 1
+                  ? tr("Delete node")
+                  : tr("Delete %1 nodes").arg(before - next.nodes.size()),
               std::move(next));
 }
 
@@ -184,18 +204,21 @@ bool WorkflowDocument::moveNodes(const std::vector<std::string>& ids, double dx,
   return push(tr("Move"), std::move(next), kMove, key);
 }
 
-bool WorkflowDocument::setParam(const std::string& id, const std::string& param, const kiln::ParamValue& value) {
+bool WorkflowDocument::setParam(const std::string& id, const std::string& param,
+                                const kiln::ParamValue& value) {
   const kiln::WorkflowNode* node = workflow_.node(id);
   if (!node) return fail(tr("There is no node %1").arg(QString::fromStdString(id)));
   const kiln::NodeSchema* s = schema(node->type);
   const kiln::ParamSpec* spec = s ? s->param(param) : nullptr;
   if (!spec)
-    return fail(tr("%1 has no parameter %2").arg(QString::fromStdString(node->type), QString::fromStdString(param)));
+    return fail(tr("%1 has no parameter %2")
+                    .arg(QString::fromStdString(node->type), QString::fromStdString(param)));
   if (const QString problem = valueProblem(*spec, value); !problem.isEmpty()) return fail(problem);
   kiln::Workflow next = workflow_;
   next.node(id)->params[param] = value;
   // Typing into one field is one undo step.
-  return push(tr("Set %1").arg(QString::fromStdString(spec->display_name)), std::move(next), kParam, {id, param});
+  return push(tr("Set %1").arg(QString::fromStdString(spec->display_name)), std::move(next), kParam,
+              {id, param});
 }
 
 bool WorkflowDocument::setTitle(const std::string& id, const QString& title) {
@@ -223,21 +246,24 @@ int WorkflowDocument::groupNodes(const std::vector<std::string>& ids, const QStr
 }
 
 bool WorkflowDocument::ungroup(int group) {
-  if (group < 0 || group >= static_cast<int>(workflow_.groups.size())) return fail(tr("There is no such group"));
+  if (group < 0 || group >= static_cast<int>(workflow_.groups.size()))
+    return fail(tr("There is no such group"));
   kiln::Workflow next = workflow_;
   next.groups.erase(next.groups.begin() + group);
   return push(tr("Ungroup"), std::move(next));
 }
 
 bool WorkflowDocument::setGroupTitle(int group, const QString& title) {
-  if (group < 0 || group >= static_cast<int>(workflow_.groups.size())) return fail(tr("There is no such group"));
+  if (group < 0 || group >= static_cast<int>(workflow_.groups.size()))
+    return fail(tr("There is no such group"));
   kiln::Workflow next = workflow_;
   next.groups[static_cast<std::size_t>(group)].title = title.trimmed().toStdString();
   return push(tr("Rename group"), std::move(next));
 }
 
 bool WorkflowDocument::setGroupColor(int group, const QString& color) {
-  if (group < 0 || group >= static_cast<int>(workflow_.groups.size())) return fail(tr("There is no such group"));
+  if (group < 0 || group >= static_cast<int>(workflow_.groups.size()))
+    return fail(tr("There is no such group"));
   static const QRegularExpression hex("^#[0-9a-fA-F]{6}$");
   if (!color.isEmpty() && !hex.match(color).hasMatch())
     return fail(tr("%1 is not a colour of the form #rrggbb").arg(color));
@@ -253,7 +279,8 @@ int WorkflowDocument::groupOf(const std::string& node) const {
 }
 
 QString WorkflowDocument::connectionProblem(const std::string& from_node, const std::string& output,
-                                            const std::string& to_node, const std::string& input) const {
+                                            const std::string& to_node,
+                                            const std::string& input) const {
   const kiln::WorkflowNode* from = workflow_.node(from_node);
   const kiln::WorkflowNode* to = workflow_.node(to_node);
   if (!from || !to) return tr("Both ends must be nodes of the workflow");
@@ -262,11 +289,16 @@ QString WorkflowDocument::connectionProblem(const std::string& from_node, const 
   const kiln::NodeSchema* ts = schema(to->type);
   const kiln::OutputSpec* out = fs ? fs->output(output) : nullptr;
   const kiln::InputSpec* in = ts ? ts->input(input) : nullptr;
-  if (!out) return tr("%1 has no output %2").arg(QString::fromStdString(from->type), QString::fromStdString(output));
-  if (!in) return tr("%1 has no input %2").arg(QString::fromStdString(to->type), QString::fromStdString(input));
+  if (!out)
+    return tr("%1 has no output %2")
+        .arg(QString::fromStdString(from->type), QString::fromStdString(output));
+  if (!in)
+    return tr("%1 has no input %2")
+        .arg(QString::fromStdString(to->type), QString::fromStdString(input));
   if (out->type != in->type)
     return tr("The output gives %1 and the input takes %2")
-        .arg(QString::fromLatin1(kiln::valueTypeName(out->type)), QString::fromLatin1(kiln::valueTypeName(in->type)));
+        .arg(QString::fromLatin1(kiln::valueTypeName(out->type)),
+             QString::fromLatin1(kiln::valueTypeName(in->type)));
   // A link back into one's own ancestors would make a cycle.
   std::set<std::string> seen;
   std::function<bool(const std::string&)> reaches = [&](const std::string& node) {
@@ -280,14 +312,16 @@ QString WorkflowDocument::connectionProblem(const std::string& from_node, const 
   return {};
 }
 
-bool WorkflowDocument::connectPorts(const std::string& from_node, const std::string& output, const std::string& to_node,
-                                    const std::string& input) {
-  if (const QString problem = connectionProblem(from_node, output, to_node, input); !problem.isEmpty())
+bool WorkflowDocument::connectPorts(const std::string& from_node, const std::string& output,
+                                    const std::string& to_node, const std::string& input) {
+  if (const QString problem = connectionProblem(from_node, output, to_node, input);
+      !problem.isEmpty())
     return fail(problem);
   kiln::Workflow next = workflow_;
-  next.links.erase(std::remove_if(next.links.begin(), next.links.end(),
-                                  [&](const auto& l) { return l.to_node == to_node && l.to_input == input; }),
-                   next.links.end());
+  next.links.erase(
+      std::remove_if(next.links.begin(), next.links.end(),
+                     [&](const auto& l) { return l.to_node == to_node && l.to_input == input; }),
+      next.links.end());
   next.links.push_back({from_node, output, to_node, input});
   return push(tr("Connect"), std::move(next));
 }
@@ -295,30 +329,38 @@ bool WorkflowDocument::connectPorts(const std::string& from_node, const std::str
 bool WorkflowDocument::disconnectInput(const std::string& node, const std::string& input) {
   kiln::Workflow next = workflow_;
   const auto before = next.links.size();
-  next.links.erase(std::remove_if(next.links.begin(), next.links.end(),
-                                  [&](const auto& l) { return l.to_node == node && l.to_input == input; }),
-                   next.links.end());
+  next.links.erase(
+      std::remove_if(next.links.begin(), next.links.end(),
+                     [&](const auto& l) { return l.to_node == node && l.to_input == input; }),
+      next.links.end());
   if (next.links.size() == before) return fail(tr("Nothing is connected there"));
   return push(tr("Disconnect"), std::move(next));
 }
 
-bool WorkflowDocument::setExposed(const std::string& id, const std::string& param, bool exposed, const QString& label) {
+bool WorkflowDocument::setExposed(const std::string& id, const std::string& param, bool exposed,
+                                  const QString& label) {
   const kiln::WorkflowNode* node = workflow_.node(id);
   const kiln::NodeSchema* s = node ? schema(node->type) : nullptr;
   const kiln::ParamSpec* spec = s ? s->param(param) : nullptr;
-  if (!spec) return fail(tr("There is no parameter %1 on node %2").arg(QString::fromStdString(param), QString::fromStdString(id)));
+  if (!spec)
+    return fail(tr("There is no parameter %1 on node %2")
+                    .arg(QString::fromStdString(param), QString::fromStdString(id)));
   kiln::Workflow next = workflow_;
   auto& list = next.exposed;
-  const auto it = std::find_if(list.begin(), list.end(), [&](const auto& e) { return e.node == id && e.param == param; });
+  const auto it = std::find_if(list.begin(), list.end(),
+                               [&](const auto& e) { return e.node == id && e.param == param; });
   if (exposed) {
     const std::string text = label.isEmpty() ? spec->display_name : label.toStdString();
-    if (it != list.end()) it->label = text;
-    else list.push_back({id, param, text});
+    if (it != list.end())
+      it->label = text;
+    else
+      list.push_back({id, param, text});
   } else {
     if (it == list.end()) return fail(tr("That parameter is not shown in the generate panel"));
     list.erase(it);
   }
-  return push(exposed ? tr("Show in the generate panel") : tr("Hide from the generate panel"), std::move(next));
+  return push(exposed ? tr("Show in the generate panel") : tr("Hide from the generate panel"),
+              std::move(next));
 }
 
 QString WorkflowDocument::copy(const std::vector<std::string>& ids) const {
@@ -328,7 +370,8 @@ QString WorkflowDocument::copy(const std::vector<std::string>& ids) const {
   for (const auto& l : workflow_.links)
     if (contains(ids, l.from_node) && contains(ids, l.to_node)) fragment.links.push_back(l);
   for (const auto& g : workflow_.groups)
-    if (std::all_of(g.nodes.begin(), g.nodes.end(), [&](const auto& n) { return contains(ids, n); }))
+    if (std::all_of(g.nodes.begin(), g.nodes.end(),
+                    [&](const auto& n) { return contains(ids, n); }))
       fragment.groups.push_back(g);
   return QString::fromStdString(kiln::workflowToJson(fragment));
 }
@@ -387,7 +430,8 @@ bool WorkflowDocument::open(const QString& path) {
   try {
     LoadedWorkflow loaded = loadWorkflowFile(path, {});
     setWorkflow(std::move(loaded.workflow));
-    path_ = loaded.source == "Kiln" && path.endsWith(".json", Qt::CaseInsensitive) ? path : QString();
+    path_ =
+        loaded.source == "Kiln" && path.endsWith(".json", Qt::CaseInsensitive) ? path : QString();
     error_.clear();
     return true;
   } catch (const kiln::Error& e) {
@@ -398,8 +442,8 @@ bool WorkflowDocument::open(const QString& path) {
 bool WorkflowDocument::save(const QString& path) {
   QSaveFile file(path);
   const std::string text = kiln::workflowToJson(workflow_);
-  if (!file.open(QIODevice::WriteOnly) || file.write(text.data(), static_cast<qint64>(text.size())) < 0 ||
-      !file.commit())
+  if (!file.open(QIODevice::WriteOnly) ||
+      file.write(text.data(), static_cast<qint64>(text.size())) < 0 || !file.commit())
     return fail(tr("Cannot write %1: %2").arg(path, file.errorString()));
   path_ = path;
   undo_.setClean();

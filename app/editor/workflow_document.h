@@ -38,11 +38,12 @@ class WorkflowDocument : public QObject {
   bool setParam(const std::string& node, const std::string& param, const kiln::ParamValue& value);
   bool setTitle(const std::string& node, const QString& title);
   // Links an output to an input of a matching type, replacing the input's old link.
-  bool connectPorts(const std::string& from_node, const std::string& output, const std::string& to_node,
-                    const std::string& input);
+  bool connectPorts(const std::string& from_node, const std::string& output,
+                    const std::string& to_node, const std::string& input);
   bool disconnectInput(const std::string& node, const std::string& input);
   // Shows or hides a parameter in the generate panel.
-  bool setExposed(const std::string& node, const std::string& param, bool exposed, const QString& label = {});
+  bool setExposed(const std::string& node, const std::string& param, bool exposed,
+                  const QString& label = {});
 
   // Frames the nodes `ids` as one group titled `title` (a node is in at most one group: it
   // leaves its old one, and a group left empty goes); returns the group's index, or -1.
@@ -55,8 +56,8 @@ class WorkflowDocument : public QObject {
 
   // Why `output` of `from_node` cannot feed `input` of `to_node` ("" when it can): the
   // editor asks while a connection is dragged.
-  QString connectionProblem(const std::string& from_node, const std::string& output, const std::string& to_node,
-                            const std::string& input) const;
+  QString connectionProblem(const std::string& from_node, const std::string& output,
+                            const std::string& to_node, const std::string& input) const;
 
   // The nodes `ids`, the links among them and the groups wholly among them, as workflow
   // text for the clipboard.
@@ -83,7 +84,8 @@ class WorkflowDocument : public QObject {
  private:
   friend class DocumentCommand;
   void replace(kiln::Workflow next);  // the commands' way in
-  bool push(const QString& text, kiln::Workflow next, int merge_id = -1, const std::vector<std::string>& merge_key = {});
+  bool push(const QString& text, kiln::Workflow next, int merge_id = -1,
+            const std::vector<std::string>& merge_key = {});
   bool fail(const QString& message);
   std::string freshId(const kiln::Workflow& w);
 

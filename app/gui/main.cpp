@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
   QApplication::setOrganizationName("Kiln");
   QApplication::setApplicationVersion(KILN_VERSION);
   QApplication::setDesktopFileName("org.kiln.Kiln");
-  QApplication::setWindowIcon(QIcon::fromTheme("org.kiln.Kiln", QIcon(":/icons/org.kiln.Kiln.svg")));
+  QApplication::setWindowIcon(
+      QIcon::fromTheme("org.kiln.Kiln", QIcon(":/icons/org.kiln.Kiln.svg")));
   kiln::app::Settings settings;
   // The language and theme chosen in Preferences, through the same switch Preferences
   // uses, so a later change of language replaces this one.

@@ -5,7 +5,8 @@
 
 namespace kiln::app {
 
-QString expandNameTemplate(const QString& name_template, const kiln::RenderParams& p, const QDateTime& when) {
+QString expandNameTemplate(const QString& name_template, const kiln::RenderParams& p,
+                           const QDateTime& when) {
   QString model = QFileInfo(QString::fromStdString(p.model_path)).completeBaseName();
   if (model.isEmpty()) model = QStringLiteral("kiln-starter");
   QString name = name_template;

@@ -1,8 +1,8 @@
 #include "result_files.h"
 
 #include <QDir>
-#include <QFileInfo>
 #include <QFile>
+#include <QFileInfo>
 #include <QRegularExpression>
 
 #include <zlib.h>
@@ -61,7 +61,8 @@ std::optional<QByteArray> inflate(const QByteArray& zlib) {
 QMap<QString, QString> readPngText(const QString& path) {
   QMap<QString, QString> texts;
   QFile file(path);
-  if (!file.open(QIODevice::ReadOnly) || file.read(8) != QByteArray("\x89PNG\r\n\x1a\n", 8)) return texts;
+  if (!file.open(QIODevice::ReadOnly) || file.read(8) != QByteArray("\x89PNG\r\n\x1a\n", 8))
+    return texts;
   for (;;) {
     const QByteArray header = file.read(8);
     if (header.size() != 8) break;
@@ -102,7 +103,8 @@ ResultFile readResult(const QString& path) {
 }
 
 QList<ResultFile> listResults(const QString& folder, int limit) {
-  QFileInfoList files = QDir(folder).entryInfoList({"*.png", "*.PNG"}, QDir::Files | QDir::Readable, QDir::Time);
+  QFileInfoList files =
+      QDir(folder).entryInfoList({"*.png", "*.PNG"}, QDir::Files | QDir::Readable, QDir::Time);
   QList<ResultFile> results;
   for (const QFileInfo& f : files) {
     if (results.size() >= limit) break;
@@ -117,15 +119,21 @@ std::optional<RecordedSettings> parseParametersText(const QString& text) {
   if (lines.isEmpty() || !lines.back().startsWith("Steps: ")) return std::nullopt;
   RecordedSettings s;
   // "Key: value, Key: value": values end at ", " followed by the next key.
-  static const QRegularExpression field(R"(([A-Za-z][A-Za-z0-9 ]*): (.*?)(?=, [A-Za-z][A-Za-z0-9 ]*: |$))");
+  static const QRegularExpression field(
+      R"(([A-Za-z][A-Za-z0-9 ]*): (.*?)(?=, [A-Za-z][A-Za-z0-9 ]*: |$))");
   for (auto it = field.globalMatch(lines.takeLast()); it.hasNext();) {
     const auto m = it.next();
     const QString key = m.captured(1).trimmed(), value = m.captured(2).trimmed();
-    if (key == "Steps") s.steps = value.toInt();
-    else if (key == "Sampler") s.sampler = value;
-    else if (key == "CFG scale") s.cfg_scale = value.toDouble();
-    else if (key == "Seed") s.seed = value.toLongLong();
-    else if (key == "Model") s.model = value;
+    if (key == "Steps")
+      s.steps = value.toInt();
+    else if (key == "Sampler")
+      s.sampler = value;
+    else if (key == "CFG scale")
+      s.cfg_scale = value.toDouble();
+    else if (key == "Seed")
+      s.seed = value.toLongLong();
+    else if (key == "Model")
+      s.model = value;
     else if (key == "Size") {
       const QStringList wh = value.split('x');
       if (wh.size() == 2) {
@@ -135,9 +143,13 @@ std::optional<RecordedSettings> parseParametersText(const QString& text) {
     }
   }
   if (s.steps <= 0) return std::nullopt;
-  const auto negative = std::find_if(lines.begin(), lines.end(), [](const QString& l) { return l.startsWith("Negative prompt:"); });
+  const auto negative = std::find_if(lines.begin(), lines.end(), [](const QString& l) {
+    return l.startsWith("Negative prompt:");
+  });
   QStringList prompt(lines.begin(), negative), negatives(negative, lines.end());
-  if (!negatives.isEmpty()) negatives.front() = negatives.front().mid(int(QStringLiteral("Negative prompt:").size())).trimmed();
+  if (!negatives.isEmpty())
+    negatives.front() =
+        negatives.front().mid(int(QStringLiteral("Negative prompt:").size())).trimmed();
   s.prompt = prompt.join('\n');
   s.negative_prompt = negatives.join('\n');
   return s;

@@ -22,9 +22,12 @@ QString readSmallFile(const QString& path) {
 
 QString layoutName(ModelLayout layout) {
   switch (layout) {
-    case ModelLayout::A1111: return QStringLiteral("A1111");
-    case ModelLayout::ComfyUI: return QStringLiteral("ComfyUI");
-    case ModelLayout::InvokeAI: return QStringLiteral("InvokeAI");
+    case ModelLayout::A1111:
+      return QStringLiteral("A1111");
+    case ModelLayout::ComfyUI:
+      return QStringLiteral("ComfyUI");
+    case ModelLayout::InvokeAI:
+      return QStringLiteral("InvokeAI");
   }
   return {};
 }
@@ -63,7 +66,8 @@ QList<FoundModelFolder> findModelFolders(const QStringList& roots) {
   const auto subfolders = [](const QString& dir) {
     QStringList out;
     const QDir d(dir);
-    for (const QString& name : d.entryList(QDir::Dirs | QDir::NoDotAndDotDot | QDir::Readable, QDir::Name))
+    for (const QString& name :
+         d.entryList(QDir::Dirs | QDir::NoDotAndDotDot | QDir::Readable, QDir::Name))
       out << d.filePath(name);
     return out;
   };
@@ -80,7 +84,8 @@ QList<FoundModelFolder> findModelFolders(const QStringList& roots) {
 
 QStringList usualModelSearchRoots() {
   QStringList roots{QDir::homePath()};
-  if (const QString invoke = qEnvironmentVariable("INVOKEAI_ROOT"); !invoke.isEmpty()) roots << invoke;
+  if (const QString invoke = qEnvironmentVariable("INVOKEAI_ROOT"); !invoke.isEmpty())
+    roots << invoke;
   roots << QStringLiteral("/opt");
   return roots;
 }
@@ -102,7 +107,8 @@ QList<GpuInfo> parseNvidiaSmi(const QString& output) {
 QList<GpuInfo> probeDrmGpus(const QString& sys_root) {
   QList<GpuInfo> gpus;
   const QDir drm(sys_root + "/class/drm");
-  for (const QString& card : drm.entryList({"card*"}, QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
+  for (const QString& card :
+       drm.entryList({"card*"}, QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
     if (card.contains('-')) continue;  // connectors (card0-DP-1), not devices
     const QString dev = drm.filePath(card) + "/device";
     const QString vendor = readSmallFile(dev + "/vendor").toLower();

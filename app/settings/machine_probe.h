@@ -32,9 +32,9 @@ QList<FoundModelFolder> findModelFolders(const QStringList& roots);
 QStringList usualModelSearchRoots();
 
 struct GpuInfo {
-  QString name;              // "NVIDIA GeForce RTX 3060"
-  QString vendor;            // "NVIDIA", "AMD"
-  qint64 memory_bytes = 0;   // 0: not known
+  QString name;             // "NVIDIA GeForce RTX 3060"
+  QString vendor;           // "NVIDIA", "AMD"
+  qint64 memory_bytes = 0;  // 0: not known
 };
 
 // `nvidia-smi --query-gpu=name,memory.total --format=csv,noheader,nounits` output (MiB).

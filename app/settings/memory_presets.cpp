@@ -15,17 +15,21 @@ constexpr qint64 kGiB = qint64{1} << 30;
 }  // namespace
 
 const QList<MemoryPreset>& memoryPresets() {
-  static const QList<MemoryPreset> all{MemoryPreset::Cpu, MemoryPreset::Upto6GB, MemoryPreset::Upto12GB,
-                                       MemoryPreset::Over12GB};
+  static const QList<MemoryPreset> all{MemoryPreset::Cpu, MemoryPreset::Upto6GB,
+                                       MemoryPreset::Upto12GB, MemoryPreset::Over12GB};
   return all;
 }
 
 QString memoryPresetKey(MemoryPreset preset) {
   switch (preset) {
-    case MemoryPreset::Cpu: return QStringLiteral("cpu");
-    case MemoryPreset::Upto6GB: return QStringLiteral("upto-6gb");
-    case MemoryPreset::Upto12GB: return QStringLiteral("upto-12gb");
-    case MemoryPreset::Over12GB: return QStringLiteral("over-12gb");
+    case MemoryPreset::Cpu:
+      return QStringLiteral("cpu");
+    case MemoryPreset::Upto6GB:
+      return QStringLiteral("upto-6gb");
+    case MemoryPreset::Upto12GB:
+      return QStringLiteral("upto-12gb");
+    case MemoryPreset::Over12GB:
+      return QStringLiteral("over-12gb");
   }
   return {};
 }
@@ -41,10 +45,14 @@ bool parseMemoryPreset(const QString& key, MemoryPreset* preset) {
 
 QString memoryPresetTitle(MemoryPreset preset) {
   switch (preset) {
-    case MemoryPreset::Cpu: return QCoreApplication::translate("kiln::app::MemoryPresets", "CPU only");
-    case MemoryPreset::Upto6GB: return QCoreApplication::translate("kiln::app::MemoryPresets", "GPU with up to 6 GB");
-    case MemoryPreset::Upto12GB: return QCoreApplication::translate("kiln::app::MemoryPresets", "GPU with 6 to 12 GB");
-    case MemoryPreset::Over12GB: return QCoreApplication::translate("kiln::app::MemoryPresets", "GPU with more than 12 GB");
+    case MemoryPreset::Cpu:
+      return QCoreApplication::translate("kiln::app::MemoryPresets", "CPU only");
+    case MemoryPreset::Upto6GB:
+      return QCoreApplication::translate("kiln::app::MemoryPresets", "GPU with up to 6 GB");
+    case MemoryPreset::Upto12GB:
+      return QCoreApplication::translate("kiln::app::MemoryPresets", "GPU with 6 to 12 GB");
+    case MemoryPreset::Over12GB:
+      return QCoreApplication::translate("kiln::app::MemoryPresets", "GPU with more than 12 GB");
   }
   return {};
 }
@@ -52,15 +60,24 @@ QString memoryPresetTitle(MemoryPreset preset) {
 QString memoryPresetDescription(MemoryPreset preset) {
   switch (preset) {
     case MemoryPreset::Cpu:
-      return QCoreApplication::translate("kiln::app::MemoryPresets", "Everything computes in host memory; nothing is moved between memories.");
+      return QCoreApplication::translate(
+          "kiln::app::MemoryPresets",
+          "Everything computes in host memory; nothing is moved between memories.");
     case MemoryPreset::Upto6GB:
-      return QCoreApplication::translate("kiln::app::MemoryPresets", "Weights stream to the GPU in groups as they are needed, text encoders layer by layer, and the "
-                "VAE always works in tiles. Slower, but large models fit.");
+      return QCoreApplication::translate(
+          "kiln::app::MemoryPresets",
+          "Weights stream to the GPU in groups as they are needed, text encoders layer by layer, "
+          "and the "
+          "VAE always works in tiles. Slower, but large models fit.");
     case MemoryPreset::Upto12GB:
-      return QCoreApplication::translate("kiln::app::MemoryPresets", "Each model moves to the GPU whole while it runs and back to host memory after; the VAE works in "
-                "tiles when a picture would not fit.");
+      return QCoreApplication::translate("kiln::app::MemoryPresets",
+                                         "Each model moves to the GPU whole while it runs and back "
+                                         "to host memory after; the VAE works in "
+                                         "tiles when a picture would not fit.");
     case MemoryPreset::Over12GB:
-      return QCoreApplication::translate("kiln::app::MemoryPresets", "Every model stays on the GPU: the fastest, for cards with room for them.");
+      return QCoreApplication::translate(
+          "kiln::app::MemoryPresets",
+          "Every model stays on the GPU: the fastest, for cards with room for them.");
   }
   return {};
 }
@@ -106,8 +123,8 @@ QMap<QString, QVariant> memoryPresetValues(MemoryPreset preset, const QString& d
   v["memory/pin"] = gpu ? QStringLiteral("on") : QStringLiteral("off");
   v["memory/tile_size"] = 0;
   v["memory/tile_overlap"] = 64;
-  const auto set = [&v](const char* all, const char* text_encoder, const char* unet, const char* vae,
-                        const char* tiling, qint64 working_reserve) {
+  const auto set = [&v](const char* all, const char* text_encoder, const char* unet,
+                        const char* vae, const char* tiling, qint64 working_reserve) {
     v["memory/offload"] = QString(all);
     v["memory/offload_text_encoder"] = QString(text_encoder);
     v["memory/offload_unet"] = QString(unet);
@@ -117,9 +134,15 @@ QMap<QString, QVariant> memoryPresetValues(MemoryPreset preset, const QString& d
   };
   switch (preset) {
     case MemoryPreset::Cpu:
-    case MemoryPreset::Over12GB: set("none", "none", "none", "none", "auto", qint64{512} << 20); break;
-    case MemoryPreset::Upto6GB: set("balanced", "group-leaf", "balanced", "model", "always", kGiB); break;
-    case MemoryPreset::Upto12GB: set("model", "model", "model", "model", "auto", kGiB); break;
+    case MemoryPreset::Over12GB:
+      set("none", "none", "none", "none", "auto", qint64{512} << 20);
+      break;
+    case MemoryPreset::Upto6GB:
+      set("balanced", "group-leaf", "balanced", "model", "always", kGiB);
+      break;
+    case MemoryPreset::Upto12GB:
+      set("model", "model", "model", "model", "auto", kGiB);
+      break;
   }
   return v;
 }
@@ -128,8 +151,11 @@ QString applyMemoryPreset(Settings& settings, MemoryPreset preset, const QString
   const QMap<QString, QVariant> values = memoryPresetValues(preset, device);
   for (auto it = values.begin(); it != values.end(); ++it) {
     const SettingSpec* spec = findSetting(it.key());
-    if (!spec) return QCoreApplication::translate("kiln::app::MemoryPresets", "Kiln has no setting %1").arg(it.key());
-    if (const QString problem = Settings::check(*spec, it.value()); !problem.isEmpty()) return problem;
+    if (!spec)
+      return QCoreApplication::translate("kiln::app::MemoryPresets", "Kiln has no setting %1")
+          .arg(it.key());
+    if (const QString problem = Settings::check(*spec, it.value()); !problem.isEmpty())
+      return problem;
   }
   for (auto it = values.begin(); it != values.end(); ++it) settings.set(it.key(), it.value());
   return {};

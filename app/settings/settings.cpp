@@ -12,11 +12,14 @@
 namespace kiln::app {
 namespace {
 
-QString tr(const char* text) { return QCoreApplication::translate("kiln::app::Settings", text); }
+QString tr(const char* text) {
+  return QCoreApplication::translate("kiln::app::Settings", text);
+}
 
-SettingSpec spec(QString key, SettingType type, QVariant def, QString description, qint64 min = 0, qint64 max = 0,
-                 QStringList choices = {}) {
-  return {std::move(key), type, std::move(def), min, max, std::move(choices), std::move(description)};
+SettingSpec spec(QString key, SettingType type, QVariant def, QString description, qint64 min = 0,
+                 qint64 max = 0, QStringList choices = {}) {
+  return {std::move(key),        type, std::move(def), min, max, std::move(choices),
+          std::move(description)};
 }
 
 const QStringList kOffloadModes{"none", "model", "group-block", "group-leaf", "balanced"};
@@ -34,7 +37,8 @@ QString storageKey(const QString& key) {
 void moveLegacyGeneralKeys(QSettings& store) {
   bool moved = false;
   for (const QString& key : store.allKeys()) {
-    if (key.section('/', 0, 0).compare(QLatin1String("general"), Qt::CaseInsensitive) != 0) continue;
+    if (key.section('/', 0, 0).compare(QLatin1String("general"), Qt::CaseInsensitive) != 0)
+      continue;
     const QString target = kStoredGeneralGroup + key.section('/', 1);
     if (!store.contains(target)) store.setValue(target, store.value(key));
     store.remove(key);
@@ -55,49 +59,89 @@ QString defaultOutputFolder() {
 const QList<SettingSpec>& settingSpecs() {
   static const QList<SettingSpec> specs{
       spec("general/model_folders", SettingType::StringList, QStringList{},
-           QT_TRANSLATE_NOOP("kiln::app::Settings", "Folders searched for checkpoints, LoRAs and VAEs, including ComfyUI and A1111 model trees")),
-      spec("general/output_folder", SettingType::String, defaultOutputFolder(), QT_TRANSLATE_NOOP("kiln::app::Settings", "Where results are saved")),
-      spec("general/file_name_template", SettingType::String, QString("kiln-{date}-{time}"),
-           QT_TRANSLATE_NOOP("kiln::app::Settings", "Names of saved files: {date}, {time}, {seed}, {model} are filled in")),
+           QT_TRANSLATE_NOOP("kiln::app::Settings",
+                             "Folders searched for checkpoints, LoRAs and VAEs, including ComfyUI "
+                             "and A1111 model trees")),
+      spec("general/output_folder", SettingType::String, defaultOutputFolder(),
+           QT_TRANSLATE_NOOP("kiln::app::Settings", "Where results are saved")),
+      spec(
+          "general/file_name_template", SettingType::String, QString("kiln-{date}-{time}"),
+          QT_TRANSLATE_NOOP("kiln::app::Settings",
+                            "Names of saved files: {date}, {time}, {seed}, {model} are filled in")),
       spec("general/first_start", SettingType::Bool, true,
-           QT_TRANSLATE_NOOP("kiln::app::Settings", "Show the first-start assistant (model folders, memory preset) when Kiln starts")),
-      spec("memory/device", SettingType::Device, QString("cpu"), QT_TRANSLATE_NOOP("kiln::app::Settings", "Where to compute: cpu, cuda:N (takes effect when Kiln starts)")),
-      spec("memory/offload", SettingType::Enum, QString("none"), QT_TRANSLATE_NOOP("kiln::app::Settings", "How weights move between host and device memory"),
+           QT_TRANSLATE_NOOP(
+               "kiln::app::Settings",
+               "Show the first-start assistant (model folders, memory preset) when Kiln starts")),
+      spec("memory/device", SettingType::Device, QString("cpu"),
+           QT_TRANSLATE_NOOP("kiln::app::Settings",
+                             "Where to compute: cpu, cuda:N (takes effect when Kiln starts)")),
+      spec("memory/offload", SettingType::Enum, QString("none"),
+           QT_TRANSLATE_NOOP("kiln::app::Settings",
+                             "How weights move between host and device memory"),
            0, 0, kOffloadModes),
-      spec("memory/offload_text_encoder", SettingType::Enum, QString("none"), QT_TRANSLATE_NOOP("kiln::app::Settings", "Offload mode of the text encoders"), 0,
-           0, kOffloadModes),
-      spec("memory/offload_unet", SettingType::Enum, QString("none"), QT_TRANSLATE_NOOP("kiln::app::Settings", "Offload mode of the UNet"), 0, 0, kOffloadModes),
-      spec("memory/offload_vae", SettingType::Enum, QString("none"), QT_TRANSLATE_NOOP("kiln::app::Settings", "Offload mode of the VAE"), 0, 0, kOffloadModes),
-      spec("memory/blocks_per_group", SettingType::Int, 1, QT_TRANSLATE_NOOP("kiln::app::Settings", "Blocks moved together in group-block mode"), 1, 64),
-      spec("memory/streams", SettingType::Bool, false, QT_TRANSLATE_NOOP("kiln::app::Settings", "Prefetch the next group while the current one runs")),
-      spec("memory/record_stream", SettingType::Bool, false, QT_TRANSLATE_NOOP("kiln::app::Settings", "Record tensors on the side stream (needs streams)")),
-      spec("memory/pin", SettingType::Enum, QString("on"), QT_TRANSLATE_NOOP("kiln::app::Settings", "Offloaded weights in pinned host memory"), 0, 0,
-           {"on", "off", "per-group"}),
-      spec("memory/pin_reserve", SettingType::Bytes, qint64{2} << 30, QT_TRANSLATE_NOOP("kiln::app::Settings", "Host memory pinning leaves free"), 0,
+      spec("memory/offload_text_encoder", SettingType::Enum, QString("none"),
+           QT_TRANSLATE_NOOP("kiln::app::Settings", "Offload mode of the text encoders"), 0, 0,
+           kOffloadModes),
+      spec("memory/offload_unet", SettingType::Enum, QString("none"),
+           QT_TRANSLATE_NOOP("kiln::app::Settings", "Offload mode of the UNet"), 0, 0,
+           kOffloadModes),
+      spec("memory/offload_vae", SettingType::Enum, QString("none"),
+           QT_TRANSLATE_NOOP("kiln::app::Settings", "Offload mode of the VAE"), 0, 0,
+           kOffloadModes),
+      spec("memory/blocks_per_group", SettingType::Int, 1,
+           QT_TRANSLATE_NOOP("kiln::app::Settings", "Blocks moved together in group-block mode"), 1,
+           64),
+      spec("memory/streams", SettingType::Bool, false,
+           QT_TRANSLATE_NOOP("kiln::app::Settings",
+                             "Prefetch the next group while the current one runs")),
+      spec("memory/record_stream", SettingType::Bool, false,
+           QT_TRANSLATE_NOOP("kiln::app::Settings",
+                             "Record tensors on the side stream (needs streams)")),
+      spec("memory/pin", SettingType::Enum, QString("on"),
+           QT_TRANSLATE_NOOP("kiln::app::Settings", "Offloaded weights in pinned host memory"), 0,
+           0, {"on", "off", "per-group"}),
+      spec("memory/pin_reserve", SettingType::Bytes, qint64{2} << 30,
+           QT_TRANSLATE_NOOP("kiln::app::Settings", "Host memory pinning leaves free"), 0,
            qint64{1} << 40),
-      spec("memory/never", SettingType::StringList, QStringList{}, QT_TRANSLATE_NOOP("kiln::app::Settings", "Components never offloaded")),
-      spec("memory/always", SettingType::StringList, QStringList{}, QT_TRANSLATE_NOOP("kiln::app::Settings", "Components always offloaded")),
-      spec("memory/vae_tiling", SettingType::Enum, QString("auto"), QT_TRANSLATE_NOOP("kiln::app::Settings", "VAE decode and encode in tiles"), 0, 0,
+      spec("memory/never", SettingType::StringList, QStringList{},
+           QT_TRANSLATE_NOOP("kiln::app::Settings", "Components never offloaded")),
+      spec("memory/always", SettingType::StringList, QStringList{},
+           QT_TRANSLATE_NOOP("kiln::app::Settings", "Components always offloaded")),
+      spec("memory/vae_tiling", SettingType::Enum, QString("auto"),
+           QT_TRANSLATE_NOOP("kiln::app::Settings", "VAE decode and encode in tiles"), 0, 0,
            {"auto", "always", "never"}),
-      spec("memory/tile_size", SettingType::Int, 0, QT_TRANSLATE_NOOP("kiln::app::Settings", "VAE tile size in pixels (0: the largest that fits)"), 0, 4096),
-      spec("memory/tile_overlap", SettingType::Int, 64, QT_TRANSLATE_NOOP("kiln::app::Settings", "Overlap of VAE tiles in pixels"), 0, 2048),
+      spec("memory/tile_size", SettingType::Int, 0,
+           QT_TRANSLATE_NOOP("kiln::app::Settings",
+                             "VAE tile size in pixels (0: the largest that fits)"),
+           0, 4096),
+      spec("memory/tile_overlap", SettingType::Int, 64,
+           QT_TRANSLATE_NOOP("kiln::app::Settings", "Overlap of VAE tiles in pixels"), 0, 2048),
       spec("memory/working_reserve", SettingType::Bytes, qint64{512} << 20,
-           QT_TRANSLATE_NOOP("kiln::app::Settings", "Device memory kept free for work beside the weights"), 0, qint64{1} << 40),
-      spec("lora/mode", SettingType::Enum, QString("auto"), QT_TRANSLATE_NOOP("kiln::app::Settings", "How LoRAs reach the weights"), 0, 0,
+           QT_TRANSLATE_NOOP("kiln::app::Settings",
+                             "Device memory kept free for work beside the weights"),
+           0, qint64{1} << 40),
+      spec("lora/mode", SettingType::Enum, QString("auto"),
+           QT_TRANSLATE_NOOP("kiln::app::Settings", "How LoRAs reach the weights"), 0, 0,
            {"auto", "merge", "hook"}),
-      spec("appearance/language", SettingType::Enum, QString("system"), QT_TRANSLATE_NOOP("kiln::app::Settings", "Language of the interface"), 0, 0,
+      spec("appearance/language", SettingType::Enum, QString("system"),
+           QT_TRANSLATE_NOOP("kiln::app::Settings", "Language of the interface"), 0, 0,
            {"system", "en", "de", "ja"}),
-      spec("appearance/theme", SettingType::Enum, QString("system"), QT_TRANSLATE_NOOP("kiln::app::Settings", "Colour theme"), 0, 0,
+      spec("appearance/theme", SettingType::Enum, QString("system"),
+           QT_TRANSLATE_NOOP("kiln::app::Settings", "Colour theme"), 0, 0,
            {"system", "light", "dark"}),
       spec("appearance/smooth_scaling", SettingType::Bool, false,
-           QT_TRANSLATE_NOOP("kiln::app::Settings", "Interpolate enlarged pictures instead of showing their pixels as blocks")),
+           QT_TRANSLATE_NOOP(
+               "kiln::app::Settings",
+               "Interpolate enlarged pictures instead of showing their pixels as blocks")),
       // Not shown in Preferences: the generate panel as it was when Kiln last closed.
       spec("session/workflow", SettingType::String, QString(),
-           QT_TRANSLATE_NOOP("kiln::app::Settings", "The generate panel's workflow and values when Kiln last closed")),
+           QT_TRANSLATE_NOOP("kiln::app::Settings",
+                             "The generate panel's workflow and values when Kiln last closed")),
       spec("session/workflow_source", SettingType::String, QString(),
            QT_TRANSLATE_NOOP("kiln::app::Settings", "Where that workflow came from")),
       spec("session/random_seed", SettingType::Bool, true,
-           QT_TRANSLATE_NOOP("kiln::app::Settings", "Whether the generate panel draws a new seed for every Generate")),
+           QT_TRANSLATE_NOOP("kiln::app::Settings",
+                             "Whether the generate panel draws a new seed for every Generate")),
   };
   return specs;
 }
@@ -123,7 +167,8 @@ QString settingTitle(const QString& key) {
       {"memory/vae_tiling", QT_TRANSLATE_NOOP("kiln::app::Settings", "VAE tiling")},
       {"memory/tile_size", QT_TRANSLATE_NOOP("kiln::app::Settings", "Tile size")},
       {"memory/tile_overlap", QT_TRANSLATE_NOOP("kiln::app::Settings", "Tile overlap")},
-      {"memory/working_reserve", QT_TRANSLATE_NOOP("kiln::app::Settings", "Working memory reserve")},
+      {"memory/working_reserve",
+       QT_TRANSLATE_NOOP("kiln::app::Settings", "Working memory reserve")},
       {"lora/mode", QT_TRANSLATE_NOOP("kiln::app::Settings", "Apply mode")},
       {"appearance/language", QT_TRANSLATE_NOOP("kiln::app::Settings", "Language")},
       {"appearance/theme", QT_TRANSLATE_NOOP("kiln::app::Settings", "Theme")},
@@ -139,15 +184,19 @@ QString settingTitle(const QString& key) {
 QString settingChoiceTitle(const QString& key, const QString& choice) {
   if (key == QLatin1String("appearance/language")) {
     // Each language by its own name, so it can be found whatever language is shown now.
-    if (choice == QLatin1String("system")) return QCoreApplication::translate("kiln::app::Settings", "System language");
+    if (choice == QLatin1String("system"))
+      return QCoreApplication::translate("kiln::app::Settings", "System language");
     if (choice == QLatin1String("en")) return QStringLiteral("English");
     if (choice == QLatin1String("de")) return QStringLiteral("Deutsch");
     if (choice == QLatin1String("ja")) return QStringLiteral("日本語");
   }
   if (key == QLatin1String("appearance/theme")) {
-    if (choice == QLatin1String("system")) return QCoreApplication::translate("kiln::app::Settings", "As the system");
-    if (choice == QLatin1String("light")) return QCoreApplication::translate("kiln::app::Settings", "Light");
-    if (choice == QLatin1String("dark")) return QCoreApplication::translate("kiln::app::Settings", "Dark");
+    if (choice == QLatin1String("system"))
+      return QCoreApplication::translate("kiln::app::Settings", "As the system");
+    if (choice == QLatin1String("light"))
+      return QCoreApplication::translate("kiln::app::Settings", "Light");
+    if (choice == QLatin1String("dark"))
+      return QCoreApplication::translate("kiln::app::Settings", "Dark");
   }
   return choice;
 }
@@ -163,7 +212,9 @@ const SettingSpec* findSetting(const QString& key) {
 }
 
 Settings::Settings() : Settings(std::make_unique<QSettings>()) {}
-Settings::Settings(std::unique_ptr<QSettings> store) : store_(std::move(store)) { moveLegacyGeneralKeys(*store_); }
+Settings::Settings(std::unique_ptr<QSettings> store) : store_(std::move(store)) {
+  moveLegacyGeneralKeys(*store_);
+}
 
 // Messages name the setting as Preferences labels it, not by its key.
 QString Settings::check(const SettingSpec& spec, const QVariant& value) {
@@ -175,9 +226,15 @@ QString Settings::check(const SettingSpec& spec, const QVariant& value) {
     case SettingType::Int: {
       bool ok = false;
       const qint64 v = value.toLongLong(&ok);
-      if (!ok) return tr("%1 must be a whole number, not '%2'").arg(settingTitle(spec.key), value.toString());
+      if (!ok)
+        return tr("%1 must be a whole number, not '%2'")
+            .arg(settingTitle(spec.key), value.toString());
       if (spec.min < spec.max && (v < spec.min || v > spec.max))
-        return tr("%1 must be between %2 and %3, not %4").arg(settingTitle(spec.key)).arg(spec.min).arg(spec.max).arg(v);
+        return tr("%1 must be between %2 and %3, not %4")
+            .arg(settingTitle(spec.key))
+            .arg(spec.min)
+            .arg(spec.max)
+            .arg(v);
       return {};
     }
     case SettingType::Bytes: {
@@ -185,21 +242,25 @@ QString Settings::check(const SettingSpec& spec, const QVariant& value) {
       qint64 v = value.toLongLong(&ok);
       if (!ok) {
         const auto parsed = parseBytes(value.toString().toStdString());
-        if (!parsed) return tr("%1 must be a size like 2G or 512MiB, not '%2'").arg(settingTitle(spec.key), value.toString());
+        if (!parsed)
+          return tr("%1 must be a size like 2G or 512MiB, not '%2'")
+              .arg(settingTitle(spec.key), value.toString());
         v = *parsed;
       }
       if (spec.min < spec.max && (v < spec.min || v > spec.max))
-        return tr("%1 must be between %2 and %3").arg(settingTitle(spec.key),
-                                                      QString::fromStdString(formatBytes(spec.min)),
-                                                      QString::fromStdString(formatBytes(spec.max)));
+        return tr("%1 must be between %2 and %3")
+            .arg(settingTitle(spec.key), QString::fromStdString(formatBytes(spec.min)),
+                 QString::fromStdString(formatBytes(spec.max)));
       return {};
     }
     case SettingType::Enum:
       if (spec.choices.contains(value.toString())) return {};
-      return tr("%1 must be one of %2, not '%3'").arg(settingTitle(spec.key), spec.choices.join(", "), value.toString());
+      return tr("%1 must be one of %2, not '%3'")
+          .arg(settingTitle(spec.key), spec.choices.join(", "), value.toString());
     case SettingType::Device: {
       const QString s = value.toString();
-      static const QRegularExpression device("^(cpu|cuda:[0-9]+|sim:[0-9]+(\\.[0-9]+)?[KMGT]?(i?B)?)$");
+      static const QRegularExpression device(
+          "^(cpu|cuda:[0-9]+|sim:[0-9]+(\\.[0-9]+)?[KMGT]?(i?B)?)$");
       if (device.match(s).hasMatch()) return {};
       return tr("%1 must be cpu, cuda:N or sim:SIZE, not '%2'").arg(settingTitle(spec.key), s);
     }
@@ -211,7 +272,8 @@ QString Settings::check(const SettingSpec& spec, const QVariant& value) {
         const QString t = value.toString().trimmed();
         if (t.isEmpty()) return tr("%1 must not be empty").arg(settingTitle(spec.key));
         if (t.contains('/') || t.contains('\\'))
-          return tr("%1 is a file name, not a path: '%2' has a folder separator").arg(settingTitle(spec.key), t);
+          return tr("%1 is a file name, not a path: '%2' has a folder separator")
+              .arg(settingTitle(spec.key), t);
       }
       return {};
   }
@@ -225,15 +287,19 @@ QVariant Settings::value(const QString& key) const {
   const QVariant v = store_->value(storageKey(key));
   if (!check(*s, v).isEmpty()) return s->default_value;  // edited by hand into something invalid
   switch (s->type) {
-    case SettingType::Bool: return v.typeId() == QMetaType::Bool ? v.toBool() : v.toString() == "true";
-    case SettingType::Int: return v.toLongLong();
+    case SettingType::Bool:
+      return v.typeId() == QMetaType::Bool ? v.toBool() : v.toString() == "true";
+    case SettingType::Int:
+      return v.toLongLong();
     case SettingType::Bytes: {
       bool ok = false;
       const qint64 n = v.toLongLong(&ok);
       return ok ? n : static_cast<qint64>(*parseBytes(v.toString().toStdString()));
     }
-    case SettingType::StringList: return v.toStringList();
-    default: return v.toString();
+    case SettingType::StringList:
+      return v.toStringList();
+    default:
+      return v.toString();
   }
 }
 
@@ -247,11 +313,19 @@ QString Settings::set(const QString& key, const QVariant& v) {
   return {};
 }
 
-void Settings::reset(const QString& key) { store_->remove(storageKey(key)); }
+void Settings::reset(const QString& key) {
+  store_->remove(storageKey(key));
+}
 
-QStringList Settings::modelFolders() const { return value("general/model_folders").toStringList(); }
-QString Settings::outputFolder() const { return value("general/output_folder").toString(); }
-QString Settings::device() const { return value("memory/device").toString(); }
+QStringList Settings::modelFolders() const {
+  return value("general/model_folders").toStringList();
+}
+QString Settings::outputFolder() const {
+  return value("general/output_folder").toString();
+}
+QString Settings::device() const {
+  return value("memory/device").toString();
+}
 
 OffloadSettings Settings::offload() const {
   OffloadSettings o;
@@ -268,19 +342,29 @@ OffloadSettings Settings::offload() const {
   o.pin_reserve_bytes = value("memory/pin_reserve").toLongLong();
   o.working_reserve_bytes = value("memory/working_reserve").toLongLong();
   for (const QString& n : value("memory/never").toStringList()) o.never.push_back(n.toStdString());
-  for (const QString& n : value("memory/always").toStringList()) o.always.push_back(n.toStdString());
+  for (const QString& n : value("memory/always").toStringList())
+    o.always.push_back(n.toStdString());
   o.validate();
   return o;
 }
 
-VaeTiling Settings::vaeTiling() const { return parseVaeTiling(value("memory/vae_tiling").toString().toStdString()); }
-int Settings::tileSize() const { return value("memory/tile_size").toInt(); }
-int Settings::tileOverlap() const { return value("memory/tile_overlap").toInt(); }
+VaeTiling Settings::vaeTiling() const {
+  return parseVaeTiling(value("memory/vae_tiling").toString().toStdString());
+}
+int Settings::tileSize() const {
+  return value("memory/tile_size").toInt();
+}
+int Settings::tileOverlap() const {
+  return value("memory/tile_overlap").toInt();
+}
 bool Settings::firstStartDue() const {
-  if (!store_->allKeys().isEmpty() && !store_->contains(storageKey("general/first_start"))) return false;
+  if (!store_->allKeys().isEmpty() && !store_->contains(storageKey("general/first_start")))
+    return false;
   return value("general/first_start").toBool();
 }
 
-LoraMode Settings::loraMode() const { return parseLoraMode(value("lora/mode").toString().toStdString()); }
+LoraMode Settings::loraMode() const {
+  return parseLoraMode(value("lora/mode").toString().toStdString());
+}
 
 }  // namespace kiln::app

@@ -86,7 +86,8 @@ QString nodeCategoryText(const std::string& category) {
 }
 
 bool nodeTextListed(std::string_view text) {
-  return std::any_of(std::begin(kTexts), std::end(kTexts), [&](const char* t) { return text == t; });
+  return std::any_of(std::begin(kTexts), std::end(kTexts),
+                     [&](const char* t) { return text == t; });
 }
 
 }  // namespace kiln::app

@@ -2,12 +2,12 @@
 
 #include <QCoreApplication>
 
-
 namespace kiln::app {
 
 namespace {
 
-const kiln::NodeSchema* schemaOf(const std::vector<kiln::NodeSchema>& schemas, const std::string& type) {
+const kiln::NodeSchema* schemaOf(const std::vector<kiln::NodeSchema>& schemas,
+                                 const std::string& type) {
   for (const auto& s : schemas)
     if (s.type == type) return &s;
   return nullptr;
@@ -24,23 +24,32 @@ const kiln::WorkflowNode* firstOfType(const kiln::Workflow& w, const std::string
 kiln::Workflow defaultTemplate() {
   const kiln::RenderParams d = kiln::defaultRenderParams();
   kiln::Workflow w;
-  const auto node = [&](const char* id, const char* type, std::map<std::string, kiln::ParamValue> params, double x,
-                        double y, const char* title = "") {
+  const auto node = [&](const char* id, const char* type,
+                        std::map<std::string, kiln::ParamValue> params, double x, double y,
+                        const char* title = "") {
     w.nodes.push_back({id, type, std::move(params), x, y, title});
   };
   node("model", "LoadCheckpoint", {{"ckpt_name", std::string()}}, 0, 0);
   node("prompt", "TextEncode", {{"text", d.prompt}}, 320, -120, "Prompt");
   node("negative", "TextEncode", {{"text", d.negative_prompt}}, 320, 120, "Negative prompt");
-  node("latent", "EmptyLatent", {{"width", int64_t{64}}, {"height", int64_t{64}}, {"batch_size", int64_t{1}}}, 320, 320);
+  node("latent", "EmptyLatent",
+       {{"width", int64_t{64}}, {"height", int64_t{64}}, {"batch_size", int64_t{1}}}, 320, 320);
   node("sampler", "Sampler",
-       {{"seed", int64_t{d.seed}}, {"steps", int64_t{d.steps}}, {"cfg", d.cfg_scale}, {"sampler_name", std::string("euler")}},
+       {{"seed", int64_t{d.seed}},
+        {"steps", int64_t{d.steps}},
+        {"cfg", d.cfg_scale},
+        {"sampler_name", std::string("euler")}},
        640, 0);
   node("decode", "VAEDecode", {}, 960, 0);
   node("save", "SaveImage", {{"filename_prefix", std::string("kiln")}}, 1220, 0);
-  w.links = {{"model", "CLIP", "prompt", "clip"},          {"model", "CLIP", "negative", "clip"},
-             {"model", "MODEL", "sampler", "model"},       {"prompt", "CONDITIONING", "sampler", "positive"},
-             {"negative", "CONDITIONING", "sampler", "negative"}, {"latent", "LATENT", "sampler", "latent_image"},
-             {"sampler", "LATENT", "decode", "samples"},   {"model", "VAE", "decode", "vae"},
+  w.links = {{"model", "CLIP", "prompt", "clip"},
+             {"model", "CLIP", "negative", "clip"},
+             {"model", "MODEL", "sampler", "model"},
+             {"prompt", "CONDITIONING", "sampler", "positive"},
+             {"negative", "CONDITIONING", "sampler", "negative"},
+             {"latent", "LATENT", "sampler", "latent_image"},
+             {"sampler", "LATENT", "decode", "samples"},
+             {"model", "VAE", "decode", "vae"},
              {"decode", "IMAGE", "save", "images"}};
   // The labels are translated where the panel shows them.
   w.exposed = {{"model", "ckpt_name", QT_TRANSLATE_NOOP("kiln::app::Workflow", "Model")},
@@ -61,13 +70,20 @@ ParamRef findRole(const kiln::Workflow& w, PanelRole role) {
     return n ? ParamRef{n->id, param} : ParamRef{};
   };
   switch (role) {
-    case PanelRole::Model: return first("LoadCheckpoint", "ckpt_name");
-    case PanelRole::Sampler: return first("Sampler", "sampler_name");
-    case PanelRole::Seed: return first("Sampler", "seed");
-    case PanelRole::Steps: return first("Sampler", "steps");
-    case PanelRole::Cfg: return first("Sampler", "cfg");
-    case PanelRole::Width: return first("EmptyLatent", "width");
-    case PanelRole::Height: return first("EmptyLatent", "height");
+    case PanelRole::Model:
+      return first("LoadCheckpoint", "ckpt_name");
+    case PanelRole::Sampler:
+      return first("Sampler", "sampler_name");
+    case PanelRole::Seed:
+      return first("Sampler", "seed");
+    case PanelRole::Steps:
+      return first("Sampler", "steps");
+    case PanelRole::Cfg:
+      return first("Sampler", "cfg");
+    case PanelRole::Width:
+      return first("EmptyLatent", "width");
+    case PanelRole::Height:
+      return first("EmptyLatent", "height");
     case PanelRole::Prompt:
     case PanelRole::Negative: {
       const kiln::WorkflowNode* sampler = firstOfType(w, "Sampler");
@@ -75,7 +91,8 @@ ParamRef findRole(const kiln::Workflow& w, PanelRole role) {
       const char* input = role == PanelRole::Prompt ? "positive" : "negative";
       for (const auto& l : w.links)
         if (l.to_node == sampler->id && l.to_input == input)
-          if (const kiln::WorkflowNode* n = w.node(l.from_node); n && n->type == "TextEncode") return {n->id, "text"};
+          if (const kiln::WorkflowNode* n = w.node(l.from_node); n && n->type == "TextEncode")
+            return {n->id, "text"};
       return {};
     }
   }
@@ -85,8 +102,9 @@ ParamRef findRole(const kiln::Workflow& w, PanelRole role) {
 void exposeCommonParameters(kiln::Workflow& w) {
   if (!w.exposed.empty()) return;
   const kiln::Workflow labels = defaultTemplate();
-  const PanelRole roles[] = {PanelRole::Model, PanelRole::Prompt, PanelRole::Negative, PanelRole::Sampler, PanelRole::Seed,
-                             PanelRole::Steps, PanelRole::Cfg,    PanelRole::Width,    PanelRole::Height};
+  const PanelRole roles[] = {PanelRole::Model,   PanelRole::Prompt, PanelRole::Negative,
+                             PanelRole::Sampler, PanelRole::Seed,   PanelRole::Steps,
+                             PanelRole::Cfg,     PanelRole::Width,  PanelRole::Height};
   for (std::size_t i = 0; i < std::size(roles); ++i) {
     const ParamRef ref = findRole(w, roles[i]);
     if (ref.valid()) w.exposed.push_back({ref.node, ref.param, labels.exposed[i].label});
@@ -144,7 +162,8 @@ kiln::RenderParams roleParams(const kiln::Workflow& w, int index) {
   return p;
 }
 
-kiln::Workflow prepareRun(const kiln::Workflow& workflow, const std::vector<kiln::NodeSchema>& schemas, int index,
+kiln::Workflow prepareRun(const kiln::Workflow& workflow,
+                          const std::vector<kiln::NodeSchema>& schemas, int index,
                           const QString& file_prefix) {
   kiln::Workflow w = workflow;
   for (kiln::WorkflowNode& n : w.nodes) {
@@ -156,7 +175,8 @@ kiln::Workflow prepareRun(const kiln::Workflow& workflow, const std::vector<kiln
         if (const auto* seed = std::get_if<int64_t>(&v)) n.params[p.name] = *seed + index;
       }
     }
-    if (n.type == "SaveImage" && !file_prefix.isEmpty()) n.params["filename_prefix"] = file_prefix.toStdString();
+    if (n.type == "SaveImage" && !file_prefix.isEmpty())
+      n.params["filename_prefix"] = file_prefix.toStdString();
   }
   return w;
 }

@@ -36,7 +36,8 @@ void exposeCommonParameters(kiln::Workflow& workflow);
 
 // The workflow for image `index` of a batch: every SEED parameter + index, every
 // SaveImage's file name prefix `file_prefix` (when not empty).
-kiln::Workflow prepareRun(const kiln::Workflow& workflow, const std::vector<kiln::NodeSchema>& schemas, int index,
+kiln::Workflow prepareRun(const kiln::Workflow& workflow,
+                          const std::vector<kiln::NodeSchema>& schemas, int index,
                           const QString& file_prefix);
 
 // What Preferences set for nodes that leave it to them: VAE tiling (VAEDecode, VAEEncode)
@@ -54,7 +55,8 @@ void applyNodeDefaults(kiln::Workflow& workflow, const NodeDefaults& defaults);
 kiln::RenderParams roleParams(const kiln::Workflow& workflow, int index = 0);
 
 // A parameter's value in the workflow, or its schema default when the node leaves it unset.
-kiln::ParamValue paramValue(const kiln::Workflow& workflow, const std::vector<kiln::NodeSchema>& schemas,
-                            const std::string& node, const std::string& param);
+kiln::ParamValue paramValue(const kiln::Workflow& workflow,
+                            const std::vector<kiln::NodeSchema>& schemas, const std::string& node,
+                            const std::string& param);
 
 }  // namespace kiln::app

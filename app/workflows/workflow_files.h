@@ -12,9 +12,9 @@ namespace kiln::app {
 
 struct LoadedWorkflow {
   kiln::Workflow workflow;
-  QString source;      // "Kiln" or "ComfyUI"
-  QString format;      // a ComfyUI workflow's: "api" or "ui"
-  QStringList notes;   // what a ComfyUI import could not map, one line each
+  QString source;     // "Kiln" or "ComfyUI"
+  QString format;     // a ComfyUI workflow's: "api" or "ui"
+  QStringList notes;  // what a ComfyUI import could not map, one line each
 };
 
 // Model and image names of ComfyUI workflows resolve in `model_folders` and then in the

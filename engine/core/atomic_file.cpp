@@ -60,7 +60,8 @@ std::string folderOf(const std::string& path) {
 
 void AtomicFile::commit() {
   flushToDisk(temp_path_, final_path_, false);
-  if (std::rename(temp_path_.c_str(), final_path_.c_str()) != 0) fail(final_path_, "renaming it into place", errno);
+  if (std::rename(temp_path_.c_str(), final_path_.c_str()) != 0)
+    fail(final_path_, "renaming it into place", errno);
   committed_ = true;
   flushToDisk(folderOf(final_path_), final_path_, true);
 }

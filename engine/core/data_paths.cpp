@@ -18,7 +18,8 @@ std::string findDataFile(const std::string& name) {
   std::vector<std::filesystem::path> dirs;
   if (const char* env = std::getenv("KILN_DATA_DIR"); env && *env) dirs.emplace_back(env);
   // Relative to the executable first, so an install works wherever it was unpacked.
-  if (const auto root = executableInstallRoot(); !root.empty()) dirs.push_back(root / "share" / "kiln");
+  if (const auto root = executableInstallRoot(); !root.empty())
+    dirs.push_back(root / "share" / "kiln");
   dirs.emplace_back(KILN_INSTALL_DATA_DIR);
   dirs.emplace_back(KILN_SOURCE_DATA_DIR);
   std::string looked;

@@ -20,7 +20,8 @@ struct ThreadState {
 std::string place(const std::source_location& where) {
   const std::string file = where.file_name();
   const auto slash = file.find("/engine/");
-  return (slash == std::string::npos ? file : file.substr(slash + 1)) + ":" + std::to_string(where.line());
+  return (slash == std::string::npos ? file : file.substr(slash + 1)) + ":" +
+         std::to_string(where.line());
 }
 
 thread_local ThreadState t_state;
@@ -31,9 +32,13 @@ InterruptScope::InterruptScope(const CancelToken& token) noexcept {
   t_state = {&token, Clock::now(), {}, false, {}};
 }
 
-InterruptScope::~InterruptScope() { t_state.token = nullptr; }
+InterruptScope::~InterruptScope() {
+  t_state.token = nullptr;
+}
 
-InterruptStats InterruptScope::stats() const noexcept { return t_state.stats; }
+InterruptStats InterruptScope::stats() const noexcept {
+  return t_state.stats;
+}
 
 void checkInterrupt(std::source_location where) {
   ThreadState& s = t_state;
@@ -52,6 +57,8 @@ void checkInterrupt(std::source_location where) {
   if (s.token->cancelled()) throw Error(ErrorKind::Cancelled, "the job was cancelled");
 }
 
-bool interruptRequested() noexcept { return t_state.token != nullptr && t_state.token->cancelled(); }
+bool interruptRequested() noexcept {
+  return t_state.token != nullptr && t_state.token->cancelled();
+}
 
 }  // namespace kiln::core

@@ -24,7 +24,7 @@ class CancelToken {
 // What the checks on one thread have seen since the scope began.
 struct InterruptStats {
   int64_t checks = 0;
-  double longest_gap_seconds = 0;  // the longest time between two consecutive checks
+  double longest_gap_seconds = 0;                // the longest time between two consecutive checks
   std::string longest_gap_from, longest_gap_to;  // "file:line" of the checks around it
 };
 

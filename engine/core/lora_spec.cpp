@@ -21,13 +21,14 @@ bool isSchedule(const std::string& text) {
   std::size_t start = 0;
   for (bool first = true;; first = false) {
     const std::size_t comma = text.find(',', start);
-    const std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::string part =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (first) {
       if (!isNumber(part)) return false;
     } else {
       const std::size_t eq = part.find('=');
-      if (eq == std::string::npos || eq == 0 || part[eq - 1] != '%' || !isNumber(part.substr(0, eq - 1)) ||
-          !isNumber(part.substr(eq + 1)))
+      if (eq == std::string::npos || eq == 0 || part[eq - 1] != '%' ||
+          !isNumber(part.substr(0, eq - 1)) || !isNumber(part.substr(eq + 1)))
         return false;
     }
     if (comma == std::string::npos) return true;
@@ -38,7 +39,8 @@ bool isSchedule(const std::string& text) {
 double finite(double v, const std::string& whole) {
   if (!std::isfinite(v))
     throw Error(ErrorKind::InvalidArgument,
-                "LoRA strength in '" + whole + "' is not a finite number (use FILE[:STRENGTH[:TEXT_STRENGTH]])");
+                "LoRA strength in '" + whole +
+                    "' is not a finite number (use FILE[:STRENGTH[:TEXT_STRENGTH]])");
   return v;
 }
 
@@ -93,7 +95,8 @@ LoraSpec parseLoraSpec(const std::string& text) {
     std::size_t start = 0;
     for (bool first = true;; first = false) {
       const std::size_t comma = fields[0].find(',', start);
-      const std::string part = fields[0].substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      const std::string part =
+          fields[0].substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       if (first) {
         spec.unet_strength = spec.text_strength = finite(std::strtod(part.c_str(), nullptr), text);
       } else {
@@ -102,8 +105,9 @@ LoraSpec parseLoraSpec(const std::string& text) {
         k.at = finite(std::strtod(part.substr(0, eq - 1).c_str(), nullptr), text) / 100.0;
         k.strength = finite(std::strtod(part.substr(eq + 1).c_str(), nullptr), text);
         if (k.at < 0 || k.at > 1 || (!spec.keyframes.empty() && k.at <= spec.keyframes.back().at))
-          throw Error(ErrorKind::InvalidArgument,
-                      "LoRA '" + text + "': keyframes must lie between 0% and 100%, in increasing order");
+          throw Error(
+              ErrorKind::InvalidArgument,
+              "LoRA '" + text + "': keyframes must lie between 0% and 100%, in increasing order");
         spec.keyframes.push_back(k);
       }
       if (comma == std::string::npos) break;
@@ -115,15 +119,19 @@ LoraSpec parseLoraSpec(const std::string& text) {
 }
 
 std::string LoraReport::describe() const {
-  std::string s = "applied " + std::to_string(applied) + " of " + std::to_string(modules) + " modules of " + path;
-  s += " (" + (format.empty() ? std::string() : format + ", ") + (mode == LoraMode::Hook ? "hooked" : "merged") + ")";
+  std::string s = "applied " + std::to_string(applied) + " of " + std::to_string(modules) +
+                  " modules of " + path;
+  s += " (" + (format.empty() ? std::string() : format + ", ") +
+       (mode == LoraMode::Hook ? "hooked" : "merged") + ")";
   if (!unmatched.empty()) {
     s += "; " + std::to_string(unmatched.size()) + " matched nothing:";
-    for (std::size_t i = 0; i < unmatched.size() && i < 5; ++i) s += (i ? ", " : " ") + unmatched[i];
+    for (std::size_t i = 0; i < unmatched.size() && i < 5; ++i)
+      s += (i ? ", " : " ") + unmatched[i];
     if (unmatched.size() > 5) s += ", ...";
   }
   if (!unrecognised.empty())
-    s += "; " + std::to_string(unrecognised.size()) + " tensors in no LoRA layout (first: " + unrecognised.front() + ")";
+    s += "; " + std::to_string(unrecognised.size()) +
+         " tensors in no LoRA layout (first: " + unrecognised.front() + ")";
   return s;
 }
 

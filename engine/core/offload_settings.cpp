@@ -22,8 +22,8 @@ const char* offloadModeName(OffloadMode mode) noexcept {
 }
 
 OffloadMode parseOffloadMode(std::string_view text) noexcept {
-  for (OffloadMode m : {OffloadMode::None, OffloadMode::Model, OffloadMode::GroupBlock, OffloadMode::GroupLeaf,
-                        OffloadMode::Balanced})
+  for (OffloadMode m : {OffloadMode::None, OffloadMode::Model, OffloadMode::GroupBlock,
+                        OffloadMode::GroupLeaf, OffloadMode::Balanced})
     if (text == offloadModeName(m)) return m;
   return OffloadMode::Invalid;
 }
@@ -52,7 +52,8 @@ void OffloadSettings::validate() const {
   const auto check = [](OffloadMode m, const std::string& what) {
     if (m == OffloadMode::Invalid)
       throw Error(ErrorKind::InvalidArgument,
-                  "no offload mode set for " + what + "; use none, model, group-block, group-leaf or balanced");
+                  "no offload mode set for " + what +
+                      "; use none, model, group-block, group-leaf or balanced");
   };
   check(mode, "the components");
   for (const auto& [name, m] : per_component) check(m, name);
@@ -62,10 +63,12 @@ void OffloadSettings::validate() const {
   if (working_reserve_bytes < 0 || pin_reserve_bytes < 0)
     throw Error(ErrorKind::InvalidArgument, "memory reserves cannot be negative");
   if (record_stream && !streams)
-    throw Error(ErrorKind::InvalidArgument, "record-stream needs streams; turn streams on or record-stream off");
+    throw Error(ErrorKind::InvalidArgument,
+                "record-stream needs streams; turn streams on or record-stream off");
   if (pin == PinMode::Invalid)
     throw Error(ErrorKind::InvalidArgument, "no pinned-memory mode set; use on, off or per-group");
-  if (pin_reserve_bytes < 0) throw Error(ErrorKind::InvalidArgument, "the pinned-memory reserve cannot be negative");
+  if (pin_reserve_bytes < 0)
+    throw Error(ErrorKind::InvalidArgument, "the pinned-memory reserve cannot be negative");
   if (vae_resident_threshold_bytes < 0)
     throw Error(ErrorKind::InvalidArgument, "the VAE threshold cannot be negative");
 }

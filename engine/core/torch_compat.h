@@ -32,9 +32,11 @@ inline at::Tensor scaledDotProductAttention(const at::Tensor& q, const at::Tenso
   // VAE's mid-block attention over a 2048x2048 image would need 16 GiB at once). Rows are
   // independent, so the result is the same as in one piece.
   const int64_t rows = q.size(-2), cols = k.size(-2);
-  const int64_t row_bytes = q.numel() / std::max<int64_t>(q.size(-1), 1) / std::max<int64_t>(rows, 1) *
-                            cols * static_cast<int64_t>(q.element_size());
-  const int64_t chunk = std::max<int64_t>(1, kAttentionChunkBytes / std::max<int64_t>(row_bytes, 1));
+  const int64_t row_bytes = q.numel() / std::max<int64_t>(q.size(-1), 1) /
+                            std::max<int64_t>(rows, 1) * cols *
+                            static_cast<int64_t>(q.element_size());
+  const int64_t chunk =
+      std::max<int64_t>(1, kAttentionChunkBytes / std::max<int64_t>(row_bytes, 1));
   const at::Tensor kt = k.transpose(-2, -1);
   const auto attend = [&](const at::Tensor& qs, const at::Tensor& m) {
     at::Tensor scores = at::matmul(qs * scale, kt);

@@ -13,7 +13,8 @@ std::optional<int64_t> parseBytes(std::string_view text) {
   std::size_t start = 0;
   while (start < s.size() && std::isspace(static_cast<unsigned char>(s[start]))) ++start;
   s = s.substr(start);
-  if (s.empty() || !(std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '.')) return std::nullopt;
+  if (s.empty() || !(std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '.'))
+    return std::nullopt;
   char* end = nullptr;
   const double value = std::strtod(s.c_str(), &end);
   std::string unit(end);
@@ -52,13 +53,17 @@ std::string formatBytes(int64_t bytes) {
     ++u;
   }
   char buf[48];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%s%lld B", negative ? "-" : "", static_cast<long long>(v));
-  else std::snprintf(buf, sizeof buf, "%s%.*f %s", negative ? "-" : "", v < 10 ? 2 : (v < 100 ? 1 : 0), v, kUnits[u]);
+  if (u == 0)
+    std::snprintf(buf, sizeof buf, "%s%lld B", negative ? "-" : "", static_cast<long long>(v));
+  else
+    std::snprintf(buf, sizeof buf, "%s%.*f %s", negative ? "-" : "", v < 10 ? 2 : (v < 100 ? 1 : 0),
+                  v, kUnits[u]);
   return buf;
 }
 
 std::string formatProgressAmount(int64_t done, int64_t total, const std::string& unit) {
-  if (unit != "bytes") return std::to_string(done) + "/" + std::to_string(total) + (unit.empty() ? "" : " " + unit);
+  if (unit != "bytes")
+    return std::to_string(done) + "/" + std::to_string(total) + (unit.empty() ? "" : " " + unit);
   static const char* kUnits[] = {"B", "kB", "MB", "GB", "TB"};
   double scale = 1;
   int u = 0;
@@ -69,7 +74,8 @@ std::string formatProgressAmount(int64_t done, int64_t total, const std::string&
   const double t = static_cast<double>(total) / scale;
   const int decimals = u == 0 ? 0 : (t < 10 ? 1 : 0);
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f/%.*f %s", decimals, static_cast<double>(done) / scale, decimals, t, kUnits[u]);
+  std::snprintf(buf, sizeof buf, "%.*f/%.*f %s", decimals, static_cast<double>(done) / scale,
+                decimals, t, kUnits[u]);
   return buf;
 }
 

@@ -36,45 +36,117 @@ struct Mapping {
 
 const std::vector<Mapping>& mappings() {
   static const std::vector<Mapping> table{
-      {"CheckpointLoaderSimple", "LoadCheckpoint", {}, {{"ckpt_name", "ckpt_name"}}, {"MODEL", "CLIP", "VAE"},
-       {"ckpt_name"}, FileKind::Checkpoint},
-      {"VAELoader", "LoadVAE", {}, {{"vae_name", "vae_name"}}, {"VAE"}, {"vae_name"}, FileKind::Vae},
-      {"CLIPTextEncode", "TextEncode", {{"clip", "clip"}}, {{"text", "text"}}, {"CONDITIONING"}, {"text"}},
+      {"CheckpointLoaderSimple",
+       "LoadCheckpoint",
+       {},
+       {{"ckpt_name", "ckpt_name"}},
+       {"MODEL", "CLIP", "VAE"},
+       {"ckpt_name"},
+       FileKind::Checkpoint},
+      {"VAELoader",
+       "LoadVAE",
+       {},
+       {{"vae_name", "vae_name"}},
+       {"VAE"},
+       {"vae_name"},
+       FileKind::Vae},
+      {"CLIPTextEncode",
+       "TextEncode",
+       {{"clip", "clip"}},
+       {{"text", "text"}},
+       {"CONDITIONING"},
+       {"text"}},
       // The refiner's size ids come from the latent's size in Kiln, as for SDXL base.
-      {"CLIPTextEncodeSDXLRefiner", "TextEncode", {{"clip", "clip"}}, {{"text", "text"}, {"ascore", "aesthetic_score"}},
-       {"CONDITIONING"}, {"ascore", "width", "height", "text"}},
-      {"KSampler", "Sampler",
-       {{"model", "model"}, {"positive", "positive"}, {"negative", "negative"}, {"latent_image", "latent_image"}},
-       {{"seed", "seed"}, {"steps", "steps"}, {"cfg", "cfg"}, {"sampler_name", "sampler_name"},
-        {"scheduler", "scheduler"}, {"denoise", "denoise"}},
+      {"CLIPTextEncodeSDXLRefiner",
+       "TextEncode",
+       {{"clip", "clip"}},
+       {{"text", "text"}, {"ascore", "aesthetic_score"}},
+       {"CONDITIONING"},
+       {"ascore", "width", "height", "text"}},
+      {"KSampler",
+       "Sampler",
+       {{"model", "model"},
+        {"positive", "positive"},
+        {"negative", "negative"},
+        {"latent_image", "latent_image"}},
+       {{"seed", "seed"},
+        {"steps", "steps"},
+        {"cfg", "cfg"},
+        {"sampler_name", "sampler_name"},
+        {"scheduler", "scheduler"},
+        {"denoise", "denoise"}},
        {"LATENT"},
        {"seed", "control_after_generate", "steps", "cfg", "sampler_name", "scheduler", "denoise"}},
-      {"KSamplerAdvanced", "Sampler",
-       {{"model", "model"}, {"positive", "positive"}, {"negative", "negative"}, {"latent_image", "latent_image"}},
-       {{"noise_seed", "seed"}, {"steps", "steps"}, {"cfg", "cfg"}, {"sampler_name", "sampler_name"},
+      {"KSamplerAdvanced",
+       "Sampler",
+       {{"model", "model"},
+        {"positive", "positive"},
+        {"negative", "negative"},
+        {"latent_image", "latent_image"}},
+       {{"noise_seed", "seed"},
+        {"steps", "steps"},
+        {"cfg", "cfg"},
+        {"sampler_name", "sampler_name"},
         {"scheduler", "scheduler"}},
        {"LATENT"},
-       {"add_noise", "noise_seed", "control_after_generate", "steps", "cfg", "sampler_name", "scheduler",
-        "start_at_step", "end_at_step", "return_with_leftover_noise"}},
-      {"EmptyLatentImage", "EmptyLatent", {}, {{"width", "width"}, {"height", "height"}, {"batch_size", "batch_size"}},
-       {"LATENT"}, {"width", "height", "batch_size"}},
+       {"add_noise", "noise_seed", "control_after_generate", "steps", "cfg", "sampler_name",
+        "scheduler", "start_at_step", "end_at_step", "return_with_leftover_noise"}},
+      {"EmptyLatentImage",
+       "EmptyLatent",
+       {},
+       {{"width", "width"}, {"height", "height"}, {"batch_size", "batch_size"}},
+       {"LATENT"},
+       {"width", "height", "batch_size"}},
       {"VAEDecode", "VAEDecode", {{"samples", "samples"}, {"vae", "vae"}}, {}, {"IMAGE"}, {}},
-      {"VAEDecodeTiled", "VAEDecode", {{"samples", "samples"}, {"vae", "vae"}},
-       {{"tile_size", "tile_size"}, {"overlap", "tile_overlap"}}, {"IMAGE"},
+      {"VAEDecodeTiled",
+       "VAEDecode",
+       {{"samples", "samples"}, {"vae", "vae"}},
+       {{"tile_size", "tile_size"}, {"overlap", "tile_overlap"}},
+       {"IMAGE"},
        {"tile_size", "overlap", "temporal_size", "temporal_overlap"}},
       {"VAEEncode", "VAEEncode", {{"pixels", "pixels"}, {"vae", "vae"}}, {}, {"LATENT"}, {}},
-      {"VAEEncodeForInpaint", "VAEEncode", {{"pixels", "pixels"}, {"vae", "vae"}, {"mask", "mask"}}, {}, {"LATENT"},
+      {"VAEEncodeForInpaint",
+       "VAEEncode",
+       {{"pixels", "pixels"}, {"vae", "vae"}, {"mask", "mask"}},
+       {},
+       {"LATENT"},
        {"grow_mask_by"}},
-      {"LoadImage", "LoadImage", {}, {{"image", "image"}}, {"IMAGE", "MASK"}, {"image", "upload"}, FileKind::Image},
-      {"LoadImageMask", "LoadMask", {}, {{"image", "image"}}, {"MASK"}, {"image", "channel", "upload"},
+      {"LoadImage",
+       "LoadImage",
+       {},
+       {{"image", "image"}},
+       {"IMAGE", "MASK"},
+       {"image", "upload"},
        FileKind::Image},
-      {"SaveImage", "SaveImage", {{"images", "images"}}, {{"filename_prefix", "filename_prefix"}}, {}, {"filename_prefix"}},
+      {"LoadImageMask",
+       "LoadMask",
+       {},
+       {{"image", "image"}},
+       {"MASK"},
+       {"image", "channel", "upload"},
+       FileKind::Image},
+      {"SaveImage",
+       "SaveImage",
+       {{"images", "images"}},
+       {{"filename_prefix", "filename_prefix"}},
+       {},
+       {"filename_prefix"}},
       {"PreviewImage", "PreviewImage", {{"images", "images"}}, {}, {}, {}},
-      {"LoraLoader", "LoadLoRA", {{"model", "model"}, {"clip", "clip"}},
-       {{"lora_name", "lora_name"}, {"strength_model", "strength_model"}, {"strength_clip", "strength_clip"}},
-       {"MODEL", "CLIP"}, {"lora_name", "strength_model", "strength_clip"}, FileKind::Lora},
-      {"LoraLoaderModelOnly", "LoadLoRAModelOnly", {{"model", "model"}},
-       {{"lora_name", "lora_name"}, {"strength_model", "strength_model"}}, {"MODEL"}, {"lora_name", "strength_model"},
+      {"LoraLoader",
+       "LoadLoRA",
+       {{"model", "model"}, {"clip", "clip"}},
+       {{"lora_name", "lora_name"},
+        {"strength_model", "strength_model"},
+        {"strength_clip", "strength_clip"}},
+       {"MODEL", "CLIP"},
+       {"lora_name", "strength_model", "strength_clip"},
+       FileKind::Lora},
+      {"LoraLoaderModelOnly",
+       "LoadLoRAModelOnly",
+       {{"model", "model"}},
+       {{"lora_name", "lora_name"}, {"strength_model", "strength_model"}},
+       {"MODEL"},
+       {"lora_name", "strength_model"},
        FileKind::Lora},
   };
   return table;
@@ -118,8 +190,8 @@ bool isApiFormat(const json& doc) {
 }
 
 bool isUiFormat(const json& doc) {
-  return doc.is_object() && doc.contains("nodes") && doc["nodes"].is_array() && doc.contains("links") &&
-         doc["links"].is_array();
+  return doc.is_object() && doc.contains("nodes") && doc["nodes"].is_array() &&
+         doc.contains("links") && doc["links"].is_array();
 }
 
 std::vector<ComfyNode> readApi(const json& doc) {
@@ -129,12 +201,13 @@ std::vector<ComfyNode> readApi(const json& doc) {
     node.id = key;
     if (!n["class_type"].is_string()) bad("node " + key + " has no class_type");
     node.type = n["class_type"].get<std::string>();
-    if (const auto meta = n.find("_meta"); meta != n.end() && meta->is_object() && meta->contains("title") &&
-                                           (*meta)["title"].is_string())
+    if (const auto meta = n.find("_meta"); meta != n.end() && meta->is_object() &&
+                                           meta->contains("title") && (*meta)["title"].is_string())
       node.title = (*meta)["title"].get<std::string>();
     if (const auto inputs = n.find("inputs"); inputs != n.end() && inputs->is_object()) {
       for (const auto& [name, v] : inputs->items()) {
-        if (v.is_array() && v.size() == 2 && (v[0].is_string() || v[0].is_number_integer()) && v[1].is_number_integer())
+        if (v.is_array() && v.size() == 2 && (v[0].is_string() || v[0].is_number_integer()) &&
+            v[1].is_number_integer())
           node.links[name] = {idOf(v[0]), v[1].get<int64_t>()};
         else
           node.values[name] = v;
@@ -145,7 +218,8 @@ std::vector<ComfyNode> readApi(const json& doc) {
   // ComfyUI numbers its nodes; keep that order.
   std::stable_sort(nodes.begin(), nodes.end(), [](const ComfyNode& a, const ComfyNode& b) {
     const auto digits = [](const std::string& s) {
-      return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
+      return !s.empty() &&
+             std::all_of(s.begin(), s.end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
     };
     const bool an = digits(a.id), bn = digits(b.id);
     if (an && bn && a.id.size() != b.id.size()) return a.id.size() < b.id.size();
@@ -160,7 +234,8 @@ std::vector<ComfyNode> readUi(const json& doc, std::vector<std::string>& unmappe
   for (const json& l : doc["links"]) {
     if (l.is_array() && l.size() >= 5 && l[0].is_number_integer() && l[2].is_number_integer())
       links[l[0].get<int64_t>()] = {idOf(l[1]), l[2].get<int64_t>()};
-    else if (l.is_object() && l.contains("id") && l.contains("origin_id") && l.contains("origin_slot"))
+    else if (l.is_object() && l.contains("id") && l.contains("origin_id") &&
+             l.contains("origin_slot"))
       links[l["id"].get<int64_t>()] = {idOf(l["origin_id"]), l["origin_slot"].get<int64_t>()};
   }
   std::vector<ComfyNode> nodes;
@@ -180,16 +255,17 @@ std::vector<ComfyNode> readUi(const json& doc, std::vector<std::string>& unmappe
         node.y = (*pos)["1"].get<double>();
       }
     }
-    const int64_t mode = n.contains("mode") && n["mode"].is_number_integer() ? n["mode"].get<int64_t>() : 0;
+    const int64_t mode =
+        n.contains("mode") && n["mode"].is_number_integer() ? n["mode"].get<int64_t>() : 0;
     if (mode == 2 || mode == 4) {
       node.skipped = true;
-      unmapped.push_back("node " + node.id + " (" + node.type + ") is " + (mode == 2 ? "muted" : "bypassed") +
-                         " in ComfyUI and was left out");
+      unmapped.push_back("node " + node.id + " (" + node.type + ") is " +
+                         (mode == 2 ? "muted" : "bypassed") + " in ComfyUI and was left out");
     }
     if (const auto inputs = n.find("inputs"); inputs != n.end() && inputs->is_array())
       for (const json& in : *inputs)
-        if (in.is_object() && in.contains("name") && in["name"].is_string() && in.contains("link") &&
-            in["link"].is_number_integer()) {
+        if (in.is_object() && in.contains("name") && in["name"].is_string() &&
+            in.contains("link") && in["link"].is_number_integer()) {
           const auto l = links.find(in["link"].get<int64_t>());
           if (l != links.end()) node.links[in["name"].get<std::string>()] = l->second;
         }
@@ -197,9 +273,12 @@ std::vector<ComfyNode> readUi(const json& doc, std::vector<std::string>& unmappe
       const Mapping* m = mappingFor(node.type);
       std::vector<const char*> order = m ? m->widgets : std::vector<const char*>{};
       // The seed's "control after generate" widget is only saved by some versions.
-      if (m && (node.type == "KSampler" || node.type == "KSamplerAdvanced") && w->size() + 1 == order.size())
-        order.erase(std::find(order.begin(), order.end(), std::string_view("control_after_generate")));
-      for (std::size_t i = 0; i < w->size() && i < order.size(); ++i) node.values[order[i]] = (*w)[i];
+      if (m && (node.type == "KSampler" || node.type == "KSamplerAdvanced") &&
+          w->size() + 1 == order.size())
+        order.erase(
+            std::find(order.begin(), order.end(), std::string_view("control_after_generate")));
+      for (std::size_t i = 0; i < w->size() && i < order.size(); ++i)
+        node.values[order[i]] = (*w)[i];
       if (node.type == "PrimitiveNode" && !w->empty()) node.values["value"] = (*w)[0];
     }
     nodes.push_back(std::move(node));
@@ -209,26 +288,49 @@ std::vector<ComfyNode> readUi(const json& doc, std::vector<std::string>& unmappe
 
 const std::vector<std::string>& subfolders(FileKind kind) {
   // Flat folders, ComfyUI, A1111 and InvokeAI (models/<base>/<type>) trees.
-  static const std::vector<std::string> checkpoints{"", "checkpoints", "models/checkpoints", "Stable-diffusion",
-                                                    "models/Stable-diffusion", "models/sd-1/main", "models/sd-2/main",
-                                                    "models/sdxl/main", "models/sdxl-refiner/main"};
-  static const std::vector<std::string> loras{"", "loras", "models/loras", "Lora", "models/Lora", "LyCORIS",
-                                              "models/LyCORIS", "models/sd-1/lora", "models/sd-2/lora",
+  static const std::vector<std::string> checkpoints{"",
+                                                    "checkpoints",
+                                                    "models/checkpoints",
+                                                    "Stable-diffusion",
+                                                    "models/Stable-diffusion",
+                                                    "models/sd-1/main",
+                                                    "models/sd-2/main",
+                                                    "models/sdxl/main",
+                                                    "models/sdxl-refiner/main"};
+  static const std::vector<std::string> loras{"",
+                                              "loras",
+                                              "models/loras",
+                                              "Lora",
+                                              "models/Lora",
+                                              "LyCORIS",
+                                              "models/LyCORIS",
+                                              "models/sd-1/lora",
+                                              "models/sd-2/lora",
                                               "models/sdxl/lora"};
-  static const std::vector<std::string> vaes{"",        "vae",           "models/vae",
-                                             "VAE",     "models/VAE",    "models/sd-1/vae",
-                                             "models/sd-2/vae", "models/sdxl/vae", "models/sdxl-refiner/vae"};
+  static const std::vector<std::string> vaes{"",
+                                             "vae",
+                                             "models/vae",
+                                             "VAE",
+                                             "models/VAE",
+                                             "models/sd-1/vae",
+                                             "models/sd-2/vae",
+                                             "models/sdxl/vae",
+                                             "models/sdxl-refiner/vae"};
   static const std::vector<std::string> images{"", "input"};
   switch (kind) {
-    case FileKind::Lora: return loras;
-    case FileKind::Vae: return vaes;
-    case FileKind::Image: return images;
-    default: return checkpoints;
+    case FileKind::Lora:
+      return loras;
+    case FileKind::Vae:
+      return vaes;
+    case FileKind::Image:
+      return images;
+    default:
+      return checkpoints;
   }
 }
 
-std::string resolveFile(std::string name, FileKind kind, const ModelFolders& folders, const std::string& where,
-                        std::vector<std::string>& unmapped) {
+std::string resolveFile(std::string name, FileKind kind, const ModelFolders& folders,
+                        const std::string& where, std::vector<std::string>& unmapped) {
   std::replace(name.begin(), name.end(), '\\', '/');
   std::error_code ec;
   if (fs::path(name).is_absolute()) {
@@ -238,7 +340,8 @@ std::string resolveFile(std::string name, FileKind kind, const ModelFolders& fol
   for (const std::string& root : folders.roots)
     for (const std::string& sub : subfolders(kind)) {
       const fs::path candidate = fs::path(root) / sub / name;
-      if (fs::is_regular_file(candidate, ec) || (kind == FileKind::Checkpoint && fs::is_directory(candidate, ec)))
+      if (fs::is_regular_file(candidate, ec) ||
+          (kind == FileKind::Checkpoint && fs::is_directory(candidate, ec)))
         return candidate.lexically_normal().string();
     }
   std::string roots;
@@ -250,7 +353,8 @@ std::string resolveFile(std::string name, FileKind kind, const ModelFolders& fol
 
 std::optional<ParamValue> toParam(const json& v) {
   if (v.is_boolean()) return v.get<bool>();
-  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+    return std::nullopt;
   if (v.is_number_integer()) return v.get<int64_t>();
   if (v.is_number_float()) return v.get<double>();
   if (v.is_string()) return v.get<std::string>();
@@ -278,7 +382,8 @@ ComfyImport convert(std::vector<ComfyNode> nodes, const ModelFolders& folders, s
   result.format = std::move(format);
   std::map<std::string, const ComfyNode*> by_id;
   for (const ComfyNode& n : nodes)
-    if (!by_id.emplace(n.id, &n).second) bad("the node id " + n.id + " is used by more than one node");
+    if (!by_id.emplace(n.id, &n).second)
+      bad("the node id " + n.id + " is used by more than one node");
   // Reroutes pass a link through: follow them to the real source.
   const auto source = [&](ComfyLink link) {
     for (int hops = 0; hops < 64; ++hops) {
@@ -290,7 +395,8 @@ ComfyImport convert(std::vector<ComfyNode> nodes, const ModelFolders& folders, s
   };
   std::map<std::string, bool> kept;
   for (const ComfyNode& n : nodes) {
-    if (n.skipped || n.type == "Reroute" || n.type == "Note" || n.type == "MarkdownNote" || n.type == "PrimitiveNode")
+    if (n.skipped || n.type == "Reroute" || n.type == "Note" || n.type == "MarkdownNote" ||
+        n.type == "PrimitiveNode")
       continue;
     const Mapping* m = mappingFor(n.type);
     const std::string where = "node " + n.id + " (" + n.type + ")";
@@ -315,11 +421,13 @@ ComfyImport convert(std::vector<ComfyNode> nodes, const ModelFolders& folders, s
       if (!is_widget) continue;
       const ComfyLink from = source(link);
       const auto it = by_id.find(from.from);
-      if (it != by_id.end() && it->second->type == "PrimitiveNode" && it->second->values.count("value"))
+      if (it != by_id.end() && it->second->type == "PrimitiveNode" &&
+          it->second->values.count("value"))
         values[input] = it->second->values.at("value");
       else
         unmapped.push_back(where + ": '" + input + "' comes from node " + from.from +
-                           (it != by_id.end() ? " (" + it->second->type + ")" : "") + ", which Kiln cannot evaluate");
+                           (it != by_id.end() ? " (" + it->second->type + ")" : "") +
+                           ", which Kiln cannot evaluate");
     }
     for (const auto& [comfy, kiln] : m->params) {
       const auto it = values.find(comfy);
@@ -329,20 +437,25 @@ ComfyImport convert(std::vector<ComfyNode> nodes, const ModelFolders& folders, s
         // ComfyUI seeds go up to 2^64 - 1; Kiln's to 2^63 - 1.
         v = static_cast<int64_t>(it->second.get<uint64_t>() & static_cast<uint64_t>(INT64_MAX));
         unmapped.push_back(where + ": " + comfy + " " + std::to_string(it->second.get<uint64_t>()) +
-                           " is beyond Kiln's seeds; using " + std::to_string(std::get<int64_t>(*v)));
+                           " is beyond Kiln's seeds; using " +
+                           std::to_string(std::get<int64_t>(*v)));
       }
       if (!v) {
-        unmapped.push_back(where + ": " + comfy + " has a value Kiln cannot read (" + it->second.dump() + ")");
+        unmapped.push_back(where + ": " + comfy + " has a value Kiln cannot read (" +
+                           it->second.dump() + ")");
         continue;
       }
       if (m->file != FileKind::None && comfy == m->params.front().first)
-        if (const auto* name = std::get_if<std::string>(&*v)) v = resolveFile(*name, m->file, folders, where, unmapped);
+        if (const auto* name = std::get_if<std::string>(&*v))
+          v = resolveFile(*name, m->file, folders, where, unmapped);
       if (std::string(kiln) == "sampler_name")
-        if (const auto* s = std::get_if<std::string>(&*v); s && !known(sampling::samplerNames(), *s))
-          unmapped.push_back(where + ": sampler '" + *s + "' is not one of Kiln's samplers (" + list(sampling::samplerNames()) +
-                             "); choose one before running");
+        if (const auto* s = std::get_if<std::string>(&*v);
+            s && !known(sampling::samplerNames(), *s))
+          unmapped.push_back(where + ": sampler '" + *s + "' is not one of Kiln's samplers (" +
+                             list(sampling::samplerNames()) + "); choose one before running");
       if (std::string(kiln) == "scheduler")
-        if (const auto* s = std::get_if<std::string>(&*v); s && !known(sampling::scheduleNames(), *s))
+        if (const auto* s = std::get_if<std::string>(&*v);
+            s && !known(sampling::scheduleNames(), *s))
           unmapped.push_back(where + ": scheduler '" + *s + "' is not one of Kiln's schedules (" +
                              list(sampling::scheduleNames()) + "); choose one before running");
       node.params[kiln] = std::move(*v);
@@ -357,28 +470,35 @@ ComfyImport convert(std::vector<ComfyNode> nodes, const ModelFolders& folders, s
         // The second half of a base + refiner split: refine the earlier result over the
         // same share of the schedule.
         node.params["denoise"] = (steps - start) / steps;
-        unmapped.push_back(where + ": start_at_step " + formatNumber(start) + " of " + formatNumber(steps) +
-                           " becomes denoise " + formatNumber((steps - start) / steps) +
-                           ": the sampler re-noises the earlier sampler's finished result rather than "
-                           "continuing from its leftover noise");
+        unmapped.push_back(
+            where + ": start_at_step " + formatNumber(start) + " of " + formatNumber(steps) +
+            " becomes denoise " + formatNumber((steps - start) / steps) +
+            ": the sampler re-noises the earlier sampler's finished result rather than "
+            "continuing from its leftover noise");
       } else if (start > 0) {
-        unmapped.push_back(where + ": start_at_step " + formatNumber(start) + " is past the last step; the sampler "
-                                   "runs the whole schedule");
+        unmapped.push_back(where + ": start_at_step " + formatNumber(start) +
+                           " is past the last step; the sampler "
+                           "runs the whole schedule");
       }
       if (numberOr(values, "end_at_step", 10000) < steps)
-        unmapped.push_back(where + ": end_at_step (stopping with leftover noise) is not supported; the sampler "
-                                   "finishes the schedule");
+        unmapped.push_back(
+            where +
+            ": end_at_step (stopping with leftover noise) is not supported; the sampler "
+            "finishes the schedule");
       else if (start == 0 && add != values.end() && add->second.is_string() &&
                add->second.get<std::string>() != "enable")
-        unmapped.push_back(where + ": add_noise 'disable' is not supported; the sampler starts from noise");
+        unmapped.push_back(where +
+                           ": add_noise 'disable' is not supported; the sampler starts from noise");
     }
     if (n.type == "VAEEncodeForInpaint" && numberOr(values, "grow_mask_by", 0) > 0)
-      unmapped.push_back(where + ": grow_mask_by is not applied (Kiln's VAEEncode feathers the mask instead)");
+      unmapped.push_back(
+          where + ": grow_mask_by is not applied (Kiln's VAEEncode feathers the mask instead)");
     if (n.type == "LoadImageMask") {
       const auto c = values.find("channel");
       if (c != values.end() && c->second.is_string() && c->second.get<std::string>() != "alpha")
-        unmapped.push_back(where + ": channel '" + c->second.get<std::string>() +
-                           "' is not used; Kiln's LoadMask reads the picture's brightness times its alpha");
+        unmapped.push_back(
+            where + ": channel '" + c->second.get<std::string>() +
+            "' is not used; Kiln's LoadMask reads the picture's brightness times its alpha");
     }
     result.workflow.nodes.push_back(std::move(node));
   }
@@ -388,24 +508,28 @@ ComfyImport convert(std::vector<ComfyNode> nodes, const ModelFolders& folders, s
     for (const auto& entry : n.links) {
       const std::string& input = entry.first;
       const ComfyLink& link = entry.second;
-      const auto in = std::find_if(m->links.begin(), m->links.end(), [&](const auto& l) { return input == l.first; });
+      const auto in = std::find_if(m->links.begin(), m->links.end(),
+                                   [&](const auto& l) { return input == l.first; });
       if (in == m->links.end()) continue;  // a widget fed by a link, handled above
       const ComfyLink from = source(link);
       const auto src = by_id.find(from.from);
-      if (src == by_id.end() || !kept.count(from.from)) continue;  // its source was left out and is listed
+      if (src == by_id.end() || !kept.count(from.from))
+        continue;  // its source was left out and is listed
       const Mapping* sm = mappingFor(src->second->type);
       if (from.slot < 0 || from.slot >= static_cast<int64_t>(sm->outputs.size())) {
-        unmapped.push_back("node " + n.id + " (" + n.type + "): input '" + input + "' reads output " +
-                           std::to_string(from.slot) + " of node " + from.from + ", which Kiln's " + sm->kiln +
-                           " does not have");
+        unmapped.push_back("node " + n.id + " (" + n.type + "): input '" + input +
+                           "' reads output " + std::to_string(from.slot) + " of node " + from.from +
+                           ", which Kiln's " + sm->kiln + " does not have");
         continue;
       }
-      result.workflow.links.push_back({from.from, sm->outputs[static_cast<std::size_t>(from.slot)], n.id, in->second});
+      result.workflow.links.push_back(
+          {from.from, sm->outputs[static_cast<std::size_t>(from.slot)], n.id, in->second});
     }
   }
   // The API format has no positions: lay the nodes out in a row.
   if (result.format == "api")
-    for (std::size_t i = 0; i < result.workflow.nodes.size(); ++i) result.workflow.nodes[i].x = 300.0 * static_cast<double>(i);
+    for (std::size_t i = 0; i < result.workflow.nodes.size(); ++i)
+      result.workflow.nodes[i].x = 300.0 * static_cast<double>(i);
   result.unmapped = std::move(unmapped);
   return result;
 }
@@ -463,7 +587,8 @@ ComfyImport importComfyWorkflow(std::string_view text, const ModelFolders& folde
   } catch (const json::exception& e) {  // a field of an unexpected type somewhere
     bad(std::string("a field has an unexpected type (") + e.what() + ")");
   }
-  bad("it is neither ComfyUI's API format (nodes with class_type) nor its UI format (nodes and links)");
+  bad("it is neither ComfyUI's API format (nodes with class_type) nor its UI format (nodes and "
+      "links)");
 }
 
 ModelFolders defaultModelFolders() {
@@ -479,7 +604,8 @@ ModelFolders defaultModelFolders() {
   if (const char* home = std::getenv("HOME"); home != nullptr && *home == '/') {
     std::error_code ec;
     for (const char* sub : {"ComfyUI", "stable-diffusion-webui", ".local/share/kiln/models"})
-      if (fs::is_directory(fs::path(home) / sub, ec)) f.roots.push_back((fs::path(home) / sub).string());
+      if (fs::is_directory(fs::path(home) / sub, ec))
+        f.roots.push_back((fs::path(home) / sub).string());
   }
   return f;
 }
@@ -489,7 +615,8 @@ std::vector<std::string> embeddingFolders(const ModelFolders& folders) {
   for (const auto& root : folders.roots)
     for (const char* sub : {"embeddings", "models/embeddings"}) {
       std::error_code ec;
-      if (fs::is_directory(fs::path(root) / sub, ec)) out.push_back((fs::path(root) / sub).string());
+      if (fs::is_directory(fs::path(root) / sub, ec))
+        out.push_back((fs::path(root) / sub).string());
     }
   return out;
 }

@@ -42,7 +42,9 @@ std::vector<PlannedNode> planExecution(const Workflow& w, const std::vector<Node
   std::map<std::string, PlannedNode> planned;
   for (const WorkflowNode& n : w.nodes) {
     const auto it = schema_of.find(n.type);
-    if (it == schema_of.end()) throw Error(ErrorKind::InvalidWorkflow, "node " + n.id + ": unknown node type '" + n.type + "'");
+    if (it == schema_of.end())
+      throw Error(ErrorKind::InvalidWorkflow,
+                  "node " + n.id + ": unknown node type '" + n.type + "'");
     PlannedNode& p = planned[n.id];
     p.node = &n;
     p.schema = it->second;
@@ -51,7 +53,8 @@ std::vector<PlannedNode> planExecution(const Workflow& w, const std::vector<Node
       p.params[spec.name] = v == n.params.end() ? spec.default_value : v->second;
     }
   }
-  for (const WorkflowLink& l : w.links) planned.at(l.to_node).inputs[l.to_input] = {l.from_node, l.from_output};
+  for (const WorkflowLink& l : w.links)
+    planned.at(l.to_node).inputs[l.to_input] = {l.from_node, l.from_output};
 
   // Needed: the output nodes and everything upstream of them.
   std::set<std::string> needed;
@@ -85,9 +88,11 @@ std::vector<PlannedNode> planExecution(const Workflow& w, const std::vector<Node
         canon += "\n";
       }
       for (const auto& [input, source] : p.inputs)
-        canon += "input " + input + "=" + planned.at(source.first).signature + "." + source.second + "\n";
+        canon += "input " + input + "=" + planned.at(source.first).signature + "." + source.second +
+                 "\n";
       if (outside)
-        if (const std::string state = outside(p); !state.empty()) canon += "outside " + state + "\n";
+        if (const std::string state = outside(p); !state.empty())
+          canon += "outside " + state + "\n";
       p.signature = hashText(canon);
       order.push_back(p);
       done.insert(n.id);

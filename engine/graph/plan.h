@@ -31,7 +31,8 @@ using OutsideState = std::function<std::string(const PlannedNode&)>;
 // The nodes that feed an output node (the output nodes included), each after the nodes
 // it reads from, ties broken by the workflow's order. The workflow must have passed
 // validateWorkflow; the plan points into it and into `schemas`.
-std::vector<PlannedNode> planExecution(const Workflow& workflow, const std::vector<NodeSchema>& schemas,
+std::vector<PlannedNode> planExecution(const Workflow& workflow,
+                                       const std::vector<NodeSchema>& schemas,
                                        const OutsideState& outside = {});
 
 }  // namespace kiln::graph

@@ -23,7 +23,8 @@ const json& field(const json& object, const char* key, const std::string& where)
   return *it;
 }
 
-std::string stringField(const json& object, const char* key, const std::string& where, bool required = true) {
+std::string stringField(const json& object, const char* key, const std::string& where,
+                        bool required = true) {
   const auto it = object.find(key);
   if (it == object.end()) {
     if (required) bad(where + " has no \"" + key + "\"");
@@ -54,10 +55,11 @@ json paramToJson(const ParamValue& v) {
 // Brings a document of an older version to the current one, step by step. Version 1 is
 // the first; each later version adds its step here.
 void migrate(json& doc, int version) {
-  if (version < 1) bad("version " + std::to_string(version) + " does not exist (versions start at 1)");
+  if (version < 1)
+    bad("version " + std::to_string(version) + " does not exist (versions start at 1)");
   if (version > kWorkflowVersion)
-    bad("it was written by a newer Kiln (workflow version " + std::to_string(version) + "; this Kiln reads up to " +
-        std::to_string(kWorkflowVersion) + ")");
+    bad("it was written by a newer Kiln (workflow version " + std::to_string(version) +
+        "; this Kiln reads up to " + std::to_string(kWorkflowVersion) + ")");
   doc["kiln_workflow"] = kWorkflowVersion;
 }
 
@@ -74,8 +76,9 @@ Workflow parseWorkflow(std::string_view text) {
   const auto version = doc.find("kiln_workflow");
   if (version == doc.end() || !version->is_number_integer())
     bad("it has no \"kiln_workflow\" version number (a ComfyUI workflow is imported, not opened)");
-  const int64_t number = version->is_number_unsigned() && version->get<uint64_t>() > 1000000 ? 1000000
-                                                                                             : version->get<int64_t>();
+  const int64_t number = version->is_number_unsigned() && version->get<uint64_t>() > 1000000
+                             ? 1000000
+                             : version->get<int64_t>();
   migrate(doc, static_cast<int>(std::clamp<int64_t>(number, -1, 1000000)));
 
   Workflow w;
@@ -108,8 +111,8 @@ Workflow parseWorkflow(std::string_view text) {
       const json& l = (*links)[i];
       const std::string where = "link #" + std::to_string(i + 1);
       if (!l.is_object()) bad(where + " is not an object");
-      w.links.push_back({stringField(l, "from", where), stringField(l, "output", where), stringField(l, "to", where),
-                         stringField(l, "input", where)});
+      w.links.push_back({stringField(l, "from", where), stringField(l, "output", where),
+                         stringField(l, "to", where), stringField(l, "input", where)});
     }
   }
   if (const auto exposed = doc.find("exposed"); exposed != doc.end()) {
@@ -118,8 +121,8 @@ Workflow parseWorkflow(std::string_view text) {
       const json& e = (*exposed)[i];
       const std::string where = "exposed parameter #" + std::to_string(i + 1);
       if (!e.is_object()) bad(where + " is not an object");
-      w.exposed.push_back(
-          {stringField(e, "node", where), stringField(e, "param", where), stringField(e, "label", where, false)});
+      w.exposed.push_back({stringField(e, "node", where), stringField(e, "param", where),
+                           stringField(e, "label", where, false)});
     }
   }
   if (const auto groups = doc.find("groups"); groups != doc.end()) {
@@ -161,10 +164,14 @@ std::string workflowToJson(const Workflow& w) {
   doc["nodes"] = std::move(nodes);
   json links = json::array();
   for (const WorkflowLink& l : w.links)
-    links.push_back({{"from", l.from_node}, {"output", l.from_output}, {"to", l.to_node}, {"input", l.to_input}});
+    links.push_back({{"from", l.from_node},
+                     {"output", l.from_output},
+                     {"to", l.to_node},
+                     {"input", l.to_input}});
   doc["links"] = std::move(links);
   json exposed = json::array();
-  for (const ExposedParam& e : w.exposed) exposed.push_back({{"node", e.node}, {"param", e.param}, {"label", e.label}});
+  for (const ExposedParam& e : w.exposed)
+    exposed.push_back({{"node", e.node}, {"param", e.param}, {"label", e.label}});
   doc["exposed"] = std::move(exposed);
   if (!w.groups.empty()) {
     json groups = json::array();

@@ -44,7 +44,9 @@ BuildInfo buildInfo() {
   info.devices = {"cpu", "sim:SIZE"};
   info.cpu_bf16 = core::cpuHasNativeBf16();
   try {
-    info.data_dir = std::filesystem::path(core::findDataFile("bpe_simple_vocab_16e6.txt.gz")).parent_path().string();
+    info.data_dir = std::filesystem::path(core::findDataFile("bpe_simple_vocab_16e6.txt.gz"))
+                        .parent_path()
+                        .string();
   } catch (const Error& e) {
     info.data_problem = e.what();
   }
@@ -64,16 +66,21 @@ std::string versionText(const std::string& program) {
   if (info.gpu_backends.empty()) {
     out += "none";
   } else {
-    for (std::size_t i = 0; i < info.gpu_backends.size(); ++i) out += (i ? ", " : "") + info.gpu_backends[i];
-    out += " (" + std::to_string(info.gpu_count) + " GPU" + (info.gpu_count == 1 ? "" : "s") + " found)";
+    for (std::size_t i = 0; i < info.gpu_backends.size(); ++i)
+      out += (i ? ", " : "") + info.gpu_backends[i];
+    out += " (" + std::to_string(info.gpu_count) + " GPU" + (info.gpu_count == 1 ? "" : "s") +
+           " found)";
   }
   out += info.cpu_bf16 ? "\nCPU: bf16 instructions (bf16 is the fast precision)"
                        : "\nCPU: no bf16 instructions (fp32 is the fast precision)";
   out += "\ndevices: ";
   for (std::size_t i = 0; i < info.devices.size(); ++i) out += (i ? ", " : "") + info.devices[i];
-  out += "\ndata: " + (info.data_dir.empty() ? std::string("missing (reinstall Kiln or set KILN_DATA_DIR)") : info.data_dir);
-  out += "\nsentencepiece: " +
-         (info.sentencepiece_module.empty() ? "missing (" + info.sentencepiece_problem + ")" : info.sentencepiece_module);
+  out += "\ndata: " + (info.data_dir.empty()
+                           ? std::string("missing (reinstall Kiln or set KILN_DATA_DIR)")
+                           : info.data_dir);
+  out += "\nsentencepiece: " + (info.sentencepiece_module.empty()
+                                    ? "missing (" + info.sentencepiece_problem + ")"
+                                    : info.sentencepiece_module);
   return out + "\n";
 }
 

@@ -6,8 +6,8 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <thread>
@@ -15,57 +15,87 @@
 #include "core/interrupt.h"
 #include "jobs/job_runner.h"
 #include "jobs/model_loading.h"
-#include "memory/device.h"
-#include "memory/model_cache.h"
 #include "jobs/stage_timings.h"
 #include "jobs/workflow_runner.h"
+#include "memory/device.h"
+#include "memory/model_cache.h"
 
 namespace kiln {
 
 const char* stageKindName(StageKind kind) noexcept {
   switch (kind) {
-    case StageKind::LoadModel: return "load";
-    case StageKind::ApplyLora: return "lora";
-    case StageKind::EncodePrompt: return "encode";
-    case StageKind::EncodeImage: return "encode_image";
-    case StageKind::Denoise: return "denoise";
-    case StageKind::Decode: return "decode";
-    case StageKind::EncodeVideo: return "video";
-    case StageKind::Save: return "save";
-    case StageKind::Invalid: break;
+    case StageKind::LoadModel:
+      return "load";
+    case StageKind::ApplyLora:
+      return "lora";
+    case StageKind::EncodePrompt:
+      return "encode";
+    case StageKind::EncodeImage:
+      return "encode_image";
+    case StageKind::Denoise:
+      return "denoise";
+    case StageKind::Decode:
+      return "decode";
+    case StageKind::EncodeVideo:
+      return "video";
+    case StageKind::Save:
+      return "save";
+    case StageKind::Invalid:
+      break;
   }
   return "invalid";
 }
 
 const char* eventTypeName(EventType type) noexcept {
   switch (type) {
-    case EventType::JobQueued: return "job_queued";
-    case EventType::JobStarted: return "job_started";
-    case EventType::StagePlanned: return "stage_planned";
-    case EventType::StageStarted: return "stage_started";
-    case EventType::Progress: return "progress";
-    case EventType::StageFinished: return "stage_finished";
-    case EventType::StageUpdated: return "stage_updated";
-    case EventType::Preview: return "preview";
-    case EventType::JobFinished: return "job_finished";
-    case EventType::JobFailed: return "job_failed";
-    case EventType::JobCancelled: return "job_cancelled";
-    case EventType::Log: return "log";
-    case EventType::MemoryStats: return "memory_stats";
-    case EventType::NodeState: return "node_state";
-    case EventType::Invalid: break;
+    case EventType::JobQueued:
+      return "job_queued";
+    case EventType::JobStarted:
+      return "job_started";
+    case EventType::StagePlanned:
+      return "stage_planned";
+    case EventType::StageStarted:
+      return "stage_started";
+    case EventType::Progress:
+      return "progress";
+    case EventType::StageFinished:
+      return "stage_finished";
+    case EventType::StageUpdated:
+      return "stage_updated";
+    case EventType::Preview:
+      return "preview";
+    case EventType::JobFinished:
+      return "job_finished";
+    case EventType::JobFailed:
+      return "job_failed";
+    case EventType::JobCancelled:
+      return "job_cancelled";
+    case EventType::Log:
+      return "log";
+    case EventType::MemoryStats:
+      return "memory_stats";
+    case EventType::NodeState:
+      return "node_state";
+    case EventType::Invalid:
+      break;
   }
   return "invalid";
 }
 
 const char* nodeStateName(NodeState state) noexcept {
   switch (state) {
-    case NodeState::Queued: return "queued";
-    case NodeState::Running: return "running";
-    case NodeState::Cached: return "cached";
-    case NodeState::Done: return "done";
-    case NodeState::Failed: return "failed";
-    case NodeState::Invalid: break;
+    case NodeState::Queued:
+      return "queued";
+    case NodeState::Running:
+      return "running";
+    case NodeState::Cached:
+      return "cached";
+    case NodeState::Done:
+      return "done";
+    case NodeState::Failed:
+      return "failed";
+    case NodeState::Invalid:
+      break;
   }
   return "invalid";
 }
@@ -74,9 +104,12 @@ std::string defaultTimingsPath() {
   const char* cache = std::getenv("XDG_CACHE_HOME");
   const char* home = std::getenv("HOME");
   std::filesystem::path dir;
-  if (cache != nullptr && *cache == '/') dir = cache;
-  else if (home != nullptr && *home != '\0') dir = std::filesystem::path(home) / ".cache";
-  else return {};
+  if (cache != nullptr && *cache == '/')
+    dir = cache;
+  else if (home != nullptr && *home != '\0')
+    dir = std::filesystem::path(home) / ".cache";
+  else
+    return {};
   dir /= "kiln";
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -127,12 +160,14 @@ struct Engine::Impl {
   std::thread thread;
 
   OffloadSettings offload;  // guarded by mutex
-  int64_t placed_reserve = 0;  // engine thread: the working reserve the loaded models were placed with
+  int64_t placed_reserve =
+      0;  // engine thread: the working reserve the loaded models were placed with
 
   explicit Impl(EngineOptions o)
       : options(std::move(o)),
         device(memory::makeDevice(options.device)),
-        cache(*device, {options.device_budget_bytes, options.host_budget_bytes, options.cached_models}),
+        cache(*device,
+              {options.device_budget_bytes, options.host_budget_bytes, options.cached_models}),
         node_cache(options.node_cache_bytes) {
     options.offload.validate();
     offload = options.offload;
@@ -149,7 +184,8 @@ struct Engine::Impl {
     m.cached_model_device_bytes = cache.deviceBytes();
     const auto entries = cache.entries();
     m.cached_models = static_cast<int>(entries.size());
-    for (const auto& e : entries) m.placements.insert(m.placements.end(), e.placements.begin(), e.placements.end());
+    for (const auto& e : entries)
+      m.placements.insert(m.placements.end(), e.placements.begin(), e.placements.end());
     m.job_bytes = job_bytes.load();
     m.resident_bytes = residentBytes();
     const memory::DeviceMemory d = device->memory();
@@ -231,7 +267,8 @@ struct Engine::Impl {
           jobs::placeModel(*m, env, *device, 0);
         }
       } catch (const std::exception& e) {
-        emit(jobs::logEvent("could not place " + info.description + " with the new memory settings (the next job " +
+        emit(jobs::logEvent("could not place " + info.description +
+                            " with the new memory settings (the next job " +
                             "tries again): " + e.what()));
       }
     }
@@ -263,8 +300,10 @@ struct Engine::Impl {
     env.read_image = options.read_image;
     env.write_video = options.write_video;
     // A workflow's TextEncode nodes look in the job's folders first, as a render does.
-    env.embedding_dirs = rec.job.workflow ? rec.job.params.embedding_dirs : std::vector<std::string>{};
-    env.embedding_dirs.insert(env.embedding_dirs.end(), options.embedding_dirs.begin(), options.embedding_dirs.end());
+    env.embedding_dirs =
+        rec.job.workflow ? rec.job.params.embedding_dirs : std::vector<std::string>{};
+    env.embedding_dirs.insert(env.embedding_dirs.end(), options.embedding_dirs.begin(),
+                              options.embedding_dirs.end());
     env.skip = &rec.skip;
     env.job_bytes = &job_bytes;
 
@@ -277,11 +316,12 @@ struct Engine::Impl {
         try {
           // Node results share the host budget with the cached models' weights.
           if (options.host_budget_bytes > 0)
-            node_cache.setLimit(std::clamp<int64_t>(options.host_budget_bytes - cache.hostBytes(), 0,
-                                                    std::max<int64_t>(options.node_cache_bytes, 0)));
-          jobs::JobResult result = rec.job.workflow
-                                       ? jobs::runWorkflow(rec.job, env, nodes, node_cache, &failed_stage)
-                                       : jobs::runJob(rec.job, env, &failed_stage);
+            node_cache.setLimit(
+                std::clamp<int64_t>(options.host_budget_bytes - cache.hostBytes(), 0,
+                                    std::max<int64_t>(options.node_cache_bytes, 0)));
+          jobs::JobResult result =
+              rec.job.workflow ? jobs::runWorkflow(rec.job, env, nodes, node_cache, &failed_stage)
+                               : jobs::runJob(rec.job, env, &failed_stage);
           end.type = EventType::JobFinished;
           end.fraction = 1.0;
           end.outputs = std::move(result.images);
@@ -292,7 +332,8 @@ struct Engine::Impl {
           jobs::rethrowAsError();
         }
       } catch (const Error& e) {
-        end.type = e.kind() == ErrorKind::Cancelled ? EventType::JobCancelled : EventType::JobFailed;
+        end.type =
+            e.kind() == ErrorKind::Cancelled ? EventType::JobCancelled : EventType::JobFailed;
         end.error = e.kind();
         end.stage = failed_stage;
         end.message = e.what();
@@ -307,8 +348,9 @@ struct Engine::Impl {
       }
     }
     if (end.type == EventType::JobCancelled)
-      end.message = failed_stage >= 0 ? "cancelled while running stage " + std::to_string(failed_stage + 1)
-                                      : "cancelled before the first stage";
+      end.message = failed_stage >= 0
+                        ? "cancelled while running stage " + std::to_string(failed_stage + 1)
+                        : "cancelled before the first stage";
     if (!options.timings_path.empty() && end.type != EventType::JobFailed) {
       try {
         timings.save(options.timings_path);
@@ -352,13 +394,16 @@ JobId Engine::submit(Job job) {
     jobs::validateWorkflowJob(job, impl_->nodes);
   else
     jobs::validateJob(job);
-  const bool video_out = !job.output_path.empty() && videoFormatFor(job.output_path) != VideoFormat::Invalid;
+  const bool video_out =
+      !job.output_path.empty() && videoFormatFor(job.output_path) != VideoFormat::Invalid;
   if (!job.output_path.empty() && !video_out && !impl_->options.write_image)
-    throw Error(ErrorKind::InvalidArgument, "this engine was set up without an image writer, so it cannot save '" +
-                                                job.output_path + "'");
+    throw Error(ErrorKind::InvalidArgument,
+                "this engine was set up without an image writer, so it cannot save '" +
+                    job.output_path + "'");
   if (video_out && !impl_->options.write_video)
-    throw Error(ErrorKind::InvalidArgument, "this engine was set up without a video writer, so it cannot save '" +
-                                                job.output_path + "'");
+    throw Error(ErrorKind::InvalidArgument,
+                "this engine was set up without a video writer, so it cannot save '" +
+                    job.output_path + "'");
   auto rec = std::make_shared<JobRecord>();
   rec->job = std::move(job);
   std::lock_guard<std::recursive_mutex> sink_lock(impl_->sink_mutex);
@@ -439,8 +484,9 @@ bool Engine::waitIdle(double timeout_seconds) const {
   std::unique_lock<std::mutex> lock(impl_->mutex);
   return impl_->idle.wait_for(lock, std::chrono::duration<double>(std::max(0.0, timeout_seconds)),
                               [&] {
-    return impl_->queue.empty() && !impl_->running && !impl_->replace_pending && !impl_->replacing;
-  });
+                                return impl_->queue.empty() && !impl_->running &&
+                                       !impl_->replace_pending && !impl_->replacing;
+                              });
 }
 
 std::size_t Engine::queuedJobs() const {
@@ -448,7 +494,9 @@ std::size_t Engine::queuedJobs() const {
   return impl_->queue.size();
 }
 
-MemoryStats Engine::memoryStats() const { return impl_->memory(); }
+MemoryStats Engine::memoryStats() const {
+  return impl_->memory();
+}
 
 void Engine::setOffloadSettings(const OffloadSettings& settings) {
   settings.validate();
@@ -471,9 +519,13 @@ void Engine::unloadModels() {
   impl_->device->emptyCache();
 }
 
-const std::vector<NodeSchema>& Engine::nodeSchemas() const { return impl_->nodes.schemas(); }
+const std::vector<NodeSchema>& Engine::nodeSchemas() const {
+  return impl_->nodes.schemas();
+}
 
-void Engine::clearNodeCache() { impl_->node_cache.clear(); }
+void Engine::clearNodeCache() {
+  impl_->node_cache.clear();
+}
 
 InterruptStats Engine::interruptStats() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "kiln/units.h"  // formatNumber: numbers in messages and the A1111 text
 #include "kiln/engine.h"
+#include "kiln/units.h"  // formatNumber: numbers in messages and the A1111 text
 
 namespace at {
 class Tensor;
@@ -41,7 +41,8 @@ struct RunEnvironment {
   const std::atomic<bool>* skip = nullptr;  // finish the current image, drop the rest
   std::atomic<int64_t>* job_bytes = nullptr;
   std::function<Image(const std::string& path)> read_image;
-  std::function<void(const std::string&, const std::vector<Image>&, const VideoWriteOptions&)> write_video;
+  std::function<void(const std::string&, const std::vector<Image>&, const VideoWriteOptions&)>
+      write_video;
   std::vector<std::string> embedding_dirs;  // textual-inversion embeddings for the prompts
 };
 
@@ -84,12 +85,13 @@ void saveImage(const std::string& path, const Image& image, const RunEnvironment
 // name no file has, claimed atomically (another Kiln saving into the same folder at the
 // same moment never overwrites it, nor is overwritten); `number` ends past the name used.
 // Returns the path.
-std::string saveNewImage(const std::string& dir, const std::string& prefix, int& number, const Image& image,
-                         const RunEnvironment& env);
+std::string saveNewImage(const std::string& dir, const std::string& prefix, int& number,
+                         const Image& image, const RunEnvironment& env);
 
 // Makes room on an accelerator for the model's weights that are not there yet and for
 // `working_bytes` of work, then places the model (nothing on the CPU).
-void placeModel(LoadedModel& model, RunEnvironment& env, memory::Device& device, int64_t working_bytes);
+void placeModel(LoadedModel& model, RunEnvironment& env, memory::Device& device,
+                int64_t working_bytes);
 
 // The workflow (JSON) that draws `image`, one picture of the render asked with `asked`,
 // for the picture to carry; empty where a workflow cannot hold its settings yet.

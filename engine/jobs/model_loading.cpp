@@ -7,7 +7,9 @@ namespace kiln::jobs {
 at::ScalarType computeScalarType(ComputeDType dtype, const memory::Device& device) {
   if (dtype == ComputeDType::Auto)
     dtype = device.kind() == memory::DeviceKind::Cuda ? ComputeDType::Float16 : fastCpuDType();
-  return dtype == ComputeDType::BFloat16 ? at::kBFloat16 : dtype == ComputeDType::Float16 ? at::kHalf : at::kFloat;
+  return dtype == ComputeDType::BFloat16  ? at::kBFloat16
+         : dtype == ComputeDType::Float16 ? at::kHalf
+                                          : at::kFloat;
 }
 
 at::ScalarType computeScalarType(const std::string& name, const memory::Device& device) {
@@ -15,7 +17,8 @@ at::ScalarType computeScalarType(const std::string& name, const memory::Device& 
   if (name == "fp32") return at::kFloat;
   if (name == "bf16") return at::kBFloat16;
   if (name == "fp16") return at::kHalf;
-  throw Error(ErrorKind::InvalidArgument, "compute precision '" + name + "' is not auto, fp32, bf16 or fp16");
+  throw Error(ErrorKind::InvalidArgument,
+              "compute precision '" + name + "' is not auto, fp32, bf16 or fp16");
 }
 
 const char* computeDtypeName(at::ScalarType dtype) {
@@ -24,13 +27,15 @@ const char* computeDtypeName(at::ScalarType dtype) {
 
 void checkComputeDtype(at::ScalarType dtype, const memory::Device& device) {
   if (dtype == at::kHalf && device.kind() != memory::DeviceKind::Cuda)
-    throw Error(ErrorKind::InvalidArgument,
-                "fp16 compute needs a GPU (the " + device.name() +
-                    " device has no half-precision kernels); choose bf16 (fast on CPUs with AVX-512 BF16) or fp32");
+    throw Error(ErrorKind::InvalidArgument, "fp16 compute needs a GPU (the " + device.name() +
+                                                " device has no half-precision kernels); choose "
+                                                "bf16 (fast on CPUs with AVX-512 BF16) or fp32");
 }
 
-std::shared_ptr<LoadedModel> loadModel(const pipelines::Family& family, const pipelines::ModelRequest& request,
-                                       const memory::Device& device, const pipelines::LoadProgress& progress) {
+std::shared_ptr<LoadedModel> loadModel(const pipelines::Family& family,
+                                       const pipelines::ModelRequest& request,
+                                       const memory::Device& device,
+                                       const pipelines::LoadProgress& progress) {
   return std::make_shared<LoadedModel>(family.open(request, progress), device);
 }
 

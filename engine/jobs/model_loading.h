@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "pipelines/common/loaded_model.h"
 #include "kiln/render.h"
 #include "memory/device.h"
+#include "pipelines/common/loaded_model.h"
 #include "pipelines/registry.h"
 
 namespace kiln::jobs {
@@ -28,7 +28,9 @@ const char* computeDtypeName(at::ScalarType dtype);
 void checkComputeDtype(at::ScalarType dtype, const memory::Device& device);
 
 // Loads the model `request` names through its family (the request resolved already).
-std::shared_ptr<LoadedModel> loadModel(const pipelines::Family& family, const pipelines::ModelRequest& request,
-                                       const memory::Device& device, const pipelines::LoadProgress& progress);
+std::shared_ptr<LoadedModel> loadModel(const pipelines::Family& family,
+                                       const pipelines::ModelRequest& request,
+                                       const memory::Device& device,
+                                       const pipelines::LoadProgress& progress);
 
 }  // namespace kiln::jobs

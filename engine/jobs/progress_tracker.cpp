@@ -11,8 +11,8 @@ TimingKey ProgressTracker::keyOf(int i) const {
   return key;
 }
 
-int ProgressTracker::add(StageKind kind, std::string name, std::string unit, int64_t total, int image,
-                         int64_t expected_units, int64_t pixels) {
+int ProgressTracker::add(StageKind kind, std::string name, std::string unit, int64_t total,
+                         int image, int64_t expected_units, int64_t pixels) {
   Stage s;
   s.kind = kind;
   s.name = std::move(name);
@@ -31,8 +31,9 @@ int ProgressTracker::add(StageKind kind, std::string name, std::string unit, int
 
 void ProgressTracker::estimate(int i) {
   const auto k = static_cast<std::size_t>(i);
-  stages_[k].expected_seconds =
-      env_.timings ? env_.timings->secondsPerUnit(keyOf(i)) * static_cast<double>(expected_units_[k]) : 1.0;
+  stages_[k].expected_seconds = env_.timings ? env_.timings->secondsPerUnit(keyOf(i)) *
+                                                   static_cast<double>(expected_units_[k])
+                                             : 1.0;
   guessed_[k] = env_.timings && !env_.timings->known(keyOf(i));
 }
 
@@ -43,7 +44,9 @@ void ProgressTracker::setModel(std::string family, std::string dtype) {
     if (fraction_done_[static_cast<std::size_t>(i)] < 1.0 && i != current_) estimate(i);
 }
 
-void ProgressTracker::setUnit(int i, std::string unit) { stages_[static_cast<std::size_t>(i)].unit = std::move(unit); }
+void ProgressTracker::setUnit(int i, std::string unit) {
+  stages_[static_cast<std::size_t>(i)].unit = std::move(unit);
+}
 
 void ProgressTracker::plan() {
   Event e;
@@ -72,7 +75,8 @@ void ProgressTracker::progress(int i, int64_t done, int64_t total) {
   Stage& s = stages_[static_cast<std::size_t>(i)];
   s.total = total;
   fraction_done_[static_cast<std::size_t>(i)] =
-      total > 0 ? std::clamp(static_cast<double>(done) / static_cast<double>(total), 0.0, 1.0) : 0.0;
+      total > 0 ? std::clamp(static_cast<double>(done) / static_cast<double>(total), 0.0, 1.0)
+                : 0.0;
   const auto now = Clock::now();
   if (done != total && done != 1 && now - last_progress_ < std::chrono::milliseconds(10)) return;
   last_progress_ = now;
@@ -95,7 +99,8 @@ void ProgressTracker::finish(int i) {
     // Stages still to come that were guessed may now have this measurement. (Their
     // weights stay as planned, so the overall fraction never runs backwards.)
     for (int k = i + 1; k < size(); ++k)
-      if (guessed_[static_cast<std::size_t>(k)]) guessed_[static_cast<std::size_t>(k)] = !env_.timings->known(keyOf(k));
+      if (guessed_[static_cast<std::size_t>(k)])
+        guessed_[static_cast<std::size_t>(k)] = !env_.timings->known(keyOf(k));
   }
   Event e;
   e.type = EventType::StageFinished;
@@ -108,7 +113,8 @@ void ProgressTracker::finish(int i) {
   current_ = -1;
 }
 
-void ProgressTracker::update(int i, std::string name, int64_t total, int64_t pixels, std::string unit) {
+void ProgressTracker::update(int i, std::string name, int64_t total, int64_t pixels,
+                             std::string unit) {
   Stage& s = stages_[static_cast<std::size_t>(i)];
   s.name = std::move(name);
   if (!unit.empty()) s.unit = std::move(unit);
@@ -141,7 +147,8 @@ double ProgressTracker::expectedTotal() const {
 
 double ProgressTracker::expectedDone() const {
   double t = 0;
-  for (std::size_t k = 0; k < stages_.size(); ++k) t += stages_[k].expected_seconds * fraction_done_[k];
+  for (std::size_t k = 0; k < stages_.size(); ++k)
+    t += stages_[k].expected_seconds * fraction_done_[k];
   return t;
 }
 

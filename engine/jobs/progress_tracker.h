@@ -18,8 +18,8 @@ class ProgressTracker {
 
   // Adds a stage to the plan; `pixels` (when not 0) is the size its timing is keyed by
   // instead of the picture's (a tile's, for tiled VAE work). Returns its index.
-  int add(StageKind kind, std::string name, std::string unit, int64_t total, int image, int64_t expected_units,
-          int64_t pixels = 0);
+  int add(StageKind kind, std::string name, std::string unit, int64_t total, int image,
+          int64_t expected_units, int64_t pixels = 0);
   void plan();  // sends StagePlanned
   void start(int i);
   // Progress events at most every 10 ms, and always for the first and the last unit.
@@ -52,7 +52,7 @@ class ProgressTracker {
   RunEnvironment& env_;
   TimingKey base_;
   std::vector<Stage> stages_;
-  void estimate(int i);  // the stage's expected time from the timings
+  void estimate(int i);          // the stage's expected time from the timings
   std::vector<int64_t> pixels_;  // per stage, 0: the picture's
   std::vector<int64_t> expected_units_;
   // Per stage: its expected time is the built-in guess, never measured on this machine,

@@ -17,10 +17,14 @@ RenderParams defaultRenderParams() {
 
 const char* vaeTilingName(VaeTiling mode) noexcept {
   switch (mode) {
-    case VaeTiling::Auto: return "auto";
-    case VaeTiling::Always: return "always";
-    case VaeTiling::Never: return "never";
-    case VaeTiling::Invalid: break;
+    case VaeTiling::Auto:
+      return "auto";
+    case VaeTiling::Always:
+      return "always";
+    case VaeTiling::Never:
+      return "never";
+    case VaeTiling::Invalid:
+      break;
   }
   return "invalid";
 }
@@ -31,7 +35,9 @@ VaeTiling parseVaeTiling(const std::string& text) noexcept {
   return VaeTiling::Invalid;
 }
 
-std::string starterModelPath() { return core::findDataFile("models/kiln-starter.safetensors"); }
+std::string starterModelPath() {
+  return core::findDataFile("models/kiln-starter.safetensors");
+}
 
 std::string formatA1111Parameters(const RenderParams& p, const std::string& sampler,
                                   const std::string& model_name) {
@@ -40,8 +46,11 @@ std::string formatA1111Parameters(const RenderParams& p, const std::string& samp
          ", CFG scale: " + formatNumber(p.cfg_scale) + ", Seed: " + std::to_string(p.seed) +
          ", Size: " + std::to_string(p.width) + "x" + std::to_string(p.height) +
          ", Model: " + model_name +
-         (jobs::hasImage(p.init_image) ? ", Denoising strength: " + formatNumber(p.denoise) : std::string()) +
-         (jobs::hasImage(p.mask) && p.mask_feather > 0 ? ", Mask blur: " + std::to_string(p.mask_feather) : std::string());
+         (jobs::hasImage(p.init_image) ? ", Denoising strength: " + formatNumber(p.denoise)
+                                       : std::string()) +
+         (jobs::hasImage(p.mask) && p.mask_feather > 0
+              ? ", Mask blur: " + std::to_string(p.mask_feather)
+              : std::string());
 }
 
 // One job run on the caller's thread, with no cache and no interruption.

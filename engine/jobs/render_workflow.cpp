@@ -10,11 +10,15 @@ namespace {
 
 const char* dtypeName(ComputeDType d) {
   switch (d) {
-    case ComputeDType::Float32: return "fp32";
-    case ComputeDType::BFloat16: return "bf16";
-    case ComputeDType::Float16: return "fp16";
+    case ComputeDType::Float32:
+      return "fp32";
+    case ComputeDType::BFloat16:
+      return "bf16";
+    case ComputeDType::Float16:
+      return "fp16";
     case ComputeDType::Auto:
-    case ComputeDType::Invalid: break;
+    case ComputeDType::Invalid:
+      break;
   }
   return "auto";
 }
@@ -24,7 +28,8 @@ void refuse(const std::string& what) {
 }
 
 void checkRepresentable(const RenderParams& p) {
-  if (p.width <= 0 || p.height <= 0) throw Error(ErrorKind::InvalidArgument, "the render's size is not resolved");
+  if (p.width <= 0 || p.height <= 0)
+    throw Error(ErrorKind::InvalidArgument, "the render's size is not resolved");
   if (jobs::hasImage(p.init_image) || jobs::hasImage(p.mask)) refuse("an init image or a mask");
   for (const LoraSpec& l : p.loras)
     if (!l.keyframes.empty()) refuse("LoRA strengths that change over the steps");
@@ -40,11 +45,12 @@ void checkRepresentable(const RenderParams& p) {
 Workflow renderWorkflow(const RenderParams& p) {
   checkRepresentable(p);
   Workflow w;
-  const auto node = [&](std::string id, std::string type, std::map<std::string, ParamValue> params, double x,
-                        double y, std::string title = {}) {
+  const auto node = [&](std::string id, std::string type, std::map<std::string, ParamValue> params,
+                        double x, double y, std::string title = {}) {
     w.nodes.push_back({std::move(id), std::move(type), std::move(params), x, y, std::move(title)});
   };
-  node("model", "LoadCheckpoint", {{"ckpt_name", p.model_path}, {"dtype", std::string(dtypeName(p.dtype))}}, 0, 0);
+  node("model", "LoadCheckpoint",
+       {{"ckpt_name", p.model_path}, {"dtype", std::string(dtypeName(p.dtype))}}, 0, 0);
   // Each LoRA takes the model and the text encoder from the one before.
   std::string from = "model";
   for (std::size_t i = 0; i < p.loras.size(); ++i) {
@@ -59,11 +65,14 @@ Workflow renderWorkflow(const RenderParams& p) {
     w.links.push_back({from, "CLIP", id, "clip"});
     from = id;
   }
-  node("prompt", "TextEncode", {{"text", p.prompt}, {"aesthetic_score", p.aesthetic_score}}, 320, -120, "Prompt");
-  node("negative", "TextEncode", {{"text", p.negative_prompt}, {"aesthetic_score", p.negative_aesthetic_score}}, 320,
-       120, "Negative prompt");
+  node("prompt", "TextEncode", {{"text", p.prompt}, {"aesthetic_score", p.aesthetic_score}}, 320,
+       -120, "Prompt");
+  node("negative", "TextEncode",
+       {{"text", p.negative_prompt}, {"aesthetic_score", p.negative_aesthetic_score}}, 320, 120,
+       "Negative prompt");
   node("latent", "EmptyLatent",
-       {{"width", int64_t{p.width}}, {"height", int64_t{p.height}}, {"batch_size", int64_t{1}}}, 320, 320);
+       {{"width", int64_t{p.width}}, {"height", int64_t{p.height}}, {"batch_size", int64_t{1}}},
+       320, 320);
   node("sampler", "Sampler",
        {{"seed", p.seed},
         {"steps", int64_t{p.steps}},
@@ -78,16 +87,15 @@ Workflow renderWorkflow(const RenderParams& p) {
         {"tile_overlap", int64_t{p.tile_overlap}}},
        960, 0);
   node("save", "SaveImage", {{"filename_prefix", std::string("kiln")}}, 1220, 0);
-  const std::vector<WorkflowLink> links = {
-      {from, "CLIP", "prompt", "clip"},
-      {from, "CLIP", "negative", "clip"},
-      {from, "MODEL", "sampler", "model"},
-      {"prompt", "CONDITIONING", "sampler", "positive"},
-      {"negative", "CONDITIONING", "sampler", "negative"},
-      {"latent", "LATENT", "sampler", "latent_image"},
-      {"sampler", "LATENT", "decode", "samples"},
-      {"model", "VAE", "decode", "vae"},
-      {"decode", "IMAGE", "save", "images"}};
+  const std::vector<WorkflowLink> links = {{from, "CLIP", "prompt", "clip"},
+                                           {from, "CLIP", "negative", "clip"},
+                                           {from, "MODEL", "sampler", "model"},
+                                           {"prompt", "CONDITIONING", "sampler", "positive"},
+                                           {"negative", "CONDITIONING", "sampler", "negative"},
+                                           {"latent", "LATENT", "sampler", "latent_image"},
+                                           {"sampler", "LATENT", "decode", "samples"},
+                                           {"model", "VAE", "decode", "vae"},
+                                           {"decode", "IMAGE", "save", "images"}};
   w.links.insert(w.links.end(), links.begin(), links.end());
   return w;
 }

@@ -15,27 +15,37 @@ namespace {
 // Before anything is measured: rough seconds per unit on a desktop CPU at 512x512.
 double builtInGuess(StageKind kind) {
   switch (kind) {
-    case StageKind::LoadModel: return 0.005;    // per tensor
-    case StageKind::ApplyLora: return 0.002;    // per key
-    case StageKind::EncodePrompt: return 0.2;   // per text encoder
-    case StageKind::EncodeImage: return 3.0;    // per tile pass
-    case StageKind::Denoise: return 2.0;        // per step
-    case StageKind::Decode: return 5.0;         // per tile pass
-    case StageKind::EncodeVideo: return 0.05;   // per frame
-    case StageKind::Save: return 0.05;          // per file
-    case StageKind::Invalid: break;
+    case StageKind::LoadModel:
+      return 0.005;  // per tensor
+    case StageKind::ApplyLora:
+      return 0.002;  // per key
+    case StageKind::EncodePrompt:
+      return 0.2;  // per text encoder
+    case StageKind::EncodeImage:
+      return 3.0;  // per tile pass
+    case StageKind::Denoise:
+      return 2.0;  // per step
+    case StageKind::Decode:
+      return 5.0;  // per tile pass
+    case StageKind::EncodeVideo:
+      return 0.05;  // per frame
+    case StageKind::Save:
+      return 0.05;  // per file
+    case StageKind::Invalid:
+      break;
   }
   return 0.1;
 }
 
 bool growsWithPixels(StageKind kind) {
-  return kind == StageKind::Denoise || kind == StageKind::Decode || kind == StageKind::EncodeImage ||
-         kind == StageKind::Save;
+  return kind == StageKind::Denoise || kind == StageKind::Decode ||
+         kind == StageKind::EncodeImage || kind == StageKind::Save;
 }
 
 StageKind kindFromName(const std::string& name) {
-  for (StageKind k : {StageKind::LoadModel, StageKind::ApplyLora, StageKind::EncodePrompt, StageKind::EncodeImage,
-                      StageKind::Denoise, StageKind::Decode, StageKind::EncodeVideo, StageKind::Save})
+  for (StageKind k :
+       {StageKind::LoadModel, StageKind::ApplyLora, StageKind::EncodePrompt, StageKind::EncodeImage,
+        StageKind::Denoise, StageKind::Decode, StageKind::EncodeVideo, StageKind::Save})
     if (name == stageKindName(k)) return k;
   return StageKind::Invalid;
 }
@@ -61,8 +71,8 @@ bool parseKey(const std::string& text, TimingKey& key) {
 }  // namespace
 
 std::string StageTimings::keyString(const TimingKey& key) {
-  return std::string(stageKindName(key.kind)) + "|" + key.family + "|" + std::to_string(key.pixels) +
-         "|" + key.dtype;
+  return std::string(stageKindName(key.kind)) + "|" + key.family + "|" +
+         std::to_string(key.pixels) + "|" + key.dtype;
 }
 
 StageTimings StageTimings::load(const std::string& path, std::string* problem) {
@@ -96,18 +106,22 @@ void StageTimings::save(const std::string& path) const {
   {
     std::ofstream out(file.temporaryPath());
     out << root.dump(1) << "\n";
-    if (!out.flush()) throw Error(ErrorKind::Io, "cannot write the stage timings to '" + path + "'");
+    if (!out.flush())
+      throw Error(ErrorKind::Io, "cannot write the stage timings to '" + path + "'");
   }
   file.commit();
 }
 
-bool StageTimings::measured(const TimingKey& key) const { return entries_.count(keyString(key)) > 0; }
+bool StageTimings::measured(const TimingKey& key) const {
+  return entries_.count(keyString(key)) > 0;
+}
 
 bool StageTimings::known(const TimingKey& key) const {
   if (measured(key)) return true;
   for (const auto& [name, e] : entries_) {
     TimingKey other;
-    if (parseKey(name, other) && other.kind == key.kind && other.family == key.family && other.dtype == key.dtype)
+    if (parseKey(name, other) && other.kind == key.kind && other.family == key.family &&
+        other.dtype == key.dtype)
       return true;
   }
   return false;
@@ -130,14 +144,16 @@ double StageTimings::secondsPerUnit(const TimingKey& key) const {
     if (distance < best_distance) {
       best_distance = distance;
       best = growsWithPixels(key.kind) && other.pixels > 0
-                 ? e.seconds_per_unit * static_cast<double>(key.pixels) / static_cast<double>(other.pixels)
+                 ? e.seconds_per_unit * static_cast<double>(key.pixels) /
+                       static_cast<double>(other.pixels)
                  : e.seconds_per_unit;
     }
   }
   if (best >= 0) return best;
   const double guess = builtInGuess(key.kind);
-  return growsWithPixels(key.kind) && key.pixels > 0 ? guess * static_cast<double>(key.pixels) / (512.0 * 512.0)
-                                                     : guess;
+  return growsWithPixels(key.kind) && key.pixels > 0
+             ? guess * static_cast<double>(key.pixels) / (512.0 * 512.0)
+             : guess;
 }
 
 void StageTimings::record(const TimingKey& key, int64_t units, double seconds) {

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "jobs/progress_tracker.h"
-#include "pipelines/sd/sd_pipeline.h"
 #include "pipelines/common/vae_plan.h"
+#include "pipelines/sd/sd_pipeline.h"
 
 namespace kiln::memory {
 class Device;
@@ -28,15 +28,17 @@ int64_t availableWorkBytes(const memory::Device& device);
 pipelines::VaeTilingSettings vaeTilingSettings(const RenderParams& params);
 
 // Plans with the memory available now.
-pipelines::VaePlan planVaeStage(pipelines::VaeWork work, const pipelines::SdPipeline& pipeline, const RenderParams& params,
-                            int64_t height, int64_t width, const memory::Device& device);
+pipelines::VaePlan planVaeStage(pipelines::VaeWork work, const pipelines::SdPipeline& pipeline,
+                                const RenderParams& params, int64_t height, int64_t width,
+                                const memory::Device& device);
 
 // Device memory beyond the weights the stage will need for a height x width picture: the
 // plan's estimate against half the device's memory in auto mode (the full pass where it
 // fits beside the weights and the sampler, else the largest tile size that does), or for
 // the pass the settings fix.
-int64_t vaeStageWorkingBytes(pipelines::VaeWork work, const pipelines::VaeCodec& codec, const pipelines::VaeTilingSettings& tiling,
-                             int64_t height, int64_t width, const memory::Device& device);
+int64_t vaeStageWorkingBytes(pipelines::VaeWork work, const pipelines::VaeCodec& codec,
+                             const pipelines::VaeTilingSettings& tiling, int64_t height,
+                             int64_t width, const memory::Device& device);
 
 struct VaeStageRun {
   ProgressTracker& tracker;
@@ -50,10 +52,10 @@ struct VaeStageRun {
 
 // Decode: `input` is a scaled latent, the result an image in [-1, 1]. Encode: `input` an
 // image in [-1, 1], the result a scaled latent. The stage must have been started.
-at::Tensor runVaeStage(pipelines::VaeWork work, const pipelines::VaeCodec& codec, const at::Tensor& input,
-                       const VaeStageRun& run);
+at::Tensor runVaeStage(pipelines::VaeWork work, const pipelines::VaeCodec& codec,
+                       const at::Tensor& input, const VaeStageRun& run);
 // The same with the pipeline's VAE and latent scaling.
-at::Tensor runVaeStage(pipelines::VaeWork work, const pipelines::SdPipeline& pipeline, const at::Tensor& input,
-                       const VaeStageRun& run);
+at::Tensor runVaeStage(pipelines::VaeWork work, const pipelines::SdPipeline& pipeline,
+                       const at::Tensor& input, const VaeStageRun& run);
 
 }  // namespace kiln::jobs

@@ -4,8 +4,8 @@
 #include <filesystem>
 
 #include "core/interrupt.h"
-#include "jobs/node_schema.h"
 #include "jobs/model_loading.h"
+#include "jobs/node_schema.h"
 #include "jobs/vae_stage.h"
 #include "kiln/error.h"
 #include "kiln/units.h"
@@ -21,25 +21,30 @@ using schema::number;
 using schema::out;
 using schema::text;
 
-int64_t tensorBytes(const at::Tensor& t) { return t.defined() ? static_cast<int64_t>(t.nbytes()) : 0; }
-
+int64_t tensorBytes(const at::Tensor& t) {
+  return t.defined() ? static_cast<int64_t>(t.nbytes()) : 0;
+}
 
 std::vector<Image> framesOf(const ImageValue& v) {
   std::vector<Image> frames;
-  for (int64_t i = 0; i < v.rgb.size(0); ++i) frames.push_back(imageFromRgb(v.rgb[i].permute({1, 2, 0})));
+  for (int64_t i = 0; i < v.rgb.size(0); ++i)
+    frames.push_back(imageFromRgb(v.rgb[i].permute({1, 2, 0})));
   return frames;
 }
 
 }  // namespace
 
-graph::NodeOutputs loadVideoModelOutputs(NodeCall& c, const std::string& path, const std::string& vae,
-                                         const std::string& text_encoder, const std::string& dtype, double shift) {
+graph::NodeOutputs loadVideoModelOutputs(NodeCall& c, const std::string& path,
+                                         const std::string& vae, const std::string& text_encoder,
+                                         const std::string& dtype, double shift) {
   if (path.empty()) throw Error(ErrorKind::InvalidArgument, "LoadVideoModel needs a model");
   const pipelines::Family& family = pipelines::familyOf(path);
   std::error_code ec;
   if (!family.video && std::filesystem::exists(path, ec))
-    throw Error(ErrorKind::InvalidArgument, "'" + path + "' is an image model; LoadVideoModel loads video models "
-                                            "(Wan 2.1); load it with LoadCheckpoint");
+    throw Error(ErrorKind::InvalidArgument,
+                "'" + path +
+                    "' is an image model; LoadVideoModel loads video models "
+                    "(Wan 2.1); load it with LoadCheckpoint");
   const pipelines::ModelRequest request =
       family.resolve({path, vae, text_encoder, computeScalarType(dtype, c.run.device)});
   ModelRef ref;
@@ -51,9 +56,11 @@ graph::NodeOutputs loadVideoModelOutputs(NodeCall& c, const std::string& path, c
   ref.key = family.cacheKey(request);
   ref.video = true;
   ref.flow_shift = shift;
-  const LoadedModel& model = c.run.videoModel(ref, WorkflowRun::Part::Vae, {}, [&c](std::size_t done, std::size_t total) {
-    if (c.stage >= 0) c.run.tracker.progress(c.stage, static_cast<int64_t>(done), static_cast<int64_t>(total));
-  });
+  const LoadedModel& model =
+      c.run.videoModel(ref, WorkflowRun::Part::Vae, {}, [&c](std::size_t done, std::size_t total) {
+        if (c.stage >= 0)
+          c.run.tracker.progress(c.stage, static_cast<int64_t>(done), static_cast<int64_t>(total));
+      });
   const pipelines::WanPipeline& pipe = model.as<pipelines::WanPipeline>();
   ref.family = pipe.kindName();
   ref.name = pipe.displayName();
@@ -65,26 +72,34 @@ graph::NodeOutputs loadVideoModelOutputs(NodeCall& c, const std::string& path, c
 
 NodeDefinition loadVideoModel() {
   NodeDefinition d;
-  d.schema = {"LoadVideoModel", "Load video model", "loaders",
-              "Loads a Wan 2.1 text-to-video model: a diffusers folder, or a transformer file with its VAE and "
-              "UMT5 text encoder (found in the sibling vae/ and text_encoders/ folders when not given)",
-              {},
-              {text("model_name", ValueType::File, std::string(), "Model", "A diffusers folder or a transformer file"),
-               text("vae_name", ValueType::File, std::string(), "VAE", "Empty: found beside the model"),
-               text("text_encoder_name", ValueType::File, std::string(), "Text encoder",
-                    "Empty: found beside the model; its tokenizer (spiece.model) lies beside it"),
-               choice("dtype", {"auto", "fp32", "bf16", "fp16"}, "auto", "Compute precision",
-                      "auto: bf16 on CPUs with bf16 instructions, else fp32 (bf16 is emulated and many times "
-                      "slower there); fp16 on a GPU. fp16 needs a GPU (the VAE then computes in fp32)"),
-               number("shift", ValueType::Float, 0.0, 0, 100, 0.5, "Shift",
-                      "The flow shift of the noise schedule; 0: the model's (5 for Wan 2.1)")},
-              {out(ValueType::Model, "Model"), out(ValueType::Clip, "Text encoder"), out(ValueType::Vae, "VAE")}};
+  d.schema = {
+      "LoadVideoModel",
+      "Load video model",
+      "loaders",
+      "Loads a Wan 2.1 text-to-video model: a diffusers folder, or a transformer file with its VAE "
+      "and "
+      "UMT5 text encoder (found in the sibling vae/ and text_encoders/ folders when not given)",
+      {},
+      {text("model_name", ValueType::File, std::string(), "Model",
+            "A diffusers folder or a transformer file"),
+       text("vae_name", ValueType::File, std::string(), "VAE", "Empty: found beside the model"),
+       text("text_encoder_name", ValueType::File, std::string(), "Text encoder",
+            "Empty: found beside the model; its tokenizer (spiece.model) lies beside it"),
+       choice(
+           "dtype", {"auto", "fp32", "bf16", "fp16"}, "auto", "Compute precision",
+           "auto: bf16 on CPUs with bf16 instructions, else fp32 (bf16 is emulated and many times "
+           "slower there); fp16 on a GPU. fp16 needs a GPU (the VAE then computes in fp32)"),
+       number("shift", ValueType::Float, 0.0, 0, 100, 0.5, "Shift",
+              "The flow shift of the noise schedule; 0: the model's (5 for Wan 2.1)")},
+      {out(ValueType::Model, "Model"), out(ValueType::Clip, "Text encoder"),
+       out(ValueType::Vae, "VAE")}};
   d.stage = StageKind::LoadModel;
   d.stage_name = "Loading model";
   d.unit = "tensors";
   d.run = [](NodeCall& c) {
     return loadVideoModelOutputs(c, c.stringParam("model_name"), c.stringParam("vae_name"),
-                                 c.stringParam("text_encoder_name"), c.stringParam("dtype"), c.floatParam("shift"));
+                                 c.stringParam("text_encoder_name"), c.stringParam("dtype"),
+                                 c.floatParam("shift"));
   };
   d.still_valid = modelStillCached;
   d.reused = timeAsModel;
@@ -93,8 +108,11 @@ NodeDefinition loadVideoModel() {
 
 NodeDefinition emptyVideoLatent() {
   NodeDefinition d;
-  d.schema = {"EmptyVideoLatent", "Empty video latent", "latent",
-              "A blank video latent: what text-to-video starts from. The video model that samples it gives its grid "
+  d.schema = {"EmptyVideoLatent",
+              "Empty video latent",
+              "latent",
+              "A blank video latent: what text-to-video starts from. The video model that samples "
+              "it gives its grid "
               "(Wan 2.1: frames 1 + 4n, sides multiples of 16)",
               {},
               {number("width", ValueType::Int, int64_t{832}, 16, 4096, 16, "Width",
@@ -125,7 +143,8 @@ graph::NodeOutputs encodeVideoPrompt(NodeCall& c) {
     memory::DeviceScope on_device(c.run.device);
     const at::Tensor context = pipe.encodePrompt(v.text);
     if (!at::isfinite(context).all().item<bool>())
-      throw Error(ErrorKind::NonFinite, "the text encoder produced NaN or infinity; its weights are probably damaged");
+      throw Error(ErrorKind::NonFinite,
+                  "the text encoder produced NaN or infinity; its weights are probably damaged");
     v.context = c.run.device.download(context);
   }
   c.run.tracker.progress(c.stage, 1, 1);
@@ -148,7 +167,8 @@ VideoRequest videoSize(const LatentValue& latent, const pipelines::WanPipeline& 
     const int64_t m = p.spatialMultiple();
     r.width = std::max(m, latent.empty->width / m * m);
     r.height = std::max(m, latent.empty->height / m * m);
-    if (latent.empty->frames > 0) r.frames = pipelines::snapFrames(latent.empty->frames, p.temporalFactor());
+    if (latent.empty->frames > 0)
+      r.frames = pipelines::snapFrames(latent.empty->frames, p.temporalFactor());
   } else if (latent.samples.dim() == 5) {
     r.frames = 1 + (latent.samples.size(2) - 1) * p.temporalFactor();
     r.height = latent.samples.size(3) * s;
@@ -160,7 +180,8 @@ VideoRequest videoSize(const LatentValue& latent, const pipelines::WanPipeline& 
 // The video an empty latent asks for on `pipe`'s grid: frames 1 + tf n (a picture's
 // latent: one frame), sides multiples of the model's; changes are logged.
 
-VideoRequest videoRequest(NodeCall& c, const LatentRequest& request, const pipelines::WanPipeline& pipe) {
+VideoRequest videoRequest(NodeCall& c, const LatentRequest& request,
+                          const pipelines::WanPipeline& pipe) {
   VideoRequest r;
   const auto [w, h] = snappedLatentSize(c.run, request, pipe.spatialMultiple());
   r.width = w;
@@ -169,15 +190,17 @@ VideoRequest videoRequest(NodeCall& c, const LatentRequest& request, const pipel
   if (request.frames > 0) {
     r.frames = pipelines::snapFrames(request.frames, pipe.temporalFactor());
     if (r.frames != request.frames) {
-      std::string notice = std::to_string(request.frames) + " frames are not on the model's grid of 1 + " +
-                           std::to_string(pipe.temporalFactor()) + "n; rendering " + std::to_string(r.frames);
+      std::string notice =
+          std::to_string(request.frames) + " frames are not on the model's grid of 1 + " +
+          std::to_string(pipe.temporalFactor()) + "n; rendering " + std::to_string(r.frames);
       c.run.env.emit(logEvent(notice));
       c.run.result.notices.push_back(std::move(notice));
     }
   }
   if (r.batch > 1 && r.frames > 1)
-    throw Error(ErrorKind::InvalidArgument, "a video model renders one video at a time; a batch of " +
-                                                std::to_string(r.batch) + " needs 1 frame each (stills)");
+    throw Error(ErrorKind::InvalidArgument,
+                "a video model renders one video at a time; a batch of " + std::to_string(r.batch) +
+                    " needs 1 frame each (stills)");
   return r;
 }
 
@@ -188,23 +211,27 @@ graph::NodeOutputs sampleVideo(NodeCall& c) {
   const auto& pos = c.input<ConditioningValue>("positive");
   const auto& neg = c.input<ConditioningValue>("negative");
   const LatentValue& latent = c.input<LatentValue>("latent_image");
-  LoadedModel& model = c.run.videoModel(ref, WorkflowRun::Part::Unet, [&](const pipelines::WanPipeline& p) {
-    const VideoRequest r = videoSize(latent, p);
-    return p.samplingWorkingBytes(r.frames, r.height, r.width);
-  });
+  LoadedModel& model =
+      c.run.videoModel(ref, WorkflowRun::Part::Unet, [&](const pipelines::WanPipeline& p) {
+        const VideoRequest r = videoSize(latent, p);
+        return p.samplingWorkingBytes(r.frames, r.height, r.width);
+      });
   const pipelines::WanPipeline& pipe = model.as<pipelines::WanPipeline>();
   const auto& tc = pipe.transformer().config();
-  if (pos.context.dim() != 3 || pos.context.size(-1) != tc.text_dim || neg.context.size(-1) != tc.text_dim)
-    throw Error(ErrorKind::InvalidArgument, "the conditioning was not encoded by this video model's text encoder; "
-                                            "link its Text encoder output to both TextEncode nodes");
+  if (pos.context.dim() != 3 || pos.context.size(-1) != tc.text_dim ||
+      neg.context.size(-1) != tc.text_dim)
+    throw Error(ErrorKind::InvalidArgument,
+                "the conditioning was not encoded by this video model's text encoder; "
+                "link its Text encoder output to both TextEncode nodes");
   VideoRequest request;
   if (latent.empty) {
     request = videoRequest(c, *latent.empty, pipe);
   } else {
     // A sampled video latent: sampled again from noise at its size.
     if (latent.samples.dim() != 5 || latent.samples.size(1) != tc.in_channels)
-      throw Error(ErrorKind::InvalidArgument, "a video model samples a video latent (EmptyVideoLatent) of " +
-                                                  std::to_string(tc.in_channels) + " channels");
+      throw Error(ErrorKind::InvalidArgument,
+                  "a video model samples a video latent (EmptyVideoLatent) of " +
+                      std::to_string(tc.in_channels) + " channels");
     const int64_t s = pipe.vae().config().spatialFactor();
     request.frames = 1 + (latent.samples.size(2) - 1) * pipe.temporalFactor();
     request.height = latent.samples.size(3) * s;
@@ -229,15 +256,16 @@ graph::NodeOutputs sampleVideo(NodeCall& c) {
     {
       memory::DeviceScope on_device(c.run.device);
       model.setLoraProgress(0.0);
-      outs.push_back(pipe.sample(pos.context, neg.context, request.frames, request.height, request.width, seed + b,
-                                 settings, [&](const sampling::FlowStep& st) {
-                                   model.setLoraProgress(static_cast<double>(st.step + 1) /
-                                                         static_cast<double>(st.total));
-                                   c.run.tracker.progress(c.stage, b * settings.steps + st.step + 1, total);
-                                 }));
+      outs.push_back(pipe.sample(
+          pos.context, neg.context, request.frames, request.height, request.width, seed + b,
+          settings, [&](const sampling::FlowStep& st) {
+            model.setLoraProgress(static_cast<double>(st.step + 1) / static_cast<double>(st.total));
+            c.run.tracker.progress(c.stage, b * settings.steps + st.step + 1, total);
+          }));
     }
     if (!at::isfinite(outs.back()).all().item<bool>())
-      throw Error(ErrorKind::NonFinite, "denoising produced NaN or infinity; try fp32 or fewer steps");
+      throw Error(ErrorKind::NonFinite,
+                  "denoising produced NaN or infinity; try fp32 or fewer steps");
     RenderParams p;
     p.prompt = pos.text;
     p.negative_prompt = neg.text;
@@ -247,7 +275,8 @@ graph::NodeOutputs sampleVideo(NodeCall& c) {
     p.width = static_cast<int>(request.width);
     p.height = static_cast<int>(request.height);
     result.parameters.push_back(
-        formatA1111Parameters(p, settings.solver == sampling::FlowSolver::UniPc ? "UniPC" : "Euler", ref.name) +
+        formatA1111Parameters(p, settings.solver == sampling::FlowSolver::UniPc ? "UniPC" : "Euler",
+                              ref.name) +
         ", Frames: " + std::to_string(request.frames) + ", Shift: " + formatNumber(settings.shift));
   }
   result.samples = outs.size() == 1 ? outs.front() : at::cat(outs, 0);
@@ -263,28 +292,34 @@ graph::NodeOutputs decodeVideo(NodeCall& c) {
     const VideoRequest r = videoSize(latent, p);
     const auto& vc = p.vae().config();
     const int64_t s = vc.spatialFactor();
-    const models::WanSpatialTiles tiles =
-        pipelines::planVideoTiles(vc, r.height / s, r.width / s, 1, p.vae().params().slots().front().tensor->scalar_type(),
-                              tiling.mode, tiling.tile_pixels, tiling.overlap_pixels, c.run.device.memory().total_bytes / 2);
+    const models::WanSpatialTiles tiles = pipelines::planVideoTiles(
+        vc, r.height / s, r.width / s, 1, p.vae().params().slots().front().tensor->scalar_type(),
+        tiling.mode, tiling.tile_pixels, tiling.overlap_pixels,
+        c.run.device.memory().total_bytes / 2);
     return p.decodingWorkingBytes(r.height, r.width, tiles);
   };
-  const pipelines::WanPipeline& pipe = c.run.videoModel(c.input<ModelRef>("vae"), WorkflowRun::Part::Vae, decoding).as<pipelines::WanPipeline>();
+  const pipelines::WanPipeline& pipe =
+      c.run.videoModel(c.input<ModelRef>("vae"), WorkflowRun::Part::Vae, decoding)
+          .as<pipelines::WanPipeline>();
   const auto& vc = pipe.vae().config();
   at::Tensor samples = latent.samples;
   if (latent.empty) {  // nothing sampled: the VAE's picture of an all-zero latent
     const VideoRequest r = videoRequest(c, *latent.empty, pipe);
-    samples = at::zeros({r.batch, vc.z_dim, vc.latentFrames(r.frames), r.height / vc.spatialFactor(),
-                         r.width / vc.spatialFactor()});
+    samples = at::zeros({r.batch, vc.z_dim, vc.latentFrames(r.frames),
+                         r.height / vc.spatialFactor(), r.width / vc.spatialFactor()});
   }
   if (samples.dim() != 5 || samples.size(1) != vc.z_dim)
-    throw Error(ErrorKind::InvalidArgument, "a video VAE decodes a video latent (from a video model's Sampler)");
+    throw Error(ErrorKind::InvalidArgument,
+                "a video VAE decodes a video latent (from a video model's Sampler)");
   // One pass per latent frame (carrying the causal cache) and spatial tile.
   const int64_t lh = samples.size(3), lw = samples.size(4);
-  const models::WanSpatialTiles tiles =
-      pipelines::planVideoTiles(vc, lh, lw, 1, pipe.vae().params().slots().front().tensor->scalar_type(), tiling.mode,
-                            tiling.tile_pixels, tiling.overlap_pixels, availableWorkBytes(c.run.device));
-  const int64_t total = samples.size(0) * samples.size(2) * pipelines::videoTileCount(lh, lw, tiles);
-  if (c.run.tracker.stage(c.stage).total != total) c.run.tracker.update(c.stage, c.run.tracker.stage(c.stage).name, total);
+  const models::WanSpatialTiles tiles = pipelines::planVideoTiles(
+      vc, lh, lw, 1, pipe.vae().params().slots().front().tensor->scalar_type(), tiling.mode,
+      tiling.tile_pixels, tiling.overlap_pixels, availableWorkBytes(c.run.device));
+  const int64_t total =
+      samples.size(0) * samples.size(2) * pipelines::videoTileCount(lh, lw, tiles);
+  if (c.run.tracker.stage(c.stage).total != total)
+    c.run.tracker.update(c.stage, c.run.tracker.stage(c.stage).name, total);
   std::vector<at::Tensor> chunks;
   int64_t done = 0;
   {
@@ -292,7 +327,9 @@ graph::NodeOutputs decodeVideo(NodeCall& c) {
     for (int64_t b = 0; b < samples.size(0); ++b)
       pipe.decode(
           samples.narrow(0, b, 1), 1,
-          [&](const at::Tensor& frames) { chunks.push_back(frames[0].permute({1, 0, 2, 3}).contiguous()); },  // [n, 3, H, W]
+          [&](const at::Tensor& frames) {
+            chunks.push_back(frames[0].permute({1, 0, 2, 3}).contiguous());
+          },  // [n, 3, H, W]
           tiles, [&] { c.run.tracker.progress(c.stage, ++done, total); });
   }
   ImageValue image;
@@ -304,18 +341,24 @@ graph::NodeOutputs decodeVideo(NodeCall& c) {
 
 NodeDefinition saveVideo() {
   NodeDefinition d;
-  d.schema = {"SaveVideo", "Save video", "image",
-              "Saves the frames as a video (MP4 H.264, WebM VP9, MOV ProRes 422) or PNG frames, with the workflow "
-              "and the generation parameters inside",
-              {in("images", ValueType::Image, "Frames")},
-              {text("filename_prefix", ValueType::String, std::string("kiln"), "File name prefix", ""),
-               choice("format", {"mp4", "webm", "mov", "png"}, "mp4", "Format",
-                      "mp4: H.264 for sharing; webm: VP9 for the web; mov: ProRes 422 for editing; png: a folder of "
-                      "frames"),
-               number("fps", ValueType::Float, 16.0, 1, 240, 1, "Frame rate", "Frames per second (Wan 2.1: 16)"),
-               number("crf", ValueType::Int, int64_t{-1}, -1, 63, 1, "Quality",
-                      "Constant quality for H.264 and VP9, lower is better; -1: 19 for H.264, 31 for VP9")},
-              {}};
+  d.schema = {
+      "SaveVideo",
+      "Save video",
+      "image",
+      "Saves the frames as a video (MP4 H.264, WebM VP9, MOV ProRes 422) or PNG frames, with the "
+      "workflow "
+      "and the generation parameters inside",
+      {in("images", ValueType::Image, "Frames")},
+      {text("filename_prefix", ValueType::String, std::string("kiln"), "File name prefix", ""),
+       choice("format", {"mp4", "webm", "mov", "png"}, "mp4", "Format",
+              "mp4: H.264 for sharing; webm: VP9 for the web; mov: ProRes 422 for editing; png: a "
+              "folder of "
+              "frames"),
+       number("fps", ValueType::Float, 16.0, 1, 240, 1, "Frame rate",
+              "Frames per second (Wan 2.1: 16)"),
+       number("crf", ValueType::Int, int64_t{-1}, -1, 63, 1, "Quality",
+              "Constant quality for H.264 and VP9, lower is better; -1: 19 for H.264, 31 for VP9")},
+      {}};
   d.schema.output_node = true;
   d.stage = StageKind::EncodeVideo;
   d.stage_name = "Encoding video";
@@ -323,7 +366,8 @@ NodeDefinition saveVideo() {
   d.run = [](NodeCall& c) {
     WorkflowRun& run = c.run;
     if (run.job.output_dir.empty() || !run.env.write_video)
-      throw Error(ErrorKind::InvalidArgument, "SaveVideo needs an output folder and a video writer");
+      throw Error(ErrorKind::InvalidArgument,
+                  "SaveVideo needs an output folder and a video writer");
     const std::string prefix = checkedPrefix(c);
     const auto& images = c.input<ImageValue>("images");
     std::vector<Image> frames = framesOf(images);
@@ -333,7 +377,9 @@ NodeDefinition saveVideo() {
     options.crf = static_cast<int>(c.intParam("crf"));
     // The frame rate is the video's, as a render job's video files say it.
     const std::string parameters =
-        images.parameters.empty() ? std::string() : images.parameters.front() + ", FPS: " + formatNumber(options.fps);
+        images.parameters.empty()
+            ? std::string()
+            : images.parameters.front() + ", FPS: " + formatNumber(options.fps);
     if (!parameters.empty()) {
       options.metadata["parameters"] = parameters;
       options.metadata["comment"] = parameters;

@@ -7,12 +7,12 @@
 
 namespace kiln::jobs {
 
-
 NodeDefinition loadVideoModel();
 // A video model's MODEL, CLIP and VAE outputs, loaded (LoadVideoModel, and LoadCheckpoint
 // given a video model): parts beside the transformer found when empty, shift 0 the model's.
-graph::NodeOutputs loadVideoModelOutputs(NodeCall& c, const std::string& path, const std::string& vae,
-                                         const std::string& text_encoder, const std::string& dtype, double shift);
+graph::NodeOutputs loadVideoModelOutputs(NodeCall& c, const std::string& path,
+                                         const std::string& vae, const std::string& text_encoder,
+                                         const std::string& dtype, double shift);
 NodeDefinition emptyVideoLatent();
 NodeDefinition saveVideo();
 

@@ -11,9 +11,9 @@
 #include "jobs/video_nodes.h"
 #include "memory/device.h"
 #include "models/sd/sd_checkpoint.h"
+#include "pipelines/common/image_prep.h"
 #include "pipelines/common/vae_file.h"
 #include "pipelines/wan/wan_pipeline.h"
-#include "pipelines/common/image_prep.h"
 
 namespace kiln::jobs {
 namespace {
@@ -24,13 +24,13 @@ using schema::number;
 using schema::out;
 using schema::text;
 
-
 std::vector<ParamSpec> tilingParams() {
   return {choice("tiling", {"auto", "always", "never"}, "auto", "Tiling",
                  "Work in tiles: auto when the whole picture would not fit in memory"),
           number("tile_size", ValueType::Int, int64_t{0}, 0, 4096, 64, "Tile size",
                  "Tile size in pixels; 0 chooses the largest that fits"),
-          number("tile_overlap", ValueType::Int, int64_t{64}, 0, 2048, 8, "Tile overlap", "Overlap of tiles in pixels")};
+          number("tile_overlap", ValueType::Int, int64_t{64}, 0, 2048, 8, "Tile overlap",
+                 "Overlap of tiles in pixels")};
 }
 
 std::string resolveModelPath(const std::string& path) {
@@ -54,15 +54,19 @@ int64_t modelFileBytes(const std::string& path) {
   return bytes;
 }
 
-int64_t tensorBytes(const at::Tensor& t) { return t.defined() ? static_cast<int64_t>(t.nbytes()) : 0; }
+int64_t tensorBytes(const at::Tensor& t) {
+  return t.defined() ? static_cast<int64_t>(t.nbytes()) : 0;
+}
 
-at::Tensor toHost(const memory::Device& device, const at::Tensor& t) { return t.defined() ? device.download(t) : t; }
+at::Tensor toHost(const memory::Device& device, const at::Tensor& t) {
+  return t.defined() ? device.download(t) : t;
+}
 
 // An image file through the engine's reader, checked.
 Image readImageFile(const NodeCall& c, const std::string& path) {
   if (!c.run.env.read_image)
-    throw Error(ErrorKind::InvalidArgument, "this engine was set up without an image reader, so it cannot load '" +
-                                                path + "'");
+    throw Error(ErrorKind::InvalidArgument,
+                "this engine was set up without an image reader, so it cannot load '" + path + "'");
   Image image = c.run.env.read_image(path);
   pipelines::checkImage(image, "'" + path + "'");
   return image;
@@ -74,24 +78,32 @@ std::pair<at::Tensor, at::Tensor> readPicture(const NodeCall& c, const std::stri
   const Image image = readImageFile(c, path);
   const at::Tensor t = pipelines::imageTensor(image);
   at::Tensor alpha = t.size(1) == 4 || t.size(1) == 2 ? 1 - t.narrow(1, t.size(1) - 1, 1)
-                                                     : at::zeros({1, 1, t.size(2), t.size(3)});
+                                                      : at::zeros({1, 1, t.size(2), t.size(3)});
   return {pipelines::rgbOf(t), alpha};
 }
 
 NodeDefinition loadCheckpoint() {
   NodeDefinition d;
-  d.schema = {"LoadCheckpoint", "Load checkpoint", "loaders",
-              "Loads an SD 1.x, SD 2.x or SDXL checkpoint (a .safetensors file or a diffusers folder), or a Wan 2.1 "
-              "video model as LoadVideoModel does", {},
-              {text("ckpt_name", ValueType::File, std::string(), "Checkpoint", "The model file; empty: the starter model"),
-               choice("dtype", {"auto", "fp32", "bf16", "fp16"}, "auto", "Compute precision",
-                      "auto: bf16 on CPUs with bf16 instructions, else fp32 (bf16 is emulated and many times "
-                      "slower there); fp16 on a GPU. fp16 needs a GPU (the VAE then computes in fp32)"),
-               choice("prediction", {"auto", "epsilon", "v_prediction"}, "auto", "Prediction",
-                      "What the model predicts; auto: what the file says (SD 2.x 768 models predict v)"),
-               choice("zero_terminal_snr", {"auto", "on", "off"}, "auto", "Zero terminal SNR",
-                      "Rescale the noise schedule to zero terminal SNR (for models trained that way)")},
-              {out(ValueType::Model, "Model"), out(ValueType::Clip, "Text encoder"), out(ValueType::Vae, "VAE")}};
+  d.schema = {
+      "LoadCheckpoint",
+      "Load checkpoint",
+      "loaders",
+      "Loads an SD 1.x, SD 2.x or SDXL checkpoint (a .safetensors file or a diffusers folder), or "
+      "a Wan 2.1 "
+      "video model as LoadVideoModel does",
+      {},
+      {text("ckpt_name", ValueType::File, std::string(), "Checkpoint",
+            "The model file; empty: the starter model"),
+       choice(
+           "dtype", {"auto", "fp32", "bf16", "fp16"}, "auto", "Compute precision",
+           "auto: bf16 on CPUs with bf16 instructions, else fp32 (bf16 is emulated and many times "
+           "slower there); fp16 on a GPU. fp16 needs a GPU (the VAE then computes in fp32)"),
+       choice("prediction", {"auto", "epsilon", "v_prediction"}, "auto", "Prediction",
+              "What the model predicts; auto: what the file says (SD 2.x 768 models predict v)"),
+       choice("zero_terminal_snr", {"auto", "on", "off"}, "auto", "Zero terminal SNR",
+              "Rescale the noise schedule to zero terminal SNR (for models trained that way)")},
+      {out(ValueType::Model, "Model"), out(ValueType::Clip, "Text encoder"),
+       out(ValueType::Vae, "VAE")}};
   d.stage = StageKind::LoadModel;
   d.stage_name = "Loading model";
   d.unit = "bytes";
@@ -105,12 +117,15 @@ NodeDefinition loadCheckpoint() {
     }
   };
   d.run = [](NodeCall& c) {
-    if (const std::string path = resolveModelPath(c.stringParam("ckpt_name")); pipelines::familyOf(path).video) {
+    if (const std::string path = resolveModelPath(c.stringParam("ckpt_name"));
+        pipelines::familyOf(path).video) {
       // A video model picked where a checkpoint goes (the generate panel's model): it
       // loads as LoadVideoModel would, and the template renders stills with it.
       if (c.stringParam("prediction") != "auto" || c.stringParam("zero_terminal_snr") != "auto")
-        c.run.env.emit(logEvent("'" + path + "' is a flow-matching video model: prediction and zero terminal SNR "
-                                "do not apply and are ignored"));
+        c.run.env.emit(
+            logEvent("'" + path +
+                     "' is a flow-matching video model: prediction and zero terminal SNR "
+                     "do not apply and are ignored"));
       if (c.stage >= 0) c.run.tracker.setUnit(c.stage, "tensors");
       return loadVideoModelOutputs(c, path, {}, {}, c.stringParam("dtype"), 0.0);
     }
@@ -120,8 +135,11 @@ NodeDefinition loadCheckpoint() {
     checkComputeDtype(ref.dtype, c.run.device);
     ref.key = modelKey(ref.path, ref.dtype);
     if (c.stringParam("prediction") != "auto")
-      ref.prediction = c.stringParam("prediction") == "v_prediction" ? sampling::Prediction::V : sampling::Prediction::Epsilon;
-    if (c.stringParam("zero_terminal_snr") != "auto") ref.zero_terminal_snr = c.stringParam("zero_terminal_snr") == "on";
+      ref.prediction = c.stringParam("prediction") == "v_prediction"
+                           ? sampling::Prediction::V
+                           : sampling::Prediction::Epsilon;
+    if (c.stringParam("zero_terminal_snr") != "auto")
+      ref.zero_terminal_snr = c.stringParam("zero_terminal_snr") == "on";
     WorkflowRun& run = c.run;
     const auto progress = [&c](std::size_t done, std::size_t total) {
       c.run.tracker.progress(c.stage, static_cast<int64_t>(done), static_cast<int64_t>(total));
@@ -146,18 +164,24 @@ ParamSpec loraModeParam() {
 
 std::string existingLora(const NodeCall& c) {
   const std::string path = c.stringParam("lora_name");
-  if (!std::filesystem::exists(path)) throw Error(ErrorKind::FileNotFound, "the LoRA file '" + path + "' does not exist");
+  if (!std::filesystem::exists(path))
+    throw Error(ErrorKind::FileNotFound, "the LoRA file '" + path + "' does not exist");
   return path;
 }
 
 NodeDefinition loadVae() {
   NodeDefinition d;
-  d.schema = {"LoadVAE", "Load VAE", "loaders",
-              "Loads a VAE from a file of its own, to decode and encode in place of the checkpoint's", {},
-              {text("vae_name", ValueType::File, ParamValue(), "VAE", "The VAE file (.safetensors)"),
-               choice("dtype", {"auto", "fp32", "bf16", "fp16"}, "auto", "Compute precision",
-                      "auto: as for the checkpoint; fp16 computes in fp32 here: SD VAEs overflow half precision")},
-              {out(ValueType::Vae, "VAE")}};
+  d.schema = {
+      "LoadVAE",
+      "Load VAE",
+      "loaders",
+      "Loads a VAE from a file of its own, to decode and encode in place of the checkpoint's",
+      {},
+      {text("vae_name", ValueType::File, ParamValue(), "VAE", "The VAE file (.safetensors)"),
+       choice("dtype", {"auto", "fp32", "bf16", "fp16"}, "auto", "Compute precision",
+              "auto: as for the checkpoint; fp16 computes in fp32 here: SD VAEs overflow half "
+              "precision")},
+      {out(ValueType::Vae, "VAE")}};
   d.stage = StageKind::LoadModel;
   d.stage_name = "Loading VAE";
   d.unit = "files";
@@ -183,14 +207,17 @@ NodeDefinition loadVae() {
 
 NodeDefinition loadLora() {
   NodeDefinition d;
-  d.schema = {"LoadLoRA", "Load LoRA", "loaders",
-              "Adds a LoRA to the model and the text encoder (kohya, diffusers, PEFT, LyCORIS)",
-              {in("model", ValueType::Model, "Model"), in("clip", ValueType::Clip, "Text encoder")},
-              {text("lora_name", ValueType::File, ParamValue(), "LoRA", "The LoRA file (.safetensors)"),
-               number("strength_model", ValueType::Float, 1.0, -10, 10, 0.05, "Model strength", ""),
-               number("strength_clip", ValueType::Float, 1.0, -10, 10, 0.05, "Text encoder strength", ""),
-               loraModeParam()},
-              {out(ValueType::Model, "Model"), out(ValueType::Clip, "Text encoder")}};
+  d.schema = {
+      "LoadLoRA",
+      "Load LoRA",
+      "loaders",
+      "Adds a LoRA to the model and the text encoder (kohya, diffusers, PEFT, LyCORIS)",
+      {in("model", ValueType::Model, "Model"), in("clip", ValueType::Clip, "Text encoder")},
+      {text("lora_name", ValueType::File, ParamValue(), "LoRA", "The LoRA file (.safetensors)"),
+       number("strength_model", ValueType::Float, 1.0, -10, 10, 0.05, "Model strength", ""),
+       number("strength_clip", ValueType::Float, 1.0, -10, 10, 0.05, "Text encoder strength", ""),
+       loraModeParam()},
+      {out(ValueType::Model, "Model"), out(ValueType::Clip, "Text encoder")}};
   d.run = [](NodeCall& c) {
     const std::string path = existingLora(c);
     ModelRef model = c.input<ModelRef>("model"), clip = c.input<ModelRef>("clip");
@@ -206,11 +233,16 @@ NodeDefinition loadLora() {
 
 NodeDefinition loadLoraModelOnly() {
   NodeDefinition d;
-  d.schema = {"LoadLoRAModelOnly", "Load LoRA (model only)", "loaders", "Adds a LoRA to the model's denoiser only",
-              {in("model", ValueType::Model, "Model")},
-              {text("lora_name", ValueType::File, ParamValue(), "LoRA", "The LoRA file (.safetensors)"),
-               number("strength_model", ValueType::Float, 1.0, -10, 10, 0.05, "Model strength", ""), loraModeParam()},
-              {out(ValueType::Model, "Model")}};
+  d.schema = {
+      "LoadLoRAModelOnly",
+      "Load LoRA (model only)",
+      "loaders",
+      "Adds a LoRA to the model's denoiser only",
+      {in("model", ValueType::Model, "Model")},
+      {text("lora_name", ValueType::File, ParamValue(), "LoRA", "The LoRA file (.safetensors)"),
+       number("strength_model", ValueType::Float, 1.0, -10, 10, 0.05, "Model strength", ""),
+       loraModeParam()},
+      {out(ValueType::Model, "Model")}};
   d.run = [](NodeCall& c) {
     ModelRef model = c.input<ModelRef>("model");
     model.loras.emplace_back(existingLora(c), c.floatParam("strength_model"), 0.0);
@@ -230,8 +262,8 @@ std::string embeddingsState(const std::vector<std::string>& folders) {
     for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
       if (entry.path().extension() != ".safetensors") continue;
       std::error_code e2;
-      lines.push_back(entry.path().filename().string() + ":" + std::to_string(entry.file_size(e2)) + ":" +
-                      std::to_string(entry.last_write_time(e2).time_since_epoch().count()));
+      lines.push_back(entry.path().filename().string() + ":" + std::to_string(entry.file_size(e2)) +
+                      ":" + std::to_string(entry.last_write_time(e2).time_since_epoch().count()));
     }
     std::sort(lines.begin(), lines.end());
     state += folder + "\n";
@@ -242,18 +274,26 @@ std::string embeddingsState(const std::vector<std::string>& folders) {
 
 NodeDefinition textEncode() {
   NodeDefinition d;
-  d.schema = {"TextEncode", "Text encode", "conditioning", "Encodes a prompt with the model's text encoders",
-              {in("clip", ValueType::Clip, "Text encoder")},
-              {text("text", ValueType::String, std::string(), "Text",
-                    "The prompt: (word:1.3), (word), [word] and \\( for a bracket; BREAK starts a new window; "
-                    "embedding:NAME or NAME uses the textual-inversion embedding NAME.safetensors", true),
-               number("clip_skip", ValueType::Int, int64_t{1}, 1, 12, 1, "Clip skip",
-                      "Use the text encoder's output this many layers from its end (2 is A1111's clip skip 2); "
-                      "for SD 1.x, whose encoder uses its last layer"),
-               number("aesthetic_score", ValueType::Float, 6.0, 0, 10, 0.5, "Aesthetic score",
-                      "SDXL refiner only: the aesthetic score this prompt asks for (diffusers uses 6 for the "
-                      "prompt and 2.5 for the negative)")},
-              {out(ValueType::Conditioning, "Conditioning")}};
+  d.schema = {
+      "TextEncode",
+      "Text encode",
+      "conditioning",
+      "Encodes a prompt with the model's text encoders",
+      {in("clip", ValueType::Clip, "Text encoder")},
+      {text("text", ValueType::String, std::string(), "Text",
+            "The prompt: (word:1.3), (word), [word] and \\( for a bracket; BREAK starts a new "
+            "window; "
+            "embedding:NAME or NAME uses the textual-inversion embedding NAME.safetensors",
+            true),
+       number("clip_skip", ValueType::Int, int64_t{1}, 1, 12, 1, "Clip skip",
+              "Use the text encoder's output this many layers from its end (2 is A1111's clip skip "
+              "2); "
+              "for SD 1.x, whose encoder uses its last layer"),
+       number(
+           "aesthetic_score", ValueType::Float, 6.0, 0, 10, 0.5, "Aesthetic score",
+           "SDXL refiner only: the aesthetic score this prompt asks for (diffusers uses 6 for the "
+           "prompt and 2.5 for the negative)")},
+      {out(ValueType::Conditioning, "Conditioning")}};
   d.stage = StageKind::EncodePrompt;
   d.stage_name = "Encoding prompt";
   d.unit = "prompts";
@@ -261,19 +301,21 @@ NodeDefinition textEncode() {
   d.run = [](NodeCall& c) {
     const ModelRef& ref = c.input<ModelRef>("clip");
     if (ref.video) return encodeVideoPrompt(c);
-    LoadedModel& model = c.run.prepare(ref, WorkflowRun::Part::Text,
-                                         [](const pipelines::SdPipeline& p) { return p.encodingWorkingBytes(); });
+    LoadedModel& model =
+        c.run.prepare(ref, WorkflowRun::Part::Text,
+                      [](const pipelines::SdPipeline& p) { return p.encodingWorkingBytes(); });
     ConditioningValue v;
     v.text = c.stringParam("text");
     v.aesthetic_score = c.floatParam("aesthetic_score");
     const models::EmbeddingLibrary embeddings(c.run.env.embedding_dirs);
     {
       memory::DeviceScope on_device(c.run.device);
-      const pipelines::TextEncoding enc =
-          model.as<pipelines::SdPipeline>().encodeWeighted(v.text, static_cast<int>(c.intParam("clip_skip")), &embeddings);
+      const pipelines::TextEncoding enc = model.as<pipelines::SdPipeline>().encodeWeighted(
+          v.text, static_cast<int>(c.intParam("clip_skip")), &embeddings);
       if (!at::isfinite(enc.context).all().item<bool>())
-        throw Error(ErrorKind::NonFinite, "the text encoder produced NaN or infinity; the checkpoint's text encoder "
-                                          "weights are probably damaged");
+        throw Error(ErrorKind::NonFinite,
+                    "the text encoder produced NaN or infinity; the checkpoint's text encoder "
+                    "weights are probably damaged");
       v.context = toHost(c.run.device, enc.context);
       v.pooled = toHost(c.run.device, enc.pooled);
     }
@@ -288,15 +330,20 @@ NodeDefinition textEncode() {
 
 NodeDefinition emptyLatent() {
   NodeDefinition d;
-  d.schema = {"EmptyLatent", "Empty latent", "latent",
-              "A blank latent of a size: what text-to-image starts from. The model that samples it gives its "
-              "layout (SD: 4 channels at 1/8 of the pixels; the starter model: 1/4; a video model: one frame)",
+  d.schema = {"EmptyLatent",
+              "Empty latent",
+              "latent",
+              "A blank latent of a size: what text-to-image starts from. The model that samples it "
+              "gives its "
+              "layout (SD: 4 channels at 1/8 of the pixels; the starter model: 1/4; a video model: "
+              "one frame)",
               {},
               {number("width", ValueType::Int, int64_t{512}, 64, 8192, 8, "Width",
                       "Pixels; snapped down to the model's grid (8 for SD models)"),
                number("height", ValueType::Int, int64_t{512}, 64, 8192, 8, "Height",
                       "Pixels; snapped down to the model's grid (8 for SD models)"),
-               number("batch_size", ValueType::Int, int64_t{1}, 1, 64, 1, "Batch size", "Pictures at once")},
+               number("batch_size", ValueType::Int, int64_t{1}, 1, 64, 1, "Batch size",
+                      "Pictures at once")},
               {out(ValueType::Latent, "Latent")}};
   d.run = [](NodeCall& c) {
     LatentValue v;
@@ -308,27 +355,35 @@ NodeDefinition emptyLatent() {
 
 NodeDefinition sampler() {
   NodeDefinition d;
-  d.schema = {"Sampler", "Sampler", "sampling", "Denoises a latent guided by the prompts (classifier-free guidance)",
-              {in("model", ValueType::Model, "Model"), in("positive", ValueType::Conditioning, "Positive"),
-               in("negative", ValueType::Conditioning, "Negative"), in("latent_image", ValueType::Latent, "Latent")},
-              {number("seed", ValueType::Seed, int64_t{0}, 0, 9223372036854775807.0, 1, "Seed",
-                      "The noise; image i of a batch uses seed + i"),
-               number("steps", ValueType::Int, int64_t{20}, 1, 1000, 1, "Steps", ""),
-               number("cfg", ValueType::Float, 7.0, 0, 100, 0.5, "CFG scale", "How strongly the prompt steers"),
-               choice("sampler_name", sampling::samplerNames(), "euler", "Sampler",
-                      "The solver, with k-diffusion's semantics as ComfyUI and A1111 use them"),
-               choice("scheduler", sampling::scheduleNames(), "normal", "Schedule",
-                      "The noise levels the steps visit; diffusers: the model's scheduler config as "
-                      "diffusers computes it"),
-               number("denoise", ValueType::Float, 1.0, 0, 1, 0.01, "Denoise",
-                      "For a picture's latent (VAE encode, or an earlier Sampler's): how much of it is repainted")},
-              {out(ValueType::Latent, "Latent")}};
+  d.schema = {
+      "Sampler",
+      "Sampler",
+      "sampling",
+      "Denoises a latent guided by the prompts (classifier-free guidance)",
+      {in("model", ValueType::Model, "Model"), in("positive", ValueType::Conditioning, "Positive"),
+       in("negative", ValueType::Conditioning, "Negative"),
+       in("latent_image", ValueType::Latent, "Latent")},
+      {number("seed", ValueType::Seed, int64_t{0}, 0, 9223372036854775807.0, 1, "Seed",
+              "The noise; image i of a batch uses seed + i"),
+       number("steps", ValueType::Int, int64_t{20}, 1, 1000, 1, "Steps", ""),
+       number("cfg", ValueType::Float, 7.0, 0, 100, 0.5, "CFG scale",
+              "How strongly the prompt steers"),
+       choice("sampler_name", sampling::samplerNames(), "euler", "Sampler",
+              "The solver, with k-diffusion's semantics as ComfyUI and A1111 use them"),
+       choice("scheduler", sampling::scheduleNames(), "normal", "Schedule",
+              "The noise levels the steps visit; diffusers: the model's scheduler config as "
+              "diffusers computes it"),
+       number("denoise", ValueType::Float, 1.0, 0, 1, 0.01, "Denoise",
+              "For a picture's latent (VAE encode, or an earlier Sampler's): how much of it is "
+              "repainted")},
+      {out(ValueType::Latent, "Latent")}};
   d.stage = StageKind::Denoise;
   d.stage_name = "Denoising";
   d.unit = "steps";
   d.units = [](const graph::PlannedNode& n) {
     const ParamValue& v = n.params.at("steps");
-    return std::holds_alternative<double>(v) ? static_cast<int64_t>(std::get<double>(v)) : std::get<int64_t>(v);
+    return std::holds_alternative<double>(v) ? static_cast<int64_t>(std::get<double>(v))
+                                             : std::get<int64_t>(v);
   };
   d.run = [](NodeCall& c) {
     const ModelRef& ref = c.input<ModelRef>("model");
@@ -337,22 +392,29 @@ NodeDefinition sampler() {
     const auto& neg = c.input<ConditioningValue>("negative");
     const LatentValue& latent = c.input<LatentValue>("latent_image");
     if ((latent.empty && latent.empty->frames > 0) || (!latent.empty && latent.samples.dim() != 4))
-      throw Error(ErrorKind::InvalidArgument, "an image model samples an image latent; a video latent needs a video "
-                                              "model (LoadVideoModel)");
+      throw Error(ErrorKind::InvalidArgument,
+                  "an image model samples an image latent; a video latent needs a video "
+                  "model (LoadVideoModel)");
     const int64_t steps = c.intParam("steps"), seed = c.intParam("seed");
     const sampling::SamplerKind kind = sampling::parseSampler(c.stringParam("sampler_name"));
     const sampling::Schedule schedule = sampling::parseSchedule(c.stringParam("scheduler"));
     const double cfg = c.floatParam("cfg"), denoise = c.floatParam("denoise");
     const int64_t steps_run =
-        latent.from_image ? std::min<int64_t>(steps, static_cast<int64_t>(std::floor(steps * denoise + 1e-9))) : steps;
+        latent.from_image
+            ? std::min<int64_t>(steps, static_cast<int64_t>(std::floor(steps * denoise + 1e-9)))
+            : steps;
     if (steps_run < 1)
-      throw Error(ErrorKind::InvalidArgument, "denoise " + formatNumber(denoise) + " of " + std::to_string(steps) +
-                                                  " steps runs no step; raise the denoise strength or the steps");
+      throw Error(ErrorKind::InvalidArgument,
+                  "denoise " + formatNumber(denoise) + " of " + std::to_string(steps) +
+                      " steps runs no step; raise the denoise strength or the steps");
     if (!latent.from_image && denoise != 1.0)
-      c.run.env.emit(logEvent("denoise applies to a picture's latent (VAEEncode or an earlier Sampler); ignored for an empty latent"));
+      c.run.env.emit(
+          logEvent("denoise applies to a picture's latent (VAEEncode or an earlier Sampler); "
+                   "ignored for an empty latent"));
     if (pos.context.size(-1) != neg.context.size(-1) || pos.context.dim() != neg.context.dim())
-      throw Error(ErrorKind::InvalidArgument, "the positive and negative conditioning come from different text "
-                                              "encoders; link both to the same model's TextEncode nodes");
+      throw Error(ErrorKind::InvalidArgument,
+                  "the positive and negative conditioning come from different text "
+                  "encoders; link both to the same model's TextEncode nodes");
     const auto sampling = [&](const pipelines::SdPipeline& p) {
       const int64_t cell = p.spec().vae.downscale();
       const int64_t lh = latent.empty ? latent.empty->height / cell : latent.samples.size(2);
@@ -362,16 +424,18 @@ NodeDefinition sampler() {
     LoadedModel& model = c.run.prepare(ref, WorkflowRun::Part::Unet, sampling);
     const pipelines::SdPipeline& pipe = model.as<pipelines::SdPipeline>();
     if (pos.context.size(-1) != pipe.unet().config().context_dim)
-      throw Error(ErrorKind::InvalidArgument, "the conditioning was encoded for another model (context width " +
-                                                  std::to_string(pos.context.size(-1)) + ", the model needs " +
-                                                  std::to_string(pipe.unet().config().context_dim) + ")");
+      throw Error(ErrorKind::InvalidArgument,
+                  "the conditioning was encoded for another model (context width " +
+                      std::to_string(pos.context.size(-1)) + ", the model needs " +
+                      std::to_string(pipe.unet().config().context_dim) + ")");
     const int64_t f = pipe.spec().vae.downscale(), channels = pipe.spec().unet.in_channels;
     // An empty latent takes this model's grid; a picture's must already be on it.
     const at::Tensor samples =
         latent.empty ? emptyImageLatent(c.run, *latent.empty, {channels, f, f}) : latent.samples;
     if (samples.size(1) != channels)
       throw Error(ErrorKind::InvalidArgument, "the latent has " + std::to_string(samples.size(1)) +
-                                                  " channels but this model samples " + std::to_string(channels) +
+                                                  " channels but this model samples " +
+                                                  std::to_string(channels) +
                                                   "; it was made by another model's VAE");
     const int64_t batch = samples.size(0), h = samples.size(2), w = samples.size(3);
     const int64_t total = batch * steps_run;
@@ -384,14 +448,15 @@ NodeDefinition sampler() {
                                  : samples;
     LatentValue result = latent;
     result.empty.reset();
-    result.from_image = true;  // a further Sampler refines it (denoise), as an SDXL refiner does
+    result.from_image = true;   // a further Sampler refines it (denoise), as an SDXL refiner does
     result.parameters.clear();  // this sampling's, not an earlier one's
     result.scaling_factor = scale;
     std::vector<at::Tensor> outs;
     {
       memory::DeviceScope on_device(c.run.device);
       pipelines::Conditioning cond{pipelines::batchContexts(neg.context, pos.context), {}};
-      if (pos.pooled.defined() && neg.pooled.defined()) cond.pooled = at::cat({neg.pooled, pos.pooled}, 0);
+      if (pos.pooled.defined() && neg.pooled.defined())
+        cond.pooled = at::cat({neg.pooled, pos.pooled}, 0);
       pipelines::SizeConditioning sizes = pipelines::SizeConditioning::forImage(h * f, w * f);
       sizes.aesthetic_score = pos.aesthetic_score;
       sizes.negative_aesthetic_score = neg.aesthetic_score;
@@ -409,7 +474,8 @@ NodeDefinition sampler() {
         if (latent.from_image) {
           init.latent = start.narrow(0, b, 1);
           init.start_step = steps - steps_run;
-          if (latent.mask.defined()) init.mask = latent.mask.size(0) > 1 ? latent.mask.narrow(0, b, 1) : latent.mask;
+          if (latent.mask.defined())
+            init.mask = latent.mask.size(0) > 1 ? latent.mask.narrow(0, b, 1) : latent.mask;
         }
         model.setLoraProgress(0.0);
         const at::Tensor out = pipe.sample(
@@ -440,7 +506,8 @@ NodeDefinition sampler() {
         p.width = static_cast<int>(w * f);
         p.height = static_cast<int>(h * f);
         if (latent.from_image) p.denoise = denoise;
-        std::string text = formatA1111Parameters(p, sampling::a1111SamplerName(kind, schedule), ref.name);
+        std::string text =
+            formatA1111Parameters(p, sampling::a1111SamplerName(kind, schedule), ref.name);
         if (latent.from_image) text += ", Denoising strength: " + formatNumber(denoise);
         result.parameters.push_back(std::move(text));
       }
@@ -454,7 +521,10 @@ NodeDefinition sampler() {
 
 NodeDefinition vaeDecode() {
   NodeDefinition d;
-  d.schema = {"VAEDecode", "VAE decode", "latent", "Turns a latent into a picture",
+  d.schema = {"VAEDecode",
+              "VAE decode",
+              "latent",
+              "Turns a latent into a picture",
               {in("samples", ValueType::Latent, "Latent"), in("vae", ValueType::Vae, "VAE")},
               tilingParams(),
               {out(ValueType::Image, "Image")}};
@@ -465,20 +535,23 @@ NodeDefinition vaeDecode() {
     const LatentValue& latent = c.input<LatentValue>("samples");
     if (c.input<ModelRef>("vae").video) return decodeVideo(c);
     if ((latent.empty && latent.empty->frames > 0) || (!latent.empty && latent.samples.dim() != 4))
-      throw Error(ErrorKind::InvalidArgument, "an image VAE decodes an image latent; a video latent needs its video "
-                                              "model's VAE");
+      throw Error(ErrorKind::InvalidArgument,
+                  "an image VAE decodes an image latent; a video latent needs its video "
+                  "model's VAE");
     const pipelines::VaeTilingSettings tiling = tilingOf(c);
     pipelines::validateTiling(tiling);
-    const pipelines::VaeCodec codec =
-        c.run.vae(c.input<ModelRef>("vae"), latent.scaling_factor, [&](const pipelines::VaeCodec& vae) {
+    const pipelines::VaeCodec codec = c.run.vae(
+        c.input<ModelRef>("vae"), latent.scaling_factor, [&](const pipelines::VaeCodec& vae) {
           const int64_t f = vae.config().downscale();
           const int64_t height = latent.empty ? latent.empty->height : latent.samples.size(2) * f;
           const int64_t width = latent.empty ? latent.empty->width : latent.samples.size(3) * f;
-          return vaeStageWorkingBytes(pipelines::VaeWork::Decode, vae, tiling, height, width, c.run.device);
+          return vaeStageWorkingBytes(pipelines::VaeWork::Decode, vae, tiling, height, width,
+                                      c.run.device);
         });
     const int64_t f = codec.config().downscale();
     const at::Tensor samples =
-        latent.empty ? emptyImageLatent(c.run, *latent.empty, {codec.config().embed_dim, f, f}) : latent.samples;
+        latent.empty ? emptyImageLatent(c.run, *latent.empty, {codec.config().embed_dim, f, f})
+                     : latent.samples;
     if (samples.size(1) != codec.config().embed_dim)
       throw Error(ErrorKind::InvalidArgument, "the latent has " + std::to_string(samples.size(1)) +
                                                   " channels but this VAE decodes " +
@@ -489,11 +562,13 @@ NodeDefinition vaeDecode() {
     {
       memory::DeviceScope on_device(c.run.device);
       for (int64_t b = 0; b < samples.size(0); ++b) {
-        at::Tensor decoded = runVaeStage(pipelines::VaeWork::Decode, codec, samples.narrow(0, b, 1),
-                                         {c.run.tracker, c.stage, c.run.env, c.run.device, tiling, {}});
+        at::Tensor decoded =
+            runVaeStage(pipelines::VaeWork::Decode, codec, samples.narrow(0, b, 1),
+                        {c.run.tracker, c.stage, c.run.env, c.run.device, tiling, {}});
         // Outside an inpainting mask the picture stays exactly as it was.
         if (latent.pixel_mask.defined() && latent.source_rgb.defined()) {
-          const at::Tensor src = latent.source_rgb.narrow(0, std::min(b, latent.source_rgb.size(0) - 1), 1);
+          const at::Tensor src =
+              latent.source_rgb.narrow(0, std::min(b, latent.source_rgb.size(0) - 1), 1);
           decoded = src + (decoded - src) * latent.pixel_mask;
         }
         outs.push_back(toHost(c.run.device, (decoded / 2 + 0.5).clamp(0, 1)));
@@ -512,8 +587,11 @@ NodeDefinition vaeEncode() {
   std::vector<ParamSpec> params = tilingParams();
   params.push_back(number("mask_feather", ValueType::Int, int64_t{0}, 0, 256, 1, "Mask feather",
                           "Blurs the mask's edge over this many pixels"));
-  d.schema = {"VAEEncode", "VAE encode", "latent",
-              "Turns a picture into a latent for image-to-image; with a mask, only the masked part is repainted",
+  d.schema = {"VAEEncode",
+              "VAE encode",
+              "latent",
+              "Turns a picture into a latent for image-to-image; with a mask, only the masked part "
+              "is repainted",
               {in("pixels", ValueType::Image, "Image"), in("vae", ValueType::Vae, "VAE"),
                in("mask", ValueType::Mask, "Mask", true)},
               params,
@@ -526,32 +604,39 @@ NodeDefinition vaeEncode() {
     const pipelines::VaeTilingSettings tiling = tilingOf(c);
     pipelines::validateTiling(tiling);
     const int64_t h = image.rgb.size(2), w = image.rgb.size(3);
-    const pipelines::VaeCodec codec = c.run.vae(c.input<ModelRef>("vae"), 0, [&](const pipelines::VaeCodec& vae) {
-      return vaeStageWorkingBytes(pipelines::VaeWork::Encode, vae, tiling, h, w, c.run.device);
-    });
+    const pipelines::VaeCodec codec =
+        c.run.vae(c.input<ModelRef>("vae"), 0, [&](const pipelines::VaeCodec& vae) {
+          return vaeStageWorkingBytes(pipelines::VaeWork::Encode, vae, tiling, h, w, c.run.device);
+        });
     const int64_t f = codec.config().downscale();
     const int64_t fh = std::max(f, h / f * f), fw = std::max(f, w / f * f);
     if (fh != h || fw != w)
-      c.run.env.emit(logEvent("the picture (" + std::to_string(w) + "x" + std::to_string(h) + ") was scaled to " +
-                              std::to_string(fw) + "x" + std::to_string(fh) + ", a multiple of " + std::to_string(f)));
+      c.run.env.emit(logEvent("the picture (" + std::to_string(w) + "x" + std::to_string(h) +
+                              ") was scaled to " + std::to_string(fw) + "x" + std::to_string(fh) +
+                              ", a multiple of " + std::to_string(f)));
     LatentValue latent;
     latent.from_image = true;
     latent.scaling_factor = codec.scaling_factor;
-    latent.source_rgb = (fh != h || fw != w ? pipelines::fitImage(image.rgb, fh, fw) : image.rgb) * 2 - 1;
+    latent.source_rgb =
+        (fh != h || fw != w ? pipelines::fitImage(image.rgb, fh, fw) : image.rgb) * 2 - 1;
     std::vector<at::Tensor> outs;
     {
       memory::DeviceScope on_device(c.run.device);
       for (int64_t b = 0; b < latent.source_rgb.size(0); ++b)
-        outs.push_back(toHost(c.run.device, runVaeStage(pipelines::VaeWork::Encode, codec, latent.source_rgb.narrow(0, b, 1),
-                                                        {c.run.tracker, c.stage, c.run.env, c.run.device, tiling, {}})));
+        outs.push_back(
+            toHost(c.run.device,
+                   runVaeStage(pipelines::VaeWork::Encode, codec, latent.source_rgb.narrow(0, b, 1),
+                               {c.run.tracker, c.stage, c.run.env, c.run.device, tiling, {}})));
     }
     latent.samples = at::cat(outs, 0);
     if (c.hasInput("mask")) {
       const at::Tensor mask = c.input<MaskValue>("mask").mask;
-      latent.pixel_mask = pipelines::featherMask(pipelines::fitImage(mask, fh, fw), c.intParam("mask_feather"));
+      latent.pixel_mask =
+          pipelines::featherMask(pipelines::fitImage(mask, fh, fw), c.intParam("mask_feather"));
       latent.mask = pipelines::latentMask(latent.pixel_mask, f);
     }
-    const int64_t bytes = tensorBytes(latent.samples) + tensorBytes(latent.source_rgb) + tensorBytes(latent.pixel_mask);
+    const int64_t bytes = tensorBytes(latent.samples) + tensorBytes(latent.source_rgb) +
+                          tensorBytes(latent.pixel_mask);
     return graph::NodeOutputs{makeValue(ValueType::Latent, std::move(latent), bytes)};
   };
   return d;
@@ -559,7 +644,10 @@ NodeDefinition vaeEncode() {
 
 NodeDefinition loadImage() {
   NodeDefinition d;
-  d.schema = {"LoadImage", "Load image", "image", "Reads a picture (PNG, JPEG, EXR, TIFF, WebP); its transparency is a mask",
+  d.schema = {"LoadImage",
+              "Load image",
+              "image",
+              "Reads a picture (PNG, JPEG, EXR, TIFF, WebP); its transparency is a mask",
               {},
               {text("image", ValueType::File, ParamValue(), "Image", "The picture file")},
               {out(ValueType::Image, "Image"), out(ValueType::Mask, "Mask")}};
@@ -576,7 +664,11 @@ NodeDefinition loadImage() {
 
 NodeDefinition loadMask() {
   NodeDefinition d;
-  d.schema = {"LoadMask", "Load mask", "image", "Reads a mask picture: white repaints, black keeps", {},
+  d.schema = {"LoadMask",
+              "Load mask",
+              "image",
+              "Reads a mask picture: white repaints, black keeps",
+              {},
               {text("image", ValueType::File, ParamValue(), "Mask", "The mask file")},
               {out(ValueType::Mask, "Mask")}};
   d.run = [](NodeCall& c) {
@@ -591,7 +683,8 @@ std::vector<Image> imagesOf(const ImageValue& v) {
   std::vector<Image> images;
   for (int64_t b = 0; b < v.rgb.size(0); ++b) {
     Image image = imageFromRgb(v.rgb[b].permute({1, 2, 0}));
-    if (static_cast<std::size_t>(b) < v.parameters.size()) image.text["parameters"] = v.parameters[static_cast<std::size_t>(b)];
+    if (static_cast<std::size_t>(b) < v.parameters.size())
+      image.text["parameters"] = v.parameters[static_cast<std::size_t>(b)];
     images.push_back(std::move(image));
   }
   return images;
@@ -599,11 +692,14 @@ std::vector<Image> imagesOf(const ImageValue& v) {
 
 NodeDefinition saveImage() {
   NodeDefinition d;
-  d.schema = {"SaveImage", "Save image", "image",
-              "Saves PNG files with the workflow and the A1111 parameters inside",
-              {in("images", ValueType::Image, "Images")},
-              {text("filename_prefix", ValueType::String, std::string("kiln"), "File name prefix", "")},
-              {}};
+  d.schema = {
+      "SaveImage",
+      "Save image",
+      "image",
+      "Saves PNG files with the workflow and the A1111 parameters inside",
+      {in("images", ValueType::Image, "Images")},
+      {text("filename_prefix", ValueType::String, std::string("kiln"), "File name prefix", "")},
+      {}};
   d.schema.output_node = true;
   d.stage = StageKind::Save;
   d.stage_name = "Saving";
@@ -611,7 +707,8 @@ NodeDefinition saveImage() {
   d.run = [](NodeCall& c) {
     WorkflowRun& run = c.run;
     if (run.job.output_dir.empty() || !run.env.write_image)
-      throw Error(ErrorKind::InvalidArgument, "SaveImage needs an output folder and an image writer");
+      throw Error(ErrorKind::InvalidArgument,
+                  "SaveImage needs an output folder and an image writer");
     const std::string prefix = checkedPrefix(c);
     std::vector<Image> images = imagesOf(c.input<ImageValue>("images"));
     const std::string workflow = workflowToJson(*run.job.workflow);
@@ -621,7 +718,8 @@ NodeDefinition saveImage() {
     for (std::size_t i = 0; i < images.size(); ++i) {
       images[i].text["kiln_workflow"] = workflow;
       const std::string path = saveNewImage(run.job.output_dir, prefix, number, images[i], run.env);
-      run.tracker.progress(c.stage, static_cast<int64_t>(i + 1), static_cast<int64_t>(images.size()));
+      run.tracker.progress(c.stage, static_cast<int64_t>(i + 1),
+                           static_cast<int64_t>(images.size()));
       run.result.paths.push_back(path);
       run.result.images.push_back(std::move(images[i]));
     }
@@ -632,11 +730,17 @@ NodeDefinition saveImage() {
 
 NodeDefinition previewImage() {
   NodeDefinition d;
-  d.schema = {"PreviewImage", "Preview image", "image", "Shows pictures without saving them",
-              {in("images", ValueType::Image, "Images")}, {}, {}};
+  d.schema = {"PreviewImage",
+              "Preview image",
+              "image",
+              "Shows pictures without saving them",
+              {in("images", ValueType::Image, "Images")},
+              {},
+              {}};
   d.schema.output_node = true;
   d.run = [](NodeCall& c) {
-    for (Image& image : imagesOf(c.input<ImageValue>("images"))) c.run.result.images.push_back(std::move(image));
+    for (Image& image : imagesOf(c.input<ImageValue>("images")))
+      c.run.result.images.push_back(std::move(image));
     return graph::NodeOutputs{};
   };
   return d;
@@ -644,8 +748,8 @@ NodeDefinition previewImage() {
 
 // `stack` with one component's strengths replaced by `branch`'s (UNet or text), the
 // other component's kept; files left at zero strength for both are dropped.
-std::vector<LoraSpec> combineLoras(const std::vector<LoraSpec>& current, const std::vector<LoraSpec>& branch,
-                                   bool unet) {
+std::vector<LoraSpec> combineLoras(const std::vector<LoraSpec>& current,
+                                   const std::vector<LoraSpec>& branch, bool unet) {
   std::vector<LoraSpec> out;
   for (LoraSpec s : current) {
     if (unet) {
@@ -657,7 +761,8 @@ std::vector<LoraSpec> combineLoras(const std::vector<LoraSpec>& current, const s
     out.push_back(std::move(s));
   }
   for (const LoraSpec& b : branch) {
-    auto it = std::find_if(out.begin(), out.end(), [&](const LoraSpec& s) { return s.path == b.path; });
+    auto it =
+        std::find_if(out.begin(), out.end(), [&](const LoraSpec& s) { return s.path == b.path; });
     if (it == out.end()) it = out.insert(out.end(), LoraSpec(b.path, 0.0, 0.0));
     if (unet) {
       it->unet_strength += b.unet_strength;
@@ -666,17 +771,22 @@ std::vector<LoraSpec> combineLoras(const std::vector<LoraSpec>& current, const s
       it->text_strength += b.text_strength;
     }
   }
-  std::erase_if(out, [](const LoraSpec& s) { return s.unet_strength == 0 && s.text_strength == 0 && s.keyframes.empty(); });
+  std::erase_if(out, [](const LoraSpec& s) {
+    return s.unet_strength == 0 && s.text_strength == 0 && s.keyframes.empty();
+  });
   return out;
 }
 
 }  // namespace
 
-LoadedModel& WorkflowRun::acquire(const std::string& key, const std::function<std::shared_ptr<LoadedModel>()>& load) {
+LoadedModel& WorkflowRun::acquire(const std::string& key,
+                                  const std::function<std::shared_ptr<LoadedModel>()>& load) {
   if (const auto it = uncached.find(key); it != uncached.end()) return *it->second;
-  if (const auto it = leases.find(key); it != leases.end()) return static_cast<LoadedModel&>(it->second.model());
+  if (const auto it = leases.find(key); it != leases.end())
+    return static_cast<LoadedModel&>(it->second.model());
   if (env.cache) {
-    leases[key] = env.cache->acquire(key, [&] { return std::static_pointer_cast<memory::CachedModel>(load()); });
+    leases[key] = env.cache->acquire(
+        key, [&] { return std::static_pointer_cast<memory::CachedModel>(load()); });
     return static_cast<LoadedModel&>(leases[key].model());
   }
   return *(uncached[key] = load());
@@ -691,17 +801,19 @@ LoadedModel& WorkflowRun::load(const ModelRef& ref, const pipelines::LoadProgres
 
 LoadedModel& WorkflowRun::model(const ModelRef& ref) {
   if (ref.video || ref.vae_file)
-    throw Error(ErrorKind::InvalidArgument, "'" + ref.path + "' is " +
-                                                (ref.vae_file ? "a VAE file" : "a video model") +
-                                                "; this node needs an image model's part (LoadCheckpoint)");
+    throw Error(ErrorKind::InvalidArgument,
+                "'" + ref.path + "' is " + (ref.vae_file ? "a VAE file" : "a video model") +
+                    "; this node needs an image model's part (LoadCheckpoint)");
   // Its LoadCheckpoint's result came from the node cache and the model cache holds it.
   return load(ref);
 }
 
-LoadedModel& WorkflowRun::videoModel(const ModelRef& ref, Part part,
-                                     const std::function<int64_t(const pipelines::WanPipeline&)>& working,
-                                     const std::function<void(std::size_t, std::size_t)>& progress) {
-  if (!ref.video) throw Error(ErrorKind::InvalidArgument, "'" + ref.path + "' is not a video model");
+LoadedModel& WorkflowRun::videoModel(
+    const ModelRef& ref, Part part,
+    const std::function<int64_t(const pipelines::WanPipeline&)>& working,
+    const std::function<void(std::size_t, std::size_t)>& progress) {
+  if (!ref.video)
+    throw Error(ErrorKind::InvalidArgument, "'" + ref.path + "' is not a video model");
   LoadedModel& found = load(ref, progress);
   applyLoras(found, ref, part);
   if (device.isAccelerator())
@@ -712,12 +824,14 @@ LoadedModel& WorkflowRun::videoModel(const ModelRef& ref, Part part,
   return found;
 }
 
-int64_t WorkflowRun::workingBytes(const std::string& what, const std::function<int64_t()>& estimate) {
+int64_t WorkflowRun::workingBytes(const std::string& what,
+                                  const std::function<int64_t()>& estimate) {
   try {
     return estimate();
   } catch (const std::exception& e) {
     env.emit(logEvent("could not estimate the memory " + what + " needs (" + e.what() +
-                      "): nothing was freed for it on " + device.name() + ", so it may run out of memory"));
+                      "): nothing was freed for it on " + device.name() +
+                      ", so it may run out of memory"));
     return 0;
   }
 }
@@ -725,7 +839,8 @@ int64_t WorkflowRun::workingBytes(const std::string& what, const std::function<i
 void WorkflowRun::applyLoras(LoadedModel& m, const ModelRef& ref, Part part) {
   if (part == Part::Vae) return;
   const std::vector<LoraSpec> stack = combineLoras(m.loras(), ref.loras, part == Part::Unet);
-  if (stack == m.loras() && (stack.empty() || ref.lora_mode == LoraMode::Auto || m.loraMode() == ref.lora_mode))
+  if (stack == m.loras() &&
+      (stack.empty() || ref.lora_mode == LoraMode::Auto || m.loraMode() == ref.lora_mode))
     return;
   for (const LoraReport& r : m.applyLoras(stack, ref.lora_mode, env.offload)) {
     result.notices.push_back("LoRA: " + r.describe());
@@ -733,21 +848,26 @@ void WorkflowRun::applyLoras(LoadedModel& m, const ModelRef& ref, Part part) {
   }
 }
 
-LoadedModel& WorkflowRun::prepare(const ModelRef& ref, Part part,
-                                  const std::function<int64_t(const pipelines::SdPipeline&)>& working) {
+LoadedModel& WorkflowRun::prepare(
+    const ModelRef& ref, Part part,
+    const std::function<int64_t(const pipelines::SdPipeline&)>& working) {
   LoadedModel& m = model(ref);
   applyLoras(m, ref, part);
   if (device.isAccelerator())
-    placeModel(m, env, device,
-               working ? workingBytes("this work", [&] { return working(m.as<pipelines::SdPipeline>()); }) : 0);
+    placeModel(
+        m, env, device,
+        working ? workingBytes("this work", [&] { return working(m.as<pipelines::SdPipeline>()); })
+                : 0);
   return m;
 }
 
-pipelines::VaeCodec WorkflowRun::vae(const ModelRef& ref, double scaling_factor,
-                                 const std::function<int64_t(const pipelines::VaeCodec&)>& working) {
+pipelines::VaeCodec WorkflowRun::vae(
+    const ModelRef& ref, double scaling_factor,
+    const std::function<int64_t(const pipelines::VaeCodec&)>& working) {
   if (!ref.vae_file) {
     pipelines::VaeCodec codec =
-        prepare(ref, Part::Vae, [&](const pipelines::SdPipeline& p) { return working ? working(p.codec()) : 0; })
+        prepare(ref, Part::Vae,
+                [&](const pipelines::SdPipeline& p) { return working ? working(p.codec()) : 0; })
             .as<pipelines::SdPipeline>()
             .codec();
     if (scaling_factor > 0) codec.scaling_factor = scaling_factor;
@@ -755,12 +875,15 @@ pipelines::VaeCodec WorkflowRun::vae(const ModelRef& ref, double scaling_factor,
   }
   LoadedModel& m = acquire(ref.key, [&] {
     core::checkInterrupt();
-    return std::make_shared<LoadedModel>(std::make_unique<pipelines::VaeFile>(ref.path, ref.dtype), device);
+    return std::make_shared<LoadedModel>(std::make_unique<pipelines::VaeFile>(ref.path, ref.dtype),
+                                         device);
   });
   const pipelines::VaeFile& file = m.as<pipelines::VaeFile>();
   if (device.isAccelerator())
     placeModel(m, env, device,
-               working ? workingBytes("the VAE's work", [&] { return working(file.codec(scaling_factor)); }) : 0);
+               working ? workingBytes("the VAE's work",
+                                      [&] { return working(file.codec(scaling_factor)); })
+                       : 0);
   return file.codec(scaling_factor);
 }
 
@@ -774,8 +897,12 @@ double NodeCall::floatParam(const std::string& name) const {
   if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
   return std::get<double>(v);
 }
-std::string NodeCall::stringParam(const std::string& name) const { return std::get<std::string>(node.params.at(name)); }
-bool NodeCall::boolParam(const std::string& name) const { return std::get<bool>(node.params.at(name)); }
+std::string NodeCall::stringParam(const std::string& name) const {
+  return std::get<std::string>(node.params.at(name));
+}
+bool NodeCall::boolParam(const std::string& name) const {
+  return std::get<bool>(node.params.at(name));
+}
 
 void NodeLibrary::add(NodeDefinition definition) {
   schemas_.push_back(definition.schema);
@@ -788,33 +915,39 @@ const NodeDefinition* NodeLibrary::find(const std::string& type) const {
   return nullptr;
 }
 
-std::pair<int64_t, int64_t> snappedLatentSize(WorkflowRun& run, const LatentRequest& request, int64_t multiple) {
+std::pair<int64_t, int64_t> snappedLatentSize(WorkflowRun& run, const LatentRequest& request,
+                                              int64_t multiple) {
   if (request.width < 1 || request.height < 1 || request.batch < 1)
-    throw Error(ErrorKind::InvalidArgument, "an empty latent of " + std::to_string(request.width) + "x" +
-                                                std::to_string(request.height) + " pixels and batch " +
-                                                std::to_string(request.batch) + " cannot be laid out");
+    throw Error(ErrorKind::InvalidArgument,
+                "an empty latent of " + std::to_string(request.width) + "x" +
+                    std::to_string(request.height) + " pixels and batch " +
+                    std::to_string(request.batch) + " cannot be laid out");
   const int64_t w = std::max(multiple, request.width / multiple * multiple);
   const int64_t h = std::max(multiple, request.height / multiple * multiple);
   if (w != request.width || h != request.height) {
-    std::string notice = "size " + std::to_string(request.width) + "x" + std::to_string(request.height) +
-                         " is not a multiple of " + std::to_string(multiple) + "; rendering " + std::to_string(w) +
-                         "x" + std::to_string(h) + " instead";
+    std::string notice = "size " + std::to_string(request.width) + "x" +
+                         std::to_string(request.height) + " is not a multiple of " +
+                         std::to_string(multiple) + "; rendering " + std::to_string(w) + "x" +
+                         std::to_string(h) + " instead";
     run.env.emit(logEvent(notice));
     run.result.notices.push_back(std::move(notice));
   }
   return {w, h};
 }
 
-at::Tensor emptyImageLatent(WorkflowRun& run, const LatentRequest& request, const LatentFormat& format) {
+at::Tensor emptyImageLatent(WorkflowRun& run, const LatentRequest& request,
+                            const LatentFormat& format) {
   if (request.frames > 0)
-    throw Error(ErrorKind::InvalidArgument, "a video latent (EmptyVideoLatent) needs a video model (LoadVideoModel) "
-                                            "and its VAE");
+    throw Error(ErrorKind::InvalidArgument,
+                "a video latent (EmptyVideoLatent) needs a video model (LoadVideoModel) "
+                "and its VAE");
   const auto [w, h] = snappedLatentSize(run, request, format.side_multiple);
   return at::zeros({request.batch, format.channels, h / format.spatial, w / format.spatial});
 }
 
 pipelines::VaeTilingSettings tilingOf(const NodeCall& c) {
-  return {parseVaeTiling(c.stringParam("tiling")), c.intParam("tile_size"), c.intParam("tile_overlap")};
+  return {parseVaeTiling(c.stringParam("tiling")), c.intParam("tile_size"),
+          c.intParam("tile_overlap")};
 }
 
 graph::NodeOutputs modelOutputs(const ModelRef& ref) {
@@ -834,17 +967,19 @@ bool modelStillCached(const graph::NodeOutputs& outputs, const RunEnvironment& e
 
 std::string checkedPrefix(const NodeCall& c) {
   std::string prefix = c.stringParam("filename_prefix");
-  if (prefix.empty() || prefix.find('/') != std::string::npos || prefix.find('\\') != std::string::npos ||
-      prefix == "." || prefix == "..")
-    throw Error(ErrorKind::InvalidArgument, "the file name prefix '" + prefix + "' must be a plain name");
+  if (prefix.empty() || prefix.find('/') != std::string::npos ||
+      prefix.find('\\') != std::string::npos || prefix == "." || prefix == "..")
+    throw Error(ErrorKind::InvalidArgument,
+                "the file name prefix '" + prefix + "' must be a plain name");
   return prefix;
 }
 
 NodeLibrary builtinNodes() {
   NodeLibrary lib;
-  for (NodeDefinition (*make)() : {loadCheckpoint, loadVae, loadLora, loadLoraModelOnly, textEncode, emptyLatent, sampler, vaeDecode, vaeEncode,
-                                   loadImage, loadMask, saveImage, previewImage, loadVideoModel, emptyVideoLatent,
-                                   saveVideo})
+  for (NodeDefinition (*make)() :
+       {loadCheckpoint, loadVae, loadLora, loadLoraModelOnly, textEncode, emptyLatent, sampler,
+        vaeDecode, vaeEncode, loadImage, loadMask, saveImage, previewImage, loadVideoModel,
+        emptyVideoLatent, saveVideo})
     lib.add(make());
   return lib;
 }
@@ -853,6 +988,8 @@ NodeLibrary builtinNodes() {
 
 namespace kiln {
 
-std::vector<NodeSchema> builtinNodeSchemas() { return jobs::builtinNodes().schemas(); }
+std::vector<NodeSchema> builtinNodeSchemas() {
+  return jobs::builtinNodes().schemas();
+}
 
 }  // namespace kiln

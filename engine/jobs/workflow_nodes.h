@@ -18,10 +18,10 @@
 #include "jobs/job_runner.h"
 #include "jobs/model_loading.h"
 #include "jobs/progress_tracker.h"
-#include "pipelines/common/loaded_model.h"
 #include "kiln/engine.h"
-#include "pipelines/sd/sd_pipeline.h"
+#include "pipelines/common/loaded_model.h"
 #include "pipelines/common/vae_plan.h"
+#include "pipelines/sd/sd_pipeline.h"
 #include "pipelines/wan/wan_pipeline.h"
 
 namespace kiln::jobs {
@@ -32,8 +32,9 @@ struct ModelRef {
   std::string key;   // the model cache's key (modelKey)
   std::string path;  // the checkpoint file
   at::ScalarType dtype = at::kFloat;
-  std::string name;    // display name, for the A1111 parameters
-  std::string family;  // the loaded model's kind ("sd1", "sdxl", "wan21"), for timings and the A1111 text
+  std::string name;  // display name, for the A1111 parameters
+  std::string
+      family;  // the loaded model's kind ("sd1", "sdxl", "wan21"), for timings and the A1111 text
   bool video = false;  // a video model's (its family renders frames)
   std::vector<LoraSpec> loras;
   LoraMode lora_mode = LoraMode::Auto;
@@ -80,14 +81,14 @@ struct LatentValue {
   // A picture's latent (encoded, or sampled before), not an empty one: sampling starts
   // part-way (denoise).
   bool from_image = false;
-  at::Tensor mask;          // [B or 1, 1, h, w]: 1 repaints (inpainting); undefined: all
-  at::Tensor source_rgb;    // [B, 3, H, W] in [-1, 1]: the encoded picture, for exact composites
-  at::Tensor pixel_mask;    // [1, 1, H, W], the mask at pixel resolution
+  at::Tensor mask;        // [B or 1, 1, h, w]: 1 repaints (inpainting); undefined: all
+  at::Tensor source_rgb;  // [B, 3, H, W] in [-1, 1]: the encoded picture, for exact composites
+  at::Tensor pixel_mask;  // [1, 1, H, W], the mask at pixel resolution
   std::vector<std::string> parameters;  // A1111 text per image, once sampled
 };
 
 struct ImageValue {
-  at::Tensor rgb;          // [B, 3, H, W] in [0, 1]; a video's frames are its batch
+  at::Tensor rgb;                       // [B, 3, H, W] in [0, 1]; a video's frames are its batch
   std::vector<std::string> parameters;  // A1111 text per image (none when loaded)
 };
 
@@ -108,7 +109,8 @@ struct WorkflowRun {
 
   // The model of cache key `key`: one this run holds already, else the cache's (which
   // calls `load` when it has none), else `load`'s for this run only.
-  LoadedModel& acquire(const std::string& key, const std::function<std::shared_ptr<LoadedModel>()>& load);
+  LoadedModel& acquire(const std::string& key,
+                       const std::function<std::shared_ptr<LoadedModel>()>& load);
   // The model behind `ref`, held by this run, else taken from the cache, else loaded
   // through its family (the registry's); `progress` reports loading.
   LoadedModel& load(const ModelRef& ref, const pipelines::LoadProgress& progress = {});
@@ -121,7 +123,8 @@ struct WorkflowRun {
   void applyLoras(LoadedModel& model, const ModelRef& ref, Part part);
   // Applies the LoRAs of `ref` to its part, then places the model on the device with room
   // for the work `working` estimates from the loaded model.
-  LoadedModel& prepare(const ModelRef& ref, Part part, const std::function<int64_t(const pipelines::SdPipeline&)>& working);
+  LoadedModel& prepare(const ModelRef& ref, Part part,
+                       const std::function<int64_t(const pipelines::SdPipeline&)>& working);
   // The same for a video model's ref (none: room for the weights only); `progress`
   // reports loading.
   LoadedModel& videoModel(const ModelRef& ref, Part part,
@@ -131,7 +134,7 @@ struct WorkflowRun {
   // room for the work `working` estimates (none: only the weights), for latents of
   // `scaling_factor` (0: the VAE's model's own).
   pipelines::VaeCodec vae(const ModelRef& ref, double scaling_factor,
-                      const std::function<int64_t(const pipelines::VaeCodec&)>& working = {});
+                          const std::function<int64_t(const pipelines::VaeCodec&)>& working = {});
   // What `estimate` returns; where it fails, 0 and a log line saying the work may run out
   // of memory.
   int64_t workingBytes(const std::string& what, const std::function<int64_t()>& estimate);
@@ -190,9 +193,11 @@ std::string checkedPrefix(const NodeCall& c);
 pipelines::VaeTilingSettings tilingOf(const NodeCall& c);
 // The pixel size an empty latent asks for, snapped down to `multiple` (at least one
 // multiple); a change is logged and kept among the job's notices.
-std::pair<int64_t, int64_t> snappedLatentSize(WorkflowRun& run, const LatentRequest& request, int64_t multiple);
+std::pair<int64_t, int64_t> snappedLatentSize(WorkflowRun& run, const LatentRequest& request,
+                                              int64_t multiple);
 // An empty picture latent laid out on `format`'s grid: zeros [batch, channels, h, w].
-at::Tensor emptyImageLatent(WorkflowRun& run, const LatentRequest& request, const LatentFormat& format);
+at::Tensor emptyImageLatent(WorkflowRun& run, const LatentRequest& request,
+                            const LatentFormat& format);
 
 class NodeLibrary {
  public:

@@ -31,11 +31,12 @@ void validateWorkflowJob(const Job& job, const NodeLibrary& library) {
   if (!job.workflow) throw Error(ErrorKind::InvalidArgument, "the job has no workflow");
   const std::vector<WorkflowProblem> problems = validateWorkflow(*job.workflow, library.schemas());
   if (!problems.empty())
-    throw Error(ErrorKind::InvalidWorkflow, "the workflow cannot run:\n" + describeProblems(problems));
+    throw Error(ErrorKind::InvalidWorkflow,
+                "the workflow cannot run:\n" + describeProblems(problems));
 }
 
-JobResult runWorkflow(const Job& job, RunEnvironment& env, const NodeLibrary& library, graph::ResultCache& cache,
-                      int* failed_stage) {
+JobResult runWorkflow(const Job& job, RunEnvironment& env, const NodeLibrary& library,
+                      graph::ResultCache& cache, int* failed_stage) {
   validateWorkflowJob(job, library);
   at::set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   const std::vector<graph::PlannedNode> plan =
@@ -52,7 +53,8 @@ JobResult runWorkflow(const Job& job, RunEnvironment& env, const NodeLibrary& li
   std::map<StageKind, int> kinds;
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const NodeDefinition* def = library.find(plan[i].node->type);
-    if (auto hit = cache.find(plan[i].signature); hit && (!def->still_valid || def->still_valid(*hit, env)))
+    if (auto hit = cache.find(plan[i].signature);
+        hit && (!def->still_valid || def->still_valid(*hit, env)))
       cached[i] = std::move(hit);
     else if (def->stage != StageKind::Invalid)
       ++kinds[def->stage];
@@ -60,14 +62,18 @@ JobResult runWorkflow(const Job& job, RunEnvironment& env, const NodeLibrary& li
   JobResult result;
   ProgressTracker tracker(env, {StageKind::Invalid, "workflow", 512 * 512, "fp32"});
   for (std::size_t i = 0; i < plan.size(); ++i)
-    if (const NodeDefinition* def = library.find(plan[i].node->type); cached[i] && def->reused) def->reused(*cached[i], tracker);
+    if (const NodeDefinition* def = library.find(plan[i].node->type); cached[i] && def->reused)
+      def->reused(*cached[i], tracker);
   std::vector<int> stage_of(plan.size(), -1);
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const NodeDefinition* def = library.find(plan[i].node->type);
     if (cached[i] || def->stage == StageKind::Invalid) continue;
     std::string name = def->stage_name;
     if (kinds[def->stage] > 1)
-      name += " (" + (plan[i].node->title.empty() ? plan[i].node->type + " " + plan[i].node->id : plan[i].node->title) + ")";
+      name += " (" +
+              (plan[i].node->title.empty() ? plan[i].node->type + " " + plan[i].node->id
+                                           : plan[i].node->title) +
+              ")";
     const int64_t units = def->units ? def->units(plan[i]) : 0;
     stage_of[i] = tracker.add(def->stage, name, def->unit, units, -1, std::max<int64_t>(units, 1));
   }
@@ -90,7 +96,8 @@ JobResult runWorkflow(const Job& job, RunEnvironment& env, const NodeLibrary& li
     const NodeDefinition* def = library.find(p.node->type);
     NodeCall call{run, p, {}, stage_of[i]};
     for (const auto& [input, source] : p.inputs)
-      call.inputs[input] = values.at(source.first).at(outputIndex(*schema_of.at(source.first), source.second));
+      call.inputs[input] =
+          values.at(source.first).at(outputIndex(*schema_of.at(source.first), source.second));
     env.emit(nodeEvent(p.node->id, NodeState::Running));
     try {
       if (call.stage >= 0) tracker.start(call.stage);

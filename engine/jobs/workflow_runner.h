@@ -13,7 +13,7 @@ namespace kiln::jobs {
 void validateWorkflowJob(const Job& job, const NodeLibrary& library);
 
 // Throws what runJob throws; `failed_stage` as there.
-JobResult runWorkflow(const Job& job, RunEnvironment& env, const NodeLibrary& library, graph::ResultCache& cache,
-                      int* failed_stage = nullptr);
+JobResult runWorkflow(const Job& job, RunEnvironment& env, const NodeLibrary& library,
+                      graph::ResultCache& cache, int* failed_stage = nullptr);
 
 }  // namespace kiln::jobs

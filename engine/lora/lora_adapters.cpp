@@ -31,7 +31,9 @@ Adapter makeAdapter(const LoraModule& m, const std::vector<int64_t>& shape) {
   return a;
 }
 
-void LoraAdapters::add(const at::Tensor* weight, Adapter adapter) { by_weight_[weight].push_back(std::move(adapter)); }
+void LoraAdapters::add(const at::Tensor* weight, Adapter adapter) {
+  by_weight_[weight].push_back(std::move(adapter));
+}
 
 int64_t LoraAdapters::bytes() const {
   int64_t n = 0;
@@ -59,27 +61,32 @@ void LoraAdapters::releaseCasts() {
 
 at::Tensor LoraAdapters::like(const at::Tensor& t, const at::Tensor& x) const {
   if (t.scalar_type() == x.scalar_type() && t.device() == x.device()) return t;
-  const auto key = std::make_tuple(static_cast<const void*>(t.unsafeGetTensorImpl()), static_cast<int>(x.scalar_type()),
-                                   static_cast<int>(x.device().type()), static_cast<int>(x.device().index()));
+  const auto key = std::make_tuple(
+      static_cast<const void*>(t.unsafeGetTensorImpl()), static_cast<int>(x.scalar_type()),
+      static_cast<int>(x.device().type()), static_cast<int>(x.device().index()));
   std::lock_guard lock(cast_mutex_);
   auto it = cast_.find(key);
   if (it == cast_.end()) it = cast_.emplace(key, t.to(x.device(), x.scalar_type())).first;
   return it->second;
 }
 
-at::Tensor LoraAdapters::term(const Adapter& a, const at::Tensor& x, const weights::LayerCall& call) const {
+at::Tensor LoraAdapters::term(const Adapter& a, const at::Tensor& x,
+                              const weights::LayerCall& call) const {
   at::Tensor d;
   if (a.dense.defined()) {
-    d = call.conv ? at::conv2d(x, like(a.dense, x), {}, {call.stride, call.stride}, {call.padding, call.padding})
+    d = call.conv ? at::conv2d(x, like(a.dense, x), {}, {call.stride, call.stride},
+                               {call.padding, call.padding})
                   : at::linear(x, like(a.dense, x));
   } else if (a.up.defined()) {
     at::Tensor h;
     if (call.conv) {
       if (a.mid.defined()) {
         h = at::conv2d(x, like(a.down, x));
-        h = at::conv2d(h, like(a.mid, x), {}, {call.stride, call.stride}, {call.padding, call.padding});
+        h = at::conv2d(h, like(a.mid, x), {}, {call.stride, call.stride},
+                       {call.padding, call.padding});
       } else {
-        h = at::conv2d(x, like(a.down, x), {}, {call.stride, call.stride}, {call.padding, call.padding});
+        h = at::conv2d(x, like(a.down, x), {}, {call.stride, call.stride},
+                       {call.padding, call.padding});
       }
       d = at::conv2d(h, like(a.up, x));
     } else {

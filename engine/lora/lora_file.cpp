@@ -12,15 +12,19 @@
 namespace kiln::lora {
 namespace {
 
-std::string shapeText(const at::Tensor& t) { return tensor_io::shapeToString(t.sizes().vec()); }
+std::string shapeText(const at::Tensor& t) {
+  return tensor_io::shapeToString(t.sizes().vec());
+}
 
 // [out, in, ...] as a matrix [out, in * ...].
-at::Tensor matrix(const at::Tensor& t) { return t.dim() == 1 ? t.unsqueeze(1) : t.flatten(1); }
+at::Tensor matrix(const at::Tensor& t) {
+  return t.dim() == 1 ? t.unsqueeze(1) : t.flatten(1);
+}
 
 // Rebuilds a Tucker-decomposed kernel: core [r1, r2, kh, kw] between the factors
 // left [out, r1] and right [r2, in], giving [out, in, kh, kw].
 at::Tensor tucker(const at::Tensor& core, const at::Tensor& left, const at::Tensor& right) {
-  const at::Tensor c = core.permute({2, 3, 0, 1});                    // [kh, kw, r1, r2]
+  const at::Tensor c = core.permute({2, 3, 0, 1});                              // [kh, kw, r1, r2]
   const at::Tensor m = at::matmul(at::matmul(matrix(left), c), matrix(right));  // [kh, kw, out, in]
   return m.permute({2, 3, 0, 1});
 }
@@ -31,7 +35,8 @@ at::Tensor lowRank(const LoraModule& m) {
   if (m.has("mid")) return tucker(m.at("mid"), up, down);
   if (matrix(up).size(1) != down.size(0))
     throw Error(ErrorKind::ShapeMismatch, "LoRA module '" + m.file_name + "': up " + shapeText(up) +
-                                              " and down " + shapeText(down) + " have different ranks");
+                                              " and down " + shapeText(down) +
+                                              " have different ranks");
   return at::matmul(matrix(up), matrix(down));
 }
 
@@ -46,7 +51,8 @@ at::Tensor loha(const LoraModule& m) {
 }
 
 at::Tensor lokr(const LoraModule& m) {
-  const at::Tensor w1 = m.has("lokr_w1") ? m.at("lokr_w1") : at::matmul(m.at("lokr_w1_a"), m.at("lokr_w1_b"));
+  const at::Tensor w1 =
+      m.has("lokr_w1") ? m.at("lokr_w1") : at::matmul(m.at("lokr_w1_a"), m.at("lokr_w1_b"));
   at::Tensor w2;
   if (m.has("lokr_w2"))
     w2 = m.at("lokr_w2");
@@ -67,7 +73,8 @@ at::Tensor lokr(const LoraModule& m) {
 
 LoraFile readLoraFile(const std::string& path) {
   if (!std::filesystem::is_regular_file(path))
-    throw Error(ErrorKind::FileNotFound, "LoRA file '" + path + "' does not exist or is not a file");
+    throw Error(ErrorKind::FileNotFound,
+                "LoRA file '" + path + "' does not exist or is not a file");
   const auto file = tensor_io::SafetensorsFile::open(path);
   // Names and shapes first: a damaged or foreign file is refused before any data is read.
   LoraLayout layout = readLoraLayout(file->tensors(), path);
@@ -94,8 +101,9 @@ LoraFile readLoraFile(const std::string& path) {
     entry.sources.push_back({file, &info});
     at::Tensor t = tensor_io::materialize(entry, at::kFloat).clone();
     if (!at::isfinite(t).all().item<bool>())
-      throw Error(ErrorKind::CorruptFile, "LoRA file '" + path + "': tensor '" + info.name +
-                                              "' holds NaN or infinite values; the file is damaged");
+      throw Error(ErrorKind::CorruptFile,
+                  "LoRA file '" + path + "': tensor '" + info.name +
+                      "' holds NaN or infinite values; the file is damaged");
     out.modules[it->second].tensors[parsed->role] = std::move(t);
   }
   return out;
@@ -126,9 +134,10 @@ at::Tensor loraDelta(const LoraModule& module, const std::vector<int64_t>& weigh
   for (int64_t s : weight_shape) numel *= s;
   // Linear factors for a 1x1 convolution (and the reverse) differ only in trailing ones.
   if (d.numel() != numel || d.size(0) != weight_shape.at(0))
-    throw Error(ErrorKind::ShapeMismatch, "LoRA module '" + module.file_name + "' (" + loraKindName(module.kind) +
-                                              ") makes a change of shape " + shapeText(d) + " for a weight of shape " +
-                                              tensor_io::shapeToString(weight_shape));
+    throw Error(ErrorKind::ShapeMismatch,
+                "LoRA module '" + module.file_name + "' (" + loraKindName(module.kind) +
+                    ") makes a change of shape " + shapeText(d) + " for a weight of shape " +
+                    tensor_io::shapeToString(weight_shape));
   d = d.reshape(weight_shape);
   if (const int64_t rank = loraRank(module); rank > 0 && module.has("alpha"))
     d = d * (module.at("alpha").item<double>() / static_cast<double>(rank));

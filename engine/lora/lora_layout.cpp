@@ -74,10 +74,11 @@ struct RankRule {
   std::size_t min_dim, max_dim;
 };
 constexpr RankRule kRankRules[] = {
-    {"up", 1, 4},        {"down", 1, 4},      {"mid", 4, 4},       {"alpha", 0, 1},     {"hada_w1_a", 2, 4},
-    {"hada_w1_b", 2, 4}, {"hada_w2_a", 2, 4}, {"hada_w2_b", 2, 4}, {"hada_t1", 4, 4},   {"hada_t2", 4, 4},
-    {"lokr_w1", 2, 2},   {"lokr_w1_a", 2, 2}, {"lokr_w1_b", 2, 2}, {"lokr_w2", 2, 4},   {"lokr_w2_a", 2, 2},
-    {"lokr_w2_b", 2, 4}, {"lokr_t2", 4, 4},   {"diff", 1, 4},      {"diff_b", 1, 1},    {"dora_scale", 1, 4},
+    {"up", 1, 4},        {"down", 1, 4},      {"mid", 4, 4},       {"alpha", 0, 1},
+    {"hada_w1_a", 2, 4}, {"hada_w1_b", 2, 4}, {"hada_w2_a", 2, 4}, {"hada_w2_b", 2, 4},
+    {"hada_t1", 4, 4},   {"hada_t2", 4, 4},   {"lokr_w1", 2, 2},   {"lokr_w1_a", 2, 2},
+    {"lokr_w1_b", 2, 2}, {"lokr_w2", 2, 4},   {"lokr_w2_a", 2, 2}, {"lokr_w2_b", 2, 4},
+    {"lokr_t2", 4, 4},   {"diff", 1, 4},      {"diff_b", 1, 1},    {"dora_scale", 1, 4},
 };
 
 // Every tensor of a module has the rank its role needs and no empty dimension, so that
@@ -89,15 +90,17 @@ void checkRanks(const LoraModuleLayout& m, const std::string& path) {
       if (shape.size() < rule.min_dim || shape.size() > rule.max_dim)
         throw Error(ErrorKind::CorruptFile,
                     "LoRA file '" + path + "': tensor '" + m.file_name + "." + role + "' has " +
-                        std::to_string(shape.size()) + " dimensions " + shapeToString(shape) + "; a " + role +
-                        " tensor has " +
+                        std::to_string(shape.size()) + " dimensions " + shapeToString(shape) +
+                        "; a " + role + " tensor has " +
                         (rule.min_dim == rule.max_dim ? std::to_string(rule.min_dim)
-                                                      : std::to_string(rule.min_dim) + " to " + std::to_string(rule.max_dim)) +
+                                                      : std::to_string(rule.min_dim) + " to " +
+                                                            std::to_string(rule.max_dim)) +
                         "; the file is damaged or not a LoRA");
     }
     if (product(shape) == 0)
-      throw Error(ErrorKind::CorruptFile, "LoRA file '" + path + "': tensor '" + m.file_name + "." + role + "' " +
-                                              shapeToString(shape) + " is empty; the file is damaged");
+      throw Error(ErrorKind::CorruptFile, "LoRA file '" + path + "': tensor '" + m.file_name + "." +
+                                              role + "' " + shapeToString(shape) +
+                                              " is empty; the file is damaged");
     if (role == "alpha" && product(shape) != 1)
       throw Error(ErrorKind::CorruptFile, "LoRA file '" + path + "': '" + m.file_name + ".alpha' " +
                                               shapeToString(shape) + " is not one number");
@@ -108,12 +111,14 @@ void classify(LoraModuleLayout& m) {
   const auto need = [&](std::initializer_list<const char*> roles) {
     for (const char* r : roles)
       if (!m.has(r))
-        throw Error(ErrorKind::CorruptFile, "LoRA module '" + m.file_name + "' has no '" + r +
-                                                "' tensor to go with the others; the file is incomplete");
+        throw Error(ErrorKind::CorruptFile,
+                    "LoRA module '" + m.file_name + "' has no '" + r +
+                        "' tensor to go with the others; the file is incomplete");
   };
   if (m.has("dora_scale"))
-    throw Error(ErrorKind::UnsupportedModel, "LoRA module '" + m.file_name +
-                                                 "' is DoRA (dora_scale), which Kiln does not apply yet");
+    throw Error(
+        ErrorKind::UnsupportedModel,
+        "LoRA module '" + m.file_name + "' is DoRA (dora_scale), which Kiln does not apply yet");
   if (m.has("down") || m.has("up")) {
     m.kind = LoraKind::LowRank;
     need({"down", "up"});
@@ -130,7 +135,8 @@ void classify(LoraModuleLayout& m) {
 }
 
 [[noreturn]] void mismatch(const LoraModuleLayout& m, const std::string& what) {
-  throw Error(ErrorKind::ShapeMismatch, "LoRA module '" + m.file_name + "' (" + loraKindName(m.kind) + "): " + what);
+  throw Error(ErrorKind::ShapeMismatch,
+              "LoRA module '" + m.file_name + "' (" + loraKindName(m.kind) + "): " + what);
 }
 
 // The product of two factors as matrix(left) [o, r] @ matrix(right) [r, ...]: its shape,
@@ -138,21 +144,24 @@ void classify(LoraModuleLayout& m) {
 Shape productShape(const LoraModuleLayout& m, const char* left_role, const char* right_role) {
   const Shape& left = m.shape(left_role);
   const Shape& right = m.shape(right_role);
-  if (left.empty() || right.empty()) mismatch(m, std::string(left_role) + " or " + right_role + " has no dimensions");
+  if (left.empty() || right.empty())
+    mismatch(m, std::string(left_role) + " or " + right_role + " has no dimensions");
   if (product(left, 1) != right[0])
-    mismatch(m, std::string(left_role) + " " + shapeToString(left) + " and " + right_role + " " + shapeToString(right) +
-                    " have different ranks");
+    mismatch(m, std::string(left_role) + " " + shapeToString(left) + " and " + right_role + " " +
+                    shapeToString(right) + " have different ranks");
   return {left[0], product(right, 1)};
 }
 
 // A Tucker product's shape: core [r1, r2, kh, kw] between left [out, r1] and right [r2, in].
-Shape tuckerShape(const LoraModuleLayout& m, const char* core_role, const char* left_role, const char* right_role) {
+Shape tuckerShape(const LoraModuleLayout& m, const char* core_role, const char* left_role,
+                  const char* right_role) {
   const Shape& core = m.shape(core_role);
   const Shape& left = m.shape(left_role);
   const Shape& right = m.shape(right_role);
-  if (core.size() != 4 || left.empty() || right.empty() || product(left, 1) != core[0] || right[0] != core[1])
-    mismatch(m, "a Tucker core " + shapeToString(core) + " does not fit its factors " + shapeToString(left) + " and " +
-                    shapeToString(right));
+  if (core.size() != 4 || left.empty() || right.empty() || product(left, 1) != core[0] ||
+      right[0] != core[1])
+    mismatch(m, "a Tucker core " + shapeToString(core) + " does not fit its factors " +
+                    shapeToString(left) + " and " + shapeToString(right));
   return {left[0], product(right, 1), core[2], core[3]};
 }
 
@@ -190,15 +199,17 @@ std::string normaliseLoraModule(std::string module) {
   std::replace(module.begin(), module.end(), '-', '_');
   if (module.starts_with("base_model_model_")) module = module.substr(17);
   static const std::pair<const char*, const char*> kPrefixes[] = {
-      {"lora_unet_", "unet_"},          {"lora_te1_", "te1_"},    {"lora_te2_", "te2_"},
-      {"lora_te_", "te_"},              {"text_encoder_2_", "te2_"}, {"text_encoder_", "te_"},
+      {"lora_unet_", "unet_"}, {"lora_te1_", "te1_"},       {"lora_te2_", "te2_"},
+      {"lora_te_", "te_"},     {"text_encoder_2_", "te2_"}, {"text_encoder_", "te_"},
       {"lycoris_", "unet_"}};
   for (const auto& [from, to] : kPrefixes)
-    if (module.starts_with(from)) return std::string(to) + module.substr(std::char_traits<char>::length(from));
+    if (module.starts_with(from))
+      return std::string(to) + module.substr(std::char_traits<char>::length(from));
   return module;
 }
 
-LoraLayout readLoraLayout(const std::vector<tensor_io::TensorInfo>& tensors, const std::string& path) {
+LoraLayout readLoraLayout(const std::vector<tensor_io::TensorInfo>& tensors,
+                          const std::string& path) {
   LoraLayout out;
   std::map<std::string, LoraModuleLayout> modules;
   std::set<std::string> formats;
@@ -218,16 +229,20 @@ LoraLayout readLoraLayout(const std::vector<tensor_io::TensorInfo>& tensors, con
     checkRanks(m, path);
     classify(m);
     if (m.kind == LoraKind::Invalid) {  // an alpha with nothing to scale
-      for (const auto& [role, shape] : m.shapes) out.unrecognised.push_back(m.file_name + "." + role);
+      for (const auto& [role, shape] : m.shapes)
+        out.unrecognised.push_back(m.file_name + "." + role);
       continue;
     }
     out.modules.push_back(std::move(m));
   }
   if (out.modules.empty())
     throw Error(ErrorKind::UnsupportedModel,
-                "'" + path + "' holds no tensor in a LoRA layout Kiln reads (kohya lora_down/lora_up, "
-                "PEFT lora_A/lora_B, diffusers, LoHa, LoKr or full differences)" +
-                    (out.unrecognised.empty() ? std::string() : "; its first tensor is '" + out.unrecognised.front() + "'"));
+                "'" + path +
+                    "' holds no tensor in a LoRA layout Kiln reads (kohya lora_down/lora_up, "
+                    "PEFT lora_A/lora_B, diffusers, LoHa, LoKr or full differences)" +
+                    (out.unrecognised.empty()
+                         ? std::string()
+                         : "; its first tensor is '" + out.unrecognised.front() + "'"));
   for (const auto& f : formats) out.format += (out.format.empty() ? "" : "+") + f;
   return out;
 }
@@ -239,13 +254,18 @@ Shape loraDeltaShape(const LoraModuleLayout& m) {
       return productShape(m, "up", "down");
     case LoraKind::LoHa: {
       const bool tucker = m.has("hada_t1") && m.has("hada_t2");
-      const Shape a = tucker ? tuckerShape(m, "hada_t1", "hada_w1_a", "hada_w1_b") : productShape(m, "hada_w1_a", "hada_w1_b");
-      const Shape b = tucker ? tuckerShape(m, "hada_t2", "hada_w2_a", "hada_w2_b") : productShape(m, "hada_w2_a", "hada_w2_b");
-      if (a != b) mismatch(m, "its two products have the shapes " + shapeToString(a) + " and " + shapeToString(b));
+      const Shape a = tucker ? tuckerShape(m, "hada_t1", "hada_w1_a", "hada_w1_b")
+                             : productShape(m, "hada_w1_a", "hada_w1_b");
+      const Shape b = tucker ? tuckerShape(m, "hada_t2", "hada_w2_a", "hada_w2_b")
+                             : productShape(m, "hada_w2_a", "hada_w2_b");
+      if (a != b)
+        mismatch(
+            m, "its two products have the shapes " + shapeToString(a) + " and " + shapeToString(b));
       return a;
     }
     case LoraKind::LoKr: {
-      const Shape w1 = m.has("lokr_w1") ? m.shape("lokr_w1") : productShape(m, "lokr_w1_a", "lokr_w1_b");
+      const Shape w1 =
+          m.has("lokr_w1") ? m.shape("lokr_w1") : productShape(m, "lokr_w1_a", "lokr_w1_b");
       Shape w2;
       if (m.has("lokr_w2")) {
         w2 = m.shape("lokr_w2");
@@ -260,7 +280,8 @@ Shape loraDeltaShape(const LoraModuleLayout& m) {
       Shape out = w2;
       for (std::size_t k = 0; k < out.size(); ++k) {
         const int64_t a = k < w1.size() ? w1[k] : 1;
-        if (out[k] > 0 && a > std::numeric_limits<int64_t>::max() / out[k]) mismatch(m, "its Kronecker product overflows");
+        if (out[k] > 0 && a > std::numeric_limits<int64_t>::max() / out[k])
+          mismatch(m, "its Kronecker product overflows");
         out[k] *= a;
       }
       return out;
@@ -276,10 +297,12 @@ Shape loraDeltaShape(const LoraModuleLayout& m) {
 
 void checkLoraFits(const LoraModuleLayout& module, const Shape& weight_shape) {
   const Shape shape = loraDeltaShape(module);
-  if (shape.empty() || weight_shape.empty() || product(shape) != product(weight_shape) || shape[0] != weight_shape[0])
-    throw Error(ErrorKind::ShapeMismatch, "LoRA module '" + module.file_name + "' (" + loraKindName(module.kind) +
-                                              ") makes a change of shape " + shapeToString(shape) +
-                                              " for a weight of shape " + shapeToString(weight_shape));
+  if (shape.empty() || weight_shape.empty() || product(shape) != product(weight_shape) ||
+      shape[0] != weight_shape[0])
+    throw Error(ErrorKind::ShapeMismatch,
+                "LoRA module '" + module.file_name + "' (" + loraKindName(module.kind) +
+                    ") makes a change of shape " + shapeToString(shape) +
+                    " for a weight of shape " + shapeToString(weight_shape));
 }
 
 int64_t loraRank(const LoraModuleLayout& m) {

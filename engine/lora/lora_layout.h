@@ -53,7 +53,8 @@ struct LoraLayout {
 // needs and classified. `path` names the file in messages. Throws kiln::Error: CorruptFile
 // (a tensor of the wrong rank or empty, an alpha that is not one number, a module missing
 // half of its pair), UnsupportedModel (a DoRA module, or no tensor in any LoRA layout).
-LoraLayout readLoraLayout(const std::vector<tensor_io::TensorInfo>& tensors, const std::string& path);
+LoraLayout readLoraLayout(const std::vector<tensor_io::TensorInfo>& tensors,
+                          const std::string& path);
 
 // The shape of the change a module makes, from its factors' shapes; nothing is built.
 // Throws kiln::Error(ShapeMismatch) when the factors do not fit each other.

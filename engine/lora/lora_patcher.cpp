@@ -43,9 +43,10 @@ at::Tensor deltaFor(const Contribution& c, const at::Tensor& target) {
   if (!c.bias) return loraDelta(*c.module, shape);
   const at::Tensor& d = c.module->at("diff_b");
   if (d.numel() != target.numel() && (c.rows < 0 || d.numel() != c.rows))
-    throw Error(ErrorKind::ShapeMismatch, "LoRA module '" + c.module->file_name + "' has a bias difference of shape " +
-                                              tensor_io::shapeToString(d.sizes().vec()) + " for a bias of shape " +
-                                              tensor_io::shapeToString(shape));
+    throw Error(ErrorKind::ShapeMismatch,
+                "LoRA module '" + c.module->file_name + "' has a bias difference of shape " +
+                    tensor_io::shapeToString(d.sizes().vec()) + " for a bias of shape " +
+                    tensor_io::shapeToString(shape));
   return d.reshape(shape);
 }
 
@@ -53,7 +54,9 @@ at::Tensor deltaFor(const Contribution& c, const at::Tensor& target) {
 
 // ------------------------------------------------------------------------- targets
 
-void TargetMap::add(const std::string& alias, const LoraTarget& target) { targets_.emplace(alias, target); }
+void TargetMap::add(const std::string& alias, const LoraTarget& target) {
+  targets_.emplace(alias, target);
+}
 
 const LoraTarget* TargetMap::find(const std::string& normalised_name) const {
   const auto it = targets_.find(normalised_name);
@@ -64,10 +67,13 @@ const LoraTarget* TargetMap::find(const std::string& normalised_name) const {
 
 LoraPatcher::LoraPatcher(LoraTargets targets) : model_(std::move(targets)) {}
 
-LoraPatcher::~LoraPatcher() { setAdapters(nullptr); }
+LoraPatcher::~LoraPatcher() {
+  setAdapters(nullptr);
+}
 
 void LoraPatcher::setAdapters(std::unique_ptr<LoraAdapters> adapters) {
-  for (const auto* list : model_.components) list->setAdapters(adapters && !adapters->empty() ? adapters.get() : nullptr);
+  for (const auto* list : model_.components)
+    list->setAdapters(adapters && !adapters->empty() ? adapters.get() : nullptr);
   adapters_ = std::move(adapters);
 }
 
@@ -85,15 +91,18 @@ std::set<const at::Tensor*> LoraPatcher::touchedBy(const std::vector<LoraSpec>& 
 
 std::shared_ptr<const LoraFile> LoraPatcher::load(const std::string& path) {
   const std::string stamp = stampOf(path);
-  if (const auto it = files_.find(path); it != files_.end() && it->second.first == stamp) return it->second.second;
+  if (const auto it = files_.find(path); it != files_.end() && it->second.first == stamp)
+    return it->second.second;
   auto file = std::make_shared<const LoraFile>(readLoraFile(path));
   files_[path] = {stamp, file};
   return file;
 }
 
-void LoraPatcher::forgetFilesOutside(const std::map<std::string, std::shared_ptr<const LoraFile>>& stack) {
+void LoraPatcher::forgetFilesOutside(
+    const std::map<std::string, std::shared_ptr<const LoraFile>>& stack) {
   // Parsed files stay cached only while they are in the stack.
-  for (auto it = files_.begin(); it != files_.end();) it = stack.count(it->first) ? std::next(it) : files_.erase(it);
+  for (auto it = files_.begin(); it != files_.end();)
+    it = stack.count(it->first) ? std::next(it) : files_.erase(it);
 }
 
 // What a stack does to which weights, read and checked before any weight changes.
@@ -106,7 +115,8 @@ struct LoraPatcher::StackPlan {
 
 std::vector<LoraReport> LoraPatcher::apply(const std::vector<LoraSpec>& stack, LoraMode mode) {
   if (mode != LoraMode::Merge && mode != LoraMode::Hook)
-    throw Error(ErrorKind::InvalidArgument, std::string("LoRA mode must be merge or hook here, got ") + loraModeName(mode));
+    throw Error(ErrorKind::InvalidArgument,
+                std::string("LoRA mode must be merge or hook here, got ") + loraModeName(mode));
   last_rebuilt_ = 0;
   StackPlan p = plan(stack, mode);
   if (mode == LoraMode::Hook) {
@@ -125,10 +135,12 @@ LoraPatcher::StackPlan LoraPatcher::plan(const std::vector<LoraSpec>& stack, Lor
   for (const LoraSpec& spec : stack) {
     for (double s : {spec.unet_strength, spec.text_strength})
       if (!std::isfinite(s))
-        throw Error(ErrorKind::InvalidArgument, "LoRA strength for '" + spec.path + "' is not a finite number");
+        throw Error(ErrorKind::InvalidArgument,
+                    "LoRA strength for '" + spec.path + "' is not a finite number");
     if (!spec.keyframes.empty() && mode == LoraMode::Merge)
-      throw Error(ErrorKind::InvalidArgument, "LoRA '" + spec.path +
-                                                  "' changes strength over the steps, which needs hook mode, not merge");
+      throw Error(ErrorKind::InvalidArgument,
+                  "LoRA '" + spec.path +
+                      "' changes strength over the steps, which needs hook mode, not merge");
     const std::shared_ptr<const LoraFile> file = load(spec.path);
     p.used[spec.path] = file;
     const std::string stamp = files_.at(spec.path).first;
@@ -147,10 +159,12 @@ LoraPatcher::StackPlan LoraPatcher::plan(const std::vector<LoraSpec>& stack, Lor
       ++report.applied;
       const double strength = t->text ? spec.text_strength : spec.unet_strength;
       std::vector<Contribution> parts;
-      if (m.kind != LoraKind::Full || m.has("diff")) parts.push_back({&m, strength, t->row_offset, t->rows, false});
+      if (m.kind != LoraKind::Full || m.has("diff"))
+        parts.push_back({&m, strength, t->row_offset, t->rows, false});
       if (m.kind == LoraKind::Full && m.has("diff_b")) {
         if (!t->bias) {
-          mismatches.push_back("LoRA module '" + m.file_name + "' changes a bias that " + t->key + " does not have");
+          mismatches.push_back("LoRA module '" + m.file_name + "' changes a bias that " + t->key +
+                               " does not have");
           continue;
         }
         parts.push_back({&m, strength, t->row_offset, t->rows, true});
@@ -166,8 +180,8 @@ LoraPatcher::StackPlan LoraPatcher::plan(const std::vector<LoraSpec>& stack, Lor
         }
         if (strength == 0) continue;  // costs nothing
         p.parts[target].push_back(c);
-        p.signatures[target] +=
-            spec.path + "|" + stamp + "|" + m.file_name + (c.bias ? "|b|" : "|w|") + strengthText(strength) + ";";
+        p.signatures[target] += spec.path + "|" + stamp + "|" + m.file_name +
+                                (c.bias ? "|b|" : "|w|") + strengthText(strength) + ";";
       }
     }
     if (report.applied == 0) {
@@ -176,7 +190,8 @@ LoraPatcher::StackPlan LoraPatcher::plan(const std::vector<LoraSpec>& stack, Lor
         names += (i ? ", " : "") + report.unmatched[i];
       throw Error(ErrorKind::UnsupportedModel,
                   "no module of LoRA '" + spec.path + "' fits this " + model_.model_name +
-                      " model's weights (first: " + names + "); it was probably made for another architecture");
+                      " model's weights (first: " + names +
+                      "); it was probably made for another architecture");
     }
     p.reports.push_back(std::move(report));
   }

@@ -11,8 +11,8 @@
 
 #include <cstdint>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -66,7 +66,8 @@ class LoraPatcher {
   // Every file is read and checked before anything changes, so an error (unreadable
   // file, shape mismatch, no key that fits this model) leaves the model as it was.
   // Returns one report per file.
-  std::vector<LoraReport> apply(const std::vector<LoraSpec>& stack, LoraMode mode = LoraMode::Merge);
+  std::vector<LoraReport> apply(const std::vector<LoraSpec>& stack,
+                                LoraMode mode = LoraMode::Merge);
   // Puts every original weight back and removes the hooks.
   void restore();
 
@@ -112,7 +113,8 @@ class LoraPatcher {
   std::vector<LoraSpec> current_;
   LoraMode mode_ = LoraMode::Merge;
   std::unique_ptr<LoraAdapters> adapters_;
-  std::map<std::string, std::pair<std::string, std::shared_ptr<const LoraFile>>> files_;  // path -> (stamp, file)
+  std::map<std::string, std::pair<std::string, std::shared_ptr<const LoraFile>>>
+      files_;  // path -> (stamp, file)
   int64_t last_rebuilt_ = 0;
 };
 

@@ -65,12 +65,14 @@ Image readImage(const std::string& path) {
   // Sizes from the header are checked before a byte is taken for the pixels: a crafted
   // header can claim gigapixels.
   if (spec.width <= 0 || spec.height <= 0 || spec.nchannels <= 0)
-    throw Error(ErrorKind::CorruptFile, "image '" + path + "' has no pixels (" + std::to_string(spec.width) + "x" +
+    throw Error(ErrorKind::CorruptFile, "image '" + path + "' has no pixels (" +
+                                            std::to_string(spec.width) + "x" +
                                             std::to_string(spec.height) + ")");
   if (static_cast<int64_t>(spec.width) * spec.height > kMaxImagePixels || spec.nchannels > 4)
-    throw Error(ErrorKind::InvalidArgument, "image '" + path + "' is " + std::to_string(spec.width) + "x" +
-                                                std::to_string(spec.height) + " with " + std::to_string(spec.nchannels) +
-                                                " channels; Kiln reads pictures of up to 16384x16384 with 1 to 4 channels");
+    throw Error(ErrorKind::InvalidArgument,
+                "image '" + path + "' is " + std::to_string(spec.width) + "x" +
+                    std::to_string(spec.height) + " with " + std::to_string(spec.nchannels) +
+                    " channels; Kiln reads pictures of up to 16384x16384 with 1 to 4 channels");
   Image image;
   image.width = spec.width;
   image.height = spec.height;

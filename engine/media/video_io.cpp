@@ -42,7 +42,8 @@ void quietFfmpeg() {
 }
 
 std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
 }
 
@@ -67,7 +68,9 @@ struct Encoder {
 };
 
 void check(int rc, const std::string& path, const char* what) {
-  if (rc < 0) throw Error(ErrorKind::Io, "cannot write '" + path + "': " + what + " failed (" + averror(rc) + ")");
+  if (rc < 0)
+    throw Error(ErrorKind::Io,
+                "cannot write '" + path + "': " + what + " failed (" + averror(rc) + ")");
 }
 
 // Sends `frame` (null: flush) and writes every packet the encoder gives back.
@@ -99,17 +102,24 @@ void writeContainer(const std::string& path, VideoFormat format, const std::vect
   core::AtomicFile file(path);
   {
     Encoder e;
-    const char* muxer = format == VideoFormat::Mp4 ? "mp4" : format == VideoFormat::WebM ? "webm" : "mov";
-    check(avformat_alloc_output_context2(&e.format, nullptr, muxer, file.temporaryPath().c_str()), path,
-          "choosing the container");
-    const char* codec_name = format == VideoFormat::Mp4 ? "libx264" : format == VideoFormat::WebM ? "libvpx-vp9" : "prores_ks";
+    const char* muxer = format == VideoFormat::Mp4    ? "mp4"
+                        : format == VideoFormat::WebM ? "webm"
+                                                      : "mov";
+    check(avformat_alloc_output_context2(&e.format, nullptr, muxer, file.temporaryPath().c_str()),
+          path, "choosing the container");
+    const char* codec_name = format == VideoFormat::Mp4    ? "libx264"
+                             : format == VideoFormat::WebM ? "libvpx-vp9"
+                                                           : "prores_ks";
     const AVCodec* codec = avcodec_find_encoder_by_name(codec_name);
-    if (!codec) throw Error(ErrorKind::Io, std::string("cannot write '") + path + "': FFmpeg has no " + codec_name + " encoder");
+    if (!codec)
+      throw Error(ErrorKind::Io, std::string("cannot write '") + path + "': FFmpeg has no " +
+                                     codec_name + " encoder");
     e.stream = avformat_new_stream(e.format, nullptr);
     e.codec = avcodec_alloc_context3(codec);
     e.frame = av_frame_alloc();
     e.packet = av_packet_alloc();
-    if (!e.stream || !e.codec || !e.frame || !e.packet) throw Error(ErrorKind::Io, "cannot write '" + path + "': out of memory");
+    if (!e.stream || !e.codec || !e.frame || !e.packet)
+      throw Error(ErrorKind::Io, "cannot write '" + path + "': out of memory");
     const AVRational rate = av_d2q(options.fps, 100000);
     e.codec->width = width;
     e.codec->height = height;
@@ -120,7 +130,8 @@ void writeContainer(const std::string& path, VideoFormat format, const std::vect
     e.codec->colorspace = AVCOL_SPC_BT709;
     e.codec->color_primaries = AVCOL_PRI_BT709;
     e.codec->color_trc = AVCOL_TRC_BT709;
-    if (e.format->oformat->flags & AVFMT_GLOBALHEADER) e.codec->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+    if (e.format->oformat->flags & AVFMT_GLOBALHEADER)
+      e.codec->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
     AVDictionary* opts = nullptr;
     if (format == VideoFormat::Mp4) {
       av_dict_set(&opts, "crf", std::to_string(options.crf >= 0 ? options.crf : 19).c_str(), 0);
@@ -138,13 +149,17 @@ void writeContainer(const std::string& path, VideoFormat format, const std::vect
     const int opened = avcodec_open2(e.codec, codec, &opts);
     av_dict_free(&opts);
     check(opened, path, "opening the encoder");
-    check(avcodec_parameters_from_context(e.stream->codecpar, e.codec), path, "setting up the stream");
+    check(avcodec_parameters_from_context(e.stream->codecpar, e.codec), path,
+          "setting up the stream");
     e.stream->time_base = e.codec->time_base;
     e.stream->avg_frame_rate = rate;
-    for (const auto& [key, value] : options.metadata) av_dict_set(&e.format->metadata, key.c_str(), value.c_str(), 0);
-    check(avio_open(&e.format->pb, file.temporaryPath().c_str(), AVIO_FLAG_WRITE), path, "opening the file");
+    for (const auto& [key, value] : options.metadata)
+      av_dict_set(&e.format->metadata, key.c_str(), value.c_str(), 0);
+    check(avio_open(&e.format->pb, file.temporaryPath().c_str(), AVIO_FLAG_WRITE), path,
+          "opening the file");
     AVDictionary* mux = nullptr;
-    if (format != VideoFormat::WebM) av_dict_set(&mux, "movflags", "+use_metadata_tags+faststart", 0);
+    if (format != VideoFormat::WebM)
+      av_dict_set(&mux, "movflags", "+use_metadata_tags+faststart", 0);
     const int header = avformat_write_header(e.format, &mux);
     av_dict_free(&mux);
     check(header, path, "writing the header");
@@ -153,12 +168,14 @@ void writeContainer(const std::string& path, VideoFormat format, const std::vect
     e.frame->width = width;
     e.frame->height = height;
     check(av_frame_get_buffer(e.frame, 0), path, "allocating a frame");
-    e.sws = sws_getContext(width, height, AV_PIX_FMT_RGB24, width, height, e.codec->pix_fmt, SWS_BICUBIC | SWS_ACCURATE_RND,
-                           nullptr, nullptr, nullptr);
-    if (!e.sws) throw Error(ErrorKind::Io, "cannot write '" + path + "': no colour conversion to the encoder's format");
+    e.sws = sws_getContext(width, height, AV_PIX_FMT_RGB24, width, height, e.codec->pix_fmt,
+                           SWS_BICUBIC | SWS_ACCURATE_RND, nullptr, nullptr, nullptr);
+    if (!e.sws)
+      throw Error(ErrorKind::Io,
+                  "cannot write '" + path + "': no colour conversion to the encoder's format");
     // RGB -> limited-range BT.709, as the stream is tagged
-    sws_setColorspaceDetails(e.sws, sws_getCoefficients(SWS_CS_ITU709), 1, sws_getCoefficients(SWS_CS_ITU709), 0, 0,
-                             1 << 16, 1 << 16);
+    sws_setColorspaceDetails(e.sws, sws_getCoefficients(SWS_CS_ITU709), 1,
+                             sws_getCoefficients(SWS_CS_ITU709), 0, 0, 1 << 16, 1 << 16);
     std::vector<uint8_t> rgb;
     const int total = static_cast<int>(frames.size());
     for (int i = 0; i < total; ++i) {
@@ -177,7 +194,8 @@ void writeContainer(const std::string& path, VideoFormat format, const std::vect
   file.commit();
 }
 
-void writePngSequence(const std::string& path, const std::vector<Image>& frames, const VideoWriteOptions& options) {
+void writePngSequence(const std::string& path, const std::vector<Image>& frames,
+                      const VideoWriteOptions& options) {
   fs::path dir = fs::path(path);
   if (dir.filename().empty()) dir = dir.parent_path();
   std::error_code ec;
@@ -185,7 +203,8 @@ void writePngSequence(const std::string& path, const std::vector<Image>& frames,
     throw Error(ErrorKind::InvalidArgument, "cannot write a PNG sequence into '" + dir.string() +
                                                 "': it holds files already; choose a new folder");
   std::random_device rd;
-  const fs::path temp = dir.parent_path() / ("." + dir.filename().string() + ".kiln-" + std::to_string(rd()));
+  const fs::path temp =
+      dir.parent_path() / ("." + dir.filename().string() + ".kiln-" + std::to_string(rd()));
   fs::create_directories(temp, ec);
   if (ec) throw Error(ErrorKind::Io, "cannot create '" + temp.string() + "': " + ec.message());
   try {
@@ -203,7 +222,9 @@ void writePngSequence(const std::string& path, const std::vector<Image>& frames,
     }
     if (fs::exists(dir, ec)) fs::remove(dir, ec);  // empty, checked above
     fs::rename(temp, dir, ec);
-    if (ec) throw Error(ErrorKind::Io, "cannot move the frames to '" + dir.string() + "': " + ec.message());
+    if (ec)
+      throw Error(ErrorKind::Io,
+                  "cannot move the frames to '" + dir.string() + "': " + ec.message());
   } catch (...) {
     fs::remove_all(temp, ec);
     throw;
@@ -227,15 +248,17 @@ struct Decoder {
 };
 
 Image frameToImage(Decoder& d, int width, int height) {
-  d.sws = sws_getCachedContext(d.sws, width, height, static_cast<AVPixelFormat>(d.frame->format), width, height,
-                               AV_PIX_FMT_RGB24, SWS_BICUBIC | SWS_ACCURATE_RND, nullptr, nullptr, nullptr);
+  d.sws = sws_getCachedContext(d.sws, width, height, static_cast<AVPixelFormat>(d.frame->format),
+                               width, height, AV_PIX_FMT_RGB24, SWS_BICUBIC | SWS_ACCURATE_RND,
+                               nullptr, nullptr, nullptr);
   if (!d.sws) throw Error(ErrorKind::CorruptFile, "cannot convert the video's frames to RGB");
   const bool full = d.frame->color_range == AVCOL_RANGE_JPEG;
-  const int space = d.frame->colorspace == AVCOL_SPC_BT470BG || d.frame->colorspace == AVCOL_SPC_SMPTE170M
-                        ? SWS_CS_ITU601
-                        : SWS_CS_ITU709;
-  sws_setColorspaceDetails(d.sws, sws_getCoefficients(space), full ? 1 : 0, sws_getCoefficients(SWS_CS_ITU709), 1, 0,
-                           1 << 16, 1 << 16);
+  const int space =
+      d.frame->colorspace == AVCOL_SPC_BT470BG || d.frame->colorspace == AVCOL_SPC_SMPTE170M
+          ? SWS_CS_ITU601
+          : SWS_CS_ITU709;
+  sws_setColorspaceDetails(d.sws, sws_getCoefficients(space), full ? 1 : 0,
+                           sws_getCoefficients(SWS_CS_ITU709), 1, 0, 1 << 16, 1 << 16);
   std::vector<uint8_t> rgb(static_cast<std::size_t>(width) * height * 3);
   uint8_t* dst[1] = {rgb.data()};
   const int stride[1] = {3 * width};
@@ -245,17 +268,20 @@ Image frameToImage(Decoder& d, int width, int height) {
   image.height = height;
   image.channels = 3;
   image.pixels.resize(rgb.size());
-  for (std::size_t i = 0; i < rgb.size(); ++i) image.pixels[i] = static_cast<float>(rgb[i]) / 255.0f;
+  for (std::size_t i = 0; i < rgb.size(); ++i)
+    image.pixels[i] = static_cast<float>(rgb[i]) / 255.0f;
   return image;
 }
 
 void checkFrameBudget(const std::string& path, std::size_t frames, int width, int height) {
-  const int64_t bytes = static_cast<int64_t>(frames) * width * height * 3 * static_cast<int64_t>(sizeof(float));
+  const int64_t bytes =
+      static_cast<int64_t>(frames) * width * height * 3 * static_cast<int64_t>(sizeof(float));
   if (bytes > kMaxVideoReadBytes)
-    throw Error(ErrorKind::InvalidArgument, "'" + path + "' holds more frames than Kiln reads at once (" +
-                                                std::to_string(frames) + " frames of " + std::to_string(width) + "x" +
-                                                std::to_string(height) + " need over " +
-                                                std::to_string(kMaxVideoReadBytes >> 30) + " GiB); read fewer frames");
+    throw Error(ErrorKind::InvalidArgument,
+                "'" + path + "' holds more frames than Kiln reads at once (" +
+                    std::to_string(frames) + " frames of " + std::to_string(width) + "x" +
+                    std::to_string(height) + " need over " +
+                    std::to_string(kMaxVideoReadBytes >> 30) + " GiB); read fewer frames");
 }
 
 Video readPngSequence(const fs::path& dir, int max_frames) {
@@ -263,11 +289,13 @@ Video readPngSequence(const fs::path& dir, int max_frames) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec))
     if (lower(entry.path().extension().string()) == ".png") files.push_back(entry.path());
-  if (files.empty()) throw Error(ErrorKind::CorruptFile, "'" + dir.string() + "' holds no PNG frames");
+  if (files.empty())
+    throw Error(ErrorKind::CorruptFile, "'" + dir.string() + "' holds no PNG frames");
   std::sort(files.begin(), files.end());
   Video v;
   // The first frame is read even for max_frames 0: it carries the sequence's metadata.
-  const std::size_t reads = max_frames < 0 ? files.size() : std::min(files.size(), std::size_t(std::max(max_frames, 1)));
+  const std::size_t reads =
+      max_frames < 0 ? files.size() : std::min(files.size(), std::size_t(std::max(max_frames, 1)));
   for (std::size_t i = 0; i < reads; ++i) {
     const auto& f = files[i];
     Image image = readImage(f.string());
@@ -277,9 +305,11 @@ Video readPngSequence(const fs::path& dir, int max_frames) {
       v.metadata = image.text;
       v.codec = "png";
       v.pixel_format = "rgb";
-      if (const auto it = image.text.find("kiln_fps"); it != image.text.end()) v.fps = std::atof(it->second.c_str());
+      if (const auto it = image.text.find("kiln_fps"); it != image.text.end())
+        v.fps = std::atof(it->second.c_str());
     } else if (image.width != v.width || image.height != v.height) {
-      throw Error(ErrorKind::CorruptFile, "'" + f.string() + "' differs in size from the sequence's first frame");
+      throw Error(ErrorKind::CorruptFile,
+                  "'" + f.string() + "' differs in size from the sequence's first frame");
     }
     image.text.clear();
     if (max_frames != 0) {
@@ -292,31 +322,38 @@ Video readPngSequence(const fs::path& dir, int max_frames) {
 
 }  // namespace
 
-void writeVideo(const std::string& path, const std::vector<Image>& frames, const VideoWriteOptions& options) {
+void writeVideo(const std::string& path, const std::vector<Image>& frames,
+                const VideoWriteOptions& options) {
   const VideoFormat format = videoFormatFor(path);
   if (format == VideoFormat::Invalid)
-    throw Error(ErrorKind::InvalidArgument, "cannot write '" + path +
-                                                "': choose a .mp4, .webm or .mov file, or a folder (ending in '/') "
-                                                "for PNG frames");
-  if (frames.empty()) throw Error(ErrorKind::InvalidArgument, "cannot write '" + path + "': the video has no frames");
+    throw Error(ErrorKind::InvalidArgument,
+                "cannot write '" + path +
+                    "': choose a .mp4, .webm or .mov file, or a folder (ending in '/') "
+                    "for PNG frames");
+  if (frames.empty())
+    throw Error(ErrorKind::InvalidArgument, "cannot write '" + path + "': the video has no frames");
   if (!(options.fps > 0.0) || options.fps > 1000.0)
-    throw Error(ErrorKind::InvalidArgument, "cannot write '" + path + "': the frame rate must be above 0 and at most 1000");
+    throw Error(ErrorKind::InvalidArgument,
+                "cannot write '" + path + "': the frame rate must be above 0 and at most 1000");
   const Image& first = frames.front();
   for (const Image& f : frames)
     if (f.width != first.width || f.height != first.height || f.channels < 1 ||
         f.pixels.size() != static_cast<std::size_t>(f.width) * f.height * f.channels)
-      throw Error(ErrorKind::InvalidArgument, "cannot write '" + path + "': the frames differ in size or are malformed");
+      throw Error(ErrorKind::InvalidArgument,
+                  "cannot write '" + path + "': the frames differ in size or are malformed");
   if (format == VideoFormat::PngSequence) return writePngSequence(path, frames, options);
   if (first.width % 2 != 0 || first.height % 2 != 0 || first.width < 2 || first.height < 2)
-    throw Error(ErrorKind::InvalidArgument, "cannot write '" + path + "': video frames need an even width and height (" +
-                                                std::to_string(first.width) + "x" + std::to_string(first.height) + ")");
+    throw Error(ErrorKind::InvalidArgument,
+                "cannot write '" + path + "': video frames need an even width and height (" +
+                    std::to_string(first.width) + "x" + std::to_string(first.height) + ")");
   quietFfmpeg();
   writeContainer(path, format, frames, options);
 }
 
 Video readVideo(const std::string& path, int max_frames) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw Error(ErrorKind::FileNotFound, "video '" + path + "' does not exist");
+  if (!fs::exists(path, ec))
+    throw Error(ErrorKind::FileNotFound, "video '" + path + "' does not exist");
   if (fs::is_directory(path, ec)) return readPngSequence(path, max_frames);
   quietFfmpeg();
   Decoder d;
@@ -326,13 +363,16 @@ Video readVideo(const std::string& path, int max_frames) {
     throw Error(ErrorKind::CorruptFile, "cannot read video '" + path + "': " + averror(rc));
   const AVCodec* codec = nullptr;
   const int index = av_find_best_stream(d.format, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
-  if (index < 0 || !codec) throw Error(ErrorKind::CorruptFile, "'" + path + "' has no video stream Kiln can decode");
+  if (index < 0 || !codec)
+    throw Error(ErrorKind::CorruptFile, "'" + path + "' has no video stream Kiln can decode");
   AVStream* stream = d.format->streams[index];
   d.codec = avcodec_alloc_context3(codec);
   d.frame = av_frame_alloc();
   d.packet = av_packet_alloc();
-  if (!d.codec || !d.frame || !d.packet) throw Error(ErrorKind::Io, "out of memory reading '" + path + "'");
-  if (avcodec_parameters_to_context(d.codec, stream->codecpar) < 0 || avcodec_open2(d.codec, codec, nullptr) < 0)
+  if (!d.codec || !d.frame || !d.packet)
+    throw Error(ErrorKind::Io, "out of memory reading '" + path + "'");
+  if (avcodec_parameters_to_context(d.codec, stream->codecpar) < 0 ||
+      avcodec_open2(d.codec, codec, nullptr) < 0)
     throw Error(ErrorKind::CorruptFile, "cannot open the decoder of '" + path + "'");
   Video v;
   v.width = d.codec->width;
@@ -341,17 +381,22 @@ Video readVideo(const std::string& path, int max_frames) {
   if (const char* pf = av_get_pix_fmt_name(d.codec->pix_fmt)) v.pixel_format = pf;
   if (v.width <= 0 || v.height <= 0 || v.width > 16384 || v.height > 16384)
     throw Error(ErrorKind::CorruptFile, "'" + path + "' has an implausible frame size");
-  const AVRational rate = stream->avg_frame_rate.num > 0 ? stream->avg_frame_rate : stream->r_frame_rate;
+  const AVRational rate =
+      stream->avg_frame_rate.num > 0 ? stream->avg_frame_rate : stream->r_frame_rate;
   v.fps = rate.den > 0 ? av_q2d(rate) : 0.0;
   const AVDictionaryEntry* tag = nullptr;
   // keys in lower case: Matroska stores them upper-cased
-  while ((tag = av_dict_get(d.format->metadata, "", tag, AV_DICT_IGNORE_SUFFIX))) v.metadata[lower(tag->key)] = tag->value;
-  const auto want_more = [&] { return max_frames < 0 || static_cast<int>(v.frames.size()) < max_frames; };
+  while ((tag = av_dict_get(d.format->metadata, "", tag, AV_DICT_IGNORE_SUFFIX)))
+    v.metadata[lower(tag->key)] = tag->value;
+  const auto want_more = [&] {
+    return max_frames < 0 || static_cast<int>(v.frames.size()) < max_frames;
+  };
   const auto receive = [&] {
     while (want_more()) {
       const int rc = avcodec_receive_frame(d.codec, d.frame);
       if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF) return;
-      if (rc < 0) throw Error(ErrorKind::CorruptFile, "cannot decode '" + path + "': " + averror(rc));
+      if (rc < 0)
+        throw Error(ErrorKind::CorruptFile, "cannot decode '" + path + "': " + averror(rc));
       if (d.frame->width != v.width || d.frame->height != v.height)
         throw Error(ErrorKind::CorruptFile, "'" + path + "' changes its frame size");
       checkFrameBudget(path, v.frames.size() + 1, v.width, v.height);
@@ -362,7 +407,8 @@ Video readVideo(const std::string& path, int max_frames) {
     if (d.packet->stream_index == index) {
       const int rc = avcodec_send_packet(d.codec, d.packet);
       av_packet_unref(d.packet);
-      if (rc < 0 && rc != AVERROR(EAGAIN)) throw Error(ErrorKind::CorruptFile, "cannot decode '" + path + "': " + averror(rc));
+      if (rc < 0 && rc != AVERROR(EAGAIN))
+        throw Error(ErrorKind::CorruptFile, "cannot decode '" + path + "': " + averror(rc));
       receive();
     } else {
       av_packet_unref(d.packet);

@@ -5,8 +5,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "kiln/units.h"
 #include "kiln/error.h"
+#include "kiln/units.h"
 
 namespace kiln::memory {
 namespace {
@@ -55,7 +55,9 @@ const char* deviceKindName(DeviceKind kind) noexcept {
   return "invalid";
 }
 
-std::optional<int64_t> availableHostBytes() { return meminfoField("MemAvailable"); }
+std::optional<int64_t> availableHostBytes() {
+  return meminfoField("MemAvailable");
+}
 
 DeviceMemory CpuDevice::memory() const {
   DeviceMemory m;
@@ -85,7 +87,9 @@ SimulatedDevice::SimulatedDevice(int64_t capacity_bytes)
     throw Error(ErrorKind::InvalidArgument, "a simulated device needs a capacity above zero bytes");
 }
 
-std::string SimulatedDevice::name() const { return "sim:" + formatBytes(pool_->stats().capacity_bytes); }
+std::string SimulatedDevice::name() const {
+  return "sim:" + formatBytes(pool_->stats().capacity_bytes);
+}
 
 DeviceMemory SimulatedDevice::memory() const {
   const PoolStats s = pool_->stats();
@@ -116,7 +120,8 @@ bool SimulatedDevice::isPinned(const at::Tensor& t) const {
 void SimulatedDevice::setPinnedLimit(int64_t bytes) const {
   pinned_->emptyCache();
   // A pool's capacity 0 means unlimited: a limit of nothing is one byte.
-  pinned_->setCapacity(std::max<int64_t>(pinned_->stats().allocated_bytes + std::max<int64_t>(bytes, 0), 1));
+  pinned_->setCapacity(
+      std::max<int64_t>(pinned_->stats().allocated_bytes + std::max<int64_t>(bytes, 0), 1));
 }
 
 at::Tensor SimulatedDevice::upload(const at::Tensor& t) const {
@@ -132,24 +137,28 @@ at::Tensor SimulatedDevice::download(const at::Tensor& t) const {
   return contiguousCopy(t);
 }
 
-bool SimulatedDevice::holds(const at::Tensor& t) const { return onCpu(t) && pool_->owns(t.storage()); }
+bool SimulatedDevice::holds(const at::Tensor& t) const {
+  return onCpu(t) && pool_->owns(t.storage());
+}
 
 std::unique_ptr<Device> makeDevice(std::string_view spec) {
   if (spec == "cpu") return std::make_unique<CpuDevice>();
   if (spec.rfind("sim:", 0) == 0) {
     const auto bytes = parseBytes(spec.substr(4));
     if (!bytes || *bytes <= 0)
-      throw Error(ErrorKind::InvalidArgument,
-                  "cannot read the simulated device's capacity in '" + std::string(spec) +
-                      "'; write it like sim:8G or sim:512MiB");
+      throw Error(ErrorKind::InvalidArgument, "cannot read the simulated device's capacity in '" +
+                                                  std::string(spec) +
+                                                  "'; write it like sim:8G or sim:512MiB");
     return std::make_unique<SimulatedDevice>(*bytes);
   }
   if (spec == "cuda" || spec.rfind("cuda:", 0) == 0)
     throw Error(ErrorKind::InvalidArgument,
                 "this build of Kiln has no GPU support (its libtorch is CPU-only), so '" +
-                    std::string(spec) + "' is not available; use cpu, or sim:BYTES to simulate an accelerator");
+                    std::string(spec) +
+                    "' is not available; use cpu, or sim:BYTES to simulate an accelerator");
   throw Error(ErrorKind::InvalidArgument,
-              "unknown device '" + std::string(spec) + "'; use cpu, cuda:N or sim:BYTES (for example sim:8G)");
+              "unknown device '" + std::string(spec) +
+                  "'; use cpu, cuda:N or sim:BYTES (for example sim:8G)");
 }
 
 }  // namespace kiln::memory

@@ -6,8 +6,8 @@
 
 #include <ATen/ATen.h>
 
-#include <cstdint>
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,7 +27,7 @@ struct DeviceMemory {
   int64_t allocated_bytes = 0;  // held by live tensors
   int64_t reserved_bytes = 0;   // allocated plus the allocator's cache
   int64_t peak_allocated_bytes = 0;
-  int64_t pinned_bytes = 0;        // pinned host memory held for this device (live copies)
+  int64_t pinned_bytes = 0;           // pinned host memory held for this device (live copies)
   int64_t pinned_reserved_bytes = 0;  // pinned host memory held, cached blocks included
   int64_t pinned_peak_bytes = 0;
   int64_t pinned_limit_bytes = 0;  // 0 where the device has no pinned memory

@@ -58,7 +58,8 @@ class CountingAllocator final : public c10::Allocator {
     MemoryPool* pool = t_pool;
     if (pool == nullptr) {
       c10::DataPtr d = base_->allocate(bytes);
-      if (d.get() == nullptr || d.get() != d.get_context() || d.get_deleter() != g_base_deleter) return d;
+      if (d.get() == nullptr || d.get() != d.get_context() || d.get_deleter() != g_base_deleter)
+        return d;
       void* data = d.release_context();
       return {data, data, &countingDelete, c10::Device(c10::DeviceType::CPU)};
     }
@@ -142,7 +143,9 @@ void MemoryPool::setLargestAllocation(int64_t bytes) {
   largest_allocation_ = bytes;
 }
 
-bool MemoryPool::owns(const c10::Storage& storage) const { return poolOf(storage) == this; }
+bool MemoryPool::owns(const c10::Storage& storage) const {
+  return poolOf(storage) == this;
+}
 
 MemoryPool* poolOf(const c10::Storage& storage) noexcept {
   const c10::DataPtr& ptr = storage.data_ptr();
@@ -174,13 +177,14 @@ void* MemoryPool::allocateBlock(std::size_t bytes, std::size_t* granted) {
     }
     cached_.clear();
   }
-  if ((cap > 0 && stats_.reserved_bytes + n > cap) || (largest_allocation_ > 0 && n > largest_allocation_)) {
+  if ((cap > 0 && stats_.reserved_bytes + n > cap) ||
+      (largest_allocation_ > 0 && n > largest_allocation_)) {
     ++stats_.failed_allocations;
     const int64_t free = cap > 0 ? cap - stats_.allocated_bytes : 0;
-    C10_THROW_ERROR(OutOfMemoryError,
-                    name_ + " out of memory: tried to allocate " + formatBytes(n) + " (" +
-                        formatBytes(stats_.allocated_bytes) + " allocated, " +
-                        formatBytes(free) + " free of " + formatBytes(cap) + ")");
+    C10_THROW_ERROR(OutOfMemoryError, name_ + " out of memory: tried to allocate " +
+                                          formatBytes(n) + " (" +
+                                          formatBytes(stats_.allocated_bytes) + " allocated, " +
+                                          formatBytes(free) + " free of " + formatBytes(cap) + ")");
   }
   void* data = c10::alloc_cpu(size);
   stats_.reserved_bytes += n;
@@ -202,8 +206,12 @@ PoolScope::PoolScope(std::shared_ptr<MemoryPool> pool) : pool_(std::move(pool)),
   t_pool = pool_.get();
 }
 
-PoolScope::~PoolScope() { t_pool = previous_; }
+PoolScope::~PoolScope() {
+  t_pool = previous_;
+}
 
-MemoryPool* currentPool() noexcept { return t_pool; }
+MemoryPool* currentPool() noexcept {
+  return t_pool;
+}
 
 }  // namespace kiln::memory

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "kiln/units.h"
 #include "kiln/error.h"
+#include "kiln/units.h"
 
 namespace kiln::memory {
 
@@ -33,7 +33,9 @@ ModelCache::Lease& ModelCache::Lease::operator=(Lease&& other) noexcept {
   return *this;
 }
 
-ModelCache::Lease::~Lease() { release(); }
+ModelCache::Lease::~Lease() {
+  release();
+}
 
 void ModelCache::Lease::release() noexcept {
   if (cache_ != nullptr) cache_->unlock(key_);
@@ -54,7 +56,8 @@ ModelCache::~ModelCache() {
 }
 
 std::list<ModelCache::Entry>::iterator ModelCache::findLocked(const std::string& key) {
-  return std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.key == key; });
+  return std::find_if(entries_.begin(), entries_.end(),
+                      [&](const Entry& e) { return e.key == key; });
 }
 
 std::shared_ptr<CachedModel> ModelCache::dropIfStaleLocked(const std::string& key) {
@@ -95,7 +98,8 @@ ModelCache::Lease ModelCache::acquire(const std::string& key, const Loader& load
   std::vector<std::shared_ptr<CachedModel>> before;
   if (budget_.max_models >= 0) {
     auto count = static_cast<int>(entries_.size());
-    for (auto it = entries_.end(); count + 1 > std::max(budget_.max_models, 1) && it != entries_.begin();) {
+    for (auto it = entries_.end();
+         count + 1 > std::max(budget_.max_models, 1) && it != entries_.begin();) {
       --it;
       if (it->locks > 0) continue;
       before.push_back(std::move(it->model));
@@ -174,15 +178,17 @@ void ModelCache::enforceBudgetLocked(std::vector<std::shared_ptr<CachedModel>>& 
 int64_t ModelCache::availableLocked() const {
   const DeviceMemory m = device_.memory();
   int64_t available = m.free_bytes;
-  if (budget_.device_bytes > 0) available = std::min(available, budget_.device_bytes - m.allocated_bytes);
+  if (budget_.device_bytes > 0)
+    available = std::min(available, budget_.device_bytes - m.allocated_bytes);
   return std::max<int64_t>(available, 0);
 }
 
 bool ModelCache::contains(const std::string& key) const {
   std::lock_guard lock(mutex_);
   // A model whose files changed is as good as gone: the next acquire loads it again.
-  return std::any_of(entries_.begin(), entries_.end(),
-                     [&](const Entry& e) { return e.key == key && (e.locks > 0 || e.model->staleReason().empty()); });
+  return std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) {
+    return e.key == key && (e.locks > 0 || e.model->staleReason().empty());
+  });
 }
 
 ModelCache::Lease ModelCache::find(const std::string& key) {
@@ -209,9 +215,9 @@ MakeRoomResult ModelCache::makeRoom(int64_t bytes, int64_t working_bytes) {
   MakeRoomResult result;
   const int64_t needed = bytes + working_bytes;
   if (needed == 0) {
-    result.warnings.push_back(
-        "asked to make room for 0 bytes on " + device_.name() +
-        ": the memory estimate for this work failed, so nothing was freed and it may still run out of memory");
+    result.warnings.push_back("asked to make room for 0 bytes on " + device_.name() +
+                              ": the memory estimate for this work failed, so nothing was freed "
+                              "and it may still run out of memory");
     result.available_bytes = availableLocked();
     return result;
   }
@@ -227,8 +233,9 @@ MakeRoomResult ModelCache::makeRoom(int64_t bytes, int64_t working_bytes) {
       result.offloaded.push_back(it->model->describe());
     } catch (const std::exception& e) {
       // What it could move has left; the sweep goes on with the next model.
-      result.warnings.push_back("could not move " + it->model->describe() + " off " + device_.name() + ": " +
-                                e.what() + " (" + formatBytes(it->model->deviceBytes()) + " stay there)");
+      result.warnings.push_back("could not move " + it->model->describe() + " off " +
+                                device_.name() + ": " + e.what() + " (" +
+                                formatBytes(it->model->deviceBytes()) + " stay there)");
     }
     device_.emptyCache();
     available = availableLocked();
@@ -251,13 +258,17 @@ MakeRoomResult ModelCache::makeRoom(int64_t bytes, int64_t working_bytes) {
     for (std::size_t i = 0; i < locked.size(); ++i) held += (i ? ", " : "") + locked[i];
     held += ")";
   }
-  held += " and " + formatBytes(std::max<int64_t>(m.allocated_bytes - locked_bytes, 0)) + " by other work";
-  throw Error(ErrorKind::OutOfMemory,
-              "not enough memory on " + device_.name() + ": this needs " + formatBytes(needed) +
-                  " but only " + formatBytes(available) + " can be made available" +
-                  (budget_.device_bytes > 0 ? " within the " + formatBytes(budget_.device_bytes) + " budget" : "") +
-                  "; " + held +
-                  ". Lower the resolution or batch size, choose an offload mode in Preferences, or raise the device budget");
+  held += " and " + formatBytes(std::max<int64_t>(m.allocated_bytes - locked_bytes, 0)) +
+          " by other work";
+  throw Error(
+      ErrorKind::OutOfMemory,
+      "not enough memory on " + device_.name() + ": this needs " + formatBytes(needed) +
+          " but only " + formatBytes(available) + " can be made available" +
+          (budget_.device_bytes > 0 ? " within the " + formatBytes(budget_.device_bytes) + " budget"
+                                    : "") +
+          "; " + held +
+          ". Lower the resolution or batch size, choose an offload mode in Preferences, or raise "
+          "the device budget");
 }
 
 bool ModelCache::unload(const std::string& key) {
@@ -266,8 +277,8 @@ bool ModelCache::unload(const std::string& key) {
   auto it = findLocked(key);
   if (it == entries_.end()) return false;
   if (it->locks > 0)
-    throw Error(ErrorKind::InvalidArgument,
-                "cannot unload " + it->model->describe() + " while a job is using it; stop the job first");
+    throw Error(ErrorKind::InvalidArgument, "cannot unload " + it->model->describe() +
+                                                " while a job is using it; stop the job first");
   dropped = std::move(it->model);
   entries_.erase(it);
   ++counters_.evictions;
@@ -311,8 +322,8 @@ std::vector<CacheEntryInfo> ModelCache::entries() const {
   std::lock_guard lock(mutex_);
   std::vector<CacheEntryInfo> out;
   for (const auto& e : entries_)
-    out.push_back({e.key, e.model->describe(), e.model->placementSummary(), e.model->hostBytes(), e.model->deviceBytes(),
-                   e.locks});
+    out.push_back({e.key, e.model->describe(), e.model->placementSummary(), e.model->hostBytes(),
+                   e.model->deviceBytes(), e.locks});
   return out;
 }
 

@@ -33,7 +33,8 @@ bool listed(const std::vector<std::string>& list, const ComponentInfo& c) {
 }
 
 // The mode set for this component: by its own name first, then its class, then its role.
-const OffloadMode* namedMode(const std::map<std::string, OffloadMode>& modes, const ComponentInfo& c) {
+const OffloadMode* namedMode(const std::map<std::string, OffloadMode>& modes,
+                             const ComponentInfo& c) {
   for (const std::string& key : {c.name, c.model_class})
     if (const auto it = modes.find(key); it != modes.end()) return &it->second;
   for (const auto& [key, mode] : modes)
@@ -41,11 +42,14 @@ const OffloadMode* namedMode(const std::map<std::string, OffloadMode>& modes, co
   return nullptr;
 }
 
-int64_t bytesOf(const at::Tensor& t) { return t.defined() ? static_cast<int64_t>(t.nbytes()) : 0; }
+int64_t bytesOf(const at::Tensor& t) {
+  return t.defined() ? static_cast<int64_t>(t.nbytes()) : 0;
+}
 
 // The most weight bytes on the device during a call, given which slots stay resident.
-int64_t peakBytes(const std::vector<weights::ParamSlot>& slots, const std::vector<weights::ParamGroup>& groups,
-                  const std::vector<bool>& resident, const PlacementDecision& d) {
+int64_t peakBytes(const std::vector<weights::ParamSlot>& slots,
+                  const std::vector<weights::ParamGroup>& groups, const std::vector<bool>& resident,
+                  const PlacementDecision& d) {
   int64_t all = 0;
   for (const auto& s : slots) all += bytesOf(*s.tensor);
   switch (d.mode) {
@@ -60,7 +64,9 @@ int64_t peakBytes(const std::vector<weights::ParamSlot>& slots, const std::vecto
         if (!slots[i].leaf) loose += b;
         // A leaf is a weight and the bias declared right after it.
         if (slots[i].leaf)
-          largest_leaf = std::max(largest_leaf, b + (i + 1 < slots.size() && slots[i + 1].leaf ? bytesOf(*slots[i + 1].tensor) : 0));
+          largest_leaf = std::max(
+              largest_leaf,
+              b + (i + 1 < slots.size() && slots[i + 1].leaf ? bytesOf(*slots[i + 1].tensor) : 0));
       }
       return loose + largest_leaf;
     }
@@ -71,13 +77,16 @@ int64_t peakBytes(const std::vector<weights::ParamSlot>& slots, const std::vecto
       int64_t fixed = 0;
       for (std::size_t i = 0; i < slots.size(); ++i) {
         const int64_t b = bytesOf(*slots[i].tensor);
-        if (resident[i] || slots[i].group < 0) fixed += b;
-        else chunk[static_cast<std::size_t>(slots[i].group) / n] += b;
+        if (resident[i] || slots[i].group < 0)
+          fixed += b;
+        else
+          chunk[static_cast<std::size_t>(slots[i].group) / n] += b;
       }
       // With streams the next chunk arrives while the current one runs.
       int64_t largest = 0;
       for (std::size_t c = 0; c < chunk.size(); ++c)
-        largest = std::max(largest, chunk[c] + (d.streams && c + 1 < chunk.size() ? chunk[c + 1] : 0));
+        largest =
+            std::max(largest, chunk[c] + (d.streams && c + 1 < chunk.size() ? chunk[c + 1] : 0));
       return fixed + largest;
     }
   }
@@ -86,7 +95,8 @@ int64_t peakBytes(const std::vector<weights::ParamSlot>& slots, const std::vecto
 
 }  // namespace
 
-PlacementDecision decidePlacement(const ComponentInfo& c, int64_t weight_bytes, const OffloadSettings& s) {
+PlacementDecision decidePlacement(const ComponentInfo& c, int64_t weight_bytes,
+                                  const OffloadSettings& s) {
   PlacementDecision d;
   if (listed(s.never, c)) {
     d.reason = "in the never-offload list";
@@ -99,18 +109,22 @@ PlacementDecision decidePlacement(const ComponentInfo& c, int64_t weight_bytes, 
   // used once per job, and its VAE rest in host memory).
   const bool by_default = c.offloaded_by_default && !named && !always;
   if (mode == OffloadMode::None && (always || by_default)) {
-    mode = c.role == ComponentRole::Vae ? OffloadMode::Model
-                                        : (c.role == ComponentRole::TextEncoder ? OffloadMode::GroupLeaf
-                                                                                : OffloadMode::GroupBlock);
+    mode = c.role == ComponentRole::Vae
+               ? OffloadMode::Model
+               : (c.role == ComponentRole::TextEncoder ? OffloadMode::GroupLeaf
+                                                       : OffloadMode::GroupBlock);
     d.reason = always ? "in the always-offload list" : "offloaded by default for this model";
   }
   d.mode = mode;
   d.blocks_per_group = s.blocks_per_group;
   d.streams = s.streams && (mode == OffloadMode::GroupBlock || mode == OffloadMode::Balanced);
-  const auto because = [&](const std::string& why) { d.reason += (d.reason.empty() ? "" : "; ") + why; };
+  const auto because = [&](const std::string& why) {
+    d.reason += (d.reason.empty() ? "" : "; ") + why;
+  };
   switch (c.role) {
     case ComponentRole::TextEncoder:
-      if (mode == OffloadMode::GroupBlock || mode == OffloadMode::Balanced || mode == OffloadMode::GroupLeaf) {
+      if (mode == OffloadMode::GroupBlock || mode == OffloadMode::Balanced ||
+          mode == OffloadMode::GroupLeaf) {
         if (mode != OffloadMode::GroupLeaf || s.streams)
           because("text encoders are placed leaf by leaf, without streams");
         d.mode = OffloadMode::GroupLeaf;
@@ -121,7 +135,8 @@ PlacementDecision decidePlacement(const ComponentInfo& c, int64_t weight_bytes, 
       if (mode == OffloadMode::None) break;
       if (weight_bytes <= s.vae_resident_threshold_bytes) {
         because("a VAE of " + formatBytes(weight_bytes) + " stays resident (threshold " +
-                formatBytes(s.vae_resident_threshold_bytes) + "): moving it costs more than it frees");
+                formatBytes(s.vae_resident_threshold_bytes) +
+                "): moving it costs more than it frees");
         d.mode = OffloadMode::None;
         d.streams = false;
         break;
@@ -142,7 +157,8 @@ PlacementDecision decidePlacement(const ComponentInfo& c, int64_t weight_bytes, 
     d.streams = false;
   }
   if (d.mode != OffloadMode::GroupBlock && d.mode != OffloadMode::Balanced) d.blocks_per_group = 1;
-  if (d.mode != OffloadMode::None && !(d.mode == OffloadMode::Model && d.offload_after_call)) d.pin = s.pin;
+  if (d.mode != OffloadMode::None && !(d.mode == OffloadMode::Model && d.offload_after_call))
+    d.pin = s.pin;
   if (c.role == ComponentRole::TextEncoder && d.pin != PinMode::Off) {
     because("text encoders are never held in pinned memory");
     d.pin = PinMode::Off;
@@ -163,7 +179,9 @@ ComponentPlacement::ComponentPlacement(const Device& device, ComponentInfo compo
   }
 }
 
-ComponentPlacement::~ComponentPlacement() { detach(); }
+ComponentPlacement::~ComponentPlacement() {
+  detach();
+}
 
 void ComponentPlacement::detach() noexcept {
   if (prefetch_.valid()) prefetch_.wait();
@@ -180,12 +198,15 @@ std::size_t ComponentPlacement::chunkOf(std::size_t group) const {
 std::vector<std::size_t> ComponentPlacement::chunkSlots(std::size_t chunk) const {
   std::vector<std::size_t> out;
   for (std::size_t i = 0; i < slots_.size(); ++i)
-    if (slots_[i].group >= 0 && chunkOf(static_cast<std::size_t>(slots_[i].group)) == chunk && !resident_[i])
+    if (slots_[i].group >= 0 && chunkOf(static_cast<std::size_t>(slots_[i].group)) == chunk &&
+        !resident_[i])
       out.push_back(i);
   return out;
 }
 
-bool ComponentPlacement::chunkStreamed(std::size_t chunk) const { return !chunkSlots(chunk).empty(); }
+bool ComponentPlacement::chunkStreamed(std::size_t chunk) const {
+  return !chunkSlots(chunk).empty();
+}
 
 void ComponentPlacement::toDevice(std::size_t i) {
   at::Tensor& t = *slots_[i].tensor;
@@ -231,7 +252,8 @@ bool ComponentPlacement::apply(const PlacementDecision& decision, int64_t reside
           bytes += bytesOf(*slots_[i].tensor);
         if (used + bytes > resident_budget_bytes) break;
         used += bytes;
-        for (std::size_t i = groups[g].first; i < groups[g].first + groups[g].count; ++i) resident_[i] = true;
+        for (std::size_t i = groups[g].first; i < groups[g].first + groups[g].count; ++i)
+          resident_[i] = true;
       }
       break;
     }
@@ -292,15 +314,20 @@ void ComponentPlacement::pinStreamedWeights() {
   for (std::size_t i = 0; i < slots_.size(); ++i)
     if (!resident_[i]) streamed += bytesOf(*slots_[i].tensor);
   // Per group: a staging copy of the largest transfer at a time (two with streams).
-  const int64_t needed =
-      decision_.pin == PinMode::On ? streamed : std::min(streamed, peakBytes(slots_, component_.params->groups(), resident_, decision_));
+  const int64_t needed = decision_.pin == PinMode::On
+                             ? streamed
+                             : std::min(streamed, peakBytes(slots_, component_.params->groups(),
+                                                            resident_, decision_));
   const DeviceMemory m = device_.memory();
   const int64_t allowed = m.pinned_limit_bytes > 0 ? m.pinned_limit_bytes - m.pinned_bytes : needed;
   if (needed > allowed) {
     // Denied: block level without streams, unpinned; say what that costs.
-    const auto because = [&](const std::string& why) { decision_.reason += (decision_.reason.empty() ? "" : "; ") + why; };
-    because("pinned memory denied (needs " + formatBytes(needed) + ", " + formatBytes(std::max<int64_t>(allowed, 0)) +
-            " allowed): without it, " + formatBytes(streamed) + " move to the device per step without prefetch");
+    const auto because = [&](const std::string& why) {
+      decision_.reason += (decision_.reason.empty() ? "" : "; ") + why;
+    };
+    because("pinned memory denied (needs " + formatBytes(needed) + ", " +
+            formatBytes(std::max<int64_t>(allowed, 0)) + " allowed): without it, " +
+            formatBytes(streamed) + " move to the device per step without prefetch");
     decision_.pin = PinMode::Off;
     decision_.streams = false;
     if (decision_.mode == OffloadMode::Model && !component_.params->groups().empty()) {
@@ -340,13 +367,14 @@ int64_t ComponentPlacement::residentBytes() const {
   return total;
 }
 
-
 int64_t ComponentPlacement::peakWeightBytes() const {
   return peakBytes(slots_, component_.params->groups(), resident_, decision_);
 }
 
-int64_t ComponentPlacement::plannedPeakBytes(const weights::ParamList& params, const PlacementDecision& decision) {
-  return peakBytes(params.slots(), params.groups(), std::vector<bool>(params.slots().size(), false), decision);
+int64_t ComponentPlacement::plannedPeakBytes(const weights::ParamList& params,
+                                             const PlacementDecision& decision) {
+  return peakBytes(params.slots(), params.groups(), std::vector<bool>(params.slots().size(), false),
+                   decision);
 }
 
 namespace {
@@ -358,9 +386,12 @@ std::string weightFormat(const std::vector<weights::ParamSlot>& slots) {
   for (const auto& slot : slots) {
     const at::ScalarType t = slot.tensor->scalar_type();
     quantized = quantized || at::isQIntType(t);
-    std::string name = t == at::kFloat ? "fp32" : t == at::kHalf ? "fp16" : t == at::kBFloat16 ? "bf16"
-                                                                                        : at::toString(t);
-    if (std::find(dtypes.begin(), dtypes.end(), name) == dtypes.end()) dtypes.push_back(std::move(name));
+    std::string name = t == at::kFloat      ? "fp32"
+                       : t == at::kHalf     ? "fp16"
+                       : t == at::kBFloat16 ? "bf16"
+                                            : at::toString(t);
+    if (std::find(dtypes.begin(), dtypes.end(), name) == dtypes.end())
+      dtypes.push_back(std::move(name));
   }
   std::string out;
   for (const auto& d : dtypes) out += (out.empty() ? "" : "+") + d;
@@ -371,12 +402,15 @@ std::string weightFormat(const std::vector<weights::ParamSlot>& slots) {
 }  // namespace
 
 std::string ComponentPlacement::describe() const {
-  std::string s = component_.name + " (" + component_.model_class + ", " + formatBytes(weight_bytes_) +
-                  weightFormat(slots_) + "): " + offloadModeName(decision_.mode);
+  std::string s = component_.name + " (" + component_.model_class + ", " +
+                  formatBytes(weight_bytes_) + weightFormat(slots_) +
+                  "): " + offloadModeName(decision_.mode);
   if (decision_.mode == OffloadMode::GroupBlock || decision_.mode == OffloadMode::Balanced)
-    s += ", " + std::to_string(decision_.blocks_per_group) + " block" + (decision_.blocks_per_group > 1 ? "s" : "") +
-         " per group" + (decision_.streams ? ", streams" : ", no streams");
-  if (decision_.mode == OffloadMode::Balanced) s += ", " + formatBytes(residentBytes()) + " resident";
+    s += ", " + std::to_string(decision_.blocks_per_group) + " block" +
+         (decision_.blocks_per_group > 1 ? "s" : "") + " per group" +
+         (decision_.streams ? ", streams" : ", no streams");
+  if (decision_.mode == OffloadMode::Balanced)
+    s += ", " + formatBytes(residentBytes()) + " resident";
   if (decision_.offload_after_call) s += ", back to the host after each call";
   if (decision_.pin == PinMode::On) s += ", pinned";
   if (decision_.pin == PinMode::PerGroup) s += ", pinned per group";
@@ -459,11 +493,13 @@ void ComponentPlacement::loadChunk(std::size_t chunk) {
 void ComponentPlacement::enterGroup(std::size_t group) {
   if (decision_.mode != OffloadMode::GroupBlock && decision_.mode != OffloadMode::Balanced) return;
   const std::size_t chunk = chunkOf(group);
-  if (group % static_cast<std::size_t>(decision_.blocks_per_group) == 0 || prefetched_chunk_ == chunk)
+  if (group % static_cast<std::size_t>(decision_.blocks_per_group) == 0 ||
+      prefetched_chunk_ == chunk)
     loadChunk(chunk);
   else
     for (std::size_t i : chunkSlots(chunk)) toDevice(i);
-  if (decision_.streams && group % static_cast<std::size_t>(decision_.blocks_per_group) == 0) prefetch(chunk + 1);
+  if (decision_.streams && group % static_cast<std::size_t>(decision_.blocks_per_group) == 0)
+    prefetch(chunk + 1);
 }
 
 void ComponentPlacement::leaveGroup(std::size_t group) {

@@ -25,10 +25,10 @@
 namespace kiln::memory {
 
 using kiln::OffloadMode;
-using kiln::OffloadSettings;
-using kiln::PinMode;
 using kiln::offloadModeName;
+using kiln::OffloadSettings;
 using kiln::parseOffloadMode;
+using kiln::PinMode;
 
 enum class ComponentRole { Invalid = 0, TextEncoder, Denoiser, Vae };
 
@@ -112,11 +112,14 @@ class ComponentPlacement final : public weights::ExecutionHooks {
   // Model mode: called by the owner when another component needs the device.
   void offloadAll();
   // Called when a model-mode call begins, so the owner can send other components home.
-  void setOnModelCall(std::function<void(ComponentPlacement&)> callback) { on_model_call_ = std::move(callback); }
+  void setOnModelCall(std::function<void(ComponentPlacement&)> callback) {
+    on_model_call_ = std::move(callback);
+  }
 
   // Device bytes the weights of `params` placed as `decision` take at most during a call
   // (balanced: its streamed part only, since its resident part is whatever fits).
-  static int64_t plannedPeakBytes(const weights::ParamList& params, const PlacementDecision& decision);
+  static int64_t plannedPeakBytes(const weights::ParamList& params,
+                                  const PlacementDecision& decision);
 
  private:
   void toDevice(std::size_t slot);
@@ -131,8 +134,8 @@ class ComponentPlacement final : public weights::ExecutionHooks {
   const Device& device_;
   ComponentInfo component_;
   std::vector<weights::ParamSlot> slots_;
-  std::vector<at::Tensor> host_;    // host copies (undefined where dropped: resident)
-  std::vector<bool> resident_;      // stays on the device between calls
+  std::vector<at::Tensor> host_;  // host copies (undefined where dropped: resident)
+  std::vector<bool> resident_;    // stays on the device between calls
   std::unordered_map<const at::Tensor*, std::size_t> slot_of_;
   int64_t weight_bytes_ = 0;
   bool placed_ = false;

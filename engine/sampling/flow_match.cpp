@@ -11,17 +11,22 @@ namespace {
 
 void checkArguments(int64_t steps, double shift, int64_t train_steps) {
   if (steps < 1 || steps > train_steps)
-    throw Error(ErrorKind::InvalidArgument, "steps must be between 1 and " + std::to_string(train_steps));
+    throw Error(ErrorKind::InvalidArgument,
+                "steps must be between 1 and " + std::to_string(train_steps));
   if (!(shift > 0.0) || !std::isfinite(shift))
     throw Error(ErrorKind::InvalidArgument, "flow shift must be a positive number");
 }
 
 // Values as float32 holds them (the references keep their sigma tables in float32).
-double f32(double v) { return static_cast<double>(static_cast<float>(v)); }
+double f32(double v) {
+  return static_cast<double>(static_cast<float>(v));
+}
 
 }  // namespace
 
-double shiftSigma(double sigma, double shift) { return shift * sigma / (1.0 + (shift - 1.0) * sigma); }
+double shiftSigma(double sigma, double shift) {
+  return shift * sigma / (1.0 + (shift - 1.0) * sigma);
+}
 
 FlowSchedule unipcFlowSchedule(int64_t steps, double shift, int64_t train_steps) {
   checkArguments(steps, shift, train_steps);
@@ -44,7 +49,9 @@ FlowSchedule eulerFlowSchedule(int64_t steps, double shift, int64_t train_steps)
   const double t_min = f32(shiftSigma(1.0 / n, shift)) * n;
   FlowSchedule s;
   for (int64_t i = 0; i < steps; ++i) {
-    const double t = steps == 1 ? t_max : t_max + (t_min - t_max) * static_cast<double>(i) / static_cast<double>(steps - 1);
+    const double t = steps == 1 ? t_max
+                                : t_max + (t_min - t_max) * static_cast<double>(i) /
+                                              static_cast<double>(steps - 1);
     const double sigma = f32(shiftSigma(f32(t / n), shift));
     s.sigmas.push_back(sigma);
     s.timesteps.push_back(sigma * n);
@@ -69,7 +76,8 @@ double UniPcFlowSolver::lambda(std::size_t i) const {
 
 at::Tensor UniPcFlowSolver::step(const at::Tensor& v, const at::Tensor& x_in) {
   const auto total = static_cast<int64_t>(sigmas_.size()) - 1;
-  if (step_ >= total) throw Error(ErrorKind::InvalidArgument, "UniPC: the schedule has no steps left");
+  if (step_ >= total)
+    throw Error(ErrorKind::InvalidArgument, "UniPC: the schedule has no steps left");
   const auto i = static_cast<std::size_t>(step_);
   const at::Tensor x_f = x_in.to(at::kFloat);
   const at::Tensor m = x_f - sigmas_[i] * v.to(at::kFloat);  // the clean estimate (data prediction)
@@ -109,7 +117,8 @@ at::Tensor UniPcFlowSolver::step(const at::Tensor& v, const at::Tensor& x_in) {
 
   const int max_order = 2;
   // order 1 on the last step (lower_order_final), and while warming up
-  const int this_order = std::min(static_cast<int>(std::min<int64_t>(max_order, total - step_)), lower_nums_ + 1);
+  const int this_order =
+      std::min(static_cast<int>(std::min<int64_t>(max_order, total - step_)), lower_nums_ + 1);
   order_ = this_order;
   last_sample_ = x;
 
@@ -129,11 +138,12 @@ at::Tensor UniPcFlowSolver::step(const at::Tensor& v, const at::Tensor& x_in) {
   return next;
 }
 
-at::Tensor sampleFlow(FlowSolver solver, const FlowSchedule& schedule, const VelocityFn& velocity, at::Tensor x,
-                      const std::function<void(const FlowStep&)>& on_step) {
+at::Tensor sampleFlow(FlowSolver solver, const FlowSchedule& schedule, const VelocityFn& velocity,
+                      at::Tensor x, const std::function<void(const FlowStep&)>& on_step) {
   const auto total = static_cast<int64_t>(schedule.sigmas.size()) - 1;
   if (total < 1 || static_cast<int64_t>(schedule.timesteps.size()) != total)
-    throw Error(ErrorKind::InvalidArgument, "a flow schedule needs sigmas for each step and a final 0");
+    throw Error(ErrorKind::InvalidArgument,
+                "a flow schedule needs sigmas for each step and a final 0");
   x = x.to(at::kFloat);
   if (solver == FlowSolver::UniPc) {
     UniPcFlowSolver unipc(schedule.sigmas);
@@ -157,7 +167,8 @@ at::Tensor sampleFlow(FlowSolver solver, const FlowSchedule& schedule, const Vel
 FlowSolver flowSolverNamed(const std::string& name) {
   if (name == "uni_pc" || name == "uni_pc_bh2" || name == "unipc") return FlowSolver::UniPc;
   if (name == "euler") return FlowSolver::Euler;
-  throw Error(ErrorKind::InvalidArgument, "video models sample with uni_pc (Wan's default) or euler, not '" + name + "'");
+  throw Error(ErrorKind::InvalidArgument,
+              "video models sample with uni_pc (Wan's default) or euler, not '" + name + "'");
 }
 
 }  // namespace kiln::sampling

@@ -50,8 +50,8 @@ class UniPcFlowSolver {
   double lambda(std::size_t i) const;
   std::vector<double> sigmas_;
   int64_t step_ = 0;
-  int order_ = 0;       // the predictor order of the last step (the corrector's next)
-  int lower_nums_ = 0;  // warm-up: steps taken, capped at the solver order
+  int order_ = 0;              // the predictor order of the last step (the corrector's next)
+  int lower_nums_ = 0;         // warm-up: steps taken, capped at the solver order
   std::vector<at::Tensor> m_;  // clean estimates of the last two steps, oldest first
   at::Tensor last_sample_, corrected_;
 };
@@ -74,7 +74,7 @@ using VelocityFn = std::function<at::Tensor(const at::Tensor& x, int64_t step)>;
 
 // Runs the solver over the schedule from x (the initial noise, unscaled); on_step after
 // each step may throw to stop. Samples are kept in float32.
-at::Tensor sampleFlow(FlowSolver solver, const FlowSchedule& schedule, const VelocityFn& velocity, at::Tensor x,
-                      const std::function<void(const FlowStep&)>& on_step = {});
+at::Tensor sampleFlow(FlowSolver solver, const FlowSchedule& schedule, const VelocityFn& velocity,
+                      at::Tensor x, const std::function<void(const FlowStep&)>& on_step = {});
 
 }  // namespace kiln::sampling

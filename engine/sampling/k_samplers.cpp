@@ -12,13 +12,16 @@ namespace kiln::sampling {
 namespace {
 
 // The derivative of the probability-flow ODE, dx/dsigma.
-at::Tensor toD(const at::Tensor& x, double sigma, const at::Tensor& denoised) { return (x - denoised) / sigma; }
+at::Tensor toD(const at::Tensor& x, double sigma, const at::Tensor& denoised) {
+  return (x - denoised) / sigma;
+}
 
 // k-diffusion's get_ancestral_step (eta = 1): the noise level to step down to
 // deterministically, and the noise to add back to reach sigma_to.
 std::pair<double, double> ancestralStep(double sigma_from, double sigma_to) {
-  const double up = std::min(sigma_to, std::sqrt(sigma_to * sigma_to * (sigma_from * sigma_from - sigma_to * sigma_to) /
-                                                 (sigma_from * sigma_from)));
+  const double up = std::min(
+      sigma_to, std::sqrt(sigma_to * sigma_to * (sigma_from * sigma_from - sigma_to * sigma_to) /
+                          (sigma_from * sigma_from)));
   return {std::sqrt(sigma_to * sigma_to - up * up), up};
 }
 
@@ -37,7 +40,8 @@ class UniPC {
  public:
   UniPC(const DenoiseFn& model, bool bh2) : model_(model), bh2_(bh2) {}
 
-  at::Tensor run(at::Tensor x, std::vector<double> sigmas, const std::function<void(const SamplerStep&)>& on_step) {
+  at::Tensor run(at::Tensor x, std::vector<double> sigmas,
+                 const std::function<void(const SamplerStep&)>& on_step) {
     if (sigmas.back() == 0) sigmas.back() = 0.001;
     const auto steps = static_cast<int64_t>(sigmas.size()) - 1;
     const int64_t order = std::clamp<int64_t>(steps - 1, 1, 3);
@@ -69,8 +73,9 @@ class UniPC {
   // One predictor step from s_prev.back() to sigma of the given order, corrected with the
   // model's value at the predicted point (which it returns in model_t) unless `correct`
   // is false.
-  at::Tensor update(const at::Tensor& x, const std::deque<at::Tensor>& m_prev, const std::deque<double>& s_prev,
-                    double sigma, int64_t order, bool correct, at::Tensor& model_t) const {
+  at::Tensor update(const at::Tensor& x, const std::deque<at::Tensor>& m_prev,
+                    const std::deque<double>& s_prev, double sigma, int64_t order, bool correct,
+                    at::Tensor& model_t) const {
     const std::size_t last = s_prev.size() - 1;
     const at::Tensor& m0 = m_prev[last];
     const double lambda0 = -std::log(s_prev[last]), lambda_t = -std::log(sigma);
@@ -93,7 +98,8 @@ class UniPC {
     at::Tensor b = at::empty({n}, at::kDouble);
     double factorial = 1;
     for (int64_t i = 1; i <= n; ++i) {
-      for (int64_t k = 0; k < n; ++k) r[i - 1][k] = std::pow(rks[static_cast<std::size_t>(k)], static_cast<double>(i - 1));
+      for (int64_t k = 0; k < n; ++k)
+        r[i - 1][k] = std::pow(rks[static_cast<std::size_t>(k)], static_cast<double>(i - 1));
       b[i - 1] = h_phi_k * factorial / b_h;
       factorial *= static_cast<double>(i + 1);
       h_phi_k = h_phi_k / hh - 1 / factorial;
@@ -111,7 +117,8 @@ class UniPC {
     at::Tensor x_t = x_t_;
     if (!d1s.empty()) {
       const std::vector<double> rhos_p =
-          order == 2 ? std::vector<double>{0.5} : solve(r.slice(0, 0, n - 1).slice(1, 0, n - 1), b.slice(0, 0, n - 1));
+          order == 2 ? std::vector<double>{0.5}
+                     : solve(r.slice(0, 0, n - 1).slice(1, 0, n - 1), b.slice(0, 0, n - 1));
       x_t = x_t_ - weighted(rhos_p) * b_h;
     }
     if (correct) {
@@ -129,20 +136,24 @@ class UniPC {
 
 }  // namespace
 
-at::Tensor denoisedFrom(Prediction prediction, const at::Tensor& x, const at::Tensor& out, double sigma) {
+at::Tensor denoisedFrom(Prediction prediction, const at::Tensor& x, const at::Tensor& out,
+                        double sigma) {
   if (prediction == Prediction::V)
     return x / (sigma * sigma + 1) - out * (sigma / std::sqrt(sigma * sigma + 1));
   return x - out * sigma;
 }
 
-at::Tensor sampleSigmas(SamplerKind kind, const DenoiseFn& model, at::Tensor x, const std::vector<double>& sigmas,
-                        const NoiseFn& noise, const std::function<void(const SamplerStep&)>& on_step) {
-  if (sigmas.size() < 2) throw Error(ErrorKind::InvalidArgument, "sampling needs at least one step");
+at::Tensor sampleSigmas(SamplerKind kind, const DenoiseFn& model, at::Tensor x,
+                        const std::vector<double>& sigmas, const NoiseFn& noise,
+                        const std::function<void(const SamplerStep&)>& on_step) {
+  if (sigmas.size() < 2)
+    throw Error(ErrorKind::InvalidArgument, "sampling needs at least one step");
   for (std::size_t i = 0; i + 1 < sigmas.size(); ++i)
     if (!(sigmas[i] > sigmas[i + 1]) || sigmas[i + 1] < 0)
       throw Error(ErrorKind::InvalidArgument, "the noise levels of a schedule must fall to 0");
   if (addsNoise(kind) && !noise)
-    throw Error(ErrorKind::Internal, samplerLabel(kind) + " adds noise, and no noise source was given");
+    throw Error(ErrorKind::Internal,
+                samplerLabel(kind) + " adds noise, and no noise source was given");
   if (kind == SamplerKind::UniPC || kind == SamplerKind::UniPCBh2)
     return UniPC(model, kind == SamplerKind::UniPCBh2).run(std::move(x), sigmas, on_step);
 
@@ -152,7 +163,8 @@ at::Tensor sampleSigmas(SamplerKind kind, const DenoiseFn& model, at::Tensor x, 
   double h_last = 0;
   for (int64_t i = 0; i < steps; ++i) {
     core::checkInterrupt();
-    const double sigma = sigmas[static_cast<std::size_t>(i)], next = sigmas[static_cast<std::size_t>(i + 1)];
+    const double sigma = sigmas[static_cast<std::size_t>(i)],
+                 next = sigmas[static_cast<std::size_t>(i + 1)];
     const at::Tensor denoised = model(x, sigma);
     switch (kind) {
       case SamplerKind::Euler:

@@ -26,7 +26,8 @@ using NoiseFn = std::function<at::Tensor()>;
 // The clean estimate from a model's output `out` for x (x = x0 + sigma * noise) at sigma:
 // epsilon: x - sigma * out; v: x / (sigma^2 + 1) - out * sigma / sqrt(sigma^2 + 1)
 // (k-diffusion's VDenoiser with sigma_data = 1).
-at::Tensor denoisedFrom(Prediction prediction, const at::Tensor& x, const at::Tensor& out, double sigma);
+at::Tensor denoisedFrom(Prediction prediction, const at::Tensor& x, const at::Tensor& out,
+                        double sigma);
 
 struct SamplerStep {
   int64_t step = 0;  // 0-based
@@ -39,7 +40,8 @@ struct SamplerStep {
 // on_step after each step (it may throw to interrupt). `noise` is needed only when the
 // sampler adds noise (addsNoise). Throws kiln::Error(InvalidArgument) for fewer than two
 // sigmas or sigmas that do not decrease.
-at::Tensor sampleSigmas(SamplerKind kind, const DenoiseFn& model, at::Tensor x, const std::vector<double>& sigmas,
-                        const NoiseFn& noise = {}, const std::function<void(const SamplerStep&)>& on_step = {});
+at::Tensor sampleSigmas(SamplerKind kind, const DenoiseFn& model, at::Tensor x,
+                        const std::vector<double>& sigmas, const NoiseFn& noise = {},
+                        const std::function<void(const SamplerStep&)>& on_step = {});
 
 }  // namespace kiln::sampling

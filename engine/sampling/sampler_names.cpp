@@ -30,9 +30,10 @@ struct NamedSchedule {
   Schedule schedule;
 };
 constexpr NamedSchedule kSchedules[] = {
-    {"normal", Schedule::Normal},           {"karras", Schedule::Karras},   {"exponential", Schedule::Exponential},
-    {"simple", Schedule::Simple},           {"sgm_uniform", Schedule::SgmUniform},
-    {"ddim_uniform", Schedule::DdimUniform}, {"diffusers", Schedule::Diffusers},
+    {"normal", Schedule::Normal},           {"karras", Schedule::Karras},
+    {"exponential", Schedule::Exponential}, {"simple", Schedule::Simple},
+    {"sgm_uniform", Schedule::SgmUniform},  {"ddim_uniform", Schedule::DdimUniform},
+    {"diffusers", Schedule::Diffusers},
 };
 
 }  // namespace
@@ -85,8 +86,8 @@ std::string a1111SamplerName(SamplerKind kind, Schedule schedule) {
 }
 
 bool addsNoise(SamplerKind kind) {
-  return kind == SamplerKind::EulerAncestral || kind == SamplerKind::DpmPP2MSde || kind == SamplerKind::DpmPPSde ||
-         kind == SamplerKind::Lcm;
+  return kind == SamplerKind::EulerAncestral || kind == SamplerKind::DpmPP2MSde ||
+         kind == SamplerKind::DpmPPSde || kind == SamplerKind::Lcm;
 }
 
 }  // namespace kiln::sampling

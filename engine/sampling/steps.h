@@ -10,8 +10,8 @@ struct StepInfo {
   int64_t total = 0;
   const at::Tensor* scaled_input = nullptr;  // the model's input at the step's last call
   const at::Tensor* noise_pred = nullptr;    // its guided noise prediction
-  const at::Tensor* latent = nullptr;    // after the step
-  const at::Tensor* denoised = nullptr;  // the step's estimate of the clean latent
+  const at::Tensor* latent = nullptr;        // after the step
+  const at::Tensor* denoised = nullptr;      // the step's estimate of the clean latent
 };
 
 // Image-to-image and inpainting: where sampling starts from a picture's latent.

@@ -30,15 +30,18 @@ std::string join(const std::vector<std::string>& parts, std::size_t from) {
 // Block indices in checkpoint keys are small numbers; six digits is far beyond any real
 // model and keeps the arithmetic on them far from overflow.
 bool isIndex(const std::string& s) {
-  return !s.empty() && s.size() <= 6 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return !s.empty() && s.size() <= 6 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 // The block index `s` of tensor `name`; a name with no index where the layout has one
 // is a damaged file's (a typed error, not std::stoll's exception or overflow).
 int64_t blockIndex(const std::string& s, const std::string& name) {
   if (!isIndex(s))
-    throw Error(ErrorKind::CorruptFile, "tensor '" + name + "' has '" + s +
-                                            "' where its layout has a block index; the file is damaged or not a checkpoint");
+    throw Error(
+        ErrorKind::CorruptFile,
+        "tensor '" + name + "' has '" + s +
+            "' where its layout has a block index; the file is damaged or not a checkpoint");
   return std::stoll(s);
 }
 
@@ -61,7 +64,8 @@ int64_t countIndexed(const SafetensorsFile& file, const std::string& prefix) {
   for (const auto& t : file.tensors()) {
     if (t.name.compare(0, prefix.size(), prefix) != 0) continue;
     const auto parts = split(t.name.substr(prefix.size()));
-    if (!parts.empty() && isIndex(parts[0])) n = std::max<int64_t>(n, blockIndex(parts[0], t.name) + 1);
+    if (!parts.empty() && isIndex(parts[0]))
+      n = std::max<int64_t>(n, blockIndex(parts[0], t.name) + 1);
   }
   return n;
 }
@@ -91,10 +95,11 @@ void mapDiffusersUNet(const std::shared_ptr<SafetensorsFile>& file, const std::s
       const int64_t i = blockIndex(p[1], info.name);
       const std::string rest = join(p, 4);
       if (p[2] == "resnets")
-        name = "input_blocks." + std::to_string(1 + i * stride + blockIndex(p[3], info.name)) + ".0." +
-               renameLeading(rest, kUNetResnet);
+        name = "input_blocks." + std::to_string(1 + i * stride + blockIndex(p[3], info.name)) +
+               ".0." + renameLeading(rest, kUNetResnet);
       else if (p[2] == "attentions")
-        name = "input_blocks." + std::to_string(1 + i * stride + blockIndex(p[3], info.name)) + ".1." + rest;
+        name = "input_blocks." + std::to_string(1 + i * stride + blockIndex(p[3], info.name)) +
+               ".1." + rest;
       else if (p[2] == "downsamplers")
         name = "input_blocks." + std::to_string((i + 1) * stride) + ".0.op." + join(p, 5);
     } else if (p[0] == "up_blocks" && p.size() > 4 && isIndex(p[1])) {
@@ -104,7 +109,8 @@ void mapDiffusersUNet(const std::shared_ptr<SafetensorsFile>& file, const std::s
         name = "output_blocks." + std::to_string(i * stride + blockIndex(p[3], info.name)) + ".0." +
                renameLeading(rest, kUNetResnet);
       else if (p[2] == "attentions")
-        name = "output_blocks." + std::to_string(i * stride + blockIndex(p[3], info.name)) + ".1." + rest;
+        name = "output_blocks." + std::to_string(i * stride + blockIndex(p[3], info.name)) + ".1." +
+               rest;
       else if (p[2] == "upsamplers") {
         const bool has_attention =
             countIndexed(*file, "up_blocks." + std::to_string(i) + ".attentions.") > 0;
@@ -250,9 +256,12 @@ std::string originalToDiffusersUNet(const std::string& name, int64_t num_res_blo
     }
     return rest;
   };
-  const auto with = [](std::string head, const std::string& rest) { return rest.empty() ? head : head + "." + rest; };
+  const auto with = [](std::string head, const std::string& rest) {
+    return rest.empty() ? head : head + "." + rest;
+  };
   const int64_t stride = num_res_blocks + 1;
-  if ((p[0] == "input_blocks" || p[0] == "output_blocks") && p.size() >= 3 && isIndex(p[1]) && isIndex(p[2])) {
+  if ((p[0] == "input_blocks" || p[0] == "output_blocks") && p.size() >= 3 && isIndex(p[1]) &&
+      isIndex(p[2])) {
     const int64_t k = blockIndex(p[1], name), m = blockIndex(p[2], name);
     const std::string rest = join(p, 3);
     if (p[0] == "input_blocks") {
@@ -261,7 +270,8 @@ std::string originalToDiffusersUNet(const std::string& name, int64_t num_res_blo
       const int64_t j = (k - 1) % stride;
       if (j == num_res_blocks) {
         if (m != 0 || (rest != "op" && !rest.starts_with("op."))) return "";
-        return with(level + "downsamplers.0.conv", rest.substr(std::min<std::size_t>(rest.size(), 3)));
+        return with(level + "downsamplers.0.conv",
+                    rest.substr(std::min<std::size_t>(rest.size(), 3)));
       }
       if (m == 0) return with(level + "resnets." + std::to_string(j), inverseResnet(rest));
       if (m == 1) return with(level + "attentions." + std::to_string(j), rest);
@@ -283,9 +293,12 @@ std::string originalToDiffusersUNet(const std::string& name, int64_t num_res_blo
     return "";
   }
   static const std::pair<const char*, const char*> kOthers[] = {
-      {"time_embed.0", "time_embedding.linear_1"}, {"time_embed.2", "time_embedding.linear_2"},
-      {"label_emb.0.0", "add_embedding.linear_1"}, {"label_emb.0.2", "add_embedding.linear_2"},
-      {"out.0", "conv_norm_out"},                  {"out.2", "conv_out"}};
+      {"time_embed.0", "time_embedding.linear_1"},
+      {"time_embed.2", "time_embedding.linear_2"},
+      {"label_emb.0.0", "add_embedding.linear_1"},
+      {"label_emb.0.2", "add_embedding.linear_2"},
+      {"out.0", "conv_norm_out"},
+      {"out.2", "conv_out"}};
   for (const auto& [original, diffusers] : kOthers) {
     const std::string o = original;
     if (name == o) return diffusers;

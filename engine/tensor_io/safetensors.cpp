@@ -181,8 +181,8 @@ std::string MappedFile::changeOnDisk() const {
   if (static_cast<uint64_t>(st.st_dev) != device_ || static_cast<uint64_t>(st.st_ino) != inode_)
     return "'" + path_ + "' was replaced by another file";
   if (static_cast<uint64_t>(st.st_size) != size_)
-    return "'" + path_ + "' changed size on disk (" + std::to_string(size_) + " bytes when loaded, " +
-           std::to_string(st.st_size) + " now)";
+    return "'" + path_ + "' changed size on disk (" + std::to_string(size_) +
+           " bytes when loaded, " + std::to_string(st.st_size) + " now)";
   if (static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec != mtime_ns_)
     return "'" + path_ + "' was rewritten on disk";
   return {};
@@ -249,9 +249,10 @@ void writeSafetensors(const std::string& path, const std::vector<TensorToWrite>&
     text = header.dump();
   } catch (const nlohmann::json::exception&) {
     // The format's header is JSON text, which holds UTF-8 names and values only.
-    throw Error(ErrorKind::InvalidArgument, "cannot write '" + path +
-                                                "': a tensor name or metadata entry is not UTF-8 text, "
-                                                "which a safetensors header cannot hold");
+    throw Error(ErrorKind::InvalidArgument,
+                "cannot write '" + path +
+                    "': a tensor name or metadata entry is not UTF-8 text, "
+                    "which a safetensors header cannot hold");
   }
   // Pad with spaces so the data area starts 8-byte aligned (zero-copy friendly).
   while ((8 + text.size()) % 8 != 0) text.push_back(' ');

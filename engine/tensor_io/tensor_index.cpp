@@ -43,9 +43,10 @@ const IndexEntry& TensorIndex::at(const std::string& name) const {
 int64_t TensorIndex::dim(const std::string& name, std::size_t k) const {
   const std::vector<int64_t>& s = at(name).shape;
   if (k >= s.size() || s[k] <= 0)
-    throw Error(ErrorKind::ShapeMismatch, "the checkpoint's tensor '" + name + "' has the shape " + shapeToString(s) +
-                                              ", which has no dimension " + std::to_string(k) +
-                                              " of size 1 or more; the file is damaged or not this kind of model");
+    throw Error(ErrorKind::ShapeMismatch,
+                "the checkpoint's tensor '" + name + "' has the shape " + shapeToString(s) +
+                    ", which has no dimension " + std::to_string(k) +
+                    " of size 1 or more; the file is damaged or not this kind of model");
   return s[k];
 }
 

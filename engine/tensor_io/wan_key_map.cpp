@@ -11,7 +11,9 @@ namespace {
 
 using Table = std::initializer_list<std::pair<const char*, const char*>>;
 
-bool startsWith(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
+bool startsWith(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
 
 // Replaces the first matching leading path of `name` (whole components) from the table
 // (read right to left when `back`); empty when none matches.
@@ -31,7 +33,8 @@ std::pair<int64_t, std::string> indexAfter(const std::string& name, const std::s
   const std::size_t dot = name.find('.', head.size());
   if (dot == std::string::npos || dot == head.size()) return {-1, {}};
   const std::string digits = name.substr(head.size(), dot - head.size());
-  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return {-1, {}};
+  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return {-1, {}};
   if (digits.size() > 6)  // no model has a millionth block: a damaged name, not an overflow
     throw Error(ErrorKind::CorruptFile, "tensor '" + name + "' has the block index " + digits +
                                             "; the file is damaged or not a Wan model");
@@ -48,9 +51,11 @@ constexpr Table kResidual = {{"norm1", "residual.0"},
 std::string middle(const std::string& rest, const std::string& out_prefix) {
   if (auto [i, r] = indexAfter(rest, "mid_block.resnets."); i >= 0) {
     const std::string mapped = renamePrefix(r, kResidual);
-    return mapped.empty() || i > 1 ? "" : out_prefix + "middle." + std::to_string(i * 2) + "." + mapped;
+    return mapped.empty() || i > 1 ? ""
+                                   : out_prefix + "middle." + std::to_string(i * 2) + "." + mapped;
   }
-  if (auto [i, r] = indexAfter(rest, "mid_block.attentions."); i == 0) return out_prefix + "middle.1." + r;
+  if (auto [i, r] = indexAfter(rest, "mid_block.attentions."); i == 0)
+    return out_prefix + "middle.1." + r;
   return {};
 }
 
@@ -75,13 +80,14 @@ constexpr Table kTransformerBlock = {{"attn1.to_q", "self_attn.q"},
                                      {"ffn.net.0.proj", "ffn.0"},
                                      {"ffn.net.2", "ffn.2"}};
 // Outside the blocks: diffusers -> original.
-constexpr Table kTransformerTop = {{"patch_embedding", "patch_embedding"},
-                                   {"condition_embedder.text_embedder.linear_1", "text_embedding.0"},
-                                   {"condition_embedder.text_embedder.linear_2", "text_embedding.2"},
-                                   {"condition_embedder.time_embedder.linear_1", "time_embedding.0"},
-                                   {"condition_embedder.time_embedder.linear_2", "time_embedding.2"},
-                                   {"condition_embedder.time_proj", "time_projection.1"},
-                                   {"proj_out", "head.head"}};
+constexpr Table kTransformerTop = {
+    {"patch_embedding", "patch_embedding"},
+    {"condition_embedder.text_embedder.linear_1", "text_embedding.0"},
+    {"condition_embedder.text_embedder.linear_2", "text_embedding.2"},
+    {"condition_embedder.time_embedder.linear_1", "time_embedding.0"},
+    {"condition_embedder.time_embedder.linear_2", "time_embedding.2"},
+    {"condition_embedder.time_proj", "time_projection.1"},
+    {"proj_out", "head.head"}};
 
 }  // namespace
 
@@ -108,53 +114,66 @@ std::string wanTransformerToDiffusers(const std::string& name) {
 }
 
 std::string wanVaeFromDiffusers(const std::string& name, int64_t num_res_blocks) {
-  if (std::string r = renamePrefix(name, {{"quant_conv", "conv1"}, {"post_quant_conv", "conv2"}}); !r.empty())
+  if (std::string r = renamePrefix(name, {{"quant_conv", "conv1"}, {"post_quant_conv", "conv2"}});
+      !r.empty())
     return r;
   for (const char* side : {"encoder.", "decoder."}) {
     if (!startsWith(name, side)) continue;
     const std::string rest = name.substr(std::string(side).size());
-    if (std::string r = renamePrefix(rest, {{"conv_in", "conv1"}, {"norm_out", "head.0"}, {"conv_out", "head.2"}});
+    if (std::string r = renamePrefix(
+            rest, {{"conv_in", "conv1"}, {"norm_out", "head.0"}, {"conv_out", "head.2"}});
         !r.empty())
       return side + r;
     if (std::string r = middle(rest, side); !r.empty()) return r;
     if (auto [i, r] = indexAfter(rest, "down_blocks."); i >= 0) {
-      const std::string mapped = startsWith(r, "resample.") || startsWith(r, "time_conv.") ? r : renamePrefix(r, kResidual);
-      return mapped.empty() ? "" : std::string(side) + "downsamples." + std::to_string(i) + "." + mapped;
+      const std::string mapped = startsWith(r, "resample.") || startsWith(r, "time_conv.")
+                                     ? r
+                                     : renamePrefix(r, kResidual);
+      return mapped.empty() ? ""
+                            : std::string(side) + "downsamples." + std::to_string(i) + "." + mapped;
     }
     if (auto [i, r] = indexAfter(rest, "up_blocks."); i >= 0) {
       const int64_t stride = num_res_blocks + 2;  // res blocks + 1, then the upsampler
       if (auto [j, rr] = indexAfter(r, "resnets."); j >= 0 && j <= num_res_blocks) {
         const std::string mapped = renamePrefix(rr, kResidual);
-        return mapped.empty() ? "" : std::string(side) + "upsamples." + std::to_string(i * stride + j) + "." + mapped;
+        return mapped.empty() ? ""
+                              : std::string(side) + "upsamples." + std::to_string(i * stride + j) +
+                                    "." + mapped;
       }
       if (auto [j, rr] = indexAfter(r, "upsamplers."); j == 0)
-        return std::string(side) + "upsamples." + std::to_string(i * stride + num_res_blocks + 1) + "." + rr;
+        return std::string(side) + "upsamples." + std::to_string(i * stride + num_res_blocks + 1) +
+               "." + rr;
     }
   }
   return {};
 }
 
-void mapDiffusersWanTransformer(const std::shared_ptr<SafetensorsFile>& file, const std::string& prefix,
-                                TensorIndex& out) {
+void mapDiffusersWanTransformer(const std::shared_ptr<SafetensorsFile>& file,
+                                const std::string& prefix, TensorIndex& out) {
   for (const auto& t : file->tensors()) {
     const std::string name = wanTransformerFromDiffusers(t.name);
     if (name.empty())
       throw Error(ErrorKind::UnsupportedModel,
-                  "'" + file->path() + "' is not a diffusers Wan transformer: tensor '" + t.name + "' is unknown");
+                  "'" + file->path() + "' is not a diffusers Wan transformer: tensor '" + t.name +
+                      "' is unknown");
     out.add(prefix + name, identityEntry(file, t));
   }
 }
 
-void mapDiffusersWanVae(const std::shared_ptr<SafetensorsFile>& file, const std::string& prefix, TensorIndex& out) {
+void mapDiffusersWanVae(const std::shared_ptr<SafetensorsFile>& file, const std::string& prefix,
+                        TensorIndex& out) {
   int64_t per_level = 0;  // encoder residual blocks before the first resampler
-  while (file->find("encoder.down_blocks." + std::to_string(per_level) + ".conv1.weight")) ++per_level;
+  while (file->find("encoder.down_blocks." + std::to_string(per_level) + ".conv1.weight"))
+    ++per_level;
   if (per_level == 0)
-    throw Error(ErrorKind::UnsupportedModel, "'" + file->path() + "' is not a diffusers Wan VAE (no encoder.down_blocks)");
+    throw Error(ErrorKind::UnsupportedModel,
+                "'" + file->path() + "' is not a diffusers Wan VAE (no encoder.down_blocks)");
   for (const auto& t : file->tensors()) {
     const std::string name = wanVaeFromDiffusers(t.name, per_level);
     if (name.empty())
-      throw Error(ErrorKind::UnsupportedModel,
-                  "'" + file->path() + "' is not a diffusers Wan VAE: tensor '" + t.name + "' is unknown");
+      throw Error(
+          ErrorKind::UnsupportedModel,
+          "'" + file->path() + "' is not a diffusers Wan VAE: tensor '" + t.name + "' is unknown");
     out.add(prefix + name, identityEntry(file, t));
   }
 }

@@ -22,8 +22,9 @@ std::string wanVaeFromDiffusers(const std::string& name, int64_t num_res_blocks)
 
 // Add every tensor of a diffusers file under its original name (after `prefix`). Throws
 // kiln::Error(UnsupportedModel) naming the first tensor no rule covers.
-void mapDiffusersWanTransformer(const std::shared_ptr<SafetensorsFile>& file, const std::string& prefix,
-                                TensorIndex& out);
-void mapDiffusersWanVae(const std::shared_ptr<SafetensorsFile>& file, const std::string& prefix, TensorIndex& out);
+void mapDiffusersWanTransformer(const std::shared_ptr<SafetensorsFile>& file,
+                                const std::string& prefix, TensorIndex& out);
+void mapDiffusersWanVae(const std::shared_ptr<SafetensorsFile>& file, const std::string& prefix,
+                        TensorIndex& out);
 
 }  // namespace kiln::tensor_io

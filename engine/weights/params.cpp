@@ -24,7 +24,8 @@ CallScope::~CallScope() {
   t_call_adapters = previous_adapters_;
 }
 
-at::Tensor adaptOutput(const at::Tensor* weight, const at::Tensor& x, const at::Tensor& y, const LayerCall& call) {
+at::Tensor adaptOutput(const at::Tensor* weight, const at::Tensor& x, const at::Tensor& y,
+                       const LayerCall& call) {
   return t_call_adapters ? t_call_adapters->adapt(weight, x, y, call) : y;
 }
 

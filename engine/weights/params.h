@@ -64,7 +64,8 @@ class LayerAdapters {
 class ParamList {
  public:
   enum class Kind { Invalid = 0, Plain, Leaf };
-  void add(std::string name, std::vector<int64_t> shape, at::Tensor* tensor, Kind kind = Kind::Plain) {
+  void add(std::string name, std::vector<int64_t> shape, at::Tensor* tensor,
+           Kind kind = Kind::Plain) {
     const int group = groups_.empty() || !group_open_ ? -1 : static_cast<int>(groups_.size() - 1);
     slots_.push_back({std::move(name), std::move(shape), tensor, group, kind == Kind::Leaf});
     if (group >= 0) ++groups_.back().count;
@@ -112,7 +113,8 @@ class CallScope {
 };
 
 // What the adapters of the thread's current call add to a layer's output y.
-at::Tensor adaptOutput(const at::Tensor* weight, const at::Tensor& x, const at::Tensor& y, const LayerCall& call = {});
+at::Tensor adaptOutput(const at::Tensor* weight, const at::Tensor& x, const at::Tensor& y,
+                       const LayerCall& call = {});
 
 // Around the forward code of one group.
 class GroupScope {

@@ -35,7 +35,8 @@ CliRun runCli(const QStringList& args,
   p.start(KILN_CLI_PATH, args);
   if (!p.waitForFinished(300000)) return {};
   return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
-          QString::fromUtf8(p.readAllStandardError()), QString::fromUtf8(p.readAllStandardOutput())};
+          QString::fromUtf8(p.readAllStandardError()),
+          QString::fromUtf8(p.readAllStandardOutput())};
 }
 
 QString conf(const QString& rel) {
@@ -64,10 +65,10 @@ class TestCli : public QObject {
     QTest::newRow("sd1") << "sd1"
                          << "A photo of an astronaut riding a horse on Mars, 4k, highly detailed!"
                          << "" << QStringList{};
-    QTest::newRow("sdxl") << "sdxl"
-                          << "a cat's portrait in watercolor, by Claude Monet \\(1890\\)"  // literal brackets
-                          << "blurry, low quality"
-                          << QStringList{"--original-size", "100x120", "--crop", "4,8"};
+    QTest::newRow("sdxl")
+        << "sdxl"
+        << "a cat's portrait in watercolor, by Claude Monet \\(1890\\)"  // literal brackets
+        << "blurry, low quality" << QStringList{"--original-size", "100x120", "--crop", "4,8"};
   }
   void rendersConformanceImage() {
     QFETCH(QString, family);
@@ -76,14 +77,15 @@ class TestCli : public QObject {
     QFETCH(QStringList, extra);
     const QString out = dir_.filePath(family + ".png");
     const CliRun r = runCli(
-        QStringList{"render",   "--model", conf(family + "/" + family + "_tiny_ldm.safetensors"),
-                    "--prompt", prompt,    "--negative",
-                    negative,   "--seed",  "1234",
-                    "--steps",  "6",       "--cfg",
-                    "7",        "--width", "96",
-                    "--height", "128",     "--out",
-                    out,        "--quiet", "--scheduler", "diffusers",  // the reference's schedule
-                    "--dtype",  "fp32"} +  // the reference's precision
+        QStringList{"render",    "--model", conf(family + "/" + family + "_tiny_ldm.safetensors"),
+                    "--prompt",  prompt,    "--negative",
+                    negative,    "--seed",  "1234",
+                    "--steps",   "6",       "--cfg",
+                    "7",         "--width", "96",
+                    "--height",  "128",     "--out",
+                    out,         "--quiet", "--scheduler",
+                    "diffusers",            // the reference's schedule
+                    "--dtype",   "fp32"} +  // the reference's precision
         extra);
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
     const kiln::Image img = kiln::readImage(out.toStdString());
@@ -117,8 +119,8 @@ class TestCli : public QObject {
                            "--width", "64",       "--height", "64"};
     QTest::newRow("empty model") << (base + QStringList{"--model", "", "--out", "o.png"}) << 2
                                  << "--model needs a path";
-    QTest::newRow("width alone") << QStringList{"render", "--model", sd1, "--width", "64",
-                                                "--out", "o.png"}
+    QTest::newRow("width alone") << QStringList{"render", "--model", sd1,    "--width",
+                                                "64",     "--out",   "o.png"}
                                  << 2 << "give both --width and --height";
     QTest::newRow("missing model")
         << (base + QStringList{"--model", "/nonexistent.safetensors", "--out", "o.png"}) << 1
@@ -135,8 +137,9 @@ class TestCli : public QObject {
     QTest::newRow("zero steps") << QStringList{"render",  "--model", sd1,     "--prompt", "x",
                                                "--steps", "0",       "--out", "o.png"}
                                 << 1 << "steps must be between";
-    QTest::newRow("tiny size") << QStringList{"render",  "--model", sd1,     "--prompt", "x",
-                                              "--width", "4",  "--height", "4", "--out", "o.png"}
+    QTest::newRow("tiny size") << QStringList{"render", "--model", sd1,    "--prompt",
+                                              "x",      "--width", "4",    "--height",
+                                              "4",      "--out",   "o.png"}
                                << 1 << "width and height";
     QTest::newRow("bad dtype") << (base +
                                    QStringList{"--model", sd1, "--dtype", "fp8", "--out", "o.png"})
@@ -147,9 +150,9 @@ class TestCli : public QObject {
     QTest::newRow("unknown device")
         << (base + QStringList{"--model", sd1, "--device", "tpu:0", "--out", "o.png"}) << 1
         << "unknown device 'tpu:0'";
-    QTest::newRow("bad budget")
-        << (base + QStringList{"--model", sd1, "--device-budget", "lots", "--out", "o.png"}) << 2
-        << "--device-budget needs a size";
+    QTest::newRow("bad budget") << (base + QStringList{"--model", sd1, "--device-budget", "lots",
+                                                       "--out", "o.png"})
+                                << 2 << "--device-budget needs a size";
     QTest::newRow("device too small")
         << (base + QStringList{"--model", sd1, "--device", "sim:1M", "--out", "o.png"}) << 1
         << "out of memory: not enough memory on sim:1.00 MiB";
@@ -168,37 +171,41 @@ class TestCli : public QObject {
         << (base + QStringList{"--model", sd1, "--scheduler", "beta", "--out", "o.png"}) << 1
         << "unknown schedule 'beta'";
     QTest::newRow("bad aesthetic score")
-        << (base + QStringList{"--model", sd1, "--aesthetic-score", "pretty", "--out", "o.png"}) << 2
-        << "--aesthetic-score needs a number, got 'pretty'";
+        << (base + QStringList{"--model", sd1, "--aesthetic-score", "pretty", "--out", "o.png"})
+        << 2 << "--aesthetic-score needs a number, got 'pretty'";
     QTest::newRow("missing embedding")
-        << (base + QStringList{"--model", sd1, "--prompt", "a embedding:nowhere-xyz star", "--out", "o.png"}) << 1
-        << "the prompt names embedding 'nowhere-xyz'";
+        << (base + QStringList{"--model", sd1, "--prompt", "a embedding:nowhere-xyz star", "--out",
+                               "o.png"})
+        << 1 << "the prompt names embedding 'nowhere-xyz'";
     QTest::newRow("bad vae tiling")
         << (base + QStringList{"--model", sd1, "--vae-tiling", "sometimes", "--out", "o.png"}) << 2
         << "--vae-tiling must be auto, always or never";
-    QTest::newRow("tile too small")
-        << (base + QStringList{"--model", sd1, "--vae-tiling", "always", "--tile-size", "16", "--out", "o.png"})
-        << 1 << "tile";
+    QTest::newRow("tile too small") << (base + QStringList{"--model", sd1, "--vae-tiling", "always",
+                                                           "--tile-size", "16", "--out", "o.png"})
+                                    << 1 << "tile";
     QTest::newRow("missing init image")
-        << (base + QStringList{"--model", sd1, "--init-image", "/nonexistent.png", "--out", "o.png"}) << 1
-        << "--init-image:";
+        << (base +
+            QStringList{"--model", sd1, "--init-image", "/nonexistent.png", "--out", "o.png"})
+        << 1 << "--init-image:";
     QTest::newRow("unreadable init image")
-        << (base + QStringList{"--model", sd1, "--init-image", "GARBAGE.png", "--out", "o.png"}) << 1
-        << "--init-image:";
+        << (base + QStringList{"--model", sd1, "--init-image", "GARBAGE.png", "--out", "o.png"})
+        << 1 << "--init-image:";
     QTest::newRow("denoise without image")
         << (base + QStringList{"--model", sd1, "--denoise", "0.5", "--out", "o.png"}) << 2
         << "--denoise needs --init-image";
-    QTest::newRow("bad denoise")
-        << (base + QStringList{"--model", sd1, "--init-image", "INIT.png", "--denoise", "lots", "--out", "o.png"})
-        << 2 << "--denoise needs a number";
+    QTest::newRow("bad denoise") << (base + QStringList{"--model", sd1, "--init-image", "INIT.png",
+                                                        "--denoise", "lots", "--out", "o.png"})
+                                 << 2 << "--denoise needs a number";
     QTest::newRow("denoise out of range")
-        << (base + QStringList{"--model", sd1, "--init-image", "INIT.png", "--denoise", "1.5", "--out", "o.png"})
+        << (base + QStringList{"--model", sd1, "--init-image", "INIT.png", "--denoise", "1.5",
+                               "--out", "o.png"})
         << 1 << "denoise";
     QTest::newRow("mask without image")
         << (base + QStringList{"--model", sd1, "--mask", "INIT.png", "--out", "o.png"}) << 2
         << "--mask and --mask-from-alpha need --init-image";
     QTest::newRow("alpha of an opaque image")
-        << (base + QStringList{"--model", sd1, "--init-image", "INIT.png", "--mask-from-alpha", "--out", "o.png"})
+        << (base + QStringList{"--model", sd1, "--init-image", "INIT.png", "--mask-from-alpha",
+                               "--out", "o.png"})
         << 1 << "--mask-from-alpha:";
   }
   void rejectsBadInput() {
@@ -293,13 +300,16 @@ class TestCli : public QObject {
       err += QString::fromUtf8(p.readAllStandardError());
     }
     QVERIFY2(err.contains("Denoising 2/1000"), qPrintable(err));
-    const qint64 to_second_step = waited.elapsed();  // start-up, loading, two steps: this machine's pace now
+    const qint64 to_second_step =
+        waited.elapsed();  // start-up, loading, two steps: this machine's pace now
     QElapsedTimer latency;
     latency.start();
     ::kill(static_cast<pid_t>(p.processId()), SIGINT);
     QVERIFY(p.waitForFinished(static_cast<int>(10000 + 2 * to_second_step)));
     QVERIFY2(latency.elapsed() < std::max<qint64>(to_second_step, 500),
-             qPrintable(QString("%1 ms; the render took %2 ms to its second step").arg(latency.elapsed()).arg(to_second_step)));
+             qPrintable(QString("%1 ms; the render took %2 ms to its second step")
+                            .arg(latency.elapsed())
+                            .arg(to_second_step)));
     QCOMPARE(p.exitStatus(), QProcess::NormalExit);
     QCOMPARE(p.exitCode(), 130);
     err += QString::fromUtf8(p.readAllStandardError());
@@ -334,28 +344,36 @@ class TestCli : public QObject {
   // The simulated accelerator renders the same picture as the CPU and reports its peak.
   void memoryReportOnSimulatedDevice() {
     const QString cpu = dir_.filePath("cpu.png"), sim = dir_.filePath("sim.png");
-    const QStringList base{"render", "--model", conf("sd1/sd1_tiny_ldm.safetensors"), "--prompt", "x",
-                           "--steps", "2", "--width", "64", "--height", "64"};
+    const QStringList base{"render",   "--model", conf("sd1/sd1_tiny_ldm.safetensors"),
+                           "--prompt", "x",       "--steps",
+                           "2",        "--width", "64",
+                           "--height", "64"};
     QVERIFY(runCli(base + QStringList{"--out", cpu}).exit_code == 0);
-    const CliRun r = runCli(base + QStringList{"--out", sim, "--device", "sim:512M", "--memory-report"});
+    const CliRun r =
+        runCli(base + QStringList{"--out", sim, "--device", "sim:512M", "--memory-report"});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
     const QRegularExpression peak("memory: device sim:512 MiB, peak ([0-9.]+) (KiB|MiB) allocated");
     const QRegularExpressionMatch m = peak.match(r.err);
     QVERIFY2(m.hasMatch(), qPrintable(r.err));
     const double mib = m.captured(1).toDouble() / (m.captured(2) == "KiB" ? 1024.0 : 1.0);
     QVERIFY2(mib > 7.0 && mib < 512.0, qPrintable(r.err));  // the fp32 weights alone are 7.3 MiB
-    QVERIFY2(r.err.contains(QRegularExpression("of them on the device\\), 1 model")), qPrintable(r.err));
+    QVERIFY2(r.err.contains(QRegularExpression("of them on the device\\), 1 model")),
+             qPrintable(r.err));
     QCOMPARE(kiln::readImage(sim.toStdString()).pixels, kiln::readImage(cpu.toStdString()).pixels);
 
     // Streaming the UNet block by block draws the same picture and says so.
     const QString streamed = dir_.filePath("streamed.png");
-    const CliRun s = runCli(base + QStringList{"--out", streamed, "--device", "sim:512M", "--offload-unet",
-                                               "group-block", "--streams", "--memory-report"});
+    const CliRun s =
+        runCli(base + QStringList{"--out", streamed, "--device", "sim:512M", "--offload-unet",
+                                  "group-block", "--streams", "--memory-report"});
     QVERIFY2(s.exit_code == 0, qPrintable(s.err));
-    QVERIFY2(s.err.contains("memory: unet (UNetModel") && s.err.contains("group-block, 1 block per group, streams"),
+    QVERIFY2(s.err.contains("memory: unet (UNetModel") &&
+                 s.err.contains("group-block, 1 block per group, streams"),
              qPrintable(s.err));
-    QVERIFY2(s.err.contains("memory: vae (AutoencoderKL") && s.err.contains("): none"), qPrintable(s.err));
-    QCOMPARE(kiln::readImage(streamed.toStdString()).pixels, kiln::readImage(cpu.toStdString()).pixels);
+    QVERIFY2(s.err.contains("memory: vae (AutoencoderKL") && s.err.contains("): none"),
+             qPrintable(s.err));
+    QCOMPARE(kiln::readImage(streamed.toStdString()).pixels,
+             kiln::readImage(cpu.toStdString()).pixels);
   }
 
   // --lora merges a file for the render and prints its load report; a file that fits
@@ -371,35 +389,46 @@ class TestCli : public QObject {
                                        {extra + ".lora_down.weight", at::randn({4, 32})},
                                        {extra + ".lora_up.weight", at::randn({32, 4})}});
     // fp32: merged and hooked agree to rounding there (bf16 rounds the merged weights).
-    const QStringList base{"render", "--model", conf("sd1/sd1_tiny_ldm.safetensors"), "--prompt", "x", "--steps",
-                           "2", "--width", "64", "--height", "64", "--dtype", "fp32"};
+    const QStringList base{"render",   "--model", conf("sd1/sd1_tiny_ldm.safetensors"),
+                           "--prompt", "x",       "--steps",
+                           "2",        "--width", "64",
+                           "--height", "64",      "--dtype",
+                           "fp32"};
     const QString plain = dir_.filePath("plain.png"), styled = dir_.filePath("styled.png");
     QVERIFY(runCli(base + QStringList{"--out", plain}).exit_code == 0);
-    const CliRun r = runCli(base + QStringList{"--out", styled, "--lora", QString::fromStdString(lora) + ":0.8"});
+    const CliRun r = runCli(
+        base + QStringList{"--out", styled, "--lora", QString::fromStdString(lora) + ":0.8"});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
-    QVERIFY2(r.err.contains("applied 1 of 2 modules of") && r.err.contains("(kohya, merged); 1 matched nothing: " +
-                                                                          QString::fromStdString(extra)),
-             qPrintable(r.err));
-    QVERIFY(kiln::readImage(styled.toStdString()).pixels != kiln::readImage(plain.toStdString()).pixels);
+    QVERIFY2(
+        r.err.contains("applied 1 of 2 modules of") &&
+            r.err.contains("(kohya, merged); 1 matched nothing: " + QString::fromStdString(extra)),
+        qPrintable(r.err));
+    QVERIFY(kiln::readImage(styled.toStdString()).pixels !=
+            kiln::readImage(plain.toStdString()).pixels);
 
     // Streamed block by block on the simulated device, auto hooks the LoRA in: the same
     // picture up to rounding.
     const QString streamed = dir_.filePath("styled_streamed.png");
-    const CliRun h = runCli(base + QStringList{"--out", streamed, "--lora", QString::fromStdString(lora) + ":0.8",
-                                               "--device", "sim:512M", "--offload-unet", "group-block"});
+    const CliRun h = runCli(base + QStringList{"--out", streamed, "--lora",
+                                               QString::fromStdString(lora) + ":0.8", "--device",
+                                               "sim:512M", "--offload-unet", "group-block"});
     QVERIFY2(h.exit_code == 0, qPrintable(h.err));
     QVERIFY2(h.err.contains("(kohya, hooked)"), qPrintable(h.err));
-    const auto a = kiln::readImage(styled.toStdString()).pixels, b = kiln::readImage(streamed.toStdString()).pixels;
+    const auto a = kiln::readImage(styled.toStdString()).pixels,
+               b = kiln::readImage(streamed.toStdString()).pixels;
     QCOMPARE(a.size(), b.size());
     double worst = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(double(a[i]) - double(b[i])));
+    for (std::size_t i = 0; i < a.size(); ++i)
+      worst = std::max(worst, std::abs(double(a[i]) - double(b[i])));
     QVERIFY2(worst <= 2.0 / 255.0, qPrintable(QString::number(worst)));
 
     const std::string flux = dir_.filePath("flux.safetensors").toStdString();
-    kiln::testing::writeTensors(flux, {{"lora_unet_double_blocks_0_img_attn_qkv.lora_down.weight", at::randn({4, 32})},
-                                       {"lora_unet_double_blocks_0_img_attn_qkv.lora_up.weight", at::randn({96, 4})}});
+    kiln::testing::writeTensors(
+        flux, {{"lora_unet_double_blocks_0_img_attn_qkv.lora_down.weight", at::randn({4, 32})},
+               {"lora_unet_double_blocks_0_img_attn_qkv.lora_up.weight", at::randn({96, 4})}});
     const QString none = dir_.filePath("none.png");
-    const CliRun f = runCli(base + QStringList{"--out", none, "--lora", QString::fromStdString(flux)});
+    const CliRun f =
+        runCli(base + QStringList{"--out", none, "--lora", QString::fromStdString(flux)});
     QVERIFY(f.exit_code != 0);
     QVERIFY2(f.err.contains("made for another architecture"), qPrintable(f.err));
     QVERIFY(!QFile::exists(none));
@@ -412,15 +441,17 @@ class TestCli : public QObject {
   // --vae-tiling always decodes and encodes in tiles and says how; --mask-from-alpha
   // repaints only where the picture is transparent.
   void imageToImageAndInpainting() {
-    const QStringList base{"render", "--model", conf("sd1/sd1_tiny_ldm.safetensors"), "--prompt", "x",
-                           "--steps", "4", "--width", "64", "--height", "64"};
+    const QStringList base{"render",   "--model", conf("sd1/sd1_tiny_ldm.safetensors"),
+                           "--prompt", "x",       "--steps",
+                           "4",        "--width", "64",
+                           "--height", "64"};
     const QString start = dir_.filePath("start.png");
     QVERIFY(runCli(base + QStringList{"--out", start, "--seed", "5"}).exit_code == 0);
 
     const QString varied = dir_.filePath("varied.png");
-    const CliRun r = runCli(base + QStringList{"--out", varied, "--init-image", start, "--denoise", "0.5",
-                                               "--vae-tiling", "always", "--tile-size", "64", "--tile-overlap",
-                                               "16"});
+    const CliRun r = runCli(base + QStringList{"--out", varied, "--init-image", start, "--denoise",
+                                               "0.5", "--vae-tiling", "always", "--tile-size", "64",
+                                               "--tile-overlap", "16"});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
     QVERIFY2(r.err.contains("Encoding image..."), qPrintable(r.err));
     QVERIFY2(r.err.contains("tiled encode:"), qPrintable(r.err));
@@ -438,13 +469,14 @@ class TestCli : public QObject {
     holed.pixels.clear();
     for (int y = 0; y < 64; ++y)
       for (int x = 0; x < 64; ++x) {
-        for (int c = 0; c < 3; ++c) holed.pixels.push_back(rgba.pixels[static_cast<std::size_t>((y * 64 + x) * 3 + c)]);
+        for (int c = 0; c < 3; ++c)
+          holed.pixels.push_back(rgba.pixels[static_cast<std::size_t>((y * 64 + x) * 3 + c)]);
         holed.pixels.push_back(x < 32 ? 0.0f : 1.0f);
       }
     const QString holed_path = dir_.filePath("holed.png"), filled = dir_.filePath("filled.png");
     kiln::writeImage(holed_path.toStdString(), holed);
-    const CliRun m = runCli(base + QStringList{"--out", filled, "--seed", "9", "--init-image", holed_path,
-                                               "--mask-from-alpha"});
+    const CliRun m = runCli(base + QStringList{"--out", filled, "--seed", "9", "--init-image",
+                                               holed_path, "--mask-from-alpha"});
     QVERIFY2(m.exit_code == 0, qPrintable(m.err));
     const kiln::Image f = kiln::readImage(filled.toStdString());
     QCOMPARE(f.channels, 3);
@@ -467,12 +499,16 @@ class TestCli : public QObject {
   // are snapped with a note; more frames than an image file holds are refused.
   void rendersVideo() {
     const auto model = kiln::testing::writeWanTinyModel(dir_.path().toStdString() + "/video");
-    const QStringList base{"render", "--model", QString::fromStdString(model.folder), "--prompt", "a red cat",
-                           "--width", "64", "--height", "48", "--steps", "2", "--seed", "3"};
+    const QStringList base{"render",   "--model",   QString::fromStdString(model.folder),
+                           "--prompt", "a red cat", "--width",
+                           "64",       "--height",  "48",
+                           "--steps",  "2",         "--seed",
+                           "3"};
     const QString mp4 = dir_.path() + "/clip.mp4";
     const CliRun r = runCli(base + QStringList{"--frames", "8", "--fps", "12", "--out", mp4});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
-    QVERIFY2(r.err.contains("8 frames are not on the model's grid of 1 + 4n; rendering 9"), qPrintable(r.err));
+    QVERIFY2(r.err.contains("8 frames are not on the model's grid of 1 + 4n; rendering 9"),
+             qPrintable(r.err));
     QVERIFY2(r.err.contains("wrote " + mp4 + " (64x48 video at 12 fps, wan21)"), qPrintable(r.err));
     const kiln::Video v = kiln::readVideo(mp4.toStdString());
     QCOMPARE(static_cast<int>(v.frames.size()), 9);
@@ -487,13 +523,14 @@ class TestCli : public QObject {
     QCOMPARE(static_cast<int>(kiln::readVideo(pngs.toStdString()).frames.size()), 5);
     // a still through the video model, from ComfyUI's single files
     const QString still = dir_.path() + "/still.png";
-    const CliRun s = runCli({"render", "--model", QString::fromStdString(model.transformer), "--width", "64",
-                             "--height", "48", "--steps", "2", "--out", still});
+    const CliRun s = runCli({"render", "--model", QString::fromStdString(model.transformer),
+                             "--width", "64", "--height", "48", "--steps", "2", "--out", still});
     QVERIFY2(s.exit_code == 0, qPrintable(s.err));
     const kiln::Image image = kiln::readImage(still.toStdString());
     QCOMPARE(image.width, 64);
     QVERIFY(image.text.at("parameters").find("Frames: 1") != std::string::npos);
-    const CliRun bad = runCli(base + QStringList{"--frames", "5", "--out", dir_.path() + "/many.png"});
+    const CliRun bad =
+        runCli(base + QStringList{"--frames", "5", "--out", dir_.path() + "/many.png"});
     QCOMPARE(bad.exit_code, 1);
     QVERIFY2(bad.err.contains("need a video file"), qPrintable(bad.err));
     QVERIFY(!QFileInfo::exists(dir_.path() + "/many.png"));
@@ -531,7 +568,8 @@ class TestCli : public QObject {
     QVERIFY2(QFileInfo::exists(video), qPrintable(first.err + first.out));
     const CliRun again = runCli({"run", video, "--out", dir_.filePath("t2v-b")});
     QVERIFY2(again.exit_code == 0, qPrintable(again.err));
-    const kiln::Video a = kiln::readVideo(video.toStdString()), b = kiln::readVideo(dir_.filePath("t2v-b/vid-00001.mov").toStdString());
+    const kiln::Video a = kiln::readVideo(video.toStdString()),
+                      b = kiln::readVideo(dir_.filePath("t2v-b/vid-00001.mov").toStdString());
     QCOMPARE(a.frames.size(), std::size_t{5});
     QCOMPARE(b.frames.size(), std::size_t{5});
     QVERIFY(a.frames.back().pixels == b.frames.back().pixels);
@@ -560,7 +598,8 @@ class TestCli : public QObject {
   {"from": "latent", "output": "LATENT", "to": "sampler", "input": "latent_image"},
   {"from": "sampler", "output": "LATENT", "to": "decode", "input": "samples"},
   {"from": "ckpt", "output": "VAE", "to": "decode", "input": "vae"},
-  {"from": "decode", "output": "IMAGE", "to": "save", "input": "images"}]})").replace("CHECKPOINT_PATH", model);
+  {"from": "decode", "output": "IMAGE", "to": "save", "input": "images"}]})")
+                                 .replace("CHECKPOINT_PATH", model);
     const QString path = dir_.filePath("t2i.json");
     QFile f(path);
     QVERIFY(f.open(QIODevice::WriteOnly));
@@ -571,9 +610,11 @@ class TestCli : public QObject {
     QVERIFY2(v.err.contains("7 nodes, 9 links, no problems"), qPrintable(v.err));
 
     const QString out = dir_.filePath("wf-out");
-    const CliRun r = runCli({"run", path, "--out", out, "--set", "sampler.seed=5", "--set", "Prompt.text=a blue square"});
+    const CliRun r = runCli({"run", path, "--out", out, "--set", "sampler.seed=5", "--set",
+                             "Prompt.text=a blue square"});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
-    QVERIFY2(r.err.contains("Encoding prompt (Prompt)...") && r.err.contains("Denoising 2/2"), qPrintable(r.err));
+    QVERIFY2(r.err.contains("Encoding prompt (Prompt)...") && r.err.contains("Denoising 2/2"),
+             qPrintable(r.err));
     const QString png = out + "/wf-00001.png";
     QCOMPARE(r.out.trimmed(), png);
     const kiln::Image first = kiln::readImage(png.toStdString());
@@ -593,23 +634,29 @@ class TestCli : public QObject {
     // Broken: two problems, both listed, nothing written.
     QFile b(dir_.filePath("broken.json"));
     QVERIFY(b.open(QIODevice::WriteOnly));
-    b.write(workflow.toUtf8().replace("\"steps\": 2", "\"steps\": 0").replace("\"type\": \"VAEDecode\"", "\"type\": \"Decode\""));
+    b.write(workflow.toUtf8()
+                .replace("\"steps\": 2", "\"steps\": 0")
+                .replace("\"type\": \"VAEDecode\"", "\"type\": \"Decode\""));
     b.close();
     const CliRun bv = runCli({"validate", b.fileName()});
     QCOMPARE(bv.exit_code, 1);
-    QVERIFY2(bv.out.contains("node sampler: Sampler: 'steps' is 0, outside 1 to 1000"), qPrintable(bv.out));
+    QVERIFY2(bv.out.contains("node sampler: Sampler: 'steps' is 0, outside 1 to 1000"),
+             qPrintable(bv.out));
     QVERIFY2(bv.out.contains("node decode: unknown node type 'Decode'"), qPrintable(bv.out));
     const CliRun br = runCli({"run", b.fileName(), "--out", out});
     QCOMPARE(br.exit_code, 1);
-    QVERIFY2(br.err.contains("invalid workflow") && br.err.contains("unknown node type 'Decode'"), qPrintable(br.err));
+    QVERIFY2(br.err.contains("invalid workflow") && br.err.contains("unknown node type 'Decode'"),
+             qPrintable(br.err));
     QCOMPARE(QDir(out).entryList(QDir::Files).size(), 2);
 
     const CliRun bs = runCli({"run", path, "--out", out, "--set", "sampler.steps=lots"});
     QCOMPARE(bs.exit_code, 2);
-    QVERIFY2(bs.err.contains("--set: sampler.steps needs a whole number, got 'lots'"), qPrintable(bs.err));
+    QVERIFY2(bs.err.contains("--set: sampler.steps needs a whole number, got 'lots'"),
+             qPrintable(bs.err));
     const QString plain = dir_.filePath("plain-for-run.png");
-    QVERIFY(runCli({"render", "--model", model, "--prompt", "x", "--steps", "1", "--width", "64", "--height", "64",
-                    "--out", plain}).exit_code == 0);
+    QVERIFY(runCli({"render", "--model", model, "--prompt", "x", "--steps", "1", "--width", "64",
+                    "--height", "64", "--out", plain})
+                .exit_code == 0);
     // A rendered picture carries the workflow that draws it: run, it draws the same pixels
     // and the same parameters text.
     const kiln::Image rendered = kiln::readImage(plain.toStdString());
@@ -658,7 +705,8 @@ class TestCli : public QObject {
     const QString out = dir_.filePath("comfy-out");
     const CliRun r = runCli({"run", png, "--out", out});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
-    QVERIFY2(r.err.contains("imported a ComfyUI workflow (api format) of 7 nodes"), qPrintable(r.err));
+    QVERIFY2(r.err.contains("imported a ComfyUI workflow (api format) of 7 nodes"),
+             qPrintable(r.err));
     QCOMPARE(r.out.trimmed(), out + "/ComfyUI-00001.png");
     const kiln::Image made = kiln::readImage((out + "/ComfyUI-00001.png").toStdString());
     QVERIFY(made.text.count("kiln_workflow"));  // from now on a Kiln picture
@@ -669,9 +717,11 @@ class TestCli : public QObject {
     f.close();
     const CliRun v = runCli({"validate", f.fileName()});
     QCOMPARE(v.exit_code, 1);
-    QVERIFY2(v.err.contains("note: node 3 (KSampler): sampler 'euler_cfg_pp' is not one of Kiln's samplers"),
+    QVERIFY2(v.err.contains(
+                 "note: node 3 (KSampler): sampler 'euler_cfg_pp' is not one of Kiln's samplers"),
              qPrintable(v.err));
-    QVERIFY2(v.out.contains("node 3: Sampler: 'sampler_name' is 'euler_cfg_pp'"), qPrintable(v.out));
+    QVERIFY2(v.out.contains("node 3: Sampler: 'sampler_name' is 'euler_cfg_pp'"),
+             qPrintable(v.out));
   }
 
   void snapsSizeWithNotice() {

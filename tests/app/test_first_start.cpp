@@ -31,11 +31,14 @@ void touch(const QString& path, const QByteArray& content = "x") {
 void checkpoint(const QString& path) {
   const QByteArray header = R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})";
   QByteArray length(8, '\0');
-  for (int i = 0; i < 8; ++i) length[i] = static_cast<char>((static_cast<quint64>(header.size()) >> (8 * i)) & 0xff);
+  for (int i = 0; i < 8; ++i)
+    length[i] = static_cast<char>((static_cast<quint64>(header.size()) >> (8 * i)) & 0xff);
   touch(path, length + header + QByteArray(4, '\0'));
 }
 
-GpuInfo gpu(qint64 bytes) { return {"GPU", "NVIDIA", bytes}; }
+GpuInfo gpu(qint64 bytes) {
+  return {"GPU", "NVIDIA", bytes};
+}
 
 }  // namespace
 
@@ -54,8 +57,9 @@ class TestFirstStart : public QObject {
     checkpoint(home + "/invokeai/models/sdxl/main/juggernaut.safetensors");
     touch(home + "/invokeai/models/sd-1/main/photon/model_index.json", "{}");
     checkpoint(home + "/invokeai/models/sd-1/lora/detail.safetensors");
-    touch(home + "/Downloads/models/readme.txt");             // a models/ folder of nothing Kiln knows
-    touch(home + "/a/b/ComfyUI/models/checkpoints/deep.safetensors");  // three levels down: not looked at
+    touch(home + "/Downloads/models/readme.txt");  // a models/ folder of nothing Kiln knows
+    touch(home +
+          "/a/b/ComfyUI/models/checkpoints/deep.safetensors");  // three levels down: not looked at
     // A text file renamed: listed with the reason, not counted.
     touch(home + "/ComfyUI/models/checkpoints/notes.safetensors", "my favourite prompts\n");
     const QList<FoundModelFolder> found = findModelFolders({home, dir_.filePath("absent")});
@@ -66,12 +70,14 @@ class TestFirstStart : public QObject {
       return FoundModelFolder{};
     };
     QCOMPARE(find(ModelLayout::ComfyUI).path, home + "/ComfyUI");
-    QCOMPARE(find(ModelLayout::ComfyUI).checkpoints, 2);  // the LoRA and the text file are not checkpoints
+    QCOMPARE(find(ModelLayout::ComfyUI).checkpoints,
+             2);  // the LoRA and the text file are not checkpoints
     const QList<ModelChoice> comfy = findCheckpoints({home + "/ComfyUI"});
     QCOMPARE(comfy.size(), 3);
     for (const ModelChoice& c : comfy)
       QVERIFY2(c.problem.isEmpty() != (c.name == "notes"), qPrintable(c.name + ": " + c.problem));
-    QVERIFY(checkpointProblem(home + "/ComfyUI/models/checkpoints/notes.safetensors").contains("not a safetensors file"));
+    QVERIFY(checkpointProblem(home + "/ComfyUI/models/checkpoints/notes.safetensors")
+                .contains("not a safetensors file"));
     QCOMPARE(find(ModelLayout::A1111).path, home + "/AI/stable-diffusion-webui");
     QCOMPARE(find(ModelLayout::A1111).checkpoints, 1);
     QCOMPARE(find(ModelLayout::InvokeAI).path, home + "/invokeai");
@@ -90,7 +96,8 @@ class TestFirstStart : public QObject {
   }
 
   void readsNvidiaSmi() {
-    const QList<GpuInfo> gpus = parseNvidiaSmi("NVIDIA GeForce RTX 3060, 12288\nNVIDIA RTX A6000, 49140\n\ngarbage\n");
+    const QList<GpuInfo> gpus =
+        parseNvidiaSmi("NVIDIA GeForce RTX 3060, 12288\nNVIDIA RTX A6000, 49140\n\ngarbage\n");
     QCOMPARE(gpus.size(), 2);
     QCOMPARE(gpus[0].name, QString("NVIDIA GeForce RTX 3060"));
     QCOMPARE(gpus[0].memory_bytes, 12 * kGiB);
@@ -105,10 +112,10 @@ class TestFirstStart : public QObject {
     touch(drm + "card0/device/device", "0x73bf\n");
     touch(drm + "card0/device/mem_info_vram_total", QByteArray::number(16 * kGiB) + "\n");
     touch(drm + "card0-DP-1/status", "connected\n");  // a connector, not a card
-    touch(drm + "card1/device/vendor", "0x1002\n");    // integrated: a 512 MiB carve-out
+    touch(drm + "card1/device/vendor", "0x1002\n");   // integrated: a 512 MiB carve-out
     touch(drm + "card1/device/mem_info_vram_total", QByteArray::number(qint64{512} << 20));
-    touch(drm + "card2/device/vendor", "0x8086\n");    // Intel
-    touch(drm + "card3/device/vendor", "0x10de\n");    // NVIDIA: memory unknown without nvidia-smi
+    touch(drm + "card2/device/vendor", "0x8086\n");  // Intel
+    touch(drm + "card3/device/vendor", "0x10de\n");  // NVIDIA: memory unknown without nvidia-smi
     touch(drm + "card3/device/device", "0x2504\n");
     const QList<GpuInfo> gpus = probeDrmGpus(sys);
     QCOMPARE(gpus.size(), 2);
@@ -124,20 +131,25 @@ class TestFirstStart : public QObject {
     QCOMPARE(proposeMemoryPreset({}, true), MemoryPreset::Cpu);
     QCOMPARE(proposeMemoryPreset({gpu(24 * kGiB)}, false), MemoryPreset::Cpu);  // a CPU-only build
     QCOMPARE(proposeMemoryPreset({gpu(4 * kGiB)}, true), MemoryPreset::Upto6GB);
-    QCOMPARE(proposeMemoryPreset({gpu(qint64{6144} << 20)}, true), MemoryPreset::Upto6GB);  // "6 GB"
-    QCOMPARE(proposeMemoryPreset({gpu(0)}, true), MemoryPreset::Upto6GB);  // unknown: the careful one
+    QCOMPARE(proposeMemoryPreset({gpu(qint64{6144} << 20)}, true),
+             MemoryPreset::Upto6GB);  // "6 GB"
+    QCOMPARE(proposeMemoryPreset({gpu(0)}, true),
+             MemoryPreset::Upto6GB);  // unknown: the careful one
     QCOMPARE(proposeMemoryPreset({gpu(8 * kGiB)}, true), MemoryPreset::Upto12GB);
     QCOMPARE(proposeMemoryPreset({gpu(qint64{12288} << 20)}, true), MemoryPreset::Upto12GB);
     QCOMPARE(proposeMemoryPreset({gpu(16 * kGiB)}, true), MemoryPreset::Over12GB);
-    QCOMPARE(proposeMemoryPreset({gpu(4 * kGiB), gpu(24 * kGiB)}, true), MemoryPreset::Over12GB);  // the largest
+    QCOMPARE(proposeMemoryPreset({gpu(4 * kGiB), gpu(24 * kGiB)}, true),
+             MemoryPreset::Over12GB);  // the largest
   }
 
   void aPresetNamesTheGpuItWasProposedFor() {
-    const QList<GpuInfo> gpus{{"small", "NVIDIA", 4 * kGiB}, {"radeon", "AMD", 16 * kGiB}, {"big", "NVIDIA", 24 * kGiB}};
+    const QList<GpuInfo> gpus{
+        {"small", "NVIDIA", 4 * kGiB}, {"radeon", "AMD", 16 * kGiB}, {"big", "NVIDIA", 24 * kGiB}};
     QCOMPARE(proposedGpuIndex(gpus), 1);  // the second NVIDIA card
     QCOMPARE(proposedGpuIndex({}), 0);
     QCOMPARE(presetDevice(true, "cpu", 1), QString("cuda:1"));
-    QCOMPARE(presetDevice(false, "cuda:0", 1), QString("cpu"));  // never a device the build cannot open
+    QCOMPARE(presetDevice(false, "cuda:0", 1),
+             QString("cpu"));  // never a device the build cannot open
     QCOMPARE(presetDevice(false, "sim:8G"), QString("sim:8G"));
   }
 
@@ -149,14 +161,14 @@ class TestFirstStart : public QObject {
       QString device;
     };
     const QList<Expect> expected{
-        {MemoryPreset::Cpu, kiln::OffloadMode::None, kiln::OffloadMode::None, kiln::OffloadMode::None,
-         kiln::VaeTiling::Auto, "cpu"},
-        {MemoryPreset::Upto6GB, kiln::OffloadMode::Balanced, kiln::OffloadMode::GroupLeaf, kiln::OffloadMode::Balanced,
-         kiln::VaeTiling::Always, "sim:6G"},
-        {MemoryPreset::Upto12GB, kiln::OffloadMode::Model, kiln::OffloadMode::Model, kiln::OffloadMode::Model,
-         kiln::VaeTiling::Auto, "sim:6G"},
-        {MemoryPreset::Over12GB, kiln::OffloadMode::None, kiln::OffloadMode::None, kiln::OffloadMode::None,
-         kiln::VaeTiling::Auto, "sim:6G"},
+        {MemoryPreset::Cpu, kiln::OffloadMode::None, kiln::OffloadMode::None,
+         kiln::OffloadMode::None, kiln::VaeTiling::Auto, "cpu"},
+        {MemoryPreset::Upto6GB, kiln::OffloadMode::Balanced, kiln::OffloadMode::GroupLeaf,
+         kiln::OffloadMode::Balanced, kiln::VaeTiling::Always, "sim:6G"},
+        {MemoryPreset::Upto12GB, kiln::OffloadMode::Model, kiln::OffloadMode::Model,
+         kiln::OffloadMode::Model, kiln::VaeTiling::Auto, "sim:6G"},
+        {MemoryPreset::Over12GB, kiln::OffloadMode::None, kiln::OffloadMode::None,
+         kiln::OffloadMode::None, kiln::VaeTiling::Auto, "sim:6G"},
     };
     QCOMPARE(expected.size(), memoryPresets().size());
     for (const Expect& e : expected) {
@@ -171,7 +183,9 @@ class TestFirstStart : public QObject {
       QCOMPARE(applyMemoryPreset(s, e.preset, "sim:6G"), QString());
       const kiln::OffloadSettings o = s.offload();  // validates
       QCOMPARE(o.mode, e.mode);
-      const auto mode_of = [&](const char* c) { return o.per_component.count(c) ? o.per_component.at(c) : o.mode; };
+      const auto mode_of = [&](const char* c) {
+        return o.per_component.count(c) ? o.per_component.at(c) : o.mode;
+      };
       QCOMPARE(mode_of("text_encoder"), e.text_encoder);
       QCOMPARE(mode_of("unet"), e.unet);
       QCOMPARE(s.vaeTiling(), e.tiling);

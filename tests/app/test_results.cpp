@@ -75,7 +75,8 @@ class TestResults : public QObject {
   void parametersTextReadsBack() {
     const auto s = parseParametersText(
         "a red circle\non two lines\nNegative prompt: blurry\nugly\n"
-        "Steps: 30, Sampler: DPM++ 2M, CFG scale: 6.5, Seed: 1234567890123, Size: 832x1216, Model: sd_xl_base_1.0\n");
+        "Steps: 30, Sampler: DPM++ 2M, CFG scale: 6.5, Seed: 1234567890123, Size: 832x1216, Model: "
+        "sd_xl_base_1.0\n");
     QVERIFY(s);
     QCOMPARE(s->prompt, QString("a red circle\non two lines"));
     QCOMPARE(s->negative_prompt, QString("blurry\nugly"));
@@ -86,7 +87,8 @@ class TestResults : public QObject {
     QCOMPARE(s->width, 832);
     QCOMPARE(s->height, 1216);
     QCOMPARE(s->model, QString("sd_xl_base_1.0"));
-    const auto empty_negative = parseParametersText("x\nNegative prompt: \nSteps: 2, Seed: 1, Size: 0x0");
+    const auto empty_negative =
+        parseParametersText("x\nNegative prompt: \nSteps: 2, Seed: 1, Size: 0x0");
     QVERIFY(empty_negative);
     QCOMPARE(empty_negative->prompt, QString("x"));
     QCOMPARE(empty_negative->negative_prompt, QString());
@@ -97,12 +99,15 @@ class TestResults : public QObject {
 
   void listsResultsWithTheirText() {
     QTemporaryDir dir;
-    const std::string parameters = "a blue star\nNegative prompt: \nSteps: 4, Sampler: Euler, CFG scale: 7, Seed: 3, Size: 4x2, Model: m";
+    const std::string parameters =
+        "a blue star\nNegative prompt: \nSteps: 4, Sampler: Euler, CFG scale: 7, Seed: 3, Size: "
+        "4x2, Model: m";
     kiln::writeImage(dir.filePath("old.png").toStdString(), tinyImage("first"));
     {
       QFile old(dir.filePath("old.png"));
       QVERIFY(old.open(QIODevice::ReadWrite));
-      QVERIFY(old.setFileTime(QDateTime::currentDateTime().addSecs(-60), QFileDevice::FileModificationTime));
+      QVERIFY(old.setFileTime(QDateTime::currentDateTime().addSecs(-60),
+                              QFileDevice::FileModificationTime));
     }
     kiln::writeImage(dir.filePath("new.png").toStdString(), tinyImage(parameters));
     touch(dir.filePath("notes.txt"));
@@ -116,7 +121,8 @@ class TestResults : public QObject {
     QFile png(dir.filePath("new.png"));
     QVERIFY(png.open(QIODevice::ReadOnly));
     const QByteArray bytes = png.readAll();
-    for (qsizetype cut : {qsizetype{0}, qsizetype{7}, qsizetype{20}, qsizetype{45}, bytes.size() / 2}) {
+    for (qsizetype cut :
+         {qsizetype{0}, qsizetype{7}, qsizetype{20}, qsizetype{45}, bytes.size() / 2}) {
       QFile f(dir.filePath("cut.png"));
       QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
       f.write(bytes.left(cut));
@@ -125,7 +131,10 @@ class TestResults : public QObject {
       QVERIFY(texts.isEmpty() || texts.value("parameters") == QString::fromStdString(parameters));
     }
     QByteArray huge = bytes.left(33);
-    huge += QByteArray("\x7f\xff\xff\xff" "tEXt", 8);  // a chunk claiming 2 GiB
+    huge += QByteArray(
+        "\x7f\xff\xff\xff"
+        "tEXt",
+        8);  // a chunk claiming 2 GiB
     QFile f(dir.filePath("huge.png"));
     QVERIFY(f.open(QIODevice::WriteOnly));
     f.write(huge);
@@ -144,13 +153,15 @@ class TestResults : public QObject {
       const auto n = static_cast<quint32>(data.size());
       for (int i = 3; i >= 0; --i) c += static_cast<char>((n >> (8 * i)) & 0xff);
       c += type + data;
-      const quint32 crc = static_cast<quint32>(::crc32(::crc32(0, reinterpret_cast<const Bytef*>(type.constData()), 4),
-                                                       reinterpret_cast<const Bytef*>(data.constData()),
-                                                       static_cast<uInt>(data.size())));
+      const quint32 crc = static_cast<quint32>(::crc32(
+          ::crc32(0, reinterpret_cast<const Bytef*>(type.constData()), 4),
+          reinterpret_cast<const Bytef*>(data.constData()), static_cast<uInt>(data.size())));
       for (int i = 3; i >= 0; --i) c += static_cast<char>((crc >> (8 * i)) & 0xff);
       return c;
     };
-    const auto zlibOf = [](const QByteArray& text) { return qCompress(text, 9).mid(4); };  // without Qt's size prefix
+    const auto zlibOf = [](const QByteArray& text) {
+      return qCompress(text, 9).mid(4);
+    };  // without Qt's size prefix
     QByteArray png("\x89PNG\r\n\x1a\n", 8);
     png += chunk("IHDR", QByteArray("\0\0\0\x01\0\0\0\x01\x08\x02\0\0\0", 13));
     png += chunk("zTXt", QByteArray("bomb\0\0", 6) + zlibOf(QByteArray(256 << 20, 'a')));
@@ -177,7 +188,8 @@ class TestResults : public QObject {
     touch(dir.filePath("webui/models/Stable-diffusion/readme.txt"));
     touch(dir.filePath("loose/own.safetensors"));
     const QList<ModelChoice> found =
-        findCheckpoints({dir.filePath("ComfyUI"), dir.filePath("webui"), dir.filePath("loose"), dir.filePath("absent"), ""});
+        findCheckpoints({dir.filePath("ComfyUI"), dir.filePath("webui"), dir.filePath("loose"),
+                         dir.filePath("absent"), ""});
     QStringList names;
     for (const ModelChoice& m : found) names << m.name;
     QCOMPARE(names, (QStringList{"dreamshaper", "own", "sd15", "xl/juggernaut"}));

@@ -33,7 +33,8 @@ class TestSettings : public QObject {
   void firstStartIsDueOnlyOnAFreshStore() {
     QTemporaryDir dir;
     const auto at = [&](const char* name) {
-      return kiln::app::Settings(std::make_unique<QSettings>(dir.filePath(name), QSettings::IniFormat));
+      return kiln::app::Settings(
+          std::make_unique<QSettings>(dir.filePath(name), QSettings::IniFormat));
     };
     QVERIFY(at("fresh.ini").firstStartDue());
     {
@@ -60,13 +61,27 @@ class TestSettings : public QObject {
       for (const auto& spec : kiln::app::settingSpecs()) {
         QVariant v;
         switch (spec.type) {
-          case kiln::app::SettingType::Bool: v = !spec.default_value.toBool(); break;
-          case kiln::app::SettingType::Int: v = spec.min + 1; break;
-          case kiln::app::SettingType::Bytes: v = qint64{3} << 30; break;
-          case kiln::app::SettingType::StringList: v = QStringList{"/models/a", "/models/b c"}; break;
-          case kiln::app::SettingType::Enum: v = spec.choices.last(); break;
-          case kiln::app::SettingType::Device: v = QString("sim:4G"); break;
-          case kiln::app::SettingType::String: v = QString("changed-{seed}"); break;
+          case kiln::app::SettingType::Bool:
+            v = !spec.default_value.toBool();
+            break;
+          case kiln::app::SettingType::Int:
+            v = spec.min + 1;
+            break;
+          case kiln::app::SettingType::Bytes:
+            v = qint64{3} << 30;
+            break;
+          case kiln::app::SettingType::StringList:
+            v = QStringList{"/models/a", "/models/b c"};
+            break;
+          case kiln::app::SettingType::Enum:
+            v = spec.choices.last();
+            break;
+          case kiln::app::SettingType::Device:
+            v = QString("sim:4G");
+            break;
+          case kiln::app::SettingType::String:
+            v = QString("changed-{seed}");
+            break;
         }
         QVERIFY(v != spec.default_value);
         QCOMPARE(s.set(spec.key, v), QString());
@@ -81,7 +96,8 @@ class TestSettings : public QObject {
     kiln::app::Settings again(std::make_unique<QSettings>(copy, QSettings::IniFormat));
     for (auto it = expected.begin(); it != expected.end(); ++it)
       QVERIFY2(again.value(it.key()) == it.value(),
-               qPrintable(it.key() + ": " + again.value(it.key()).toString() + " != " + it.value().toString()));
+               qPrintable(it.key() + ": " + again.value(it.key()).toString() +
+                          " != " + it.value().toString()));
     QVERIFY(!again.firstStartDue());
   }
 
@@ -92,8 +108,9 @@ class TestSettings : public QObject {
     const QString file = dir.filePath("old.conf");
     QFile f(file);
     QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write("[%General]\nfirst_start=false\nmodel_folders=/m/a, /m/b\noutput_folder=/pictures/kiln\n\n"
-            "[appearance]\ntheme=dark\n");
+    f.write(
+        "[%General]\nfirst_start=false\nmodel_folders=/m/a, /m/b\noutput_folder=/pictures/kiln\n\n"
+        "[appearance]\ntheme=dark\n");
     f.close();
     {
       kiln::app::Settings s(std::make_unique<QSettings>(file, QSettings::IniFormat));
@@ -103,7 +120,8 @@ class TestSettings : public QObject {
       QCOMPARE(s.value("appearance/theme").toString(), QString("dark"));
     }
     QVERIFY(QFile::copy(file, dir.filePath("again.conf")));
-    kiln::app::Settings again(std::make_unique<QSettings>(dir.filePath("again.conf"), QSettings::IniFormat));
+    kiln::app::Settings again(
+        std::make_unique<QSettings>(dir.filePath("again.conf"), QSettings::IniFormat));
     QCOMPARE(again.outputFolder(), QString("/pictures/kiln"));
     QVERIFY(!again.firstStartDue());
   }
@@ -115,7 +133,8 @@ class TestSettings : public QObject {
       QCOMPARE(s.set("memory/blocks_per_group", 4), QString());
       QCOMPARE(s.set("memory/streams", true), QString());
       QCOMPARE(s.set("memory/pin_reserve", "512MiB"), QString());
-      QCOMPARE(s.set("general/model_folders", QStringList{"/models/ComfyUI", "/models/webui"}), QString());
+      QCOMPARE(s.set("general/model_folders", QStringList{"/models/ComfyUI", "/models/webui"}),
+               QString());
       QCOMPARE(s.set("memory/device", "sim:8G"), QString());
       QCOMPARE(s.set("lora/mode", "hook"), QString());
       QCOMPARE(s.set("memory/vae_tiling", "always"), QString());
@@ -136,13 +155,18 @@ class TestSettings : public QObject {
     QTest::addColumn<QString>("key");
     QTest::addColumn<QVariant>("value");
     QTest::addColumn<QString>("message");
-    QTest::newRow("unknown key") << "memory/warp_drive" << QVariant(1) << "no setting memory/warp_drive";
-    QTest::newRow("out of range") << "memory/blocks_per_group" << QVariant(0) << "between 1 and 64, not 0";
-    QTest::newRow("not a number") << "memory/tile_size" << QVariant("big") << "whole number, not 'big'";
-    QTest::newRow("unknown choice") << "memory/offload_vae" << QVariant("sideways")
-                                    << "one of none, model, group-block, group-leaf, balanced, not 'sideways'";
+    QTest::newRow("unknown key") << "memory/warp_drive" << QVariant(1)
+                                 << "no setting memory/warp_drive";
+    QTest::newRow("out of range") << "memory/blocks_per_group" << QVariant(0)
+                                  << "between 1 and 64, not 0";
+    QTest::newRow("not a number") << "memory/tile_size" << QVariant("big")
+                                  << "whole number, not 'big'";
+    QTest::newRow("unknown choice")
+        << "memory/offload_vae" << QVariant("sideways")
+        << "one of none, model, group-block, group-leaf, balanced, not 'sideways'";
     QTest::newRow("bad size") << "memory/pin_reserve" << QVariant("lots") << "a size like 2G";
-    QTest::newRow("bad device") << "memory/device" << QVariant("tpu:0") << "cpu, cuda:N or sim:SIZE, not 'tpu:0'";
+    QTest::newRow("bad device") << "memory/device" << QVariant("tpu:0")
+                                << "cpu, cuda:N or sim:SIZE, not 'tpu:0'";
     QTest::newRow("not a bool") << "memory/streams" << QVariant("maybe") << "true or false";
   }
   void refusesInvalidValues() {

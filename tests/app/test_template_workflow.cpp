@@ -16,14 +16,16 @@ using namespace kiln::app;
 namespace {
 
 // A safetensors file of one tiny tensor, with `metadata` and an extra key name.
-QString writeCheckpoint(const QTemporaryDir& dir, const QString& name, const QByteArray& metadata, const QByteArray& key) {
+QString writeCheckpoint(const QTemporaryDir& dir, const QString& name, const QByteArray& metadata,
+                        const QByteArray& key) {
   QByteArray header = "{\"" + key + "\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}";
   if (!metadata.isEmpty()) header += ",\"__metadata__\":" + metadata;
   header += "}";
   QFile f(dir.filePath(name));
   if (!f.open(QIODevice::WriteOnly)) return {};
   QByteArray length(8, '\0');
-  for (int i = 0; i < 8; ++i) length[i] = static_cast<char>((static_cast<quint64>(header.size()) >> (8 * i)) & 0xff);
+  for (int i = 0; i < 8; ++i)
+    length[i] = static_cast<char>((static_cast<quint64>(header.size()) >> (8 * i)) & 0xff);
   f.write(length + header + QByteArray(4, '\0'));
   return f.fileName();
 }
@@ -46,15 +48,18 @@ class TestTemplateWorkflow : public QObject {
     QCOMPARE(p.width, 64);
     QCOMPARE(p.steps, 20);
     // It survives the workflow file format.
-    QCOMPARE(kiln::workflowToJson(kiln::parseWorkflow(kiln::workflowToJson(w))), kiln::workflowToJson(w));
+    QCOMPARE(kiln::workflowToJson(kiln::parseWorkflow(kiln::workflowToJson(w))),
+             kiln::workflowToJson(w));
   }
 
   void rolesFollowTheLinksNotTheIds() {
     kiln::Workflow w = defaultTemplate();
     // Swap which text node feeds the positive input: the roles follow.
     for (auto& l : w.links) {
-      if (l.to_input == "positive") l.from_node = "negative";
-      else if (l.to_input == "negative") l.from_node = "prompt";
+      if (l.to_input == "positive")
+        l.from_node = "negative";
+      else if (l.to_input == "negative")
+        l.from_node = "prompt";
     }
     QCOMPARE(findRole(w, PanelRole::Prompt).node, std::string("negative"));
     QCOMPARE(findRole(w, PanelRole::Negative).node, std::string("prompt"));
@@ -79,25 +84,37 @@ class TestTemplateWorkflow : public QObject {
     const kiln::Workflow first = prepareRun(w, schemas, 0, "cat");
     const kiln::Workflow third = prepareRun(w, schemas, 2, "");
     QCOMPARE(std::get<int64_t>(first.node("sampler")->params.at("seed")), int64_t{41});
-    QCOMPARE(std::get<std::string>(first.node("save")->params.at("filename_prefix")), std::string("cat"));
+    QCOMPARE(std::get<std::string>(first.node("save")->params.at("filename_prefix")),
+             std::string("cat"));
     QCOMPARE(std::get<int64_t>(third.node("sampler")->params.at("seed")), int64_t{43});
-    QCOMPARE(std::get<std::string>(third.node("save")->params.at("filename_prefix")), std::string("kiln"));
+    QCOMPARE(std::get<std::string>(third.node("save")->params.at("filename_prefix")),
+             std::string("kiln"));
     QCOMPARE(roleParams(w, 2).seed, int64_t{43});
     // A seed the node leaves unset counts from the schema's default.
     w.node("sampler")->params.erase("seed");
-    QCOMPARE(std::get<int64_t>(prepareRun(w, schemas, 1, "").node("sampler")->params.at("seed")), int64_t{1});
+    QCOMPARE(std::get<int64_t>(prepareRun(w, schemas, 1, "").node("sampler")->params.at("seed")),
+             int64_t{1});
   }
 
   void preferencesFillWhatNodesLeaveOpen() {
     kiln::Workflow w = defaultTemplate();
-    w.nodes.push_back({"lora", "LoadLoRA", {{"lora_name", std::string("style.safetensors")}, {"mode", std::string("hook")}}, 0, 0, ""});
+    w.nodes.push_back(
+        {"lora",
+         "LoadLoRA",
+         {{"lora_name", std::string("style.safetensors")}, {"mode", std::string("hook")}},
+         0,
+         0,
+         ""});
     w.nodes.push_back({"encode", "VAEEncode", {{"tiling", std::string("never")}}, 0, 0, ""});
     applyNodeDefaults(w, {"always", 256, 32, "merge"});
-    const auto param = [&](const char* node, const char* name) { return w.node(node)->params.at(name); };
+    const auto param = [&](const char* node, const char* name) {
+      return w.node(node)->params.at(name);
+    };
     QCOMPARE(std::get<std::string>(param("decode", "tiling")), std::string("always"));
     QCOMPARE(std::get<int64_t>(param("decode", "tile_size")), int64_t{256});
     QCOMPARE(std::get<int64_t>(param("decode", "tile_overlap")), int64_t{32});
-    QCOMPARE(std::get<std::string>(param("encode", "tiling")), std::string("never"));  // the workflow's own
+    QCOMPARE(std::get<std::string>(param("encode", "tiling")),
+             std::string("never"));  // the workflow's own
     QCOMPARE(std::get<int64_t>(param("encode", "tile_size")), int64_t{256});
     QCOMPARE(std::get<std::string>(param("lora", "mode")), std::string("hook"));
     QVERIFY(!w.node("sampler")->params.count("tiling"));
@@ -108,12 +125,19 @@ class TestTemplateWorkflow : public QObject {
 
   void nativeSizeComesFromTheHeader() {
     QTemporaryDir dir;
-    QCOMPARE(nativeSize(writeCheckpoint(dir, "spec.safetensors", "{\"modelspec.resolution\":\"768x512\"}", "x")),
+    QCOMPARE(nativeSize(writeCheckpoint(dir, "spec.safetensors",
+                                        "{\"modelspec.resolution\":\"768x512\"}", "x")),
              QSize(768, 512));
-    QCOMPARE(nativeSize(writeCheckpoint(dir, "xl.safetensors", {}, "conditioner.embedders.1.model.ln_final.weight")),
+    QCOMPARE(nativeSize(writeCheckpoint(dir, "xl.safetensors", {},
+                                        "conditioner.embedders.1.model.ln_final.weight")),
              QSize(1024, 1024));
-    QCOMPARE(nativeSize(writeCheckpoint(dir, "sd1.safetensors", {}, "model.diffusion_model.out.2.bias")), QSize(512, 512));
-    QCOMPARE(nativeSize(QString(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors").isValid(), true);
+    QCOMPARE(
+        nativeSize(writeCheckpoint(dir, "sd1.safetensors", {}, "model.diffusion_model.out.2.bias")),
+        QSize(512, 512));
+    QCOMPARE(
+        nativeSize(QString(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors")
+            .isValid(),
+        true);
     // Not checkpoints: no size.
     QVERIFY(!nativeSize(dir.filePath("missing.safetensors")).isValid());
     QFile junk(dir.filePath("junk.safetensors"));
@@ -134,7 +158,8 @@ class TestTemplateWorkflow : public QObject {
   void everyNodeTextIsListed() {
     QStringList missing;
     const auto check = [&](const std::string& text) {
-      if (!text.empty() && !kiln::app::nodeTextListed(text)) missing << QString::fromStdString(text);
+      if (!text.empty() && !kiln::app::nodeTextListed(text))
+        missing << QString::fromStdString(text);
     };
     int count = 0;
     for (const kiln::NodeSchema& s : kiln::builtinNodeSchemas()) {

@@ -68,7 +68,8 @@ class TestWorkflowDocument : public QObject {
              QString("The output gives IMAGE and the input takes LATENT"));
     QVERIFY(!doc.connectPorts(g.decode, "IMAGE", g.sampler, "latent_image"));
     QVERIFY(doc.lastError().contains("takes LATENT"));
-    QVERIFY(doc.connectionProblem(g.sampler, "LATENT", g.sampler, "latent_image").contains("itself"));
+    QVERIFY(
+        doc.connectionProblem(g.sampler, "LATENT", g.sampler, "latent_image").contains("itself"));
     // The decode's output back into the graph's start would close a loop.
     const std::string encode = doc.addNode("VAEEncode", 0, 0);
     QVERIFY(doc.connectPorts(g.decode, "IMAGE", encode, "pixels"));
@@ -108,7 +109,8 @@ class TestWorkflowDocument : public QObject {
     const std::string before = kiln::workflowToJson(doc.workflow());
     QVERIFY(doc.removeNodes({g.sampler, g.latent}));
     QCOMPARE(doc.workflow().nodes.size(), std::size_t{5});
-    for (const auto& l : doc.workflow().links) QVERIFY(l.to_node != g.sampler && l.from_node != g.sampler);
+    for (const auto& l : doc.workflow().links)
+      QVERIFY(l.to_node != g.sampler && l.from_node != g.sampler);
     QVERIFY(doc.workflow().exposed.empty());
     doc.undoStack()->undo();
     QCOMPARE(kiln::workflowToJson(doc.workflow()), before);
@@ -170,7 +172,9 @@ class TestWorkflowDocument : public QObject {
     doc.undoStack()->undo();
     QCOMPARE(doc.workflow().nodes.size(), std::size_t{7});
     QVERIFY(doc.paste("not json", 0, 0).empty());
-    QVERIFY(doc.paste("{\"kiln_workflow\": 1, \"nodes\": [{\"id\": \"1\", \"type\": \"Nope\"}]}", 0, 0).empty());
+    QVERIFY(
+        doc.paste("{\"kiln_workflow\": 1, \"nodes\": [{\"id\": \"1\", \"type\": \"Nope\"}]}", 0, 0)
+            .empty());
     QVERIFY(doc.lastError().contains("Nope"));
   }
 
@@ -199,13 +203,15 @@ class TestWorkflowDocument : public QObject {
     QCOMPARE(doc.workflow().groups[1].title, std::string("Sizes"));
     QCOMPARE(doc.workflow().groups[1].color, std::string("#3f789e"));
     // Copying a whole group brings it along with fresh ids; a partly copied one stays behind.
-    const std::vector<std::string> pasted = doc.paste(doc.copy({g.neg, g.latent, g.pos, g.sampler}), 50, 50);
+    const std::vector<std::string> pasted =
+        doc.paste(doc.copy({g.neg, g.latent, g.pos, g.sampler}), 50, 50);
     QCOMPARE(pasted.size(), std::size_t{4});
     QCOMPARE(doc.workflow().groups.size(), std::size_t{4});
     const kiln::WorkflowGroup& copied = doc.workflow().groups[3];
     QCOMPARE(copied.title, std::string("Sizes"));
     QCOMPARE(copied.nodes.size(), std::size_t{2});
-    for (const auto& id : copied.nodes) QVERIFY(std::find(pasted.begin(), pasted.end(), id) != pasted.end());
+    for (const auto& id : copied.nodes)
+      QVERIFY(std::find(pasted.begin(), pasted.end(), id) != pasted.end());
     doc.undoStack()->undo();
     QCOMPARE(doc.workflow().groups.size(), std::size_t{2});
     // Deleting its last node takes the group away; undo brings both back.

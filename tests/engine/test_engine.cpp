@@ -3,8 +3,8 @@
 // left behind, non-finite results as failures, calibrated stage timings, and a stress
 // run of 500 jobs cancelled at random moments.
 #include <QDir>
-#include <QTemporaryDir>
 #include <QFileInfo>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <set>
@@ -42,9 +42,11 @@ class Recorder {
     changed_.notify_all();
   }
 
-  bool waitFor(const std::function<bool(const std::vector<kiln::Event>&)>& done, double seconds = 60) {
+  bool waitFor(const std::function<bool(const std::vector<kiln::Event>&)>& done,
+               double seconds = 60) {
     std::unique_lock<std::mutex> lock(mutex_);
-    return changed_.wait_for(lock, std::chrono::duration<double>(seconds), [&] { return done(events_); });
+    return changed_.wait_for(lock, std::chrono::duration<double>(seconds),
+                             [&] { return done(events_); });
   }
   bool waitForEnd(kiln::JobId id, double seconds = 60) {
     return waitFor([&](const auto& ev) { return terminal(ev, id) != nullptr; }, seconds);
@@ -83,7 +85,9 @@ class Recorder {
   std::map<kiln::JobId, int> outputs_;
 };
 
-std::string tinyModel() { return kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"); }
+std::string tinyModel() {
+  return kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors");
+}
 
 kiln::Job job(int steps = 2, int batch = 1) {
   kiln::Job j;
@@ -103,7 +107,8 @@ kiln::Job job(int steps = 2, int batch = 1) {
 void writePpm(const std::string& path, const kiln::Image& image) {
   std::ofstream out(path, std::ios::binary);
   out << "P6\n" << image.width << " " << image.height << "\n255\n";
-  for (float v : image.pixels) out.put(static_cast<char>(std::lround(std::clamp(v, 0.0f, 1.0f) * 255)));
+  for (float v : image.pixels)
+    out.put(static_cast<char>(std::lround(std::clamp(v, 0.0f, 1.0f) * 255)));
   if (!out.flush()) throw kiln::Error(kiln::ErrorKind::Io, "cannot write " + path);
 }
 
@@ -162,8 +167,10 @@ class TestEngine : public QObject {
     std::set<kiln::StageKind> timed;  // kinds of stage that finished once
     for (const auto& e : ev) {
       if (e.type == EventType::StagePlanned) plan = e.stages;
-      if (e.type == EventType::StageFinished) timed.insert(plan.at(static_cast<std::size_t>(e.stage)).kind);
-      if (e.type == EventType::StageStarted) QVERIFY2(!plan.empty(), "a stage started before the plan");
+      if (e.type == EventType::StageFinished)
+        timed.insert(plan.at(static_cast<std::size_t>(e.stage)).kind);
+      if (e.type == EventType::StageStarted)
+        QVERIFY2(!plan.empty(), "a stage started before the plan");
       if (e.type == EventType::Progress || e.type == EventType::StageFinished) {
         QVERIFY(e.done <= e.total);
         QVERIFY2(e.fraction >= last_fraction - 1e-9, "overall progress ran backwards");
@@ -171,8 +178,10 @@ class TestEngine : public QObject {
         bool all_timed = true;
         for (std::size_t k = static_cast<std::size_t>(e.stage); k < plan.size(); ++k)
           all_timed = all_timed && timed.count(plan[k].kind) > 0;
-        if (all_timed) QVERIFY(e.eta_seconds >= 0);
-        else QCOMPARE(e.eta_seconds, -1.0);
+        if (all_timed)
+          QVERIFY(e.eta_seconds >= 0);
+        else
+          QCOMPARE(e.eta_seconds, -1.0);
         last_fraction = e.fraction;
       }
       if (e.type == EventType::Preview) {
@@ -196,7 +205,8 @@ class TestEngine : public QObject {
     QCOMPARE(end.output_paths.size(), std::size_t{2});
     QVERIFY(QFileInfo::exists(dir_.filePath("plan.ppm")));
     QVERIFY(QFileInfo::exists(dir_.filePath("plan-2.ppm")));
-    QCOMPARE(QFileInfo(dir_.filePath("plan.ppm")).size(), QFileInfo(dir_.filePath("plan-2.ppm")).size());
+    QCOMPARE(QFileInfo(dir_.filePath("plan.ppm")).size(),
+             QFileInfo(dir_.filePath("plan-2.ppm")).size());
 
     // The second job finds the model in the cache: no load stage.
     const kiln::JobId again = engine.submit(job(1));
@@ -250,7 +260,8 @@ class TestEngine : public QObject {
       QVERIFY(m.device_allocated_bytes - m.cached_model_device_bytes < 256 * 1024);
       if (round == 0) after_first = m.device_allocated_bytes;
       QCOMPARE(m.device_allocated_bytes, after_first);
-      QVERIFY2(m.device_peak_bytes > m.device_allocated_bytes, "the job's tensors were not device memory");
+      QVERIFY2(m.device_peak_bytes > m.device_allocated_bytes,
+               "the job's tensors were not device memory");
     }
     engine.unloadModels();
     const kiln::MemoryStats after = engine.memoryStats();
@@ -287,7 +298,8 @@ class TestEngine : public QObject {
     kiln::Engine engine(options(rec));
     std::atomic<kiln::JobId> queued{0};
     rec.on_event = [&](const kiln::Event& e) {
-      if (e.type == EventType::StageStarted && e.job == 1 && queued.load() != 0) engine.cancel(queued.exchange(0));
+      if (e.type == EventType::StageStarted && e.job == 1 && queued.load() != 0)
+        engine.cancel(queued.exchange(0));
     };
     const kiln::JobId a = engine.submit(job(6));
     const kiln::JobId b = engine.submit(job(2));
@@ -335,7 +347,8 @@ class TestEngine : public QObject {
     const kiln::Event failed = rec.end(id);
     QCOMPARE(failed.type, EventType::JobFailed);
     QCOMPARE(failed.error, kiln::ErrorKind::CorruptFile);
-    QVERIFY2(failed.message.find("changing.safetensors") != std::string::npos, failed.message.c_str());
+    QVERIFY2(failed.message.find("changing.safetensors") != std::string::npos,
+             failed.message.c_str());
     // Whole again: loaded afresh, and the picture is the one the file draws.
     QFile::remove(model);
     QVERIFY(QFile::copy(QString::fromStdString(tinyModel()), model));
@@ -344,7 +357,8 @@ class TestEngine : public QObject {
     QCOMPARE(rec.end(id).type, EventType::JobFinished);
     bool loaded_again = false;
     for (const auto& e : rec.of(id))
-      if (e.type == EventType::StagePlanned) loaded_again = e.stages.front().kind == kiln::StageKind::LoadModel;
+      if (e.type == EventType::StagePlanned)
+        loaded_again = e.stages.front().kind == kiln::StageKind::LoadModel;
     QVERIFY(loaded_again);
   }
 
@@ -363,7 +377,8 @@ class TestEngine : public QObject {
     std::vector<kiln::Stage> plan;
     rec.on_event = [&](const kiln::Event& e) {
       if (e.type == EventType::StagePlanned) plan = e.stages;
-      if (e.type == EventType::StageStarted && static_cast<int>(plan.at(static_cast<std::size_t>(e.stage)).kind) == kind)
+      if (e.type == EventType::StageStarted &&
+          static_cast<int>(plan.at(static_cast<std::size_t>(e.stage)).kind) == kind)
         engine.cancel(e.job);
     };
     const kiln::JobId id = engine.submit(job(2));
@@ -393,7 +408,8 @@ class TestEngine : public QObject {
     Clock::time_point cancelled_at{};
     int64_t read_when_cancelled = -1;
     rec.on_event = [&](const kiln::Event& e) {
-      if (e.type == EventType::Progress && e.unit == "bytes" && e.done > 0 && read_when_cancelled < 0) {
+      if (e.type == EventType::Progress && e.unit == "bytes" && e.done > 0 &&
+          read_when_cancelled < 0) {
         QVERIFY(e.done < e.total);
         read_when_cancelled = e.done;
         cancelled_at = Clock::now();
@@ -409,10 +425,12 @@ class TestEngine : public QObject {
     QVERIFY(read_when_cancelled > 0);
     int reads_after = 0;
     for (const auto& e : rec.of(id))
-      if (e.type == EventType::Progress && e.unit == "bytes" && e.done > read_when_cancelled) ++reads_after;
+      if (e.type == EventType::Progress && e.unit == "bytes" && e.done > read_when_cancelled)
+        ++reads_after;
     QCOMPARE(reads_after, 0);
     // The cancel lands within the load, long before the job would have ended.
-    QVERIFY2(latency < uncancelled / 2, qPrintable(QString("%1 s, the whole job %2 s").arg(latency).arg(uncancelled)));
+    QVERIFY2(latency < uncancelled / 2,
+             qPrintable(QString("%1 s, the whole job %2 s").arg(latency).arg(uncancelled)));
     QVERIFY(engine.waitIdle(10));
     QCOMPARE(engine.memoryStats().cached_models, 0);
     QCOMPARE(engine.memoryStats().cached_model_bytes, int64_t{0});
@@ -453,14 +471,17 @@ class TestEngine : public QObject {
     int denoise_started = 0;
     rec.on_event = [&](const kiln::Event& e) {
       // The second image's denoising stage: skip from here.
-      if (e.type == EventType::StageStarted && e.unit == "steps" && ++denoise_started == 2) engine.skip(e.job);
+      if (e.type == EventType::StageStarted && e.unit == "steps" && ++denoise_started == 2)
+        engine.skip(e.job);
     };
     const kiln::JobId id = engine.submit(job(2, 4));
     QVERIFY(rec.waitForEnd(id));
     QCOMPARE(rec.end(id).type, EventType::JobFinished);
     QCOMPARE(rec.outputs(id), 2);
     bool logged = false;
-    for (const auto& e : rec.of(id)) logged = logged || (e.type == EventType::Log && e.message.find("skipped") != std::string::npos);
+    for (const auto& e : rec.of(id))
+      logged =
+          logged || (e.type == EventType::Log && e.message.find("skipped") != std::string::npos);
     QVERIFY(logged);
     // On a queued job, skip keeps only the first image.
     kiln::Job slow = job(4);
@@ -515,7 +536,8 @@ class TestEngine : public QObject {
     kiln::EngineOptions o3 = options(rec3);
     o3.timings_path = bad.fileName().toStdString();
     kiln::Engine engine3(o3);
-    QVERIFY(rec3.waitFor([](const auto& ev) { return !ev.empty() && ev.front().type == EventType::Log; }, 1));
+    QVERIFY(rec3.waitFor(
+        [](const auto& ev) { return !ev.empty() && ev.front().type == EventType::Log; }, 1));
   }
 
   // 500 jobs, cancelled at random moments: every job ends exactly once, the engine goes
@@ -536,7 +558,8 @@ class TestEngine : public QObject {
       }
       if (i == 50) {
         QVERIFY(engine.waitIdle(60));
-        warm_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        warm_seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         rss_warm = rssBytes();
         cached_warm = engine.memoryStats().cached_model_bytes;
       }
@@ -544,7 +567,8 @@ class TestEngine : public QObject {
     // A hang, not a slow machine: nine times the work of the warm-up, with three times
     // that to spare (a sanitizer build runs several times slower).
     const double limit = std::max(120.0, 30.0 * warm_seconds);
-    QVERIFY2(engine.waitIdle(limit), qPrintable(QString("the engine did not become idle in %1 s").arg(limit)));
+    QVERIFY2(engine.waitIdle(limit),
+             qPrintable(QString("the engine did not become idle in %1 s").arg(limit)));
     int finished = 0, cancelled = 0;
     for (kiln::JobId id : ids) {
       const kiln::Event end = rec.end(id);
@@ -554,7 +578,8 @@ class TestEngine : public QObject {
       cancelled += end.type == EventType::JobCancelled;
       int ends = 0;
       for (const auto& e : rec.of(id))
-        ends += e.type == EventType::JobFinished || e.type == EventType::JobCancelled || e.type == EventType::JobFailed;
+        ends += e.type == EventType::JobFinished || e.type == EventType::JobCancelled ||
+                e.type == EventType::JobFailed;
       QCOMPARE(ends, 1);
     }
     QVERIFY(finished > 0 && cancelled > 0);

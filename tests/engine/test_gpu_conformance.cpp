@@ -10,14 +10,15 @@
 namespace {
 
 // The reference UNet call's inputs on `gpu` (the UNet casts them to its dtype).
-kiln::models::UNetInputs referenceInputs(const kiln::pipelines::SdPipeline& pipe, const kiln::testing::RefFile& ref,
-                                         const at::Device& gpu) {
+kiln::models::UNetInputs referenceInputs(const kiln::pipelines::SdPipeline& pipe,
+                                         const kiln::testing::RefFile& ref, const at::Device& gpu) {
   kiln::models::UNetInputs in;
   in.latent = ref["in_latent"].to(gpu);
   in.timesteps = ref["in_timestep"].to(gpu);
   in.context = ref["in_context"].to(gpu);
   if (pipe.unet().config().adm_in_channels > 0)
-    in.y = pipe.unet().timeIdConditioning(ref["in_text_embeds"].to(gpu), ref["in_time_ids"].to(gpu));
+    in.y =
+        pipe.unet().timeIdConditioning(ref["in_text_embeds"].to(gpu), ref["in_time_ids"].to(gpu));
   return in;
 }
 
@@ -39,8 +40,8 @@ class TestGpuConformance : public QObject {
     at::globalContext().setAllowTF32CuBLAS(false);
     at::globalContext().setAllowTF32CuDNN(false);
     kiln::pipelines::SdPipeline pipe(kiln::models::openCheckpoint(kiln::testing::conformancePath(
-                                     "sd-tiny-1234/" + f + "/" + f + "_tiny_ldm.safetensors")),
-                                 at::kFloat);
+                                         "sd-tiny-1234/" + f + "/" + f + "_tiny_ldm.safetensors")),
+                                     at::kFloat);
     const at::Device gpu(at::kCUDA, 0);
     kiln::weights::moveParams(pipe.unet().params(), gpu);
     kiln::weights::moveParams(pipe.vae().params(), gpu);
@@ -63,8 +64,8 @@ class TestGpuConformance : public QObject {
     QFETCH(QString, family);
     const std::string f = family.toStdString();
     kiln::pipelines::SdPipeline pipe(kiln::models::openCheckpoint(kiln::testing::conformancePath(
-                                     "sd-tiny-1234/" + f + "/" + f + "_tiny_ldm.safetensors")),
-                                 at::kHalf);
+                                         "sd-tiny-1234/" + f + "/" + f + "_tiny_ldm.safetensors")),
+                                     at::kHalf);
     QCOMPARE(pipe.codec().dtype, at::kFloat);
     const at::Device gpu(at::kCUDA, 0);
     kiln::weights::moveParams(pipe.unet().params(), gpu);
@@ -74,12 +75,14 @@ class TestGpuConformance : public QObject {
     const kiln::testing::RefFile ref("sd-tiny-1234/" + f + "/ref_unet.safetensors");
     const kiln::models::UNetInputs in = referenceInputs(pipe, ref, gpu);
     const at::Tensor want = ref["out_eps"];
-    const double unet_err = kiln::testing::maxAbsDiff(pipe.unet().forward(in).to(at::kFloat).cpu(), want);
+    const double unet_err =
+        kiln::testing::maxAbsDiff(pipe.unet().forward(in).to(at::kFloat).cpu(), want);
     const double scale = std::max(1.0, want.abs().max().item<double>());
     QVERIFY2(unet_err <= 1e-2 * scale, qPrintable(QString::number(unet_err)));
     const kiln::testing::RefFile vae("sd-tiny-1234/" + f + "/ref_vae.safetensors");
     const double vae_err = kiln::testing::maxAbsDiff(
-        pipe.codec().vae->decode(vae["decode_in_latent"].to(gpu)).to(at::kFloat).cpu(), vae["decode_out_image"]);
+        pipe.codec().vae->decode(vae["decode_in_latent"].to(gpu)).to(at::kFloat).cpu(),
+        vae["decode_out_image"]);
     QVERIFY2(vae_err <= 1e-4, qPrintable(QString::number(vae_err)));
   }
 };

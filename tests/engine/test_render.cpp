@@ -13,15 +13,15 @@
 #include <fstream>
 #include <functional>
 
+#include "checkpoint_variants.h"
 #include "core/cpu_features.h"
 #include "kiln/build_info.h"
 #include "kiln/error.h"
 #include "kiln/render.h"
-#include "checkpoint_variants.h"
 #include "lora_files.h"
-#include "tensor_io/materialize.h"
-#include "ref_tensors.h"
 #include "models/sd/sd_checkpoint.h"
+#include "ref_tensors.h"
+#include "tensor_io/materialize.h"
 
 namespace {
 
@@ -65,7 +65,8 @@ class TestRender : public QObject {
     QCOMPARE(ck.spec.native_width, 512);
     QCOMPARE(ck.spec.native_height, 512);
     bool noted = false;
-    for (const auto& n : ck.notes) noted = noted || n.find("ignored malformed") != std::string::npos;
+    for (const auto& n : ck.notes)
+      noted = noted || n.find("ignored malformed") != std::string::npos;
     QVERIFY(noted);
 
     p.width = 64;  // one side alone is not "native"
@@ -128,31 +129,44 @@ class TestRender : public QObject {
   // ldm_config.json or a diffusers config.json) or have the wrong type are refused with
   // the file and the field named, for the single file, the diffusers folder and Wan.
   void badConfigurationNumbersAreRefused_data() {
-    QTest::addColumn<QString>("layout");   // "sidecar", "ldm", "diffusers", "wan"
-    QTest::addColumn<QString>("file");     // the configuration file, relative to the model
+    QTest::addColumn<QString>("layout");  // "sidecar", "ldm", "diffusers", "wan"
+    QTest::addColumn<QString>("file");    // the configuration file, relative to the model
     QTest::addColumn<QString>("content");
     QTest::addColumn<int>("kind");
     QTest::addColumn<QString>("says");
     QTest::newRow("sidecar text heads 0")
-        << "sidecar" << "model.json" << R"({"cond_stage_config": {"heads": 0}})" << int(kiln::ErrorKind::UnsupportedModel)
+        << "sidecar"
+        << "model.json"
+        << R"({"cond_stage_config": {"heads": 0}})" << int(kiln::ErrorKind::UnsupportedModel)
         << "the text encoder's head count is 0";
     QTest::newRow("sidecar text heads -3")
-        << "sidecar" << "model.json" << R"({"cond_stage_config": {"num_attention_heads": -3}})"
+        << "sidecar"
+        << "model.json"
+        << R"({"cond_stage_config": {"num_attention_heads": -3}})"
         << int(kiln::ErrorKind::UnsupportedModel) << "the text encoder's head count is -3";
     QTest::newRow("ldm_config heads of the wrong type")
-        << "ldm" << "ldm_config.json" << R"({"family": "sd1", "unet_config": {"num_heads": "eight"}})"
+        << "ldm"
+        << "ldm_config.json"
+        << R"({"family": "sd1", "unet_config": {"num_heads": "eight"}})"
         << int(kiln::ErrorKind::CorruptFile) << "wrong type";
     QTest::newRow("ldm_config zero timesteps")
-        << "ldm" << "ldm_config.json" << R"({"family": "sd1", "timesteps": 0})" << int(kiln::ErrorKind::UnsupportedModel)
+        << "ldm"
+        << "ldm_config.json"
+        << R"({"family": "sd1", "timesteps": 0})" << int(kiln::ErrorKind::UnsupportedModel)
         << "the schedule's training steps is 0";
     QTest::newRow("diffusers unet heads 0")
-        << "diffusers" << "unet/config.json" << "HEADS0" << int(kiln::ErrorKind::UnsupportedModel)
-        << "neither a head count";
+        << "diffusers"
+        << "unet/config.json"
+        << "HEADS0" << int(kiln::ErrorKind::UnsupportedModel) << "neither a head count";
     QTest::newRow("diffusers text heads 0")
-        << "diffusers" << "text_encoder/config.json" << "TEXTHEADS0" << int(kiln::ErrorKind::UnsupportedModel)
+        << "diffusers"
+        << "text_encoder/config.json"
+        << "TEXTHEADS0" << int(kiln::ErrorKind::UnsupportedModel)
         << "the text encoder's head count is 0";
-    QTest::newRow("wan heads 0") << "wan" << "transformer/config.json" << "WANHEADS0"
-                                 << int(kiln::ErrorKind::UnsupportedModel) << "num_attention_heads is 0";
+    QTest::newRow("wan heads 0") << "wan"
+                                 << "transformer/config.json"
+                                 << "WANHEADS0" << int(kiln::ErrorKind::UnsupportedModel)
+                                 << "num_attention_heads is 0";
   }
   void badConfigurationNumbersAreRefused() {
     QFETCH(QString, layout);
@@ -169,11 +183,13 @@ class TestRender : public QObject {
       model = root / "model.safetensors";
       fs::copy_file(conf / "sd1_tiny_ldm.safetensors", model);
     } else {
-      const fs::path from = layout == "wan" ? fs::path(kiln::testing::conformancePath("wan21-tiny-1234")) : conf;
+      const fs::path from =
+          layout == "wan" ? fs::path(kiln::testing::conformancePath("wan21-tiny-1234")) : conf;
       model = root / "folder";
       fs::copy(from, model, fs::copy_options::recursive);
     }
-    const fs::path config = (layout == "sidecar" || layout == "ldm" ? root : model) / file.toStdString();
+    const fs::path config =
+        (layout == "sidecar" || layout == "ldm" ? root : model) / file.toStdString();
     std::string text = content.toStdString();
     if (text == "HEADS0" || text == "TEXTHEADS0" || text == "WANHEADS0") {
       QFile original(QString::fromStdString(config.string()));
@@ -209,13 +225,15 @@ class TestRender : public QObject {
     namespace fs = std::filesystem;
     QTemporaryDir dir;
     const fs::path folder = fs::path(dir.path().toStdString()) / "folder";
-    fs::copy(kiln::testing::conformancePath("sd-tiny-1234/sd1"), folder, fs::copy_options::recursive);
+    fs::copy(kiln::testing::conformancePath("sd-tiny-1234/sd1"), folder,
+             fs::copy_options::recursive);
     const fs::path unet = folder / "unet" / "diffusion_pytorch_model.safetensors";
     kiln::testing::NamedTensors tensors;
     {
       const auto file = kiln::tensor_io::SafetensorsFile::open(unet.string());
       for (const auto& info : file->tensors())
-        tensors.push_back({info.name, kiln::tensor_io::viewStored({file, &info}).to(at::kFloat).clone()});
+        tensors.push_back(
+            {info.name, kiln::tensor_io::viewStored({file, &info}).to(at::kFloat).clone()});
     }
     const std::string bad = "down_blocks.0.resnets.99999999999999999999.norm1.weight";
     tensors.push_back({bad, at::zeros({4})});
@@ -237,26 +255,31 @@ class TestRender : public QObject {
     QTest::addColumn<QList<qint64>>("shape");
     QTest::newRow("conv_in with no output channels")
         << "model.diffusion_model.input_blocks.0.0.weight" << QList<qint64>{0, 4, 3, 3};
-    QTest::newRow("conv_in flat") << "model.diffusion_model.input_blocks.0.0.weight" << QList<qint64>{4};
+    QTest::newRow("conv_in flat") << "model.diffusion_model.input_blocks.0.0.weight"
+                                  << QList<qint64>{4};
     QTest::newRow("cross-attention with no context width")
-        << "model.diffusion_model.input_blocks.1.1.transformer_blocks.0.attn2.to_k.weight" << QList<qint64>{32, 0};
+        << "model.diffusion_model.input_blocks.1.1.transformer_blocks.0.attn2.to_k.weight"
+        << QList<qint64>{32, 0};
   }
 
   void emptyDimensionsNameTheTensor() {
     QFETCH(QString, name);
     QFETCH(QList<qint64>, shape);
     QTemporaryDir dir;
-    const std::string source = kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors");
+    const std::string source =
+        kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors");
     kiln::testing::NamedTensors tensors;
     bool replaced = false;
     {
       const auto file = kiln::tensor_io::SafetensorsFile::open(source);
       for (const auto& info : file->tensors()) {
         if (info.name == name.toStdString()) {
-          tensors.push_back({info.name, at::zeros(std::vector<int64_t>(shape.begin(), shape.end()))});
+          tensors.push_back(
+              {info.name, at::zeros(std::vector<int64_t>(shape.begin(), shape.end()))});
           replaced = true;
         } else {
-          tensors.push_back({info.name, kiln::tensor_io::viewStored({file, &info}).to(at::kFloat).clone()});
+          tensors.push_back(
+              {info.name, kiln::tensor_io::viewStored({file, &info}).to(at::kFloat).clone()});
         }
       }
     }
@@ -301,7 +324,8 @@ class TestRender : public QObject {
     // Auto, the default, is the CPU's fast precision: the same pixels as asking for it.
     QCOMPARE(int(kiln::RenderParams{}.dtype), int(kiln::ComputeDType::Auto));
     p.dtype = kiln::ComputeDType::Auto;
-    QVERIFY(kiln::render(p).image.pixels == (kiln::fastCpuDType() == kiln::ComputeDType::BFloat16 ? b : a).image.pixels);
+    QVERIFY(kiln::render(p).image.pixels ==
+            (kiln::fastCpuDType() == kiln::ComputeDType::BFloat16 ? b : a).image.pixels);
     double mean_err = 0;
     for (std::size_t i = 0; i < a.image.pixels.size(); ++i)
       mean_err += std::abs(a.image.pixels[i] - b.image.pixels[i]);
@@ -316,14 +340,16 @@ class TestRender : public QObject {
       QFAIL("rendered in fp16 on the CPU");
     } catch (const kiln::Error& e) {
       QCOMPARE(e.kind(), kiln::ErrorKind::InvalidArgument);
-      QVERIFY2(std::string(e.what()).find("fp16 compute needs a GPU") != std::string::npos, e.what());
+      QVERIFY2(std::string(e.what()).find("fp16 compute needs a GPU") != std::string::npos,
+               e.what());
     }
   }
   // bf16 is the fast precision only where /proc/cpuinfo names bf16 instructions.
   void fastCpuPrecisionFollowsTheBf16Instructions() {
     using kiln::core::cpuinfoHasNativeBf16;
-    const std::string epyc = "processor\t: 0\nvendor_id\t: AuthenticAMD\n"
-                             "flags\t\t: fpu sse sse2 avx avx2 fma f16c bmi2\nbugs\t\t: sysret_ss_attrs\n";
+    const std::string epyc =
+        "processor\t: 0\nvendor_id\t: AuthenticAMD\n"
+        "flags\t\t: fpu sse sse2 avx avx2 fma f16c bmi2\nbugs\t\t: sysret_ss_attrs\n";
     const std::string xeon = "processor\t: 0\nflags\t\t: avx2 avx512f avx512_bf16 amx_tile\n";
     const std::string amx = "flags\t\t: avx512f amx_bf16 amx_int8\n";
     const std::string arm = "processor\t: 0\nFeatures\t: fp asimd sve i8mm bf16\n";
@@ -331,20 +357,24 @@ class TestRender : public QObject {
     QVERIFY(cpuinfoHasNativeBf16(xeon));
     QVERIFY(cpuinfoHasNativeBf16(amx));
     QVERIFY(cpuinfoHasNativeBf16(arm));
-    QVERIFY(!cpuinfoHasNativeBf16("model name\t: bf16 avx512_bf16 in a name\n"));  // not a flags line
-    QVERIFY(!cpuinfoHasNativeBf16("flags\t\t: avx512_bf16x avx512bf16\n"));      // whole words only
+    QVERIFY(
+        !cpuinfoHasNativeBf16("model name\t: bf16 avx512_bf16 in a name\n"));  // not a flags line
+    QVERIFY(!cpuinfoHasNativeBf16("flags\t\t: avx512_bf16x avx512bf16\n"));    // whole words only
     QVERIFY(!cpuinfoHasNativeBf16("flags : bf16\n"));  // Arm's word on an x86 flags line
     QVERIFY(!cpuinfoHasNativeBf16(""));
     const bool native = kiln::core::cpuHasNativeBf16();
-    QCOMPARE(kiln::fastCpuDType(), native ? kiln::ComputeDType::BFloat16 : kiln::ComputeDType::Float32);
+    QCOMPARE(kiln::fastCpuDType(),
+             native ? kiln::ComputeDType::BFloat16 : kiln::ComputeDType::Float32);
     QCOMPARE(kiln::buildInfo().cpu_bf16, native);
-    QVERIFY(kiln::versionText("kiln-cli").find(native ? "CPU: bf16 instructions" : "CPU: no bf16 instructions") !=
+    QVERIFY(kiln::versionText("kiln-cli")
+                .find(native ? "CPU: bf16 instructions" : "CPU: no bf16 instructions") !=
             std::string::npos);
   }
   // Image-to-image runs the last floor(steps * denoise) steps and stays nearer the
   // picture than a full render; inpainting keeps every unmasked pixel exactly.
   void imageToImageAndInpainting() {
-    auto p = params(QString::fromStdString(kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors")));
+    auto p = params(QString::fromStdString(
+        kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors")));
     p.steps = 4;
     const kiln::Image picture = kiln::render(p).image;
     p.seed = 5;
@@ -364,8 +394,10 @@ class TestRender : public QObject {
       for (std::size_t i = 0; i < a.pixels.size(); ++i) d += std::abs(a.pixels[i] - b.pixels[i]);
       return d / static_cast<double>(a.pixels.size());
     };
-    QVERIFY2(distance(i2i.image, picture) < distance(fresh, picture),
-             qPrintable(QString("%1 vs %2").arg(distance(i2i.image, picture)).arg(distance(fresh, picture))));
+    QVERIFY2(
+        distance(i2i.image, picture) < distance(fresh, picture),
+        qPrintable(
+            QString("%1 vs %2").arg(distance(i2i.image, picture)).arg(distance(fresh, picture))));
     QVERIFY(i2i.image.text.at("parameters").find("Denoising strength: 0.5") != std::string::npos);
 
     // Inpaint the left half.
@@ -375,7 +407,8 @@ class TestRender : public QObject {
     mask.channels = 1;
     mask.pixels.assign(static_cast<std::size_t>(mask.width * mask.height), 0.0f);
     for (int y = 0; y < mask.height; ++y)
-      for (int x = 0; x < mask.width / 2; ++x) mask.pixels[static_cast<std::size_t>(y * mask.width + x)] = 1.0f;
+      for (int x = 0; x < mask.width / 2; ++x)
+        mask.pixels[static_cast<std::size_t>(y * mask.width + x)] = 1.0f;
     p.mask = mask;
     p.denoise = 1.0;
     const kiln::Image inpainted = kiln::render(p).image;
@@ -393,12 +426,14 @@ class TestRender : public QObject {
   }
 
   void badImagesAreRefused() {
-    auto p = params(QString::fromStdString(kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors")));
+    auto p = params(QString::fromStdString(
+        kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors")));
     const auto refused = [&](const kiln::RenderParams& q, const char* needle) {
       try {
         kiln::render(q);
       } catch (const kiln::Error& e) {
-        return e.kind() == kiln::ErrorKind::InvalidArgument && std::string(e.what()).find(needle) != std::string::npos;
+        return e.kind() == kiln::ErrorKind::InvalidArgument &&
+               std::string(e.what()).find(needle) != std::string::npos;
       }
       return false;
     };

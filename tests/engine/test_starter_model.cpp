@@ -11,12 +11,12 @@
 
 #include "kiln/engine.h"
 #include "kiln/render.h"
-#include "weights/params.h"
 #include "models/sd/sd_checkpoint.h"
 #include "scenes.h"
 #include "starter_judge.h"
 #include "starter_vae_judge.h"
 #include "template_workflow.h"
+#include "weights/params.h"
 
 using namespace kiln;
 
@@ -51,7 +51,8 @@ class TemplateRenderer {
   explicit TemplateRenderer(std::string output_dir) : output_dir_(std::move(output_dir)) {
     EngineOptions o;
     o.sink = [this](const Event& e) {
-      if (e.type != EventType::JobFinished && e.type != EventType::JobFailed && e.type != EventType::JobCancelled)
+      if (e.type != EventType::JobFinished && e.type != EventType::JobFailed &&
+          e.type != EventType::JobCancelled)
         return;
       std::lock_guard<std::mutex> lock(mutex_);
       end_ = e;
@@ -71,7 +72,8 @@ class TemplateRenderer {
     w.node("prompt")->params["text"] = prompt;
     w.node("sampler")->params["seed"] = seed;
     Job job;
-    job.workflow = std::make_shared<const Workflow>(app::prepareRun(w, engine_->nodeSchemas(), 0, "starter"));
+    job.workflow =
+        std::make_shared<const Workflow>(app::prepareRun(w, engine_->nodeSchemas(), 0, "starter"));
     job.output_dir = output_dir_;
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -80,7 +82,8 @@ class TemplateRenderer {
     engine_->submit(std::move(job));
     std::unique_lock<std::mutex> lock(mutex_);
     changed_.wait(lock, [this] { return ended_; });
-    if (end_.type != EventType::JobFinished) throw std::runtime_error("the template failed: " + end_.message);
+    if (end_.type != EventType::JobFinished)
+      throw std::runtime_error("the template failed: " + end_.message);
     return end_.outputs.at(0);
   }
 
@@ -154,7 +157,8 @@ class StarterModelTest : public QObject {
     weights::LoadOptions load;
     load.owned_prefixes = {ck.spec.vae_prefix};
     weights::loadParams(vae.params(), ck.index, load, "VAE");
-    const testing::StarterRates rates = testing::judgeVaeReconstructions(vae, ck.spec.native_width, at::kFloat);
+    const testing::StarterRates rates =
+        testing::judgeVaeReconstructions(vae, ck.spec.native_width, at::kFloat);
     rates.print(stderr);
     QVERIFY(rates.singles >= 3 * 60);
     QVERIFY(rates.colourRate() >= 0.98);
@@ -193,12 +197,14 @@ class StarterModelTest : public QObject {
                      starter::canonicalPrompt(spec).c_str(), j.describe().c_str());
       const Image drawn = workflow.render(model, starter::canonicalPrompt(spec), seed);
       ++compared;
-      if (drawn.width != image.width || drawn.height != image.height || drawn.pixels != image.pixels ||
+      if (drawn.width != image.width || drawn.height != image.height ||
+          drawn.pixels != image.pixels ||
           drawn.text.at("parameters") != image.text.at("parameters")) {
         if (differing++ < 5)
-          std::fprintf(stderr, "seed %lld '%s': the template workflow drew another picture (%dx%d)\n",
-                       static_cast<long long>(seed), starter::canonicalPrompt(spec).c_str(), drawn.width,
-                       drawn.height);
+          std::fprintf(stderr,
+                       "seed %lld '%s': the template workflow drew another picture (%dx%d)\n",
+                       static_cast<long long>(seed), starter::canonicalPrompt(spec).c_str(),
+                       drawn.width, drawn.height);
       }
     };
     // In this CPU's fast precision: bf16 where it has bf16 instructions, else fp32.

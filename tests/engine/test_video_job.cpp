@@ -11,20 +11,20 @@
 #include <filesystem>
 #include <mutex>
 
+#include "checkpoint_variants.h"
+#include "jobs/model_loading.h"
 #include "kiln/engine.h"
 #include "kiln/error.h"
 #include "kiln/render.h"
 #include "kiln/render_workflow.h"
 #include "kiln/video_io.h"
 #include "kiln/workflow.h"
-#include "jobs/model_loading.h"
+#include "lora_files.h"
 #include "memory/device.h"
 #include "pipelines/wan/wan_pipeline.h"
+#include "sanitizer_skips.h"
 #include "tensor_io/materialize.h"
 #include "tensor_io/safetensors.h"
-#include "checkpoint_variants.h"
-#include "lora_files.h"
-#include "sanitizer_skips.h"
 #include "wan_tiny.h"
 
 namespace fs = std::filesystem;
@@ -55,7 +55,9 @@ double meanAbsDiff(const kiln::Image& a, const kiln::Image& b) {
   return sum / static_cast<double>(a.pixels.size());
 }
 
-bool samePixels(const kiln::Image& a, const kiln::Image& b) { return a.pixels == b.pixels; }
+bool samePixels(const kiln::Image& a, const kiln::Image& b) {
+  return a.pixels == b.pixels;
+}
 
 // Runs one job on an engine that writes videos and images; returns its events.
 struct EngineRun {
@@ -63,7 +65,8 @@ struct EngineRun {
   kiln::Event end;
 };
 
-EngineRun runOnEngine(kiln::Job job, const std::function<void(kiln::Engine&, const kiln::Event&)>& on_event = {},
+EngineRun runOnEngine(kiln::Job job,
+                      const std::function<void(kiln::Engine&, const kiln::Event&)>& on_event = {},
                       const std::string& device = "cpu") {
   std::mutex mutex;
   std::condition_variable done;
@@ -99,28 +102,36 @@ EngineRun runOnEngine(kiln::Job job, const std::function<void(kiln::Engine&, con
 // Text to video (or stills) as a workflow: `loader` (LoadVideoModel or LoadCheckpoint) of
 // `model`, two prompts, `latent`, a Sampler (seed 7, 3 UniPC steps, CFG 5), VAEDecode and
 // `output` (SaveVideo or PreviewImage).
-kiln::Workflow textToVideo(const std::string& loader, const std::string& model, kiln::WorkflowNode latent,
-                           kiln::WorkflowNode output) {
+kiln::Workflow textToVideo(const std::string& loader, const std::string& model,
+                           kiln::WorkflowNode latent, kiln::WorkflowNode output) {
   kiln::Workflow w;
   const std::string param = loader == "LoadVideoModel" ? "model_name" : "ckpt_name";
   latent.id = "latent";
   output.id = "out";
-  w.nodes = {{"model", loader, {{param, model}}, 0, 0, ""},
-             {"pos", "TextEncode", {{"text", std::string("a red cat runs across a field")}}, 0, 0, ""},
-             {"neg", "TextEncode", {{"text", std::string("blurry")}}, 0, 0, ""},
-             latent,
-             {"sampler",
-              "Sampler",
-              {{"seed", int64_t{7}}, {"steps", int64_t{3}}, {"cfg", 5.0}, {"sampler_name", std::string("uni_pc")}},
-              0,
-              0,
-              ""},
-             {"decode", "VAEDecode", {}, 0, 0, ""},
-             output};
-  w.links = {{"model", "CLIP", "pos", "clip"},           {"model", "CLIP", "neg", "clip"},
-             {"model", "MODEL", "sampler", "model"},     {"pos", "CONDITIONING", "sampler", "positive"},
-             {"neg", "CONDITIONING", "sampler", "negative"}, {"latent", "LATENT", "sampler", "latent_image"},
-             {"sampler", "LATENT", "decode", "samples"}, {"model", "VAE", "decode", "vae"},
+  w.nodes = {
+      {"model", loader, {{param, model}}, 0, 0, ""},
+      {"pos", "TextEncode", {{"text", std::string("a red cat runs across a field")}}, 0, 0, ""},
+      {"neg", "TextEncode", {{"text", std::string("blurry")}}, 0, 0, ""},
+      latent,
+      {"sampler",
+       "Sampler",
+       {{"seed", int64_t{7}},
+        {"steps", int64_t{3}},
+        {"cfg", 5.0},
+        {"sampler_name", std::string("uni_pc")}},
+       0,
+       0,
+       ""},
+      {"decode", "VAEDecode", {}, 0, 0, ""},
+      output};
+  w.links = {{"model", "CLIP", "pos", "clip"},
+             {"model", "CLIP", "neg", "clip"},
+             {"model", "MODEL", "sampler", "model"},
+             {"pos", "CONDITIONING", "sampler", "positive"},
+             {"neg", "CONDITIONING", "sampler", "negative"},
+             {"latent", "LATENT", "sampler", "latent_image"},
+             {"sampler", "LATENT", "decode", "samples"},
+             {"model", "VAE", "decode", "vae"},
              {"decode", "IMAGE", "out", "images"}};
   return w;
 }
@@ -153,8 +164,9 @@ class SimEngine {
     kiln::Event end;
     changed_.wait_for(lock, std::chrono::seconds(300), [&] {
       for (const auto& e : events_)
-        if (e.job == id && (e.type == kiln::EventType::JobFinished || e.type == kiln::EventType::JobFailed ||
-                            e.type == kiln::EventType::JobCancelled)) {
+        if (e.job == id &&
+            (e.type == kiln::EventType::JobFinished || e.type == kiln::EventType::JobFailed ||
+             e.type == kiln::EventType::JobCancelled)) {
           end = e;
           return true;
         }
@@ -171,11 +183,13 @@ class SimEngine {
   // Log lines outside any job (the engine's own, between jobs) holding every one of `parts`.
   int loggedIdle(const std::vector<std::string>& parts) {
     std::lock_guard<std::mutex> lock(mutex_);
-    return static_cast<int>(std::count_if(events_.begin(), events_.end(), [&](const kiln::Event& e) {
-      return e.job == 0 && e.type == kiln::EventType::Log &&
-             std::all_of(parts.begin(), parts.end(),
-                         [&](const std::string& p) { return e.message.find(p) != std::string::npos; });
-    }));
+    return static_cast<int>(
+        std::count_if(events_.begin(), events_.end(), [&](const kiln::Event& e) {
+          return e.job == 0 && e.type == kiln::EventType::Log &&
+                 std::all_of(parts.begin(), parts.end(), [&](const std::string& p) {
+                   return e.message.find(p) != std::string::npos;
+                 });
+        }));
   }
 
  private:
@@ -185,8 +199,12 @@ class SimEngine {
   std::unique_ptr<kiln::Engine> engine_;
 };
 
-std::string sd1Tiny() { return std::string(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"; }
-std::string sdxlTiny() { return std::string(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/sdxl/sdxl_tiny_ldm.safetensors"; }
+std::string sd1Tiny() {
+  return std::string(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors";
+}
+std::string sdxlTiny() {
+  return std::string(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/sdxl/sdxl_tiny_ldm.safetensors";
+}
 
 // A picture of `model` as a render job or as the app's workflow.
 kiln::Job pictureJob(const std::string& model, bool workflow) {
@@ -208,10 +226,14 @@ kiln::Job pictureJob(const std::string& model, bool workflow) {
              {"sampler", "Sampler", {{"seed", int64_t{3}}, {"steps", int64_t{2}}}, 0, 0, ""},
              {"decode", "VAEDecode", {}, 0, 0, ""},
              {"out", "PreviewImage", {}, 0, 0, ""}};
-  w.links = {{"ckpt", "CLIP", "pos", "clip"},         {"ckpt", "CLIP", "neg", "clip"},
-             {"ckpt", "MODEL", "sampler", "model"},   {"pos", "CONDITIONING", "sampler", "positive"},
-             {"neg", "CONDITIONING", "sampler", "negative"}, {"latent", "LATENT", "sampler", "latent_image"},
-             {"sampler", "LATENT", "decode", "samples"},     {"ckpt", "VAE", "decode", "vae"},
+  w.links = {{"ckpt", "CLIP", "pos", "clip"},
+             {"ckpt", "CLIP", "neg", "clip"},
+             {"ckpt", "MODEL", "sampler", "model"},
+             {"pos", "CONDITIONING", "sampler", "positive"},
+             {"neg", "CONDITIONING", "sampler", "negative"},
+             {"latent", "LATENT", "sampler", "latent_image"},
+             {"sampler", "LATENT", "decode", "samples"},
+             {"ckpt", "VAE", "decode", "vae"},
              {"decode", "IMAGE", "out", "images"}};
   job.workflow = std::make_shared<const kiln::Workflow>(std::move(w));
   return job;
@@ -233,21 +255,28 @@ class TestVideoJob : public QObject {
     // needs more room than the SD 1.x model's weights).
     const std::string first_model = video ? sdxlTiny() : sd1Tiny();
     kiln::Job second;
-    int64_t room = 0;  // what the second job needs beyond its weights, where more than its first model's
+    int64_t room =
+        0;  // what the second job needs beyond its weights, where more than its first model's
     if (!video) {
       second = pictureJob(sdxlTiny(), workflow);
     } else {
       if (!workflow) {
         second.params = tinyVideo(model_.folder, 5);  // in fp32
       } else {
-        kiln::Workflow w = textToVideo(
-            "LoadVideoModel", model_.folder,
-            {"", "EmptyVideoLatent", {{"width", int64_t{64}}, {"height", int64_t{48}}, {"frames", int64_t{5}}}, 0, 0, ""},
-            {"", "PreviewImage", {}, 0, 0, ""});
+        kiln::Workflow w =
+            textToVideo("LoadVideoModel", model_.folder,
+                        {"",
+                         "EmptyVideoLatent",
+                         {{"width", int64_t{64}}, {"height", int64_t{48}}, {"frames", int64_t{5}}},
+                         0,
+                         0,
+                         ""},
+                        {"", "PreviewImage", {}, 0, 0, ""});
         w.nodes.front().params["dtype"] = std::string("fp32");
         second.workflow = std::make_shared<const kiln::Workflow>(std::move(w));
       }
-      const kiln::pipelines::WanPipeline pipe(kiln::pipelines::resolveWanModel(model_.folder), at::kFloat, at::kFloat);
+      const kiln::pipelines::WanPipeline pipe(kiln::pipelines::resolveWanModel(model_.folder),
+                                              at::kFloat, at::kFloat);
       room = std::max({pipe.encodingWorkingBytes(), pipe.samplingWorkingBytes(5, 48, 64),
                        pipe.decodingWorkingBytes(48, 64, {})});
     }
@@ -266,7 +295,8 @@ class TestVideoJob : public QObject {
     // Room for both models' weights, or for the second's weights and work, and 256 KiB:
     // not for the first model's weights and the second's work.
     const int64_t second_bytes = both_bytes - first_bytes;
-    SimEngine tight("sim:" + std::to_string(std::max(both_bytes, second_bytes + room) + 256 * 1024));
+    SimEngine tight("sim:" +
+                    std::to_string(std::max(both_bytes, second_bytes + room) + 256 * 1024));
     const kiln::Event first = tight.run(pictureJob(first_model, workflow));
     QVERIFY2(first.type == kiln::EventType::JobFinished, first.message.c_str());
     const kiln::Event end = tight.run(second);
@@ -284,12 +314,14 @@ class TestVideoJob : public QObject {
     QVERIFY(kiln::pipelines::isWanModel(model_.folder));
     QVERIFY(kiln::pipelines::isWanModel(model_.transformer));
     QVERIFY(!kiln::pipelines::isWanModel(model_.vae));
-    QVERIFY(!kiln::pipelines::isWanModel(kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors")));
+    QVERIFY(!kiln::pipelines::isWanModel(
+        kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors")));
   }
 
   void rendersFramesFromAFolder() {
     std::vector<kiln::RenderProgress> progress;
-    const auto r = kiln::render(tinyVideo(model_.folder, 5), [&](const kiln::RenderProgress& p) { progress.push_back(p); });
+    const auto r = kiln::render(tinyVideo(model_.folder, 5),
+                                [&](const kiln::RenderProgress& p) { progress.push_back(p); });
     QCOMPARE(r.model_family, std::string("wan21"));
     QCOMPARE(r.frames.size(), std::size_t{5});
     QCOMPARE(r.fps, 8.0);
@@ -300,7 +332,8 @@ class TestVideoJob : public QObject {
     }
     QVERIFY(samePixels(r.image, r.frames.front()));
     const std::string params = r.image.text.at("parameters");
-    QVERIFY2(params.find("Frames: 5") != std::string::npos && params.find("Sampler: UniPC") != std::string::npos &&
+    QVERIFY2(params.find("Frames: 5") != std::string::npos &&
+                 params.find("Sampler: UniPC") != std::string::npos &&
                  params.find("Shift: 3") != std::string::npos,  // the folder's scheduler says 3
              params.c_str());
     // every stage reported, decoding in latent frames (1 + 4 frames = 2 latent frames)
@@ -350,7 +383,8 @@ class TestVideoJob : public QObject {
   // largest block).
   void estimatesBoundMeasuredPeaks() {
     at::NoGradGuard no_grad;
-    const kiln::pipelines::WanPipeline pipe(kiln::pipelines::resolveWanModel(model_.folder), at::kBFloat16, at::kBFloat16);
+    const kiln::pipelines::WanPipeline pipe(kiln::pipelines::resolveWanModel(model_.folder),
+                                            at::kBFloat16, at::kBFloat16);
     const auto measurePeak = [](const std::function<void()>& fn) {
       kiln::memory::SimulatedDevice dev(int64_t{8} << 30);
       {
@@ -359,7 +393,8 @@ class TestVideoJob : public QObject {
       }
       return dev.memory().peak_allocated_bytes;
     };
-    const at::Tensor pos = pipe.encodePrompt("a red cat runs across a field"), neg = pipe.encodePrompt("blurry");
+    const at::Tensor pos = pipe.encodePrompt("a red cat runs across a field"),
+                     neg = pipe.encodePrompt("blurry");
     kiln::pipelines::WanSampleSettings s;
     s.steps = 2;
     s.guidance = 5.0;
@@ -367,14 +402,17 @@ class TestVideoJob : public QObject {
     const at::Tensor latent = pipe.sample(pos, neg, frames, height, width, 7, s);
     const int64_t mib = int64_t{1} << 20;
     for (const auto& [what, measured, estimated, most] :
-         {std::tuple{"encode", measurePeak([&] { (void)pipe.encodePrompt("a red cat"); }), pipe.encodingWorkingBytes(), 2},
-          std::tuple{"sample", measurePeak([&] { (void)pipe.sample(pos, neg, frames, height, width, 7, s); }),
+         {std::tuple{"encode", measurePeak([&] { (void)pipe.encodePrompt("a red cat"); }),
+                     pipe.encodingWorkingBytes(), 2},
+          std::tuple{"sample",
+                     measurePeak([&] { (void)pipe.sample(pos, neg, frames, height, width, 7, s); }),
                      pipe.samplingWorkingBytes(frames, height, width), 2},
-          std::tuple{"decode", measurePeak([&] { (void)pipe.decode(latent, 1, [](const at::Tensor&) {}); }),
+          std::tuple{"decode",
+                     measurePeak([&] { (void)pipe.decode(latent, 1, [](const at::Tensor&) {}); }),
                      pipe.decodingWorkingBytes(height, width, {}), 4}}) {
       const double ratio = static_cast<double>(estimated) / static_cast<double>(measured);
-      qInfo("%s: measured %lld, estimated %lld bytes (x%.2f)", what, static_cast<long long>(measured),
-            static_cast<long long>(estimated), ratio);
+      qInfo("%s: measured %lld, estimated %lld bytes (x%.2f)", what,
+            static_cast<long long>(measured), static_cast<long long>(estimated), ratio);
       QVERIFY2(ratio >= 1.0 && estimated <= most * measured + mib,
                qPrintable(QString("%1: estimate x%2 of the peak").arg(what).arg(ratio)));
     }
@@ -382,7 +420,8 @@ class TestVideoJob : public QObject {
 
   void matchesThePipeline() {
     const auto r = kiln::render(tinyVideo(model_.folder, 5));
-    const kiln::pipelines::WanPipeline pipe(kiln::pipelines::resolveWanModel(model_.folder), at::kFloat, at::kFloat);
+    const kiln::pipelines::WanPipeline pipe(kiln::pipelines::resolveWanModel(model_.folder),
+                                            at::kFloat, at::kFloat);
     kiln::pipelines::WanSampleSettings s;
     s.steps = 3;
     s.guidance = 5.0;
@@ -395,7 +434,8 @@ class TestVideoJob : public QObject {
     QCOMPARE(video.size(2), int64_t{5});
     const at::Tensor last = video[0].select(1, 4).permute({1, 2, 0}).contiguous();
     const auto& img = r.frames.back();
-    const at::Tensor got = at::from_blob(const_cast<float*>(img.pixels.data()), {48, 64, 3}, at::kFloat);
+    const at::Tensor got =
+        at::from_blob(const_cast<float*>(img.pixels.data()), {48, 64, 3}, at::kFloat);
     QVERIFY(kiln::testing::maxAbsDiff(got, last) < 1e-5);
   }
 
@@ -409,7 +449,8 @@ class TestVideoJob : public QObject {
     p.text_encoder_path = model_.text_encoder;
     const auto still = kiln::render(p);
     QCOMPARE(still.frames.size(), std::size_t{1});
-    QVERIFY(still.image.text.at("parameters").find("Shift: 5") != std::string::npos);  // Wan's default
+    QVERIFY(still.image.text.at("parameters").find("Shift: 5") !=
+            std::string::npos);  // Wan's default
   }
 
   void snapsFramesAndSizeWithANotice() {
@@ -449,8 +490,9 @@ class TestVideoJob : public QObject {
     QCOMPARE(run.end.output_paths, std::vector<std::string>{job.output_path});
     QCOMPARE(run.end.model_family, std::string("wan21"));
     // the plan names the encode as its own stage, counted in frames
-    const auto planned = std::find_if(run.events.begin(), run.events.end(),
-                                      [](const kiln::Event& e) { return e.type == kiln::EventType::StagePlanned; });
+    const auto planned =
+        std::find_if(run.events.begin(), run.events.end(),
+                     [](const kiln::Event& e) { return e.type == kiln::EventType::StagePlanned; });
     QVERIFY(planned != run.events.end());
     QVERIFY(std::any_of(planned->stages.begin(), planned->stages.end(), [](const kiln::Stage& s) {
       return s.kind == kiln::StageKind::EncodeVideo && s.total == 9 && s.unit == "frames";
@@ -467,8 +509,9 @@ class TestVideoJob : public QObject {
     const auto r = kiln::render(tinyVideo(model_.folder, 9));
     const double err = meanAbsDiff(v.frames.front(), r.frames.front());
     const double other = meanAbsDiff(v.frames.front(), r.frames.back());
-    QVERIFY2(err < 0.06 && err < 0.5 * other,
-             ("first frame differs by " + std::to_string(err) + ", from the last by " + std::to_string(other)).c_str());
+    QVERIFY2(err < 0.06 && err < 0.5 * other, ("first frame differs by " + std::to_string(err) +
+                                               ", from the last by " + std::to_string(other))
+                                                  .c_str());
   }
 
   void cancelWhileEncodingLeavesNoFile() {
@@ -481,7 +524,8 @@ class TestVideoJob : public QObject {
       if (e.type == kiln::EventType::StagePlanned)
         for (std::size_t i = 0; i < e.stages.size(); ++i)
           if (e.stages[i].kind == kiln::StageKind::EncodeVideo) encode_stage = static_cast<int>(i);
-      if (e.type == kiln::EventType::Progress && e.stage == encode_stage && e.done >= 3) engine.cancel(e.job);
+      if (e.type == kiln::EventType::Progress && e.stage == encode_stage && e.done >= 3)
+        engine.cancel(e.job);
     });
     QVERIFY(encode_stage >= 0);
     QCOMPARE(run.end.type, kiln::EventType::JobCancelled);
@@ -493,10 +537,15 @@ class TestVideoJob : public QObject {
   void runsAsAWorkflow() {
     QTemporaryDir out;
     kiln::Job job;
-    job.workflow = std::make_shared<const kiln::Workflow>(textToVideo(
-        "LoadVideoModel", model_.folder,
-        {"", "EmptyVideoLatent", {{"width", int64_t{64}}, {"height", int64_t{48}}, {"frames", int64_t{5}}}, 0, 0, ""},
-        {"", "SaveVideo", {{"fps", 8.0}, {"format", std::string("webm")}}, 0, 0, ""}));
+    job.workflow = std::make_shared<const kiln::Workflow>(
+        textToVideo("LoadVideoModel", model_.folder,
+                    {"",
+                     "EmptyVideoLatent",
+                     {{"width", int64_t{64}}, {"height", int64_t{48}}, {"frames", int64_t{5}}},
+                     0,
+                     0,
+                     ""},
+                    {"", "SaveVideo", {{"fps", 8.0}, {"format", std::string("webm")}}, 0, 0, ""}));
     job.output_dir = out.path().toStdString();
     const EngineRun run = runOnEngine(job);
     QVERIFY2(run.end.type == kiln::EventType::JobFinished, run.end.message.c_str());
@@ -510,7 +559,8 @@ class TestVideoJob : public QObject {
     QVERIFY(samePixels(run.end.outputs.at(0), r.frames.front()));
     // the decode reported one pass per latent frame
     QVERIFY(std::any_of(run.events.begin(), run.events.end(), [](const kiln::Event& e) {
-      return e.type == kiln::EventType::Progress && e.unit == "tile passes" && e.done == 2 && e.total == 2;
+      return e.type == kiln::EventType::Progress && e.unit == "tile passes" && e.done == 2 &&
+             e.total == 2;
     }));
     const kiln::Video v = kiln::readVideo(path);
     QCOMPARE(static_cast<int>(v.frames.size()), 5);
@@ -526,10 +576,15 @@ class TestVideoJob : public QObject {
   // one-frame video, with the same parameters text.
   void checkpointLoaderRendersStillsWithAVideoModel() {
     kiln::Job job;
-    job.workflow = std::make_shared<const kiln::Workflow>(textToVideo(
-        "LoadCheckpoint", model_.folder,
-        {"", "EmptyLatent", {{"width", int64_t{64}}, {"height", int64_t{64}}, {"batch_size", int64_t{2}}}, 0, 0, ""},
-        {"", "PreviewImage", {}, 0, 0, ""}));
+    job.workflow = std::make_shared<const kiln::Workflow>(
+        textToVideo("LoadCheckpoint", model_.folder,
+                    {"",
+                     "EmptyLatent",
+                     {{"width", int64_t{64}}, {"height", int64_t{64}}, {"batch_size", int64_t{2}}},
+                     0,
+                     0,
+                     ""},
+                    {"", "PreviewImage", {}, 0, 0, ""}));
     const EngineRun run = runOnEngine(job);
     QVERIFY2(run.end.type == kiln::EventType::JobFinished, run.end.message.c_str());
     QCOMPARE(run.end.outputs.size(), std::size_t{2});
@@ -556,7 +611,8 @@ class TestVideoJob : public QObject {
     kiln::memory::SimulatedDevice device(int64_t{256} << 20);
     const auto& family = kiln::pipelines::familyOf(model_.folder);
     QVERIFY(family.video);
-    auto model = kiln::jobs::loadModel(family, family.resolve({model_.folder, {}, {}, at::kFloat}), device, {});
+    auto model = kiln::jobs::loadModel(family, family.resolve({model_.folder, {}, {}, at::kFloat}),
+                                       device, {});
     kiln::memory::OffloadSettings settings;
     settings.vae_resident_threshold_bytes = 1024;  // the tiny VAE counts as large
     model->place(settings, 0);
@@ -587,7 +643,8 @@ class TestVideoJob : public QObject {
     QTest::addColumn<QString>("sampler");
     QTest::addColumn<bool>("lora");
     QTest::newRow("sd1") << QString::fromStdString(sd1Tiny()) << "euler" << false;
-    QTest::newRow("sdxl-lora") << QString::fromStdString(kiln::testing::conformancePath("sd-tiny-1234/sdxl/sdxl_tiny_ldm.safetensors"))
+    QTest::newRow("sdxl-lora") << QString::fromStdString(kiln::testing::conformancePath(
+                                      "sd-tiny-1234/sdxl/sdxl_tiny_ldm.safetensors"))
                                << "dpmpp_2m" << true;
     QTest::newRow("wan-still") << QString() << "uni_pc" << false;
   }
@@ -603,15 +660,17 @@ class TestVideoJob : public QObject {
       // A LoRA on the first down block's first attention's query, in kohya's names.
       const auto file = kiln::tensor_io::SafetensorsFile::open(p.model_path);
       for (const auto& info : file->tensors())
-        if (info.name.ends_with("attn1.to_q.weight") && info.name.find("input_blocks") != std::string::npos) {
+        if (info.name.ends_with("attn1.to_q.weight") &&
+            info.name.find("input_blocks") != std::string::npos) {
           std::string module = info.name.substr(std::string("model.diffusion_model.").size());
           module = module.substr(0, module.size() - std::string(".weight").size());
           std::replace(module.begin(), module.end(), '.', '_');
           const int64_t out = info.shape[0], in = info.shape[1];
           const std::string path = dir_.filePath("sdxl_lora.safetensors").toStdString();
           at::manual_seed(3);
-          kiln::testing::writeTensors(path, {{"lora_unet_" + module + ".lora_down.weight", at::randn({2, in}) * 0.3},
-                                             {"lora_unet_" + module + ".lora_up.weight", at::randn({out, 2}) * 0.3}});
+          kiln::testing::writeTensors(
+              path, {{"lora_unet_" + module + ".lora_down.weight", at::randn({2, in}) * 0.3},
+                     {"lora_unet_" + module + ".lora_up.weight", at::randn({out, 2}) * 0.3}});
           p.loras.push_back({path, 0.8, 1.0, {}});
           break;
         }
@@ -640,28 +699,31 @@ class TestVideoJob : public QObject {
   // its file by hand draws; the cached model goes back to its own weights after.
   void loraOnAVideoModel() {
     at::manual_seed(5);
-    const at::Tensor down = at::randn({4, 32}) * 0.5, up = at::randn({32, 4}) * 0.5, ffn_up = at::randn({64, 4}) * 0.5;
+    const at::Tensor down = at::randn({4, 32}) * 0.5, up = at::randn({32, 4}) * 0.5,
+                     ffn_up = at::randn({64, 4}) * 0.5;
     const std::string lora = dir_.filePath("wan_lora.safetensors").toStdString();
-    kiln::testing::writeTensors(lora, {{"transformer.blocks.0.attn1.to_q.lora_A.weight", down},
-                                       {"transformer.blocks.0.attn1.to_q.lora_B.weight", up},
-                                       {"transformer.blocks.0.ffn.net.0.proj.lora_A.weight", down},
-                                       {"transformer.blocks.0.ffn.net.0.proj.lora_B.weight", ffn_up}});
+    kiln::testing::writeTensors(lora,
+                                {{"transformer.blocks.0.attn1.to_q.lora_A.weight", down},
+                                 {"transformer.blocks.0.attn1.to_q.lora_B.weight", up},
+                                 {"transformer.blocks.0.ffn.net.0.proj.lora_A.weight", down},
+                                 {"transformer.blocks.0.ffn.net.0.proj.lora_B.weight", ffn_up}});
     // The same change written into a copy of the model's transformer file.
     const fs::path merged = fs::path(dir_.path().toStdString()) / "wan-merged";
     fs::copy(model_.folder, merged, fs::copy_options::recursive);
     {
-      const fs::path file = fs::path(model_.folder) / "transformer" / "diffusion_pytorch_model.safetensors";
+      const fs::path file =
+          fs::path(model_.folder) / "transformer" / "diffusion_pytorch_model.safetensors";
       const auto source = kiln::tensor_io::SafetensorsFile::open(file.string());
       kiln::testing::NamedTensors tensors;
       for (const auto& info : source->tensors()) {
         at::Tensor t = kiln::tensor_io::viewStored({source, &info}).to(at::kFloat);
         if (info.name == "blocks.0.attn1.to_q.weight") t = t + at::matmul(up, down);
-        if (info.name == "blocks.0.ffn.net.0.proj.weight")
-          t = t + at::matmul(ffn_up, down);
+        if (info.name == "blocks.0.ffn.net.0.proj.weight") t = t + at::matmul(ffn_up, down);
         tensors.push_back({info.name, t});
       }
       fs::remove(merged / "transformer" / "diffusion_pytorch_model.safetensors");
-      kiln::testing::writeTensors((merged / "transformer" / "diffusion_pytorch_model.safetensors").string(), tensors);
+      kiln::testing::writeTensors(
+          (merged / "transformer" / "diffusion_pytorch_model.safetensors").string(), tensors);
     }
     const kiln::Image plain = kiln::render(tinyVideo(model_.folder, 1)).frames.at(0);
     const kiln::Image by_hand = kiln::render(tinyVideo(merged.string(), 1)).frames.at(0);
@@ -669,17 +731,24 @@ class TestVideoJob : public QObject {
     auto with_lora = tinyVideo(model_.folder, 1);
     with_lora.loras.push_back({lora, 1.0, 1.0, {}});
     const kiln::Image rendered = kiln::render(with_lora).frames.at(0);
-    QVERIFY2(meanAbsDiff(rendered, by_hand) < 1e-4, qPrintable(QString::number(meanAbsDiff(rendered, by_hand))));
+    QVERIFY2(meanAbsDiff(rendered, by_hand) < 1e-4,
+             qPrintable(QString::number(meanAbsDiff(rendered, by_hand))));
 
     // Through a workflow on an engine that keeps the model between jobs.
     SimEngine sim("cpu", 1);
-    kiln::Workflow w = textToVideo(
-        "LoadVideoModel", model_.folder,
-        {"", "EmptyVideoLatent", {{"width", int64_t{64}}, {"height", int64_t{48}}, {"frames", int64_t{1}}}, 0, 0, ""},
-        {"", "PreviewImage", {}, 0, 0, ""});
+    kiln::Workflow w =
+        textToVideo("LoadVideoModel", model_.folder,
+                    {"",
+                     "EmptyVideoLatent",
+                     {{"width", int64_t{64}}, {"height", int64_t{48}}, {"frames", int64_t{1}}},
+                     0,
+                     0,
+                     ""},
+                    {"", "PreviewImage", {}, 0, 0, ""});
     w.node("model")->params["dtype"] = std::string("fp32");  // as the renders above
     const kiln::Workflow without = w;
-    w.nodes.push_back({"lora", "LoadLoRAModelOnly", {{"lora_name", lora}, {"strength_model", 1.0}}, 0, 0, ""});
+    w.nodes.push_back(
+        {"lora", "LoadLoRAModelOnly", {{"lora_name", lora}, {"strength_model", 1.0}}, 0, 0, ""});
     for (auto& l : w.links)
       if (l.to_node == "sampler" && l.to_input == "model") l.from_node = "lora";
     w.links.push_back({"model", "MODEL", "lora", "model"});
@@ -687,7 +756,8 @@ class TestVideoJob : public QObject {
     job.workflow = std::make_shared<const kiln::Workflow>(w);
     kiln::Event end = sim.run(job);
     QVERIFY2(end.type == kiln::EventType::JobFinished, end.message.c_str());
-    QVERIFY2(meanAbsDiff(end.outputs.at(0), by_hand) < 1e-4, qPrintable(QString::number(meanAbsDiff(end.outputs.at(0), by_hand))));
+    QVERIFY2(meanAbsDiff(end.outputs.at(0), by_hand) < 1e-4,
+             qPrintable(QString::number(meanAbsDiff(end.outputs.at(0), by_hand))));
     QVERIFY(sim.logged("LoRA: "));
     job.workflow = std::make_shared<const kiln::Workflow>(without);
     end = sim.run(job);
@@ -701,19 +771,30 @@ class TestVideoJob : public QObject {
   void idleSettingsReplaceEveryCachedModel() {
     SimEngine sim("sim:512MiB", 3);
     kiln::Job video;
-    video.workflow = std::make_shared<const kiln::Workflow>(textToVideo(
-        "LoadVideoModel", model_.folder,
-        {"", "EmptyVideoLatent", {{"width", int64_t{64}}, {"height", int64_t{48}}, {"frames", int64_t{1}}}, 0, 0, ""},
-        {"", "PreviewImage", {}, 0, 0, ""}));
+    video.workflow = std::make_shared<const kiln::Workflow>(
+        textToVideo("LoadVideoModel", model_.folder,
+                    {"",
+                     "EmptyVideoLatent",
+                     {{"width", int64_t{64}}, {"height", int64_t{48}}, {"frames", int64_t{1}}},
+                     0,
+                     0,
+                     ""},
+                    {"", "PreviewImage", {}, 0, 0, ""}));
     kiln::Event end = sim.run(video);
     QVERIFY2(end.type == kiln::EventType::JobFinished, end.message.c_str());
-    kiln::Workflow image = textToVideo("LoadCheckpoint", sd1Tiny(),
-                                       {"", "EmptyLatent", {{"width", int64_t{64}}, {"height", int64_t{64}}}, 0, 0, ""},
-                                       {"", "PreviewImage", {}, 0, 0, ""});
+    kiln::Workflow image = textToVideo(
+        "LoadCheckpoint", sd1Tiny(),
+        {"", "EmptyLatent", {{"width", int64_t{64}}, {"height", int64_t{64}}}, 0, 0, ""},
+        {"", "PreviewImage", {}, 0, 0, ""});
     image.node("sampler")->params["sampler_name"] = std::string("euler");
     image.nodes.push_back(
-        {"vae", "LoadVAE", {{"vae_name", kiln::testing::conformancePath("sd-tiny-1234/sd1/vae/diffusion_pytorch_model.safetensors")}},
-         0, 0, ""});
+        {"vae",
+         "LoadVAE",
+         {{"vae_name", kiln::testing::conformancePath(
+                           "sd-tiny-1234/sd1/vae/diffusion_pytorch_model.safetensors")}},
+         0,
+         0,
+         ""});
     for (auto& l : image.links)
       if (l.to_node == "decode" && l.to_input == "vae") l.from_node = "vae";
     kiln::Job still;
@@ -749,7 +830,8 @@ class TestVideoJob : public QObject {
     const auto cpu = kiln::render(tinyVideo(model_.folder, 5));
     const kiln::Video v = kiln::readVideo(job.output_path);
     QCOMPARE(v.frames.size(), std::size_t{5});
-    QVERIFY(meanAbsDiff(v.frames.back(), cpu.frames.back()) < 1.0 / 255.0);  // PNG: 8-bit rounding only
+    QVERIFY(meanAbsDiff(v.frames.back(), cpu.frames.back()) <
+            1.0 / 255.0);  // PNG: 8-bit rounding only
     QVERIFY(samePixels(run.end.outputs.at(0), cpu.frames.front()));
   }
 
@@ -762,7 +844,8 @@ class TestVideoJob : public QObject {
       }
       return std::make_pair(kiln::ErrorKind::Invalid, std::string());
     };
-    auto image_model = tinyVideo(kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"), 5);
+    auto image_model =
+        tinyVideo(kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"), 5);
     image_model.sampler = "euler";
     auto [kind, message] = kindOf(image_model);
     QCOMPARE(kind, kiln::ErrorKind::InvalidArgument);
@@ -787,7 +870,8 @@ class TestVideoJob : public QObject {
     job.output_path = bare.path().toStdString() + "/still.png";
     const EngineRun run = runOnEngine(job);
     QCOMPARE(run.end.type, kiln::EventType::JobFailed);
-    QVERIFY2(run.end.message.find("need a video file") != std::string::npos, run.end.message.c_str());
+    QVERIFY2(run.end.message.find("need a video file") != std::string::npos,
+             run.end.message.c_str());
     QCOMPARE(entries(bare.path().toStdString()), std::size_t{1});  // only the copied encoder
   }
 };

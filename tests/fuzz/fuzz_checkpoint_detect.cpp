@@ -18,8 +18,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
-#include <iostream>
 #include <fstream>
+#include <iostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,7 +46,8 @@ struct Scratch {
   fs::path dir;
   Scratch() {
     std::error_code ec;
-    const fs::path base = fs::is_directory("/dev/shm", ec) ? fs::path("/dev/shm") : fs::temp_directory_path();
+    const fs::path base =
+        fs::is_directory("/dev/shm", ec) ? fs::path("/dev/shm") : fs::temp_directory_path();
     dir = base / ("kiln-fuzz-checkpoint-" + std::to_string(::getpid()));
     fs::create_directories(dir);
   }
@@ -157,7 +158,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(root, ec)) fs::remove_all(entry.path(), ec);
   std::string open;
-  if (!writeFolder(std::string_view(reinterpret_cast<const char*>(data), size), root, open)) return 0;
+  if (!writeFolder(std::string_view(reinterpret_cast<const char*>(data), size), root, open))
+    return 0;
   // KILN_FUZZ_VERBOSE=1 says what became of each input (to see that the seeds open).
   static const bool verbose = std::getenv("KILN_FUZZ_VERBOSE") != nullptr;
   try {

@@ -75,11 +75,12 @@ void checkShapes(const LoraModuleLayout& m) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const auto lines =
-      kiln::fuzz::parseTensorLines(std::string_view(reinterpret_cast<const char*>(data), size), uint64_t{1} << 40);
+  const auto lines = kiln::fuzz::parseTensorLines(
+      std::string_view(reinterpret_cast<const char*>(data), size), uint64_t{1} << 40);
   if (!lines) return 0;
   try {
-    const kiln::lora::LoraLayout layout = kiln::lora::readLoraLayout(lines->tensors, "fuzz.safetensors");
+    const kiln::lora::LoraLayout layout =
+        kiln::lora::readLoraLayout(lines->tensors, "fuzz.safetensors");
     require(!layout.modules.empty());
     for (const LoraModuleLayout& m : layout.modules) {
       require(!m.name.empty() && !m.file_name.empty());

@@ -37,12 +37,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   {
     QFile f(path);
     require(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-    require(f.write(reinterpret_cast<const char*>(data), static_cast<qint64>(size)) == static_cast<qint64>(size));
+    require(f.write(reinterpret_cast<const char*>(data), static_cast<qint64>(size)) ==
+            static_cast<qint64>(size));
   }
   const QMap<QString, QString> texts = kiln::app::readPngText(path);
   for (auto it = texts.begin(); it != texts.end(); ++it) {
     require(it.value().size() <= (qsizetype{16} << 20));
-    if (const auto settings = kiln::app::parseParametersText(it.value())) require(settings->steps > 0);
+    if (const auto settings = kiln::app::parseParametersText(it.value()))
+      require(settings->steps > 0);
     const std::string text = it.value().toStdString();
     if (!kiln::looksLikeComfyWorkflow(text)) continue;
     try {

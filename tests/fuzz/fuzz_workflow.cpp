@@ -1,6 +1,7 @@
 // libFuzzer target for workflow files: parsing, validation against a small schema set,
-// planning and writing, and the ComfyUI import of the same text. kiln::Error is the only accepted way to reject an input; any
-// other exception, a sanitizer report, or a broken invariant below is a finding.
+// planning and writing, and the ComfyUI import of the same text. kiln::Error is the only accepted
+// way to reject an input; any other exception, a sanitizer report, or a broken invariant below is a
+// finding.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -22,7 +23,8 @@ void require(bool condition) {
 // parameter, and an output.
 std::vector<kiln::NodeSchema> schemas() {
   using kiln::ValueType;
-  kiln::NodeSchema source{"Source", "Source", "test", "d", {}, {}, {{"LATENT", ValueType::Latent, "Latent"}}};
+  kiln::NodeSchema source{
+      "Source", "Source", "test", "d", {}, {}, {{"LATENT", ValueType::Latent, "Latent"}}};
   kiln::ParamSpec n{"n", ValueType::Int, int64_t{1}, 0, 100, 1, {}, "N", "", false};
   kiln::ParamSpec x{"x", ValueType::Float, 0.5, -1, 1, 0, {}, "X", "", false};
   kiln::ParamSpec s{"s", ValueType::String, std::string(), 0, 0, 0, {}, "S", "", true};
@@ -30,10 +32,16 @@ std::vector<kiln::NodeSchema> schemas() {
   kiln::ParamSpec b{"b", ValueType::Bool, false, 0, 0, 0, {}, "B", "", false};
   kiln::ParamSpec f{"f", ValueType::File, kiln::ParamValue(), 0, 0, 0, {}, "F", "", false};
   source.params = {n, x, s, e, b};
-  kiln::NodeSchema pass{"Pass", "Pass", "test", "d", {{"in", ValueType::Latent, false, "In"}}, {n, x, e, f},
+  kiln::NodeSchema pass{"Pass",
+                        "Pass",
+                        "test",
+                        "d",
+                        {{"in", ValueType::Latent, false, "In"}},
+                        {n, x, e, f},
                         {{"LATENT", ValueType::Latent, "Latent"}}};
   pass.params.back().default_value = std::string();
-  kiln::NodeSchema sink{"Sink", "Sink", "test", "d", {{"in", ValueType::Latent, false, "In"}}, {s}, {}};
+  kiln::NodeSchema sink{"Sink", "Sink", "test", "d", {{"in", ValueType::Latent, false, "In"}},
+                        {s},    {}};
   sink.output_node = true;
   return {source, pass, sink};
 }
@@ -47,7 +55,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const kiln::ComfyImport imported = kiln::importComfyWorkflow(text, {});
     (void)kiln::validateWorkflow(imported.workflow, kSchemas);
-    require(kiln::parseWorkflow(kiln::workflowToJson(imported.workflow)).nodes.size() == imported.workflow.nodes.size());
+    require(kiln::parseWorkflow(kiln::workflowToJson(imported.workflow)).nodes.size() ==
+            imported.workflow.nodes.size());
   } catch (const kiln::Error& e) {
     require(e.kind() == kiln::ErrorKind::InvalidWorkflow);
   }

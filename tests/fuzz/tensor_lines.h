@@ -53,7 +53,8 @@ inline std::optional<TensorLines> parseTensorLines(std::string_view text, uint64
     std::istringstream dim_list(dims);
     std::string dim;
     while (ok && std::getline(dim_list, dim, ',')) {
-      if (dim.empty() || dim.size() > 18 || dim.find_first_not_of("0123456789") != std::string::npos) {
+      if (dim.empty() || dim.size() > 18 ||
+          dim.find_first_not_of("0123456789") != std::string::npos) {
         ok = false;
         break;
       }

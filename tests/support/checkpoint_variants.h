@@ -23,10 +23,10 @@ using kiln::tensor_io::TensorToWrite;
 // Copies a conformance checkpoint ("sd1" or "sdxl") and its configuration to `path`,
 // letting `edit` change, drop or add tensors first.
 inline void writeVariant(const QString& path,
-                  const std::function<void(std::vector<TensorToWrite>&,
-                                           std::vector<std::vector<uint8_t>>&)>& edit,
-                  const std::map<std::string, std::string>& metadata = {},
-                  const std::string& family = "sd1") {
+                         const std::function<void(std::vector<TensorToWrite>&,
+                                                  std::vector<std::vector<uint8_t>>&)>& edit,
+                         const std::map<std::string, std::string>& metadata = {},
+                         const std::string& family = "sd1") {
   const std::string dir = "sd-tiny-1234/" + family + "/";
   const auto src = kiln::tensor_io::SafetensorsFile::open(
       kiln::testing::conformancePath(dir + family + "_tiny_ldm.safetensors"));
@@ -42,9 +42,8 @@ inline void writeVariant(const QString& path,
   for (std::size_t i = 0; i < tensors.size(); ++i)
     if (tensors[i].bytes.empty()) tensors[i].bytes = storage[i];
   kiln::tensor_io::writeSafetensors(path.toStdString(), tensors, metadata);
-  QFile::copy(
-      QString::fromStdString(kiln::testing::conformancePath(dir + "ldm_config.json")),
-      QFileInfo(path).absolutePath() + "/" + QFileInfo(path).completeBaseName() + ".json");
+  QFile::copy(QString::fromStdString(kiln::testing::conformancePath(dir + "ldm_config.json")),
+              QFileInfo(path).absolutePath() + "/" + QFileInfo(path).completeBaseName() + ".json");
 }
 
 inline std::size_t indexOf(const std::vector<TensorToWrite>& t, const std::string& name) {
@@ -62,8 +61,10 @@ inline void keepColumns(std::vector<TensorToWrite>& t, std::vector<std::vector<u
   std::vector<uint8_t> out;
   out.reserve(static_cast<std::size_t>(rows * count) * elem);
   for (int64_t r = 0; r < rows; ++r) {
-    const auto row = s[i].begin() + static_cast<std::ptrdiff_t>((r * cols + from) * static_cast<int64_t>(elem));
-    out.insert(out.end(), row, row + static_cast<std::ptrdiff_t>(count * static_cast<int64_t>(elem)));
+    const auto row =
+        s[i].begin() + static_cast<std::ptrdiff_t>((r * cols + from) * static_cast<int64_t>(elem));
+    out.insert(out.end(), row,
+               row + static_cast<std::ptrdiff_t>(count * static_cast<int64_t>(elem)));
   }
   s[i] = std::move(out);
   t[i].shape[1] = count;
@@ -76,8 +77,9 @@ inline void zeroColumns(std::vector<TensorToWrite>& t, std::vector<std::vector<u
   const int64_t rows = t[i].shape.at(0), cols = t[i].shape.at(1);
   const std::size_t elem = s[i].size() / static_cast<std::size_t>(rows * cols);
   for (int64_t r = 0; r < rows; ++r)
-    std::fill_n(s[i].begin() + static_cast<std::ptrdiff_t>((r * cols + from) * static_cast<int64_t>(elem)),
-                count * static_cast<int64_t>(elem), uint8_t{0});
+    std::fill_n(
+        s[i].begin() + static_cast<std::ptrdiff_t>((r * cols + from) * static_cast<int64_t>(elem)),
+        count * static_cast<int64_t>(elem), uint8_t{0});
 }
 
 // An SDXL refiner written from the sdxl tiny file, with its configuration beside it: its
@@ -96,7 +98,8 @@ inline void writeSdxlRefiner(const QString& path) {
           }
         const std::string second = "conditioner.embedders.1.";
         for (auto& x : t)
-          if (x.name.rfind(second, 0) == 0) x.name = "conditioner.embedders.0." + x.name.substr(second.size());
+          if (x.name.rfind(second, 0) == 0)
+            x.name = "conditioner.embedders.0." + x.name.substr(second.size());
         for (std::size_t i = 0; i < t.size(); ++i)
           if (t[i].name.find("attn2.to_k.weight") != std::string::npos ||
               t[i].name.find("attn2.to_v.weight") != std::string::npos)
@@ -104,15 +107,18 @@ inline void writeSdxlRefiner(const QString& path) {
         keepColumns(t, s, "model.diffusion_model.label_emb.0.0.weight", 0, pooled + 5 * id_width);
       },
       {}, "sdxl");
-  QFile sidecar(QFileInfo(path).absolutePath() + "/" + QFileInfo(path).completeBaseName() + ".json");
-  if (!sidecar.open(QIODevice::WriteOnly | QIODevice::Truncate)) throw std::runtime_error("cannot write sidecar");
-  sidecar.write("{\"family\": \"sdxl_refiner\", \"network_config\": {\"num_head_channels\": 16}, "
-                "\"conditioner\": {\"embedders.0\": {\"heads\": 3, \"act\": \"gelu\"}}}");
+  QFile sidecar(QFileInfo(path).absolutePath() + "/" + QFileInfo(path).completeBaseName() +
+                ".json");
+  if (!sidecar.open(QIODevice::WriteOnly | QIODevice::Truncate))
+    throw std::runtime_error("cannot write sidecar");
+  sidecar.write(
+      "{\"family\": \"sdxl_refiner\", \"network_config\": {\"num_head_channels\": 16}, "
+      "\"conditioner\": {\"embedders.0\": {\"heads\": 3, \"act\": \"gelu\"}}}");
 }
 
 // Sets every F16 element of a tensor to +infinity.
 inline void poison(std::vector<TensorToWrite>& t, std::vector<std::vector<uint8_t>>& s,
-            const std::string& name) {
+                   const std::string& name) {
   auto& bytes = s[indexOf(t, name)];
   for (std::size_t i = 0; i + 1 < bytes.size(); i += 2) {
     bytes[i] = 0x00;

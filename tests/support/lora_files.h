@@ -21,8 +21,11 @@ inline void writeTensors(const std::string& path, const NamedTensors& tensors, b
   for (const auto& [name, t] : tensors) {
     const at::Tensor c = t.to(half ? at::kHalf : at::kFloat).contiguous();
     keep.push_back(c);
-    out.push_back({name, half ? tensor_io::DType::F16 : tensor_io::DType::F32, c.sizes().vec(),
-                   {static_cast<const uint8_t*>(c.data_ptr()), static_cast<std::size_t>(c.nbytes())}});
+    out.push_back(
+        {name,
+         half ? tensor_io::DType::F16 : tensor_io::DType::F32,
+         c.sizes().vec(),
+         {static_cast<const uint8_t*>(c.data_ptr()), static_cast<std::size_t>(c.nbytes())}});
   }
   tensor_io::writeSafetensors(path, out);
 }
@@ -34,7 +37,8 @@ struct LowRankPair {
   double alpha = 0;
 };
 
-inline LowRankPair lowRankFor(const std::vector<int64_t>& shape, int64_t rank, double alpha, int64_t seed) {
+inline LowRankPair lowRankFor(const std::vector<int64_t>& shape, int64_t rank, double alpha,
+                              int64_t seed) {
   at::manual_seed(static_cast<uint64_t>(seed));
   LowRankPair p;
   std::vector<int64_t> down{rank};
@@ -51,7 +55,9 @@ inline LowRankPair lowRankFor(const std::vector<int64_t>& shape, int64_t rank, d
 inline at::Tensor mergedByHand(const at::Tensor& w, const LowRankPair& p, double strength) {
   const int64_t rank = p.down.size(0);
   const at::Tensor delta = at::mm(p.up.reshape({p.up.size(0), rank}), p.down.reshape({rank, -1}));
-  return (w.to(at::kFloat) + strength * (p.alpha / static_cast<double>(rank)) * delta.reshape(w.sizes())).to(w.scalar_type());
+  return (w.to(at::kFloat) +
+          strength * (p.alpha / static_cast<double>(rank)) * delta.reshape(w.sizes()))
+      .to(w.scalar_type());
 }
 
 }  // namespace kiln::testing

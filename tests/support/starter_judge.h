@@ -35,8 +35,9 @@ struct Judgement {
   bool colour_ok = false, count_ok = false, position_ok = false, shape_ok = false;
   std::string describe() const {
     if (colour < 0) return "no object";
-    return std::to_string(count) + " x " + starter::objectColours()[static_cast<std::size_t>(colour)].name +
-           " " + starter::shapeName(shape) + " at column " + std::to_string(column) + ", row " +
+    return std::to_string(count) + " x " +
+           starter::objectColours()[static_cast<std::size_t>(colour)].name + " " +
+           starter::shapeName(shape) + " at column " + std::to_string(column) + ", row " +
            std::to_string(row);
   }
 };
@@ -169,7 +170,8 @@ inline Judgement judge(const Image& img, const starter::SceneSpec& spec) {
   const auto n_obj = static_cast<int>(starter::objectColours().size());
   const float* px = img.pixels.data();
   // Background: the commonest palette entry along the border.
-  std::vector<int> border_votes(static_cast<std::size_t>(n_obj) + starter::backgroundColours().size(), 0);
+  std::vector<int> border_votes(
+      static_cast<std::size_t>(n_obj) + starter::backgroundColours().size(), 0);
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x)
       if (x == 0 || y == 0 || x == w - 1 || y == h - 1)
@@ -177,8 +179,9 @@ inline Judgement judge(const Image& img, const starter::SceneSpec& spec) {
             nearestPaletteEntry(px + (static_cast<std::size_t>(y) * w + x) * img.channels))];
   const int bg = static_cast<int>(std::max_element(border_votes.begin(), border_votes.end()) -
                                   border_votes.begin());
-  const auto& bg_rgb = bg < n_obj ? starter::objectColours()[static_cast<std::size_t>(bg)].rgb
-                                  : starter::backgroundColours()[static_cast<std::size_t>(bg - n_obj)].rgb;
+  const auto& bg_rgb = bg < n_obj
+                           ? starter::objectColours()[static_cast<std::size_t>(bg)].rgb
+                           : starter::backgroundColours()[static_cast<std::size_t>(bg - n_obj)].rgb;
   // Object colour: majority among clearly coloured pixels that are not background.
   std::vector<int> votes(static_cast<std::size_t>(n_obj), 0);
   for (int i = 0; i < w * h; ++i) {
@@ -195,10 +198,12 @@ inline Judgement judge(const Image& img, const starter::SceneSpec& spec) {
   std::vector<uint8_t> mask(static_cast<std::size_t>(w * h), 0);
   for (int i = 0; i < w * h; ++i) {
     const float* p = px + static_cast<std::size_t>(i) * img.channels;
-    mask[static_cast<std::size_t>(i)] = colourDistance(p, bg_rgb) > half && colourDistance(p, obj_rgb) < half;
+    mask[static_cast<std::size_t>(i)] =
+        colourDistance(p, bg_rgb) > half && colourDistance(p, obj_rgb) < half;
   }
   auto comps = components(mask, w, h);
-  std::sort(comps.begin(), comps.end(), [](const Component& a, const Component& b) { return a.area > b.area; });
+  std::sort(comps.begin(), comps.end(),
+            [](const Component& a, const Component& b) { return a.area > b.area; });
   if (comps.empty()) return j;
   const int min_area = std::max(8, comps.front().area / 5);
   for (const auto& c : comps) j.count += c.area >= min_area ? 1 : 0;
@@ -218,10 +223,10 @@ inline Judgement judge(const Image& img, const starter::SceneSpec& spec) {
 // Rates over a set of rendered prompts.
 struct StarterRates {
   int images = 0;
-  int colour = 0;                       // of all images
+  int colour = 0;                            // of all images
   int singles = 0, position = 0, shape = 0;  // of single-object prompts
-  int small = 0, small_shape = 0;       // of small single objects
-  int counts = 0, count = 0;            // of prompts asking for two or three
+  int small = 0, small_shape = 0;            // of small single objects
+  int counts = 0, count = 0;                 // of prompts asking for two or three
   static double rate(int hits, int of) { return of > 0 ? static_cast<double>(hits) / of : 0.0; }
   double colourRate() const { return rate(colour, images); }
   double positionRate() const { return rate(position, singles); }

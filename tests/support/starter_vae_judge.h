@@ -32,7 +32,8 @@ inline at::Tensor scenePictures(const std::vector<starter::Scene>& scenes, int s
 }
 
 // `dtype`: the dtype of the VAE's weights.
-inline StarterRates judgeVaeReconstructions(const models::AutoencoderKL& vae, int size, at::ScalarType dtype) {
+inline StarterRates judgeVaeReconstructions(const models::AutoencoderKL& vae, int size,
+                                            at::ScalarType dtype) {
   at::NoGradGuard no_grad;
   auto specs = starter::heldOutSingles();
   const auto counts = starter::heldOutCounts();
@@ -48,8 +49,9 @@ inline StarterRates judgeVaeReconstructions(const models::AutoencoderKL& vae, in
           scenes.begin() + static_cast<std::ptrdiff_t>(start),
           scenes.begin() + static_cast<std::ptrdiff_t>(std::min(scenes.size(), start + kChunk)));
       const at::Tensor mean = vae.encodeMoments(scenePictures(part, size).to(dtype)).chunk(2, 1)[0];
-      const at::Tensor y =
-          ((vae.decode(mean).to(at::kFloat).clamp(-1, 1) + 1) * 0.5).permute({0, 2, 3, 1}).contiguous();
+      const at::Tensor y = ((vae.decode(mean).to(at::kFloat).clamp(-1, 1) + 1) * 0.5)
+                               .permute({0, 2, 3, 1})
+                               .contiguous();
       for (std::size_t i = 0; i < part.size(); ++i) {
         Image img;
         img.width = img.height = size;

@@ -37,16 +37,20 @@
 
 namespace {
 
-QString tinyModel() { return QString(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"; }
+QString tinyModel() {
+  return QString(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors";
+}
 
 // A safetensors file of one F32 tensor `name` of `shape`, filled with small values.
 void writeTensorFile(const QString& path, const QByteArray& name, int rows, int cols) {
   QDir().mkpath(QFileInfo(path).path());
   const int bytes = rows * cols * 4;
-  const QByteArray header = "{\"" + name + "\":{\"dtype\":\"F32\",\"shape\":[" + QByteArray::number(rows) + "," +
-                            QByteArray::number(cols) + "],\"data_offsets\":[0," + QByteArray::number(bytes) + "]}}";
+  const QByteArray header = "{\"" + name + "\":{\"dtype\":\"F32\",\"shape\":[" +
+                            QByteArray::number(rows) + "," + QByteArray::number(cols) +
+                            "],\"data_offsets\":[0," + QByteArray::number(bytes) + "]}}";
   QByteArray length(8, '\0');
-  for (int i = 0; i < 8; ++i) length[i] = static_cast<char>((static_cast<quint64>(header.size()) >> (8 * i)) & 0xff);
+  for (int i = 0; i < 8; ++i)
+    length[i] = static_cast<char>((static_cast<quint64>(header.size()) >> (8 * i)) & 0xff);
   QByteArray data(bytes, '\0');
   for (int i = 0; i < rows * cols; ++i) {
     const float v = 0.01f * static_cast<float>((i * 7) % 13 - 6);
@@ -58,11 +62,13 @@ void writeTensorFile(const QString& path, const QByteArray& name, int rows, int 
 }
 
 std::unique_ptr<kiln::app::Settings> settingsAt(const QString& file) {
-  return std::make_unique<kiln::app::Settings>(std::make_unique<QSettings>(file, QSettings::IniFormat));
+  return std::make_unique<kiln::app::Settings>(
+      std::make_unique<QSettings>(file, QSettings::IniFormat));
 }
 
 // A window over `file` saving into `dir`/out, rendering the conformance model small.
-std::unique_ptr<kiln::ui::MainWindow> makeWindow(const QTemporaryDir& dir, const QString& file = "kiln.ini") {
+std::unique_ptr<kiln::ui::MainWindow> makeWindow(const QTemporaryDir& dir,
+                                                 const QString& file = "kiln.ini") {
   auto settings = settingsAt(dir.filePath(file));
   settings->set("general/output_folder", dir.filePath("out"));
   auto window = std::make_unique<kiln::ui::MainWindow>(std::move(settings));
@@ -125,7 +131,9 @@ class TestEverydayUse : public QObject {
     QCOMPARE(again->modelEdit()->text(), tinyModel());
     // Dark from the start, the picture area included.
     QVERIFY(QApplication::palette().color(QPalette::Window).lightness() < 100);
-    QVERIFY2(again->imageView()->backgroundBrush().color().lightness() < 100, qPrintable(again->imageView()->backgroundBrush().color().name() + " " + again->imageView()->palette().window().color().name()));
+    QVERIFY2(again->imageView()->backgroundBrush().color().lightness() < 100,
+             qPrintable(again->imageView()->backgroundBrush().color().name() + " " +
+                        again->imageView()->palette().window().color().name()));
     kiln::ui::setTheme("light");
     QTRY_VERIFY(again->imageView()->backgroundBrush().color().lightness() > 150);  // and back, live
   }
@@ -173,7 +181,8 @@ class TestEverydayUse : public QObject {
              qPrintable(window->statusText()));
     // The model folder from Preferences, with embeddings/mystyle.safetensors (CLIP width 32).
     writeTensorFile(dir.filePath("models/embeddings/mystyle.safetensors"), "emb_params", 2, 32);
-    QCOMPARE(window->settings().set("general/model_folders", QStringList{dir.filePath("models")}), QString());
+    QCOMPARE(window->settings().set("general/model_folders", QStringList{dir.filePath("models")}),
+             QString());
     window->applySettings();
     QTest::mouseClick(window->generateButton(), Qt::LeftButton);
     QTRY_VERIFY_WITH_TIMEOUT(!window->bridge()->busy(), 120000);
@@ -198,15 +207,18 @@ class TestEverydayUse : public QObject {
     QVERIFY2(notice->text().contains("is above the most"), qPrintable(notice->text()));
     typeInto(window->cfgSpin(), "1e3");
     QCOMPARE(window->cfgSpin()->value(), 100.0);
-    QVERIFY2(notice->text().startsWith("CFG scale: 1e3 is above the most, 100"), qPrintable(notice->text()));
+    QVERIFY2(notice->text().startsWith("CFG scale: 1e3 is above the most, 100"),
+             qPrintable(notice->text()));
     typeInto(window->cfgSpin(), "2.5e0");
     QCOMPARE(window->cfgSpin()->value(), 2.5);
     typeInto(window->stepsSpin(), "5000");
     QCOMPARE(window->stepsSpin()->value(), 1000);
-    QVERIFY2(notice->text().startsWith("Steps: 5000 is above the most, 1000: set to 1000"), qPrintable(notice->text()));
+    QVERIFY2(notice->text().startsWith("Steps: 5000 is above the most, 1000: set to 1000"),
+             qPrintable(notice->text()));
     typeInto(window->widthSpin(), "70");
     QCOMPARE(window->widthSpin()->value(), 64);
-    QVERIFY2(notice->text().startsWith("Width: 70 is not a multiple of 8: set to 64"), qPrintable(notice->text()));
+    QVERIFY2(notice->text().startsWith("Width: 70 is not a multiple of 8: set to 64"),
+             qPrintable(notice->text()));
     QVERIFY(notice->isVisible());
     // The workflow carries the full seed.
     const kiln::Workflow w = window->parameterPanel()->workflow();
@@ -224,7 +236,8 @@ class TestEverydayUse : public QObject {
     notes.close();
     QVERIFY(QFile::copy(tinyModel(), dir.filePath("models/checkpoints/tiny.safetensors")));
     auto window = makeWindow(dir);
-    QCOMPARE(window->settings().set("general/model_folders", QStringList{dir.filePath("models")}), QString());
+    QCOMPARE(window->settings().set("general/model_folders", QStringList{dir.filePath("models")}),
+             QString());
     window->refreshModels();
     QComboBox* picker = window->modelPicker();
     const auto* items = qobject_cast<QStandardItemModel*>(picker->model());
@@ -284,15 +297,18 @@ class TestEverydayUse : public QObject {
     window->batchSpin()->setValue(3);
     QTest::mouseClick(window->generateButton(), Qt::LeftButton);
     const qint64 first_seed = window->seedSpin()->value();
-    QTRY_VERIFY_WITH_TIMEOUT(!lines.isEmpty() && lines.last().startsWith("Image 1 of 3 · Denoising"), 60000);
-    QVERIFY2(lines.last().contains("estimating the time left"), qPrintable(lines.last()));  // never timed here
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !lines.isEmpty() && lines.last().startsWith("Image 1 of 3 · Denoising"), 60000);
+    QVERIFY2(lines.last().contains("estimating the time left"),
+             qPrintable(lines.last()));  // never timed here
     QVERIFY(fractions.last() <= 1.0 / 3.0 + 1e-9);
     // The queue's entry wraps in a narrow dock and carries its whole text.
     QListWidget* queue = window->queuePanel()->list();
     QVERIFY(queue->wordWrap() && queue->count() == 1);
     QCOMPARE(queue->item(0)->toolTip(), queue->item(0)->text());
     QTest::mouseClick(window->skipButton(), Qt::LeftButton);
-    QCOMPARE(window->statusText(), QString("Skipped: this image finishes, 2 later image(s) dropped"));
+    QCOMPARE(window->statusText(),
+             QString("Skipped: this image finishes, 2 later image(s) dropped"));
     QTRY_VERIFY_WITH_TIMEOUT(!window->bridge()->busy(), 120000);
     QCOMPARE(QDir(dir.filePath("out")).entryList({"*.png"}).size(), 1);
     // Another Generate: another seed; every stage timed now, so a time left is given, and
@@ -304,8 +320,10 @@ class TestEverydayUse : public QObject {
     QTest::mouseClick(window->generateButton(), Qt::LeftButton);
     QVERIFY(window->seedSpin()->value() != first_seed);
     QTRY_VERIFY_WITH_TIMEOUT(!window->bridge()->busy(), 120000);
-    QVERIFY(std::any_of(lines.begin(), lines.end(), [](const QString& l) { return l.startsWith("Image 2 of 2 · "); }));
-    QVERIFY(std::none_of(lines.begin(), lines.end(), [](const QString& l) { return l.contains("estimating"); }));
+    QVERIFY(std::any_of(lines.begin(), lines.end(),
+                        [](const QString& l) { return l.startsWith("Image 2 of 2 · "); }));
+    QVERIFY(std::none_of(lines.begin(), lines.end(),
+                         [](const QString& l) { return l.contains("estimating"); }));
     for (int i = 1; i < fractions.size(); ++i) QVERIFY(fractions[i] >= fractions[i - 1] - 1e-9);
   }
 
@@ -331,7 +349,9 @@ class TestEverydayUse : public QObject {
     QVERIFY(picture.save(dir.filePath("elsewhere.png")));
     kiln::app::ResultFile r;
     r.path = dir.filePath("elsewhere.png");
-    r.parameters = "a blue field\nNegative prompt: \nSteps: 9, Sampler: Euler, CFG scale: 4, Seed: 11, Size: 64x64, Model: x";
+    r.parameters =
+        "a blue field\nNegative prompt: \nSteps: 9, Sampler: Euler, CFG scale: 4, Seed: 11, Size: "
+        "64x64, Model: x";
     QVERIFY(window->reuseResult(r));
     QCOMPARE(window->imageView()->image().size(), QSize(40, 30));
     QCOMPARE(kiln::ui::GalleryPanel::caption(r), QString("a blue field\nseed 11"));

@@ -26,10 +26,14 @@ class TestFirstStartWizard : public QObject {
   QTemporaryDir dir_;
   int files_ = 0;
 
-  std::unique_ptr<QSettings> store() { return std::make_unique<QSettings>(dir_.filePath(QString("s%1.ini").arg(++files_)), QSettings::IniFormat); }
+  std::unique_ptr<QSettings> store() {
+    return std::make_unique<QSettings>(dir_.filePath(QString("s%1.ini").arg(++files_)),
+                                       QSettings::IniFormat);
+  }
 
   QList<FoundModelFolder> folders() const {
-    return {{"/home/u/ComfyUI", ModelLayout::ComfyUI, 3}, {"/home/u/invokeai", ModelLayout::InvokeAI, 1}};
+    return {{"/home/u/ComfyUI", ModelLayout::ComfyUI, 3},
+            {"/home/u/invokeai", ModelLayout::InvokeAI, 1}};
   }
 
  private Q_SLOTS:
@@ -37,7 +41,8 @@ class TestFirstStartWizard : public QObject {
     Settings settings(store());
     QCOMPARE(settings.set("general/model_folders", QStringList{"/data/models"}), QString());
     QCOMPARE(settings.set("memory/device", "sim:8G"), QString());
-    kiln::ui::FirstStartWizard wizard(settings, folders(), {{"NVIDIA GeForce RTX 3060", "NVIDIA", 12 * kGiB}}, true);
+    kiln::ui::FirstStartWizard wizard(settings, folders(),
+                                      {{"NVIDIA GeForce RTX 3060", "NVIDIA", 12 * kGiB}}, true);
     wizard.show();
     QCOMPARE(wizard.folderList()->count(), 2);
     QVERIFY(wizard.folderList()->item(0)->text().contains("ComfyUI"));
@@ -52,7 +57,8 @@ class TestFirstStartWizard : public QObject {
     wizard.addFolder("/mnt/models");
     wizard.choosePreset(MemoryPreset::Upto6GB);
     wizard.accept();
-    QCOMPARE(settings.modelFolders(), (QStringList{"/data/models", "/home/u/ComfyUI", "/mnt/models"}));
+    QCOMPARE(settings.modelFolders(),
+             (QStringList{"/data/models", "/home/u/ComfyUI", "/mnt/models"}));
     QCOMPARE(settings.value("memory/offload").toString(), QString("balanced"));
     QCOMPARE(settings.value("memory/offload_text_encoder").toString(), QString("group-leaf"));
     QCOMPARE(settings.value("memory/vae_tiling").toString(), QString("always"));
@@ -62,12 +68,14 @@ class TestFirstStartWizard : public QObject {
 
   void aCpuOnlyBuildProposesTheCpu() {
     Settings settings(store());
-    kiln::ui::FirstStartWizard wizard(settings, {}, {{"NVIDIA GeForce RTX 4090", "NVIDIA", 24 * kGiB}}, false);
+    kiln::ui::FirstStartWizard wizard(settings, {},
+                                      {{"NVIDIA GeForce RTX 4090", "NVIDIA", 24 * kGiB}}, false);
     QCOMPARE(wizard.proposedPreset(), MemoryPreset::Cpu);
     QVERIFY(wizard.findChild<QRadioButton*>("preset-cpu")->isChecked());
     QVERIFY(wizard.gpuText().contains("CPU only"));
     QCOMPARE(wizard.folderList()->count(), 0);
-    wizard.choosePreset(MemoryPreset::Over12GB);  // chosen anyway: offload settings, but no GPU device
+    wizard.choosePreset(
+        MemoryPreset::Over12GB);  // chosen anyway: offload settings, but no GPU device
     wizard.accept();
     QCOMPARE(settings.device(), QString("cpu"));
     QCOMPARE(settings.value("memory/streams").toBool(), true);
@@ -90,13 +98,17 @@ class TestFirstStartWizard : public QObject {
     auto* combo = dialog.findChild<QComboBox*>("memoryPreset");
     QVERIFY(combo);
     QCOMPARE(combo->count(), 5);  // the four presets and Custom
-    QCOMPARE(combo->currentData().toString(), QString("custom"));  // the defaults pin; the CPU preset does not
+    QCOMPARE(combo->currentData().toString(),
+             QString("custom"));  // the defaults pin; the CPU preset does not
     QCOMPARE(combo->itemText(1), QString("GPU with up to 6 GB"));
     combo->setCurrentIndex(1);
     dialog.findChild<QPushButton*>("applyMemoryPreset")->click();
-    QCOMPARE(qobject_cast<QComboBox*>(dialog.editorFor("memory/offload"))->currentText(), QString("balanced"));
-    QCOMPARE(qobject_cast<QComboBox*>(dialog.editorFor("memory/vae_tiling"))->currentText(), QString("always"));
-    QCOMPARE(settings.value("memory/offload").toString(), QString("none"));  // not stored before Apply
+    QCOMPARE(qobject_cast<QComboBox*>(dialog.editorFor("memory/offload"))->currentText(),
+             QString("balanced"));
+    QCOMPARE(qobject_cast<QComboBox*>(dialog.editorFor("memory/vae_tiling"))->currentText(),
+             QString("always"));
+    QCOMPARE(settings.value("memory/offload").toString(),
+             QString("none"));  // not stored before Apply
     QVERIFY(dialog.apply());
     QCOMPARE(settings.value("memory/offload").toString(), QString("balanced"));
     QCOMPARE(settings.value("memory/offload_text_encoder").toString(), QString("group-leaf"));

@@ -9,8 +9,8 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
-#include <QFile>
 #include <QDockWidget>
+#include <QFile>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -30,9 +30,9 @@
 #include "engine_bridge.h"
 #include "first_start_wizard.h"
 #include "gallery_panel.h"
+#include "image_view.h"
 #include "kiln/build_info.h"
 #include "kiln/render.h"
-#include "image_view.h"
 #include "main_window.h"
 #include "memory_panel.h"
 #include "number_fields.h"
@@ -46,10 +46,13 @@
 
 namespace {
 
-QString tinyModel() { return QString(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"; }
+QString tinyModel() {
+  return QString(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors";
+}
 
 // A window over settings of its own, saving into `dir`/out.
-std::unique_ptr<kiln::ui::MainWindow> makeWindow(const QTemporaryDir& dir, const QString& device = "cpu") {
+std::unique_ptr<kiln::ui::MainWindow> makeWindow(const QTemporaryDir& dir,
+                                                 const QString& device = "cpu") {
   auto store = std::make_unique<QSettings>(dir.filePath("kiln.ini"), QSettings::IniFormat);
   auto settings = std::make_unique<kiln::app::Settings>(std::move(store));
   if (!settings->set("general/output_folder", dir.filePath("out")).isEmpty()) return nullptr;
@@ -66,7 +69,9 @@ std::unique_ptr<kiln::ui::MainWindow> makeWindow(const QTemporaryDir& dir, const
   return window;
 }
 
-QStringList pngs(const QTemporaryDir& dir) { return QDir(dir.filePath("out")).entryList({"*.png"}, QDir::Files, QDir::Name); }
+QStringList pngs(const QTemporaryDir& dir) {
+  return QDir(dir.filePath("out")).entryList({"*.png"}, QDir::Files, QDir::Name);
+}
 
 }  // namespace
 
@@ -91,8 +96,11 @@ class TestMainWindow : public QObject {
     QFETCH(int, steps);
     QFETCH(QStringList, extra);
     QTemporaryDir dir;
-    QString path = model == "starter" ? QString::fromStdString(kiln::starterModelPath()) : tinyModel();
-    if (model == "wan") path = QString::fromStdString(kiln::testing::writeWanTinyModel(dir.filePath("wan").toStdString()).folder);
+    QString path =
+        model == "starter" ? QString::fromStdString(kiln::starterModelPath()) : tinyModel();
+    if (model == "wan")
+      path = QString::fromStdString(
+          kiln::testing::writeWanTinyModel(dir.filePath("wan").toStdString()).folder);
     auto window = makeWindow(dir);
     QVERIFY(window);
     window->modelEdit()->setText(path);
@@ -112,9 +120,12 @@ class TestMainWindow : public QObject {
 
     const QString cli_png = dir.filePath("cli.png");
     QProcess cli;
-    cli.start(KILN_CLI_PATH, QStringList{"render", "--model", path, "--prompt", "a red circle on a blue background",
-                                         "--negative", "blurry", "--seed", "7", "--steps", QString::number(steps),
-                                         "--cfg", "5", "--width", "64", "--height", "64", "--out", cli_png} + extra);
+    cli.start(
+        KILN_CLI_PATH,
+        QStringList{"render", "--model", path, "--prompt", "a red circle on a blue background",
+                    "--negative", "blurry", "--seed", "7", "--steps", QString::number(steps),
+                    "--cfg", "5", "--width", "64", "--height", "64", "--out", cli_png} +
+            extra);
     QVERIFY(cli.waitForFinished(300000));
     QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
     const QImage rendered(cli_png);
@@ -122,7 +133,8 @@ class TestMainWindow : public QObject {
     QCOMPARE(rendered.size(), QSize(64, 64));
     QCOMPARE(app.text("parameters"), rendered.text("parameters"));
     QVERIFY(app.text("parameters").contains("Size: 64x64"));
-    QVERIFY(app.convertToFormat(QImage::Format_RGB888) == rendered.convertToFormat(QImage::Format_RGB888));
+    QVERIFY(app.convertToFormat(QImage::Format_RGB888) ==
+            rendered.convertToFormat(QImage::Format_RGB888));
   }
 
   void generatesSavesAndListsAResult() {
@@ -132,13 +144,14 @@ class TestMainWindow : public QObject {
     window->show();
     QCOMPARE(window->gallery()->count(), 0);
     QTest::mouseClick(window->generateButton(), Qt::LeftButton);
-    QVERIFY(window->stopButton()->isEnabled());  // Interrupt is reachable at once
+    QVERIFY(window->stopButton()->isEnabled());      // Interrupt is reachable at once
     QVERIFY(window->generateButton()->isEnabled());  // and another request can be queued
     QTRY_VERIFY_WITH_TIMEOUT(window->hasResult(), 120000);
     QCOMPARE(window->statusText(), QString("Done"));
     // The bar drew the job's planned stages and ended full.
     QVERIFY(window->progressBar()->stageCount() >= 5);  // load, encode, denoise, decode, save
-    for (int i = 0; i < window->progressBar()->stageCount(); ++i) QCOMPARE(window->progressBar()->stageFraction(i), 1.0);
+    for (int i = 0; i < window->progressBar()->stageCount(); ++i)
+      QCOMPARE(window->progressBar()->stageFraction(i), 1.0);
     QVERIFY(!window->stopButton()->isEnabled());
     QCOMPARE(window->imageView()->image().size(), QSize(96, 64));
     // Saved under the file name template, listed by the gallery with its settings.
@@ -146,7 +159,8 @@ class TestMainWindow : public QObject {
     QCOMPARE(window->gallery()->count(), 1);
     QVERIFY(window->gallery()->result(0).parameters.contains("Seed: 7"));
     QVERIFY(!window->gallery()->result(0).workflow.isEmpty());
-    QVERIFY(window->logView()->toPlainText().contains("Saved " + dir.filePath("out/test-7-00001.png")));
+    QVERIFY(
+        window->logView()->toPlainText().contains("Saved " + dir.filePath("out/test-7-00001.png")));
     // A second render with the same name does not overwrite the first.
     QTest::mouseClick(window->generateButton(), Qt::LeftButton);
     QTRY_COMPARE_WITH_TIMEOUT(pngs(dir).size(), 2, 120000);
@@ -176,7 +190,9 @@ class TestMainWindow : public QObject {
     // A picture with only A1111 parameters fills the panel's matching fields.
     kiln::app::ResultFile foreign;
     foreign.path = "elsewhere.png";
-    foreign.parameters = "a green ring\nNegative prompt: blur\nSteps: 9, Sampler: Euler, CFG scale: 4.5, Seed: 11, Size: 128x72, Model: x";
+    foreign.parameters =
+        "a green ring\nNegative prompt: blur\nSteps: 9, Sampler: Euler, CFG scale: 4.5, Seed: 11, "
+        "Size: 128x72, Model: x";
     QVERIFY(again->reuseResult(foreign));
     QCOMPARE(again->promptEdit()->toPlainText(), QString("a green ring"));
     QCOMPARE(again->negativeEdit()->toPlainText(), QString("blur"));
@@ -204,14 +220,19 @@ class TestMainWindow : public QObject {
     started.start();
     QTest::mouseClick(window->generateButton(), Qt::LeftButton);
     QVERIFY(window->stopButton()->isEnabled());
-    QTRY_VERIFY_WITH_TIMEOUT(window->statusText().startsWith("Denoising") && window->statusText().contains("/1000 steps"), 60000);
-    const qint64 to_first_step = started.elapsed();  // loading and encoding: this machine's pace now
+    QTRY_VERIFY_WITH_TIMEOUT(window->statusText().startsWith("Denoising") &&
+                                 window->statusText().contains("/1000 steps"),
+                             60000);
+    const qint64 to_first_step =
+        started.elapsed();  // loading and encoding: this machine's pace now
     QElapsedTimer latency;
     latency.start();
     QTest::keyClick(window.get(), Qt::Key_Escape);
     QTRY_COMPARE_WITH_TIMEOUT(window->statusText(), QString("Stopped"), 5000 + 2 * to_first_step);
     QVERIFY2(latency.elapsed() < std::max<qint64>(to_first_step, 500),
-             qPrintable(QString("%1 ms; the render took %2 ms to its first step").arg(latency.elapsed()).arg(to_first_step)));
+             qPrintable(QString("%1 ms; the render took %2 ms to its first step")
+                            .arg(latency.elapsed())
+                            .arg(to_first_step)));
     QVERIFY(!window->stopButton()->isEnabled());
     QVERIFY(!window->hasResult());
     QVERIFY(pngs(dir).isEmpty());  // nothing half-written
@@ -304,12 +325,14 @@ class TestMainWindow : public QObject {
     QVERIFY(unet);
     unet->setCurrentText("group-block");
     QVERIFY2(dialog.apply(), qPrintable(dialog.errorText()));
-    QTRY_VERIFY_WITH_TIMEOUT(!memory->memory().placements.filter("unet (").filter("group-block").isEmpty(), 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !memory->memory().placements.filter("unet (").filter("group-block").isEmpty(), 30000);
     QVERIFY(memory->memory().device_allocated < resident);
     QCOMPARE(memory->memory().cached_models, 1);
     // The dock's tree names the component and its new placement.
     bool shown = false;
-    for (QTreeWidgetItem* item : memory->tree()->findItems("unet (", Qt::MatchStartsWith | Qt::MatchRecursive))
+    for (QTreeWidgetItem* item :
+         memory->tree()->findItems("unet (", Qt::MatchStartsWith | Qt::MatchRecursive))
       shown = shown || item->text(1).contains("group-block");
     QVERIFY(shown);
     QVERIFY(window->logView()->toPlainText().contains("group-block"));
@@ -332,7 +355,9 @@ class TestMainWindow : public QObject {
       closing.start();
       window.reset();
       QVERIFY2(closing.elapsed() < std::max<qint64>(to_first_step, 500),
-               qPrintable(QString("%1 ms; the render took %2 ms to its first step").arg(closing.elapsed()).arg(to_first_step)));
+               qPrintable(QString("%1 ms; the render took %2 ms to its first step")
+                              .arg(closing.elapsed())
+                              .arg(to_first_step)));
     }
     auto window = makeWindow(dir);
     window->startGenerate();
@@ -367,8 +392,10 @@ class TestMainWindow : public QObject {
     QVERIFY(corpus.open(QIODevice::ReadOnly));
     QByteArray text = corpus.readAll();
     text.replace("\"model.safetensors\"", "\"" + tinyModel().toUtf8() + "\"");
-    text.replace(" \"links\":", " \"exposed\": [{\"node\": \"sampler\", \"param\": \"steps\", \"label\": \"Steps\"},"
-                                 " {\"node\": \"sampler\", \"param\": \"denoise\", \"label\": \"Strength\"}],\n \"links\":");
+    text.replace(
+        " \"links\":",
+        " \"exposed\": [{\"node\": \"sampler\", \"param\": \"steps\", \"label\": \"Steps\"},"
+        " {\"node\": \"sampler\", \"param\": \"denoise\", \"label\": \"Strength\"}],\n \"links\":");
     QVERIFY(window->openTemplate(write("two.json", text)));
     QCOMPARE(window->parameterPanel()->count(), 2);
     QCOMPARE(window->templateSource(), QString("two.json"));
@@ -384,7 +411,8 @@ class TestMainWindow : public QObject {
     QFile comfy(QString(KILN_SOURCE_DIR) + "/tests/fuzz/workflow_corpus/comfy_api.json");
     QVERIFY(comfy.open(QIODevice::ReadOnly));
     QByteArray api = comfy.readAll();
-    api.replace("/work/shared/conformance/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors", tinyModel().toUtf8());
+    api.replace("/work/shared/conformance/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors",
+                tinyModel().toUtf8());
     QVERIFY(window->openTemplate(write("comfy.json", api)));
     QCOMPARE(window->parameterPanel()->count(), 9);
     QCOMPARE(window->promptEdit()->toPlainText(), QString("a red circle"));
@@ -393,7 +421,8 @@ class TestMainWindow : public QObject {
     QCOMPARE(window->widthSpin()->value(), 64);
     // Files that cannot be a template leave the panel as it was, with the reason shown.
     QVERIFY(!window->openTemplate(write("broken.json", "{\"kiln_workflow\": 1, \"nodes\": [")));
-    QVERIFY2(window->statusText().startsWith("Cannot open broken.json"), qPrintable(window->statusText()));
+    QVERIFY2(window->statusText().startsWith("Cannot open broken.json"),
+             qPrintable(window->statusText()));
     QVERIFY(!window->openTemplate(dir.filePath("missing.json")));
     QByteArray cycle = text;
     cycle.replace("\"type\": \"Sampler\"", "\"type\": \"NoSuchNode\"");

@@ -22,7 +22,8 @@ using kiln::ui::NodeCanvas;
 namespace {
 
 // Drags with the left button from one scene point to another on the canvas.
-void drag(NodeCanvas& canvas, const QPointF& from, const QPointF& to, QString* problem_on_the_way = nullptr) {
+void drag(NodeCanvas& canvas, const QPointF& from, const QPointF& to,
+          QString* problem_on_the_way = nullptr) {
   QWidget* port = canvas.viewport();
   const QPoint a = canvas.mapFromScene(from), b = canvas.mapFromScene(to);
   QTest::mousePress(port, Qt::LeftButton, {}, a);
@@ -52,8 +53,12 @@ class TestNodeCanvas : public QObject {
     const std::string decode = doc.addNode("VAEDecode", 780, 0);
     const std::string save = doc.addNode("SaveImage", 1040, 0);
     canvas.frameAll();
-    const auto out = [&](const std::string& n, const char* p) { return canvas.portPosition(n, p, true); };
-    const auto in = [&](const std::string& n, const char* p) { return canvas.portPosition(n, p, false); };
+    const auto out = [&](const std::string& n, const char* p) {
+      return canvas.portPosition(n, p, true);
+    };
+    const auto in = [&](const std::string& n, const char* p) {
+      return canvas.portPosition(n, p, false);
+    };
     // A VAE output on a MODEL input: refused while dragging, and nothing connected.
     QString problem;
     drag(canvas, out(ckpt, "VAE"), in(sampler, "model"), &problem);
@@ -122,15 +127,18 @@ class TestNodeCanvas : public QObject {
     QCOMPARE(doc.workflow().nodes.size(), std::size_t{7});
 
     // The workflow the canvas built runs to an image.
-    QVERIFY(doc.setParam(ckpt, "ckpt_name",
-                         std::string(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"));
+    QVERIFY(doc.setParam(
+        ckpt, "ckpt_name",
+        std::string(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"));
     QVERIFY(doc.setParam(pos, "text", std::string("a red circle")));
     QVERIFY(doc.setParam(latent, "width", int64_t{64}));
     QVERIFY(doc.setParam(latent, "height", int64_t{64}));
     QVERIFY(doc.setParam(sampler, "steps", int64_t{2}));
     QTemporaryDir dir;
     kiln::EngineOptions options;
-    options.write_image = [](const std::string& path, const kiln::Image& image) { kiln::writeImage(path, image); };
+    options.write_image = [](const std::string& path, const kiln::Image& image) {
+      kiln::writeImage(path, image);
+    };
     kiln::Engine engine(options);
     kiln::Job job;
     job.workflow = std::make_shared<const kiln::Workflow>(doc.workflow());
@@ -166,18 +174,21 @@ class TestNodeCanvas : public QObject {
     QCOMPARE(doc.workflow().groups.size(), std::size_t{1});
     QCOMPARE(doc.workflow().groups[0].nodes, (std::vector<std::string>{sampler, latent}));
     const QRectF frame = canvas.groupRect(0);
-    QVERIFY(frame.contains(canvas.nodePosition(sampler)) && frame.contains(canvas.nodePosition(latent)));
+    QVERIFY(frame.contains(canvas.nodePosition(sampler)) &&
+            frame.contains(canvas.nodePosition(latent)));
     QVERIFY(!frame.contains(canvas.nodePosition(save)));
     // Dragging its title bar moves the group and its nodes, as one undo step.
     const QPointF bar = frame.topLeft() + QPointF(60, 12);
     QCOMPARE(canvas.groupAt(bar, true), 0);
     const int steps_before = doc.undoStack()->count();
     drag(canvas, bar, bar + QPointF(100, 50));
-    QVERIFY2(std::abs(doc.workflow().node(sampler)->x - 100) < 1.5, qPrintable(QString::number(doc.workflow().node(sampler)->x)));
+    QVERIFY2(std::abs(doc.workflow().node(sampler)->x - 100) < 1.5,
+             qPrintable(QString::number(doc.workflow().node(sampler)->x)));
     QVERIFY(std::abs(doc.workflow().node(latent)->y - 370) < 1.5);
     QCOMPARE(doc.workflow().node(save)->x, 400.0);  // not in the group
     QCOMPARE(doc.undoStack()->count(), steps_before + 1);
-    QVERIFY(std::abs(canvas.groupRect(0).left() - (frame.left() + 100)) < 1.5);  // the frame follows
+    QVERIFY(std::abs(canvas.groupRect(0).left() - (frame.left() + 100)) <
+            1.5);  // the frame follows
     doc.undoStack()->undo();
     QCOMPARE(doc.workflow().node(sampler)->x, 0.0);
     // A double click on the title renames it in place.
@@ -191,7 +202,8 @@ class TestNodeCanvas : public QObject {
     // A click on a parameter's row edits it on the node; typing changes the document
     // (one undo step for the typing), Enter closes the editor.
     QCOMPARE(doc.workflow().node(sampler)->params.count("steps"), std::size_t{0});
-    QTest::mouseClick(canvas.viewport(), Qt::LeftButton, {}, canvas.mapFromScene(canvas.paramPosition(sampler, "steps")));
+    QTest::mouseClick(canvas.viewport(), Qt::LeftButton, {},
+                      canvas.mapFromScene(canvas.paramPosition(sampler, "steps")));
     QVERIFY(canvas.paramEditor());
     auto* spin = canvas.paramEditor()->findChild<QSpinBox*>();
     QVERIFY(spin);

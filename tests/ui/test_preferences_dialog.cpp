@@ -29,9 +29,11 @@ class TestPreferencesDialog : public QObject {
     QCOMPARE(dialog.pages()->count(), 4);
     QCOMPARE(dialog.pages()->tabText(1), QString("Memory"));
     for (const auto& spec : kiln::app::settingSpecs())  // every one but the session's own
-      QVERIFY2(spec.key.startsWith("session/") != (dialog.editorFor(spec.key) != nullptr), qPrintable(spec.key));
+      QVERIFY2(spec.key.startsWith("session/") != (dialog.editorFor(spec.key) != nullptr),
+               qPrintable(spec.key));
     QCOMPARE(qobject_cast<QSpinBox*>(dialog.editorFor("memory/blocks_per_group"))->value(), 1);
-    QCOMPARE(qobject_cast<QLineEdit*>(dialog.editorFor("memory/pin_reserve"))->text(), QString("2.00GiB"));
+    QCOMPARE(qobject_cast<QLineEdit*>(dialog.editorFor("memory/pin_reserve"))->text(),
+             QString("2.00GiB"));
   }
 
   // A new device says at once that it takes effect at the next start; refusals name the
@@ -44,10 +46,12 @@ class TestPreferencesDialog : public QObject {
     auto* device = qobject_cast<QLineEdit*>(dialog.editorFor("memory/device"));
     device->setText("sim:4G");
     QVERIFY(!dialog.deviceNote()->isHidden());
-    QVERIFY2(dialog.deviceNote()->text().startsWith("Takes effect when Kiln starts again"), qPrintable(dialog.deviceNote()->text()));
+    QVERIFY2(dialog.deviceNote()->text().startsWith("Takes effect when Kiln starts again"),
+             qPrintable(dialog.deviceNote()->text()));
     device->setText("gpu7");
     QVERIFY(!dialog.apply());
-    QVERIFY2(dialog.errorText().startsWith("Device must be cpu, cuda:N or sim:SIZE, not 'gpu7'"), qPrintable(dialog.errorText()));
+    QVERIFY2(dialog.errorText().startsWith("Device must be cpu, cuda:N or sim:SIZE, not 'gpu7'"),
+             qPrintable(dialog.errorText()));
     QVERIFY(!dialog.errorText().contains("memory/"));
     device->setText(settings.device());
     QVERIFY(dialog.deviceNote()->isHidden());
@@ -59,7 +63,8 @@ class TestPreferencesDialog : public QObject {
     kiln::ui::PreferencesDialog dialog(settings, &bridge);
     dialog.show();
     qobject_cast<QSpinBox*>(dialog.editorFor("memory/blocks_per_group"))->setValue(3);
-    qobject_cast<QComboBox*>(dialog.editorFor("memory/offload_unet"))->setCurrentText("group-block");
+    qobject_cast<QComboBox*>(dialog.editorFor("memory/offload_unet"))
+        ->setCurrentText("group-block");
     qobject_cast<QCheckBox*>(dialog.editorFor("memory/streams"))->setChecked(true);
     qobject_cast<QLineEdit*>(dialog.editorFor("memory/pin_reserve"))->setText("1G");
     QVERIFY2(dialog.apply(), qPrintable(dialog.errorText()));
@@ -75,13 +80,15 @@ class TestPreferencesDialog : public QObject {
     qobject_cast<QLineEdit*>(dialog.editorFor("memory/pin_reserve"))->setText("lots");
     qobject_cast<QSpinBox*>(dialog.editorFor("memory/blocks_per_group"))->setValue(5);
     QVERIFY(!dialog.apply());
-    QVERIFY2(dialog.errorText().contains("a size like 2G or 512MiB, not 'lots'"), qPrintable(dialog.errorText()));
+    QVERIFY2(dialog.errorText().contains("a size like 2G or 512MiB, not 'lots'"),
+             qPrintable(dialog.errorText()));
     QCOMPARE(kiln::app::Settings(store()).value("memory/blocks_per_group").toInt(), 3);
     qobject_cast<QLineEdit*>(dialog.editorFor("memory/pin_reserve"))->setText("1G");
     qobject_cast<QCheckBox*>(dialog.editorFor("memory/streams"))->setChecked(false);
     qobject_cast<QCheckBox*>(dialog.editorFor("memory/record_stream"))->setChecked(true);
     QVERIFY(!dialog.apply());
-    QVERIFY2(dialog.errorText().contains("Record stream needs streams"), qPrintable(dialog.errorText()));
+    QVERIFY2(dialog.errorText().contains("Record stream needs streams"),
+             qPrintable(dialog.errorText()));
     QCOMPARE(bridge.offloadSettings().blocks_per_group, 3);
   }
 };

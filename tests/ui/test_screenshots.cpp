@@ -28,8 +28,8 @@
 #include "engine_bridge.h"
 #include "first_start_wizard.h"
 #include "image_view.h"
-#include "memory_panel.h"
 #include "main_window.h"
+#include "memory_panel.h"
 #include "preferences_dialog.h"
 #include "settings.h"
 #include "stage_progress_bar.h"
@@ -82,7 +82,8 @@ class TestScreenshots : public QObject {
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     // A finished picture in the viewer, then a long render running, one more waiting.
-    window.modelEdit()->setText(QString(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors");
+    window.modelEdit()->setText(QString(KILN_CONFORMANCE_DIR) +
+                                "/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors");
     window.stepsSpin()->setValue(4);
     window.widthSpin()->setValue(128);
     window.heightSpin()->setValue(128);
@@ -92,7 +93,8 @@ class TestScreenshots : public QObject {
     window.startGenerate();
     window.startGenerate();
     // Far enough into the denoising that the bar shows it (the model is loaded already).
-    QTRY_VERIFY2_WITH_TIMEOUT(window.statusText().contains("/1000 steps") && !window.statusText().contains(" 0/") &&
+    QTRY_VERIFY2_WITH_TIMEOUT(window.statusText().contains("/1000 steps") &&
+                                  !window.statusText().contains(" 0/") &&
                                   !window.statusText().contains(" 1/"),
                               qPrintable(window.statusText()), 60000);
     const QImage shot = shoot(&window);
@@ -110,7 +112,8 @@ class TestScreenshots : public QObject {
 
   void preferencesDialog() {
     QTemporaryDir dir;
-    kiln::app::Settings settings(std::make_unique<QSettings>(dir.filePath("kiln.ini"), QSettings::IniFormat));
+    kiln::app::Settings settings(
+        std::make_unique<QSettings>(dir.filePath("kiln.ini"), QSettings::IniFormat));
     kiln::ui::PreferencesDialog dialog(settings, nullptr);
     dialog.resize(720, 640);
     dialog.show();
@@ -129,16 +132,19 @@ class TestScreenshots : public QObject {
         ++controls;
         const QRect r(editor->mapTo(&dialog, QPoint()), editor->size());
         QVERIFY2(dialog.rect().contains(r), qPrintable(spec.key));
-        QVERIFY2(editor->width() >= std::min(editor->minimumSizeHint().width(), 200), qPrintable(spec.key));
+        QVERIFY2(editor->width() >= std::min(editor->minimumSizeHint().width(), 200),
+                 qPrintable(spec.key));
       }
       QVERIFY2(controls >= 1, qPrintable(dialog.pages()->tabText(page)));
-      keep(shot, "preferences_" + QString::number(page + 1) + "_" + dialog.pages()->tabText(page).toLower() + ".png");
+      keep(shot, "preferences_" + QString::number(page + 1) + "_" +
+                     dialog.pages()->tabText(page).toLower() + ".png");
     }
   }
 
   void firstStartAssistant() {
     QTemporaryDir dir;
-    kiln::app::Settings settings(std::make_unique<QSettings>(dir.filePath("kiln.ini"), QSettings::IniFormat));
+    kiln::app::Settings settings(
+        std::make_unique<QSettings>(dir.filePath("kiln.ini"), QSettings::IniFormat));
     kiln::ui::FirstStartWizard wizard(
         settings,
         {{"/home/artist/ComfyUI", kiln::app::ModelLayout::ComfyUI, 12},
@@ -155,7 +161,8 @@ class TestScreenshots : public QObject {
       // No wrapped text is cut: each label is as tall as its text needs at its width.
       for (const QLabel* label : wizard.currentPage()->findChildren<QLabel*>())
         if (label->isVisible() && label->wordWrap())
-          QVERIFY2(label->height() >= label->heightForWidth(label->width()), qPrintable(label->text()));
+          QVERIFY2(label->height() >= label->heightForWidth(label->width()),
+                   qPrintable(label->text()));
       keep(shot, QString("first_start_") + page + ".png");
       wizard.next();
     }
@@ -165,8 +172,8 @@ class TestScreenshots : public QObject {
   // parser's own words go to the log only; a small picture is enlarged to the view.
   void longErrorsAndSmallPictures() {
     QTemporaryDir dir;
-    kiln::ui::MainWindow window(
-        std::make_unique<kiln::app::Settings>(std::make_unique<QSettings>(dir.filePath("kiln.ini"), QSettings::IniFormat)));
+    kiln::ui::MainWindow window(std::make_unique<kiln::app::Settings>(
+        std::make_unique<QSettings>(dir.filePath("kiln.ini"), QSettings::IniFormat)));
     window.resize(1280, 820);
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -176,7 +183,8 @@ class TestScreenshots : public QObject {
     notes.write("these are my notes, not a workflow {");
     notes.close();
     QVERIFY(!window.openTemplate(notes.fileName()));
-    QVERIFY2(window.statusText().contains("This file is not a workflow: it is not JSON"), qPrintable(window.statusText()));
+    QVERIFY2(window.statusText().contains("This file is not a workflow: it is not JSON"),
+             qPrintable(window.statusText()));
     QVERIFY(!window.statusText().contains("json.exception"));
     QVERIFY(window.logView()->toPlainText().contains("json.exception"));
     // A failure whose message runs to thousands of characters.
@@ -185,14 +193,16 @@ class TestScreenshots : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!window.bridge()->busy(), 60000);
     QVERIFY2(window.statusText().startsWith("Failed"), qPrintable(window.statusText()));
     QTest::qWait(50);
-    QVERIFY2(window.frameGeometry().width() <= screen.width(), qPrintable(QString::number(window.frameGeometry().width())));
+    QVERIFY2(window.frameGeometry().width() <= screen.width(),
+             qPrintable(QString::number(window.frameGeometry().width())));
     QVERIFY(window.minimumSizeHint().width() <= screen.width());
     // A 64x64 picture fills the view, its pixels as blocks.
     QImage small(64, 64, QImage::Format_RGB888);
     small.fill(QColor(220, 30, 30));
     window.imageView()->setImage(small);
     window.imageView()->fitToWindow();
-    QVERIFY2(window.imageView()->zoom() > 3.0, qPrintable(QString::number(window.imageView()->zoom())));
+    QVERIFY2(window.imageView()->zoom() > 3.0,
+             qPrintable(QString::number(window.imageView()->zoom())));
     const QImage shot = shoot(&window);
     keep(shot, "main_window_long_error.png");
     const QPoint middle = window.imageView()->mapTo(&window, window.imageView()->rect().center());
@@ -203,16 +213,19 @@ class TestScreenshots : public QObject {
   // The workflow editor opens whole on the screen, its side panel wide enough.
   void workflowEditorOpensOnTheScreen() {
     QTemporaryDir dir;
-    kiln::ui::MainWindow window(
-        std::make_unique<kiln::app::Settings>(std::make_unique<QSettings>(dir.filePath("kiln.ini"), QSettings::IniFormat)));
+    kiln::ui::MainWindow window(std::make_unique<kiln::app::Settings>(
+        std::make_unique<QSettings>(dir.filePath("kiln.ini"), QSettings::IniFormat)));
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     kiln::ui::WorkflowEditor* editor = window.openWorkflowEditor();
     QVERIFY(QTest::qWaitForWindowExposed(editor));
     const QRect screen = editor->screen()->availableGeometry();
     QVERIFY2(screen.contains(editor->frameGeometry()),
-             qPrintable(QString("%1,%2 %3x%4").arg(editor->frameGeometry().x()).arg(editor->frameGeometry().y())
-                            .arg(editor->frameGeometry().width()).arg(editor->frameGeometry().height())));
+             qPrintable(QString("%1,%2 %3x%4")
+                            .arg(editor->frameGeometry().x())
+                            .arg(editor->frameGeometry().y())
+                            .arg(editor->frameGeometry().width())
+                            .arg(editor->frameGeometry().height())));
     QVERIFY(editor->findChild<QDockWidget*>("node")->width() >= 340);
     keep(shoot(editor), "workflow_editor.png");
   }
@@ -225,7 +238,8 @@ class TestScreenshots : public QObject {
     m.device = "sim:8.00 GiB";
     m.device_total = qint64{8} << 30;
     m.cached_models = 1;
-    m.placements << "conditioner.embedders.1.model.transformer (OpenCLIPTextModelWithProjection, 1.29 GiB, fp16, "
+    m.placements << "conditioner.embedders.1.model.transformer (OpenCLIPTextModelWithProjection, "
+                    "1.29 GiB, fp16, "
                     "not quantized): group-leaf, back to the host after each call, pinned";
     panel.showMemory(m);
     panel.resize(320, 300);

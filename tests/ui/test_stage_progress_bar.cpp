@@ -71,14 +71,15 @@ class TestStageProgressBar : public QObject {
     };
     QVERIFY(at(r[0], 0.5) != empty);
     QVERIFY(at(r[1], 0.5) != empty);
-    QVERIFY(at(r[2], 0.2) != empty);   // 37.5% of the denoising is done
+    QVERIFY(at(r[2], 0.2) != empty);  // 37.5% of the denoising is done
     QCOMPARE(at(r[2], 0.8), empty);
     QCOMPARE(at(r[3], 0.5), empty);
 
     // The decode turned tiled: its new name and size show while it runs.
     bar.updateStage(3, "Decoding (in tiles after running out of memory)", 16);
     bar.setStageProgress(3, 4, 16);
-    QCOMPARE(bar.label(), QString("Decoding (in tiles after running out of memory) 4/16 tile passes"));
+    QCOMPARE(bar.label(),
+             QString("Decoding (in tiles after running out of memory) 4/16 tile passes"));
     QCOMPARE(bar.stageFraction(2), 1.0);
     bar.finish();
     for (int i = 0; i < 4; ++i) QCOMPARE(bar.stageFraction(i), 1.0);

@@ -8,10 +8,10 @@
 #include <QProcess>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QSettings>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTranslator>
-#include <QSettings>
 #include <QtTest>
 
 #include "appearance.h"
@@ -34,9 +34,17 @@ class TestTranslations : public QObject {
     QTest::addColumn<QString>("unet_tip");
     QTest::addColumn<QString>("reserve");
     QTest::addColumn<QString>("load_checkpoint");
-    QTest::newRow("de") << "de" << "Generieren" << "Speicher" << "Auslagerungsmodus des UNet" << "Arbeitsspeicher-Reserve"
+    QTest::newRow("de") << "de"
+                        << "Generieren"
+                        << "Speicher"
+                        << "Auslagerungsmodus des UNet"
+                        << "Arbeitsspeicher-Reserve"
                         << "Checkpoint laden";
-    QTest::newRow("ja") << "ja" << "生成" << "メモリ" << "UNet のオフロード方式" << "作業用メモリの予約"
+    QTest::newRow("ja") << "ja"
+                        << "生成"
+                        << "メモリ"
+                        << "UNet のオフロード方式"
+                        << "作業用メモリの予約"
                         << "チェックポイントを読み込む";
   }
   void translateTheWindow() {
@@ -52,10 +60,11 @@ class TestTranslations : public QObject {
     QCoreApplication::installTranslator(&translator);
     {
       QTemporaryDir dir;
-      kiln::ui::MainWindow window(
-          std::make_unique<kiln::app::Settings>(std::make_unique<QSettings>(dir.filePath("w.ini"), QSettings::IniFormat)));
+      kiln::ui::MainWindow window(std::make_unique<kiln::app::Settings>(
+          std::make_unique<QSettings>(dir.filePath("w.ini"), QSettings::IniFormat)));
       QCOMPARE(window.generateButton()->text(), generate);
-      kiln::app::Settings settings(std::make_unique<QSettings>(dir.filePath("k.ini"), QSettings::IniFormat));
+      kiln::app::Settings settings(
+          std::make_unique<QSettings>(dir.filePath("k.ini"), QSettings::IniFormat));
       kiln::ui::PreferencesDialog dialog(settings, nullptr);
       QCOMPARE(dialog.pages()->tabText(1), memory);
       // Setting titles and descriptions too, even though the settings were described
@@ -91,12 +100,16 @@ class TestTranslations : public QObject {
     lupdate.start(KILN_LUPDATE, QString(KILN_TRANSLATED_SOURCES).split(';', Qt::SkipEmptyParts) +
                                     QStringList{"-no-obsolete", "-ts", ts});
     QVERIFY(lupdate.waitForFinished(120000));
-    const QString out = QString::fromUtf8(lupdate.readAllStandardOutput() + lupdate.readAllStandardError());
+    const QString out =
+        QString::fromUtf8(lupdate.readAllStandardOutput() + lupdate.readAllStandardError());
     QVERIFY2(lupdate.exitCode() == 0, qPrintable(out));
-    const QRegularExpressionMatch found = QRegularExpression("Found (\\d+) source text\\(s\\) \\((\\d+) new").match(out);
+    const QRegularExpressionMatch found =
+        QRegularExpression("Found (\\d+) source text\\(s\\) \\((\\d+) new").match(out);
     QVERIFY2(found.hasMatch(), qPrintable(out));
     QVERIFY(found.captured(1).toInt() > 400);
-    QVERIFY2(found.captured(2).toInt() == 0, qPrintable("texts missing from the translations (run ninja update_translations): " + out));
+    QVERIFY2(
+        found.captured(2).toInt() == 0,
+        qPrintable("texts missing from the translations (run ninja update_translations): " + out));
     QFile file(ts);
     QVERIFY(file.open(QIODevice::ReadOnly));
     const QByteArray text = file.readAll();
@@ -110,7 +123,8 @@ class TestTranslations : public QObject {
       QSKIP("Qt's translations (qt6-translations-l10n) are not installed");
     QVERIFY(kiln::ui::setLanguage("de", KILN_QM_DIR));
     QTemporaryDir dir;
-    kiln::app::Settings settings(std::make_unique<QSettings>(dir.filePath("k.ini"), QSettings::IniFormat));
+    kiln::app::Settings settings(
+        std::make_unique<QSettings>(dir.filePath("k.ini"), QSettings::IniFormat));
     kiln::ui::PreferencesDialog dialog(settings, nullptr);
     auto* buttons = dialog.findChild<QDialogButtonBox*>();
     QCOMPARE(buttons->button(QDialogButtonBox::Cancel)->text(), QString("Abbrechen"));
@@ -125,12 +139,14 @@ class TestTranslations : public QObject {
   void germanThroughoutAndBackToEnglish() {
     QVERIFY(kiln::ui::setLanguage("de", KILN_QM_DIR));  // as Kiln does at start
     QCOMPARE(kiln::ui::stageText("Denoising image 2 of 3"), QString("Entrauschen Bild 2 von 3"));
-    QCOMPARE(kiln::ui::stageText("Encoding prompt (Prompt)"), QString("Prompt wird kodiert (Prompt)"));
+    QCOMPARE(kiln::ui::stageText("Encoding prompt (Prompt)"),
+             QString("Prompt wird kodiert (Prompt)"));
     QCOMPARE(kiln::ui::progressAmountText(12, 30, "steps"), QString("12/30 Schritte"));
     QCOMPARE(kiln::ui::placementText("group-block, 1 block per group, no streams, pinned"),
              QString("group-block, 1 Block/Blöcke je Gruppe, keine Streams, gepinnt"));
     QTemporaryDir dir;
-    auto settings = std::make_unique<kiln::app::Settings>(std::make_unique<QSettings>(dir.filePath("k.ini"), QSettings::IniFormat));
+    auto settings = std::make_unique<kiln::app::Settings>(
+        std::make_unique<QSettings>(dir.filePath("k.ini"), QSettings::IniFormat));
     kiln::app::Settings& stored = *settings;
     kiln::ui::MainWindow window(std::move(settings));
     QCOMPARE(window.generateButton()->text(), QString("Generieren"));

@@ -42,7 +42,8 @@ class TestWorkflowEditor : public QObject {
     QCOMPARE(std::get<int64_t>(doc->workflow().node("sampler")->params.at("steps")), int64_t{2});
     QCOMPARE(doc->undoStack()->count(), 1);  // one field, one undo step
     doc->undoStack()->undo();
-    QCOMPARE(qobject_cast<QSpinBox*>(editor->nodePanel()->editor("sampler", "steps"))->value(), 20);  // the panel follows
+    QCOMPARE(qobject_cast<QSpinBox*>(editor->nodePanel()->editor("sampler", "steps"))->value(),
+             20);  // the panel follows
     doc->undoStack()->redo();
     QVERIFY(editor->exposeBox("denoise"));
     QVERIFY(!editor->exposeBox("denoise")->isChecked());
@@ -50,8 +51,9 @@ class TestWorkflowEditor : public QObject {
     editor->exposeBox("denoise")->setChecked(true);
     QCOMPARE(doc->workflow().exposed.size(), std::size_t{10});
     // Run: the conformance model at 64 px.
-    QVERIFY(doc->setParam("model", "ckpt_name",
-                          std::string(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"));
+    QVERIFY(doc->setParam(
+        "model", "ckpt_name",
+        std::string(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"));
     // A slow sampler shows its own progress on its node while it runs.
     QVERIFY(doc->setParam("sampler", "steps", int64_t{400}));
     QVERIFY(editor->run());
@@ -64,15 +66,16 @@ class TestWorkflowEditor : public QObject {
     doc->undoStack()->undo();  // back to 2 steps
     QCOMPARE(std::get<int64_t>(doc->workflow().node("sampler")->params.at("steps")), int64_t{2});
     QVERIFY(editor->run());
-    QTRY_VERIFY2_WITH_TIMEOUT(!window.bridge()->busy() && editor->statusText() == "Done", qPrintable(editor->statusText()),
-                              120000);
+    QTRY_VERIFY2_WITH_TIMEOUT(!window.bridge()->busy() && editor->statusText() == "Done",
+                              qPrintable(editor->statusText()), 120000);
     QCOMPARE(QDir(dir.filePath("out")).entryList({"*.png"}).size(), 1);
     QCOMPARE(editor->canvas()->nodeState("sampler"), QString("done"));
     QCOMPARE(editor->canvas()->nodeState("save"), QString("done"));
     // A run that fails leaves no node waiting for it; an edit clears the last run's states.
     QVERIFY(doc->setParam("model", "ckpt_name", dir.filePath("missing.safetensors").toStdString()));
     QVERIFY(editor->run());
-    QTRY_VERIFY_WITH_TIMEOUT(!window.bridge()->busy() && editor->statusText().startsWith("Failed"), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(!window.bridge()->busy() && editor->statusText().startsWith("Failed"),
+                             60000);
     QCOMPARE(editor->canvas()->nodeState("model"), QString("failed"));
     for (const char* node : {"prompt", "negative", "latent", "sampler", "decode", "save"})
       QVERIFY2(editor->canvas()->nodeState(node).isEmpty(), node);

@@ -64,8 +64,7 @@ void drawPanel(QPainter& p, const QRectF& frame, const LossCurve& curve) {
     p.drawText(QRectF(x - 40, plot.bottom() + 4, 80, 16), Qt::AlignCenter,
                QString::number(static_cast<long long>(std::llround((n - 1) * k / 4.0))));
   }
-  p.drawText(QRectF(plot.left(), plot.bottom() + 22, plot.width(), 16), Qt::AlignCenter,
-             "step");
+  p.drawText(QRectF(plot.left(), plot.bottom() + 22, plot.width(), 16), Qt::AlignCenter, "step");
   QPainterPath raw, smooth;
   const auto avg = movingAverage(curve.loss, std::max<std::size_t>(1, curve.loss.size() / 50));
   for (std::size_t i = 0; i < curve.loss.size(); ++i) {

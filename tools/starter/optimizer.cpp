@@ -8,10 +8,13 @@ namespace kiln::starter {
 namespace {
 
 bool endsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-bool isEmbedding(const std::string& name) { return name.find("embedding") != std::string::npos; }
+bool isEmbedding(const std::string& name) {
+  return name.find("embedding") != std::string::npos;
+}
 
 }  // namespace
 
@@ -25,7 +28,8 @@ void initParams(const weights::ParamList& params, const std::vector<std::string>
     for (const auto& z : zero_init)
       if (slot.name.find(z) != std::string::npos && endsWith(slot.name, "weight")) zero = true;
     if (isEmbedding(slot.name)) {
-      t = at::randn(slot.shape, opts) * (endsWith(slot.name, "position_embedding.weight") ? 0.01 : 0.02);
+      t = at::randn(slot.shape, opts) *
+          (endsWith(slot.name, "position_embedding.weight") ? 0.01 : 0.02);
     } else if (slot.shape.size() >= 2) {
       int64_t fan_in = 1;
       for (std::size_t i = 1; i < slot.shape.size(); ++i) fan_in *= slot.shape[i];
@@ -98,7 +102,8 @@ void AdamW::updateAverage(double decay) {
 
 std::vector<at::Tensor> AdamW::averages() const {
   std::vector<at::Tensor> out;
-  for (const auto& e : entries_) out.push_back((e.average.defined() ? e.average : e.master).clone());
+  for (const auto& e : entries_)
+    out.push_back((e.average.defined() ? e.average : e.master).clone());
   return out;
 }
 

@@ -13,7 +13,9 @@ int uniformInt(std::mt19937_64& rng, int lo, int hi) {  // inclusive
 float uniformReal(std::mt19937_64& rng, float lo, float hi) {
   return std::uniform_real_distribution<float>(lo, hi)(rng);
 }
-bool chance(std::mt19937_64& rng, double p) { return std::bernoulli_distribution(p)(rng); }
+bool chance(std::mt19937_64& rng, double p) {
+  return std::bernoulli_distribution(p)(rng);
+}
 
 template <typename T>
 const T& pick(std::mt19937_64& rng, const std::vector<T>& items) {
@@ -66,8 +68,7 @@ std::string positionPhrase(Position p, std::mt19937_64& rng) {
     case Position::TopRight:
       return pick(rng, std::vector<std::string>{"in the top right corner", "at the top right"});
     case Position::BottomLeft:
-      return pick(rng,
-                  std::vector<std::string>{"in the bottom left corner", "at the bottom left"});
+      return pick(rng, std::vector<std::string>{"in the bottom left corner", "at the bottom left"});
     case Position::BottomRight:
       return pick(rng,
                   std::vector<std::string>{"in the bottom right corner", "at the bottom right"});
@@ -294,9 +295,8 @@ Scene SceneSampler::sampleTraining() {
       s.size = static_cast<Size>(uniformInt(rng, 0, kSizeCount - 1));
       s.says_size = chance(rng, 0.8);
       s.says_position = chance(rng, 0.85);
-      s.position =
-          s.says_position ? static_cast<Position>(uniformInt(rng, 0, kPlacedPositions - 1))
-                          : Position::Anywhere;
+      s.position = s.says_position ? static_cast<Position>(uniformInt(rng, 0, kPlacedPositions - 1))
+                                   : Position::Anywhere;
     } else {
       s.size = s.count == 3 ? Size::Small : static_cast<Size>(uniformInt(rng, 0, 1));
       s.says_size = chance(rng, 0.5);
@@ -332,8 +332,8 @@ Scene SceneSampler::place(const SceneSpec& spec) {
   const float spacing = S / static_cast<float>(spec.count);
   for (int i = 0; i < spec.count; ++i) {
     const float cx = (static_cast<float>(i) + 0.5f) * spacing + uniformReal(rng_, -1.5f, 1.5f);
-    scene.objects.push_back(
-        {spec.shape, spec.colour, clampCentre(cx, r), clampCentre(cy + uniformReal(rng_, -1.5f, 1.5f), r), r});
+    scene.objects.push_back({spec.shape, spec.colour, clampCentre(cx, r),
+                             clampCentre(cy + uniformReal(rng_, -1.5f, 1.5f), r), r});
   }
   return scene;
 }
@@ -369,8 +369,8 @@ std::string canonicalPrompt(const SceneSpec& s) {
   const std::string size = s.says_size ? sizeName(s.size) : "";
   const std::string bg =
       s.says_background
-          ? std::string("on a ") + backgroundColours()[static_cast<std::size_t>(s.background)].name +
-                " background"
+          ? std::string("on a ") +
+                backgroundColours()[static_cast<std::size_t>(s.background)].name + " background"
           : "";
   if (s.count > 1) return join({countWord(s.count), size, colour, shapePlural(s.shape), bg});
   std::string pos;
@@ -410,7 +410,8 @@ std::vector<float> renderScene(const Scene& scene, int size) {
           for (const auto& o : scene.objects)
             if (insideShape(o.shape, (fx - o.cx) / o.radius, (fy - o.cy) / o.radius))
               c = &objectColours()[static_cast<std::size_t>(o.colour)].rgb;
-          for (int k = 0; k < 3; ++k) acc[static_cast<std::size_t>(k)] += (*c)[static_cast<std::size_t>(k)];
+          for (int k = 0; k < 3; ++k)
+            acc[static_cast<std::size_t>(k)] += (*c)[static_cast<std::size_t>(k)];
         }
       float* p = &px[(static_cast<std::size_t>(y) * size + x) * 3];
       for (int k = 0; k < 3; ++k) p[k] = acc[static_cast<std::size_t>(k)] / (kSub * kSub);

@@ -23,7 +23,6 @@
 #include "kiln/error.h"
 #include "kiln/render.h"
 #include "loss_plot.h"
-#include "weights/params.h"
 #include "models/sd/sd_checkpoint.h"
 #include "models/text/clip_text.h"
 #include "models/text/clip_tokenizer.h"
@@ -33,6 +32,7 @@
 #include "scenes.h"
 #include "starter_vae_judge.h"
 #include "tensor_io/safetensors.h"
+#include "weights/params.h"
 
 namespace {
 
@@ -126,7 +126,8 @@ double seconds(Clock::time_point since) {
 // Linear warm-up, then cosine decay to a tenth of the peak.
 double schedule(double peak, int64_t step, int64_t total, int64_t warmup) {
   if (step < warmup) return peak * static_cast<double>(step + 1) / static_cast<double>(warmup);
-  const double p = static_cast<double>(step - warmup) / static_cast<double>(std::max<int64_t>(1, total - warmup));
+  const double p = static_cast<double>(step - warmup) /
+                   static_cast<double>(std::max<int64_t>(1, total - warmup));
   return peak * (0.1 + 0.9 * 0.5 * (1.0 + std::cos(std::numbers::pi * p)));
 }
 
@@ -205,9 +206,11 @@ at::Tensor objectPixels(const at::Tensor& x) {
 at::Tensor reconstructionLoss(const at::Tensor& recon, const at::Tensor& x, bool edges) {
   const at::Tensor object = objectPixels(x);
   constexpr double kMediumObjectPixels = 330.0;  // a medium circle at 64x64
-  const at::Tensor boost =
-      edges ? (kMediumObjectPixels / object.sum({1, 2, 3}, true).clamp_min(1.0)).clamp(1.0, 9.0).sqrt()
-            : at::ones({x.size(0), 1, 1, 1});
+  const at::Tensor boost = edges
+                               ? (kMediumObjectPixels / object.sum({1, 2, 3}, true).clamp_min(1.0))
+                                     .clamp(1.0, 9.0)
+                                     .sqrt()
+                               : at::ones({x.size(0), 1, 1, 1});
   const at::Tensor w = 1.0 + 4.0 * object * boost;
   const at::Tensor d = recon - x;
   const at::Tensor pixel = ((d.abs() + d.pow(2)) * w).sum() / (w.sum() * 3.0);
@@ -217,19 +220,23 @@ at::Tensor reconstructionLoss(const at::Tensor& recon, const at::Tensor& x, bool
     return t.narrow(dim, 1, n) - t.narrow(dim, 0, n);
   };
   const int64_t n = x.size(2) - 1;
-  const at::Tensor edge = (diff(d, 2).abs() * w.narrow(2, 0, n)).sum() / (w.narrow(2, 0, n).sum() * 3.0) +
-                          (diff(d, 3).abs() * w.narrow(3, 0, n)).sum() / (w.narrow(3, 0, n).sum() * 3.0);
+  const at::Tensor edge =
+      (diff(d, 2).abs() * w.narrow(2, 0, n)).sum() / (w.narrow(2, 0, n).sum() * 3.0) +
+      (diff(d, 3).abs() * w.narrow(3, 0, n)).sum() / (w.narrow(3, 0, n).sum() * 3.0);
   return pixel + edge;
 }
 
 // The held-out prompts through the VAE alone, judged: the ceiling it sets on shapes
 // (tests/support/starter_vae_judge.h).
-void reportVaeReconstructions(const models::AutoencoderKL& vae, const Options& o, const std::string& when) {
+void reportVaeReconstructions(const models::AutoencoderKL& vae, const Options& o,
+                              const std::string& when) {
   const testing::StarterRates r = testing::judgeVaeReconstructions(vae, o.image, o.dtype);
-  std::printf("     VAE reconstructions of held-out prompts (%s): colour %.1f%%, position %.1f%%, shape %.1f%% "
-              "(small %.1f%%), count %.1f%%\n",
-              when.c_str(), 100 * r.colourRate(), 100 * r.positionRate(), 100 * r.shapeRate(),
-              100 * r.smallShapeRate(), 100 * r.countRate());
+  std::printf(
+      "     VAE reconstructions of held-out prompts (%s): colour %.1f%%, position %.1f%%, shape "
+      "%.1f%% "
+      "(small %.1f%%), count %.1f%%\n",
+      when.c_str(), 100 * r.colourRate(), 100 * r.positionRate(), 100 * r.shapeRate(),
+      100 * r.smallShapeRate(), 100 * r.countRate());
   std::fflush(stdout);
 }
 
@@ -261,11 +268,12 @@ std::vector<double> trainVae(models::AutoencoderKL& vae, const Options& o) {
     running = step == 0 ? l : 0.98 * running + 0.02 * l;
     if ((step + 1) % 50 == 0 || step + 1 == o.vae_steps) {
       timer.report("vae ", step, o.vae_steps, running, lr);
-      std::printf("     posterior std %.4f, latent spread %.3f\n", (0.5 * logvar).exp().mean().item<double>(),
-                  parts[0].std().item<double>());
+      std::printf("     posterior std %.4f, latent spread %.3f\n",
+                  (0.5 * logvar).exp().mean().item<double>(), parts[0].std().item<double>());
     }
     if (o.vae_judge_every > 0 && (step + 1) % o.vae_judge_every == 0 && step + 1 < o.vae_steps)
-      reportVaeReconstructions(vae, o, "step " + std::to_string(step + 1) + ", weights before averaging");
+      reportVaeReconstructions(vae, o,
+                               "step " + std::to_string(step + 1) + ", weights before averaging");
   }
   opt.exportWeights();
   return curve;
@@ -277,7 +285,8 @@ void startNearlyDeterministic(models::AutoencoderKL& vae) {
   at::NoGradGuard no_grad;
   const int64_t e = vae.config().embed_dim;
   for (const auto& slot : vae.params().slots())
-    if (slot.name == std::string(kVaePrefix) + "quant_conv.bias") slot.tensor->narrow(0, e, e).fill_(-8.0);
+    if (slot.name == std::string(kVaePrefix) + "quant_conv.bias")
+      slot.tensor->narrow(0, e, e).fill_(-8.0);
 }
 
 // Folds a scale into the VAE so that scaling_factor * latent has unit spread: the mean
@@ -313,9 +322,11 @@ void writeVaePreview(const models::AutoencoderKL& vae, const Options& o, const s
   const at::Tensor mean = vae.encodeMoments(x).chunk(2, 1)[0];
   const at::Tensor y = vae.decode(mean).to(at::kFloat);
   const at::Tensor grid = at::cat({at::cat(x.unbind(0), 2), at::cat(y.unbind(0), 2)}, 1);
-  const at::Tensor bytes = ((grid.clamp(-1, 1) + 1) * 127.5).round().to(at::kByte).permute({1, 2, 0}).contiguous();
-  QImage img(bytes.data_ptr<uint8_t>(), static_cast<int>(bytes.size(1)), static_cast<int>(bytes.size(0)),
-             static_cast<int>(bytes.stride(0)), QImage::Format_RGB888);
+  const at::Tensor bytes =
+      ((grid.clamp(-1, 1) + 1) * 127.5).round().to(at::kByte).permute({1, 2, 0}).contiguous();
+  QImage img(bytes.data_ptr<uint8_t>(), static_cast<int>(bytes.size(1)),
+             static_cast<int>(bytes.size(0)), static_cast<int>(bytes.stride(0)),
+             QImage::Format_RGB888);
   if (!img.scaled(img.width() * 2, img.height() * 2).save(QString::fromStdString(path), "PNG"))
     throw Error(ErrorKind::Io, "cannot write " + path);
 }
@@ -337,7 +348,9 @@ at::Tensor objectCoverage(const at::Tensor& pictures, int64_t latent_size) {
   return at::avg_pool2d(objectPixels(pictures), {f, f}, {f, f});
 }
 
-at::Tensor widened(const at::Tensor& coverage) { return at::max_pool2d(coverage, {3, 3}, {1, 1}, {1, 1}); }
+at::Tensor widened(const at::Tensor& coverage) {
+  return at::max_pool2d(coverage, {3, 3}, {1, 1}, {1, 1});
+}
 
 LatentSet encodeScenes(const models::AutoencoderKL& vae, const Options& o) {
   at::NoGradGuard no_grad;
@@ -357,15 +370,18 @@ LatentSet encodeScenes(const models::AutoencoderKL& vae, const Options& o) {
     covers.push_back(objectCoverage(pictures.to(at::kFloat), parts[0].size(2)));
     means.push_back(parts[0] * kSd1LatentScale);
     stds.push_back((0.5 * parts[1].clamp(-30.0, 20.0)).exp() * kSd1LatentScale);
-    if ((done / chunk) % 20 == 19) std::printf("encoded %lld scenes, %.0f s\n", static_cast<long long>(done + chunk), seconds(timer.start));
+    if ((done / chunk) % 20 == 19)
+      std::printf("encoded %lld scenes, %.0f s\n", static_cast<long long>(done + chunk),
+                  seconds(timer.start));
   }
   set.mean = at::cat(means);
   set.std = at::cat(stds);
   set.cover = at::cat(covers);
   set.objects = widened(set.cover);
-  std::printf("latents: %lld scenes, spread %.3f, mean posterior std %.4f, object coverage %.3f, %.0f s\n",
-              static_cast<long long>(set.mean.size(0)), set.mean.std().item<double>(),
-              set.std.mean().item<double>(), set.objects.mean().item<double>(), seconds(timer.start));
+  std::printf(
+      "latents: %lld scenes, spread %.3f, mean posterior std %.4f, object coverage %.3f, %.0f s\n",
+      static_cast<long long>(set.mean.size(0)), set.mean.std().item<double>(),
+      set.std.mean().item<double>(), set.objects.mean().item<double>(), seconds(timer.start));
   return set;
 }
 
@@ -375,7 +391,8 @@ std::string channelStats(const at::Tensor& scaled) {
   std::string out;
   for (int64_t c = 0; c < scaled.size(1); ++c) {
     char buf[48];
-    std::snprintf(buf, sizeof buf, "%s%+.3f/%.3f", c ? "  " : "", m[c].item<double>(), sd[c].item<double>());
+    std::snprintf(buf, sizeof buf, "%s%+.3f/%.3f", c ? "  " : "", m[c].item<double>(),
+                  sd[c].item<double>());
     out += buf;
   }
   return out;
@@ -388,7 +405,7 @@ std::string channelStats(const at::Tensor& scaled) {
 void whitenLatentChannels(models::AutoencoderKL& vae, LatentSet& set) {
   at::NoGradGuard no_grad;
   const at::Tensor mu = set.mean.mean({0, 2, 3}), sd = set.mean.std({0, 2, 3});  // scaled units
-  const at::Tensor shift = (mu / kSd1LatentScale).to(at::kDouble);                // unscaled units
+  const at::Tensor shift = (mu / kSd1LatentScale).to(at::kDouble);               // unscaled units
   const at::Tensor scale = (1.0 / sd).to(at::kDouble);
   const int64_t e = vae.config().embed_dim;
   for (const auto& slot : vae.params().slots()) {
@@ -398,7 +415,8 @@ void whitenLatentChannels(models::AutoencoderKL& vae, LatentSet& set) {
       shape[0] = e;
       return v.to(t.scalar_type()).view(shape);
     };
-    if (slot.name == std::string(kVaePrefix) + "quant_conv.weight") t.narrow(0, 0, e).mul_(as(scale, t.dim()));
+    if (slot.name == std::string(kVaePrefix) + "quant_conv.weight")
+      t.narrow(0, 0, e).mul_(as(scale, t.dim()));
     if (slot.name == std::string(kVaePrefix) + "quant_conv.bias") {
       t.narrow(0, 0, e).sub_(as(shift, 1)).mul_(as(scale, 1));
       t.narrow(0, e, e).add_(as(2.0 * scale.log(), 1));
@@ -424,7 +442,8 @@ void whitenLatentChannels(models::AutoencoderKL& vae, LatentSet& set) {
 
 // SD 1.x's scaled-linear noise schedule: cumulative alpha products for t = 0..999.
 at::Tensor alphasCumprod() {
-  const at::Tensor betas = at::linspace(std::sqrt(0.00085), std::sqrt(0.012), 1000, at::kDouble).pow(2);
+  const at::Tensor betas =
+      at::linspace(std::sqrt(0.00085), std::sqrt(0.012), 1000, at::kDouble).pow(2);
   return (1.0 - betas).cumprod(0).to(at::kFloat);
 }
 
@@ -536,14 +555,16 @@ std::vector<double> trainUNet(models::UNetModel& unet, models::ClipTextModel& te
       const auto& spec = data.specs[static_cast<std::size_t>(k)];
       const std::string cap = drop ? "" : captions.caption(spec);
       const auto t = tokenizer.encodePadded(cap, models::ClipTokenizer::kEos, 77);
-      eos.push_back(i * 77 + (std::find(t.begin() + 1, t.end(), models::ClipTokenizer::kEos) - t.begin()));
+      eos.push_back(i * 77 +
+                    (std::find(t.begin() + 1, t.end(), models::ClipTokenizer::kEos) - t.begin()));
       const auto l = AttributeHeads::labels(spec, drop);
       labels.insert(labels.end(), l.begin(), l.end());
       ids.insert(ids.end(), t.begin(), t.end());
     }
     const at::Tensor index = at::tensor(idx, at::kLong);
     const at::Tensor x0 = data.mean.index_select(0, index) +
-                          data.std.index_select(0, index) * at::randn({o.unet_batch, 4, data.mean.size(2), data.mean.size(3)});
+                          data.std.index_select(0, index) *
+                              at::randn({o.unet_batch, 4, data.mean.size(2), data.mean.size(3)});
     const at::Tensor t = at::randint(0, 1000, {o.unet_batch}, at::kLong);
     const at::Tensor a = ac.index_select(0, t).view({-1, 1, 1, 1});
     const at::Tensor noise = trainingNoise(o.unet_batch, x0.size(1), x0.size(2), x0.size(3),
@@ -570,7 +591,8 @@ std::vector<double> trainUNet(models::UNetModel& unet, models::ClipTextModel& te
     at::Tensor per = plain;
     if (o.object_weight > 0) {
       const at::Tensor pw = 1.0 + o.object_weight * data.objects.index_select(0, index);
-      per = (err.pow(2) * pw).sum({1, 2, 3}) / (pw.sum({1, 2, 3}) * static_cast<double>(err.size(1)));
+      per =
+          (err.pow(2) * pw).sum({1, 2, 3}) / (pw.sum({1, 2, 3}) * static_cast<double>(err.size(1)));
     }
     at::Tensor loss;
     if (!floored.defined()) {
@@ -610,7 +632,8 @@ std::vector<double> trainUNet(models::UNetModel& unet, models::ClipTextModel& te
     const double l = plain.mean().item<double>();
     curve.push_back(l);
     running = step == 0 ? l : 0.98 * running + 0.02 * l;
-    if ((step + 1) % 50 == 0 || step + 1 == o.unet_steps) timer.report("unet", step, o.unet_steps, running, lr);
+    if ((step + 1) % 50 == 0 || step + 1 == o.unet_steps)
+      timer.report("unet", step, o.unet_steps, running, lr);
     if (o.snapshot_every > 0 && (step + 1) % o.snapshot_every == 0 && step + 1 < o.unet_steps)
       snapshot(step + 1, opt.averages());
   }
@@ -650,8 +673,10 @@ void bench(const Options& o) {
     starter::initParams(vae.params(), {}, dt);
     for (auto* g : {&text.params(), &unet.params(), &vae.params()})
       for (const auto& s : g->slots()) s.tensor->requires_grad_(true);
-    std::printf("params: text %lld unet %lld vae %lld\n", static_cast<long long>(text.params().parameterCount()),
-                static_cast<long long>(unet.params().parameterCount()), static_cast<long long>(vae.params().parameterCount()));
+    std::printf("params: text %lld unet %lld vae %lld\n",
+                static_cast<long long>(text.params().parameterCount()),
+                static_cast<long long>(unet.params().parameterCount()),
+                static_cast<long long>(vae.params().parameterCount()));
     for (int rep = 0; rep < 3; ++rep) {
       auto t0 = Clock::now();
       const at::Tensor x = at::randn({o.vae_batch, 3, o.image, o.image}).to(dt);
@@ -663,7 +688,9 @@ void bench(const Options& o) {
       const at::Tensor ctx = text.forward(ids).last_hidden_state;
       const int64_t h = o.image / 4;
       const at::Tensor out = unet.forward({at::randn({o.unet_batch, 4, h, h}).to(dt),
-                                           at::rand({o.unet_batch}) * 999, ctx.to(dt), {}});
+                                           at::rand({o.unet_batch}) * 999,
+                                           ctx.to(dt),
+                                           {}});
       out.to(at::kFloat).pow(2).mean().backward();
       std::printf("%s: vae step (batch %lld) %.3f s, unet+text step (batch %lld) %.3f s\n",
                   at::toString(dt), static_cast<long long>(o.vae_batch), tv,
@@ -683,32 +710,37 @@ std::string recipeExtras(const Options& o) {
   if (o.pyramid_discount > 0) out += ", pyramid noise " + std::to_string(o.pyramid_discount);
   if (o.offset_noise > 0) out += ", offset noise " + std::to_string(o.offset_noise);
   if (o.high_noise_weight > 0) out += ", high-noise weight " + std::to_string(o.high_noise_weight);
-  if (o.high_noise_until > 0) out += " fading out by " + std::to_string(o.high_noise_until) + " of the steps";
-  if (o.high_noise_block > 1) out += " on " + std::to_string(o.high_noise_block) + "-pixel latent blocks";
-  if (o.vae_res_blocks != 1) out += ", " + std::to_string(o.vae_res_blocks) + " VAE res-blocks per level";
+  if (o.high_noise_until > 0)
+    out += " fading out by " + std::to_string(o.high_noise_until) + " of the steps";
+  if (o.high_noise_block > 1)
+    out += " on " + std::to_string(o.high_noise_block) + "-pixel latent blocks";
+  if (o.vae_res_blocks != 1)
+    out += ", " + std::to_string(o.vae_res_blocks) + " VAE res-blocks per level";
   if (o.vae_edge_loss) out += ", VAE edge loss";
   if (o.per_channel_latents) out += ", per-channel latents";
   if (o.object_weight > 0) out += ", object weight " + std::to_string(o.object_weight);
   if (o.colour_loss > 0) out += ", object colour loss " + std::to_string(o.colour_loss);
   if (o.colour_loss > 0 && o.colour_loss_snr > 0)
     out += " faded below SNR " + std::to_string(o.colour_loss_snr);
-  if (o.text_attribute_loss > 0) out += ", text attribute loss " + std::to_string(o.text_attribute_loss);
+  if (o.text_attribute_loss > 0)
+    out += ", text attribute loss " + std::to_string(o.text_attribute_loss);
   if (o.dtype != at::kBFloat16) out += ", fp32 compute";
   return out;
 }
 
 int usage() {
-  std::fprintf(stderr,
-               "usage: kiln-train-starter [--out FILE.safetensors] [--plot FILE.png] [--seed N]\n"
-               "         [--vae-steps N] [--vae-batch N] [--scenes N] [--unet-steps N]\n"
-               "         [--unet-batch N] [--unet-channels N] [--unet-mult A,B,C]\n"
-               "         [--full-attention] [--vae-channels N] [--vae-mult A,B,C]\n"
-               "         [--dtype fp32|bf16] [--threads N] [--snapshot-every N]\n"
-               "         [--pyramid-noise DISCOUNT] [--offset-noise F] [--high-noise-weight K]\n"
-               "         [--high-noise-until FRACTION] [--high-noise-block LATENT_PIXELS]\n"
-               "         [--vae-edge-loss] [--vae-res-blocks N] [--vae-judge-every STEPS] [--vae-only]\n"
-               "         [--per-channel-latents] [--object-weight W] [--colour-loss W]\n"
-               "         [--colour-loss-snr S] [--text-attribute-loss W] [--vae-from FILE] [--bench]\n");
+  std::fprintf(
+      stderr,
+      "usage: kiln-train-starter [--out FILE.safetensors] [--plot FILE.png] [--seed N]\n"
+      "         [--vae-steps N] [--vae-batch N] [--scenes N] [--unet-steps N]\n"
+      "         [--unet-batch N] [--unet-channels N] [--unet-mult A,B,C]\n"
+      "         [--full-attention] [--vae-channels N] [--vae-mult A,B,C]\n"
+      "         [--dtype fp32|bf16] [--threads N] [--snapshot-every N]\n"
+      "         [--pyramid-noise DISCOUNT] [--offset-noise F] [--high-noise-weight K]\n"
+      "         [--high-noise-until FRACTION] [--high-noise-block LATENT_PIXELS]\n"
+      "         [--vae-edge-loss] [--vae-res-blocks N] [--vae-judge-every STEPS] [--vae-only]\n"
+      "         [--per-channel-latents] [--object-weight W] [--colour-loss W]\n"
+      "         [--colour-loss-snr S] [--text-attribute-loss W] [--vae-from FILE] [--bench]\n");
   return 2;
 }
 
@@ -727,42 +759,74 @@ int main(int argc, char** argv) {
       return argv[++i];
     };
     try {
-      if (a == "--out") o.out = next();
-      else if (a == "--plot") o.plot = next();
-      else if (a == "--seed") o.seed = std::stoull(next());
-      else if (a == "--vae-steps") o.vae_steps = std::stoll(next());
-      else if (a == "--vae-batch") o.vae_batch = std::stoll(next());
-      else if (a == "--scenes") o.scenes = std::stoll(next());
-      else if (a == "--unet-steps") o.unet_steps = std::stoll(next());
-      else if (a == "--unet-batch") o.unet_batch = std::stoll(next());
-      else if (a == "--threads") o.threads = std::stoi(next());
-      else if (a == "--snapshot-every") o.snapshot_every = std::stoll(next());
-      else if (a == "--unet-channels") o.unet_channels = std::stoll(next());
-      else if (a == "--unet-mult") o.unet_mult = parseList(next());
-      else if (a == "--vae-channels") o.vae_channels = std::stoll(next());
-      else if (a == "--vae-mult") o.vae_mult = parseList(next());
-      else if (a == "--vae-res-blocks") o.vae_res_blocks = std::stoll(next());
-      else if (a == "--vae-judge-every") o.vae_judge_every = std::stoll(next());
-      else if (a == "--vae-only") o.vae_only = true;
-      else if (a == "--per-channel-latents") o.per_channel_latents = true;
-      else if (a == "--object-weight") o.object_weight = std::stod(next());
-      else if (a == "--colour-loss") o.colour_loss = std::stod(next());
-      else if (a == "--colour-loss-snr") o.colour_loss_snr = std::stod(next());
-      else if (a == "--full-attention") o.attention_at_full = true;
-      else if (a == "--pyramid-noise") o.pyramid_discount = std::stod(next());
-      else if (a == "--offset-noise") o.offset_noise = std::stod(next());
-      else if (a == "--high-noise-weight") o.high_noise_weight = std::stod(next());
-      else if (a == "--high-noise-until") o.high_noise_until = std::stod(next());
-      else if (a == "--high-noise-block") o.high_noise_block = std::stoll(next());
-      else if (a == "--vae-from") o.vae_from = next();
-      else if (a == "--vae-edge-loss") o.vae_edge_loss = true;
-      else if (a == "--text-attribute-loss") o.text_attribute_loss = std::stod(next());
+      if (a == "--out")
+        o.out = next();
+      else if (a == "--plot")
+        o.plot = next();
+      else if (a == "--seed")
+        o.seed = std::stoull(next());
+      else if (a == "--vae-steps")
+        o.vae_steps = std::stoll(next());
+      else if (a == "--vae-batch")
+        o.vae_batch = std::stoll(next());
+      else if (a == "--scenes")
+        o.scenes = std::stoll(next());
+      else if (a == "--unet-steps")
+        o.unet_steps = std::stoll(next());
+      else if (a == "--unet-batch")
+        o.unet_batch = std::stoll(next());
+      else if (a == "--threads")
+        o.threads = std::stoi(next());
+      else if (a == "--snapshot-every")
+        o.snapshot_every = std::stoll(next());
+      else if (a == "--unet-channels")
+        o.unet_channels = std::stoll(next());
+      else if (a == "--unet-mult")
+        o.unet_mult = parseList(next());
+      else if (a == "--vae-channels")
+        o.vae_channels = std::stoll(next());
+      else if (a == "--vae-mult")
+        o.vae_mult = parseList(next());
+      else if (a == "--vae-res-blocks")
+        o.vae_res_blocks = std::stoll(next());
+      else if (a == "--vae-judge-every")
+        o.vae_judge_every = std::stoll(next());
+      else if (a == "--vae-only")
+        o.vae_only = true;
+      else if (a == "--per-channel-latents")
+        o.per_channel_latents = true;
+      else if (a == "--object-weight")
+        o.object_weight = std::stod(next());
+      else if (a == "--colour-loss")
+        o.colour_loss = std::stod(next());
+      else if (a == "--colour-loss-snr")
+        o.colour_loss_snr = std::stod(next());
+      else if (a == "--full-attention")
+        o.attention_at_full = true;
+      else if (a == "--pyramid-noise")
+        o.pyramid_discount = std::stod(next());
+      else if (a == "--offset-noise")
+        o.offset_noise = std::stod(next());
+      else if (a == "--high-noise-weight")
+        o.high_noise_weight = std::stod(next());
+      else if (a == "--high-noise-until")
+        o.high_noise_until = std::stod(next());
+      else if (a == "--high-noise-block")
+        o.high_noise_block = std::stoll(next());
+      else if (a == "--vae-from")
+        o.vae_from = next();
+      else if (a == "--vae-edge-loss")
+        o.vae_edge_loss = true;
+      else if (a == "--text-attribute-loss")
+        o.text_attribute_loss = std::stod(next());
       else if (a == "--dtype") {
         const std::string d = next();
         if (d != "fp32" && d != "bf16") return usage();
         o.dtype = d == "fp32" ? at::kFloat : at::kBFloat16;
-      } else if (a == "--bench") o.bench = true;
-      else return usage();
+      } else if (a == "--bench")
+        o.bench = true;
+      else
+        return usage();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "kiln-train-starter: %s\n", e.what());
       return usage();
@@ -803,8 +867,10 @@ int main(int argc, char** argv) {
       // borrowed its own VAE passes on where that one came from.
       for (const auto& file : source.index.files()) {
         const auto& m = file->metadata();
-        if (const auto it = m.find("kiln.training.vae"); it != m.end()) vae_training = it->second;
-        else if (const auto t = m.find("kiln.training"); t != m.end()) vae_training = vae_name + ": " + t->second;
+        if (const auto it = m.find("kiln.training.vae"); it != m.end())
+          vae_training = it->second;
+        else if (const auto t = m.find("kiln.training"); t != m.end())
+          vae_training = vae_name + ": " + t->second;
       }
       std::printf("VAE taken from %s\n", o.vae_from.c_str());
     }
@@ -813,10 +879,11 @@ int main(int argc, char** argv) {
       // UNet and text encoder at their initial weights: a file for --vae-from.
       starter::initParams(text.params(), {}, o.dtype);
       starter::initParams(unet.params(), {}, o.dtype);
-      writeCheckpoint(o.out, {&text.params(), &unet.params(), &vae.params()},
-                      {{"kiln.training", "VAE only (UNet and text encoder untrained): seed " + std::to_string(o.seed) +
-                                             ", " + std::to_string(o.vae_steps) + " VAE steps x " +
-                                             std::to_string(o.vae_batch) + recipeExtras(o)}});
+      writeCheckpoint(
+          o.out, {&text.params(), &unet.params(), &vae.params()},
+          {{"kiln.training", "VAE only (UNet and text encoder untrained): seed " +
+                                 std::to_string(o.seed) + ", " + std::to_string(o.vae_steps) +
+                                 " VAE steps x " + std::to_string(o.vae_batch) + recipeExtras(o)}});
       if (!vae_curve.empty() && !starter::writeLossPlot(o.plot, {{vaeCurveName(o), vae_curve}}))
         throw Error(ErrorKind::Io, "cannot write " + o.plot);
       std::printf("wrote %s (VAE only) in %.0f s\n", o.out.c_str(), seconds(total));
@@ -833,7 +900,8 @@ int main(int argc, char** argv) {
     std::printf("latent channels (mean/spread): %s\n", channelStats(data.mean).c_str());
     if (o.per_channel_latents) {
       whitenLatentChannels(vae, data);
-      std::printf("latent channels centred and scaled in the VAE: %s\n", channelStats(data.mean).c_str());
+      std::printf("latent channels centred and scaled in the VAE: %s\n",
+                  channelStats(data.mean).c_str());
       reportVaeReconstructions(vae, o, "per-channel latents");
     }
 
@@ -843,11 +911,11 @@ int main(int argc, char** argv) {
         {"kiln.model", "Kiln starter model: shapes in colours, trained by kiln-train-starter"},
         {"kiln.training",
          "seed " + std::to_string(o.seed) + ", " +
-             (o.vae_from.empty() ? std::to_string(o.vae_steps) + " VAE steps x " + std::to_string(o.vae_batch)
-                                 : "VAE from " + vae_name) +
-             ", " + std::to_string(o.scenes) + " scenes, " +
-             std::to_string(o.unet_steps) + " UNet steps x " + std::to_string(o.unet_batch) +
-             recipeExtras(o)},
+             (o.vae_from.empty()
+                  ? std::to_string(o.vae_steps) + " VAE steps x " + std::to_string(o.vae_batch)
+                  : "VAE from " + vae_name) +
+             ", " + std::to_string(o.scenes) + " scenes, " + std::to_string(o.unet_steps) +
+             " UNet steps x " + std::to_string(o.unet_batch) + recipeExtras(o)},
         {"modelspec.architecture", "stable-diffusion-v1"},
         {"modelspec.title", "Kiln starter"},
         {"modelspec.resolution", std::to_string(o.image) + "x" + std::to_string(o.image)}};
@@ -858,8 +926,10 @@ int main(int argc, char** argv) {
       const std::string stem = o.out.substr(0, o.out.rfind('.'));
       const auto unet_n = static_cast<std::ptrdiff_t>(unet.params().slots().size());
       const auto text_n = static_cast<std::ptrdiff_t>(text.params().slots().size());
-      std::vector<at::Tensor> replace(averages.begin() + unet_n, averages.begin() + unet_n + text_n);
-      replace.insert(replace.end(), averages.begin(), averages.begin() + static_cast<std::ptrdiff_t>(unet.params().slots().size()));
+      std::vector<at::Tensor> replace(averages.begin() + unet_n,
+                                      averages.begin() + unet_n + text_n);
+      replace.insert(replace.end(), averages.begin(),
+                     averages.begin() + static_cast<std::ptrdiff_t>(unet.params().slots().size()));
       writeCheckpoint(stem + "-step" + std::to_string(step) + ".safetensors",
                       {&text.params(), &unet.params(), &vae.params()}, meta, replace);
     };
@@ -869,13 +939,13 @@ int main(int argc, char** argv) {
     // The file must come back through ordinary detection with the shapes trained here.
     const models::Checkpoint ck = models::openCheckpoint(o.out);
     const auto& spec = ck.spec;
-    if (spec.family != models::ModelFamily::SD1 || spec.unet.model_channels != unetConfig(o).model_channels ||
-        spec.vae.downscale() != 4 || spec.text_encoders.at(0).config.hidden != textConfig().hidden ||
+    if (spec.family != models::ModelFamily::SD1 ||
+        spec.unet.model_channels != unetConfig(o).model_channels || spec.vae.downscale() != 4 ||
+        spec.text_encoders.at(0).config.hidden != textConfig().hidden ||
         spec.text_encoders.at(0).config.heads != textConfig().heads)
       throw Error(ErrorKind::Internal, "the written checkpoint is detected with other shapes");
     std::vector<starter::LossCurve> curves;
-    if (!vae_curve.empty())
-      curves.push_back({vaeCurveName(o), vae_curve});
+    if (!vae_curve.empty()) curves.push_back({vaeCurveName(o), vae_curve});
     curves.push_back({"UNet + text encoder (noise MSE)", unet_curve});
     if (!starter::writeLossPlot(o.plot, curves))
       throw Error(ErrorKind::Io, "cannot write " + o.plot);

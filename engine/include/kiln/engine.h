@@ -39,15 +39,26 @@ struct Job {
   bool previews = false;  // send a Preview event after each denoising step
 };
 
-enum class StageKind { Invalid = 0, LoadModel, ApplyLora, EncodePrompt, EncodeImage, Denoise, Decode, EncodeVideo, Save };
+enum class StageKind {
+  Invalid = 0,
+  LoadModel,
+  ApplyLora,
+  EncodePrompt,
+  EncodeImage,
+  Denoise,
+  Decode,
+  EncodeVideo,
+  Save
+};
 const char* stageKindName(StageKind kind) noexcept;  // "load", "lora", "encode", ...
 
 struct Stage {
   StageKind kind = StageKind::Invalid;
-  std::string name;   // for people: "Loading model", "Denoising image 2 of 3"
-  std::string unit;   // what `total` counts: "bytes" (of a file read), "steps", "tile passes", "files", ...
-  int64_t total = 0;  // 0 while not yet known (a later Progress event carries it)
-  int image = -1;     // the batch image the stage belongs to; -1 for job-wide stages
+  std::string name;  // for people: "Loading model", "Denoising image 2 of 3"
+  std::string
+      unit;  // what `total` counts: "bytes" (of a file read), "steps", "tile passes", "files", ...
+  int64_t total = 0;            // 0 while not yet known (a later Progress event carries it)
+  int image = -1;               // the batch image the stage belongs to; -1 for job-wide stages
   double expected_seconds = 0;  // calibrated from earlier runs on this machine
 };
 
@@ -60,9 +71,9 @@ struct MemoryStats {
   // device figures are the host's.
   std::string device;
   int64_t device_total_bytes = 0;
-  int64_t device_allocated_bytes = 0;  // held by live tensors
-  int64_t device_reserved_bytes = 0;   // allocated plus the allocator's cache
-  int64_t device_peak_bytes = 0;       // most allocated during the last (or current) job
+  int64_t device_allocated_bytes = 0;     // held by live tensors
+  int64_t device_reserved_bytes = 0;      // allocated plus the allocator's cache
+  int64_t device_peak_bytes = 0;          // most allocated during the last (or current) job
   int64_t cached_model_device_bytes = 0;  // of the cached weights, those on the device
   int64_t pinned_bytes = 0;               // pinned host memory held for the device
   int64_t pinned_reserved_bytes = 0;      // the same with the blocks its allocator keeps for reuse
@@ -137,7 +148,8 @@ struct EngineOptions {
   // The save stage of video jobs: writes `frames` as a video at exactly `path` (.mp4,
   // .webm, .mov or a folder of PNGs; kiln::writeVideo where the media library is linked),
   // leaving nothing when it throws; options.progress reports frames and may throw to stop.
-  std::function<void(const std::string& path, const std::vector<Image>& frames, const VideoWriteOptions& options)>
+  std::function<void(const std::string& path, const std::vector<Image>& frames,
+                     const VideoWriteOptions& options)>
       write_video;
   // Most bytes of workflow node results kept between jobs (images, latents, conditioning);
   // with a host budget, at most what the cached models' weights leave of it.
@@ -165,7 +177,7 @@ std::string defaultTimingsPath();
 // Interruption statistics over the jobs run so far.
 struct InterruptStats {
   int64_t checks = 0;
-  double longest_gap_seconds = 0;  // the longest time between two cancellation checks
+  double longest_gap_seconds = 0;                // the longest time between two cancellation checks
   std::string longest_gap_from, longest_gap_to;  // where those two checks are in the source
 };
 

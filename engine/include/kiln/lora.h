@@ -25,10 +25,14 @@ struct LoraKeyframe {
 
 struct LoraSpec {
   LoraSpec() = default;
-  LoraSpec(std::string file, double unet = 1.0, double text = 1.0, std::vector<LoraKeyframe> frames = {})
-      : path(std::move(file)), unet_strength(unet), text_strength(text), keyframes(std::move(frames)) {}
+  LoraSpec(std::string file, double unet = 1.0, double text = 1.0,
+           std::vector<LoraKeyframe> frames = {})
+      : path(std::move(file)),
+        unet_strength(unet),
+        text_strength(text),
+        keyframes(std::move(frames)) {}
 
-  std::string path;           // a .safetensors LoRA (kohya, PEFT, diffusers, LoHa, LoKr, full)
+  std::string path;            // a .safetensors LoRA (kohya, PEFT, diffusers, LoHa, LoKr, full)
   double unet_strength = 1.0;  // the denoiser's, before the first keyframe
   double text_strength = 1.0;  // the text encoders'
   std::vector<LoraKeyframe> keyframes;  // ascending `at`; needs hook mode
@@ -47,11 +51,11 @@ LoraSpec parseLoraSpec(const std::string& text);
 
 struct LoraReport {
   std::string path;
-  std::string format;                  // "kohya", "peft", "lycoris", ...
-  LoraMode mode = LoraMode::Merge;     // how it was applied: merge or hook
-  int applied = 0;                     // modules that patched a weight
-  int modules = 0;                     // modules in the file
-  std::vector<std::string> unmatched;  // module names that fit no weight of this model
+  std::string format;                     // "kohya", "peft", "lycoris", ...
+  LoraMode mode = LoraMode::Merge;        // how it was applied: merge or hook
+  int applied = 0;                        // modules that patched a weight
+  int modules = 0;                        // modules in the file
+  std::vector<std::string> unmatched;     // module names that fit no weight of this model
   std::vector<std::string> unrecognised;  // tensor names in no LoRA layout
 
   // "applied 12 of 14 modules of style.safetensors (kohya, merged); 2 matched nothing: ..."

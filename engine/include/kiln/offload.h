@@ -24,8 +24,8 @@ const char* pinModeName(PinMode mode) noexcept;
 PinMode parsePinMode(std::string_view text) noexcept;
 
 struct OffloadSettings {
-  OffloadMode mode = OffloadMode::None;                  // for every component...
-  std::map<std::string, OffloadMode> per_component;      // ...unless named here (see below)
+  OffloadMode mode = OffloadMode::None;              // for every component...
+  std::map<std::string, OffloadMode> per_component;  // ...unless named here (see below)
   int blocks_per_group = 1;
   bool streams = false;        // prefetch the next group while the current one runs
   bool record_stream = false;  // requires streams

@@ -25,7 +25,7 @@ ComputeDType fastCpuDType();
 // How the VAE decodes and encodes: in one piece, in overlapping tiles, or (auto) tiled
 // only when the memory estimate says one piece would not fit.
 enum class VaeTiling { Invalid = 0, Auto, Always, Never };
-const char* vaeTilingName(VaeTiling mode) noexcept;       // "auto", "always", "never"
+const char* vaeTilingName(VaeTiling mode) noexcept;          // "auto", "always", "never"
 VaeTiling parseVaeTiling(const std::string& text) noexcept;  // Invalid when unknown
 
 struct RenderParams {

@@ -36,15 +36,16 @@ struct VideoWriteOptions {
 // sequence is written into a temporary folder that is renamed to `path` (which must not
 // hold files already). A cancel (progress throwing) or failure removes what was written.
 // Throws kiln::Error(InvalidArgument / Io).
-void writeVideo(const std::string& path, const std::vector<Image>& frames, const VideoWriteOptions& options);
+void writeVideo(const std::string& path, const std::vector<Image>& frames,
+                const VideoWriteOptions& options);
 
 struct Video {
   int width = 0;
   int height = 0;
   double fps = 0;
-  std::string codec;         // FFmpeg's decoder name ("h264", "vp9", "prores"; "png" for a sequence)
-  std::string pixel_format;  // FFmpeg's name ("yuv420p", ...)
-  std::vector<Image> frames;  // RGB, float samples in [0, 1]
+  std::string codec;  // FFmpeg's decoder name ("h264", "vp9", "prores"; "png" for a sequence)
+  std::string pixel_format;                     // FFmpeg's name ("yuv420p", ...)
+  std::vector<Image> frames;                    // RGB, float samples in [0, 1]
   std::map<std::string, std::string> metadata;  // keys in lower case
 };
 

@@ -31,7 +31,7 @@ enum class ValueType {
   Seed,
   File,
 };
-const char* valueTypeName(ValueType type) noexcept;  // "MODEL", "INT", ...
+const char* valueTypeName(ValueType type) noexcept;        // "MODEL", "INT", ...
 ValueType parseValueType(std::string_view name) noexcept;  // Invalid when unknown
 
 // A parameter's value as a workflow file holds it. INT and SEED hold int64_t; FLOAT holds
@@ -42,13 +42,13 @@ std::string formatParamValue(const ParamValue& v);  // as a person reads it: 7, 
 struct ParamSpec {
   std::string name;  // the key in the workflow file: "steps"
   ValueType type = ValueType::Invalid;
-  ParamValue default_value;  // monostate: required
-  double min = 0, max = 0;   // INT, FLOAT, SEED: the allowed range (min == max: unbounded)
-  double step = 0;           // the editor's increment (0: its own choice)
+  ParamValue default_value;          // monostate: required
+  double min = 0, max = 0;           // INT, FLOAT, SEED: the allowed range (min == max: unbounded)
+  double step = 0;                   // the editor's increment (0: its own choice)
   std::vector<std::string> choices;  // ENUM
   std::string display_name;          // translatable: "Steps"
   std::string description;
-  bool multiline = false;            // STRING: edited in a text box (prompts)
+  bool multiline = false;  // STRING: edited in a text box (prompts)
 
   bool required() const noexcept { return std::holds_alternative<std::monostate>(default_value); }
 };
@@ -86,8 +86,8 @@ struct NodeSchema {
 inline constexpr int kWorkflowVersion = 1;
 
 struct WorkflowNode {
-  std::string id;    // unique in the workflow: "3", "sampler"
-  std::string type;  // a NodeSchema::type
+  std::string id;                            // unique in the workflow: "3", "sampler"
+  std::string type;                          // a NodeSchema::type
   std::map<std::string, ParamValue> params;  // missing ones take the schema's default
   double x = 0, y = 0;                       // position in the editor
   std::string title;                         // the editor's label; empty: the type's name
@@ -144,13 +144,15 @@ struct WorkflowProblem {
 // inputs linked twice, required inputs not linked, cycles, exposed parameters that do
 // not exist, groups naming nodes that do not exist, and a workflow with no output node.
 // Empty: the workflow can run.
-std::vector<WorkflowProblem> validateWorkflow(const Workflow& workflow, const std::vector<NodeSchema>& schemas);
+std::vector<WorkflowProblem> validateWorkflow(const Workflow& workflow,
+                                              const std::vector<NodeSchema>& schemas);
 // "node 3 (Sampler): steps 0 is below the minimum 1" per problem, one per line.
 std::string describeProblems(const std::vector<WorkflowProblem>& problems);
 
 // Applies "NODE.PARAM=VALUE" (NODE is a node's id or its title), converting VALUE to the
 // parameter's type. Throws kiln::Error(InvalidArgument) naming what does not exist or
 // does not convert.
-void setWorkflowParameter(Workflow& workflow, const std::vector<NodeSchema>& schemas, std::string_view assignment);
+void setWorkflowParameter(Workflow& workflow, const std::vector<NodeSchema>& schemas,
+                          std::string_view assignment);
 
 }  // namespace kiln

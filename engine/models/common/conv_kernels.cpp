@@ -10,14 +10,15 @@ namespace kiln::models {
 
 bool cpuConvUsesIm2col(at::ScalarType dtype) {
   // 0: not asked yet, 1: oneDNN, 2: im2col.
-  static std::array<std::atomic<int>, static_cast<std::size_t>(at::ScalarType::NumOptions)> answers{};
+  static std::array<std::atomic<int>, static_cast<std::size_t>(at::ScalarType::NumOptions)>
+      answers{};
   auto& answer = answers.at(static_cast<std::size_t>(dtype));
   if (const int known = answer.load(); known != 0) return known == 2;
   const auto options = at::TensorOptions().dtype(dtype);
   const at::Tensor input = at::empty({1, 32, 64, 64}, options);
   const at::Tensor weight = at::empty({32, 32, 3, 3}, options);
-  const auto backend = at::native::select_conv_backend(input, weight, c10::nullopt, {1, 1}, {1, 1}, {1, 1},
-                                                       false, {0, 0}, 1);
+  const auto backend = at::native::select_conv_backend(input, weight, c10::nullopt, {1, 1}, {1, 1},
+                                                       {1, 1}, false, {0, 0}, 1);
   const bool im2col = backend == at::native::ConvBackend::Slow2d;
   answer.store(im2col ? 2 : 1);
   return im2col;

@@ -24,8 +24,9 @@ void Conv2d::declare(weights::ParamList& p, const std::string& prefix) {
 
 at::Tensor Conv2d::operator()(const at::Tensor& x) const {
   weights::LeafScope leaf(&weight, &bias);
-  return weights::adaptOutput(&weight, x, at::conv2d(x, weight, bias, {stride, stride}, {padding, padding}),
-                     {true, stride, padding});
+  return weights::adaptOutput(&weight, x,
+                              at::conv2d(x, weight, bias, {stride, stride}, {padding, padding}),
+                              {true, stride, padding});
 }
 
 void GroupNorm::declare(weights::ParamList& p, const std::string& prefix) {
@@ -48,7 +49,9 @@ void GroupNormStats::finish() {
 GroupNormStatsScope::GroupNormStatsScope(GroupNormStats& stats) : previous_(t_group_norm_stats) {
   t_group_norm_stats = &stats;
 }
-GroupNormStatsScope::~GroupNormStatsScope() { t_group_norm_stats = previous_; }
+GroupNormStatsScope::~GroupNormStatsScope() {
+  t_group_norm_stats = previous_;
+}
 
 at::Tensor GroupNorm::operator()(const at::Tensor& x) const {
   weights::LeafScope leaf(&weight, &bias);
@@ -73,7 +76,8 @@ at::Tensor GroupNorm::operator()(const at::Tensor& x) const {
   }
   const std::size_t i = stats->next++;
   if (i >= stats->mean.size() || stats->mean[i].size(0) != b || stats->mean[i].size(1) != groups)
-    throw Error(ErrorKind::Internal, "GroupNorm statistics replayed out of step with the pass that recorded them");
+    throw Error(ErrorKind::Internal,
+                "GroupNorm statistics replayed out of step with the pass that recorded them");
   at::Tensor y = x.reshape({b, groups, -1}).to(at::kFloat, false, true);
   y.sub_(stats->mean[i].to(y.device())).mul_(at::rsqrt(stats->var[i] + eps).to(y.device()));
   y = y.reshape(x.sizes()).to(x.scalar_type());

@@ -20,12 +20,16 @@ int64_t attentionScoreBytes(int64_t batch_heads, int64_t rows, int64_t cols, int
 #endif
 }
 
-int64_t withSmallTensors(int64_t peak) { return peak + peak / 20 + (int64_t{1} << 20); }
+int64_t withSmallTensors(int64_t peak) {
+  return peak + peak / 20 + (int64_t{1} << 20);
+}
 
 int64_t oneDnnReorderBytes(int64_t peak, int64_t col, c10::ScalarType dtype) {
   return col == 0 && dtype != c10::ScalarType::Float ? peak / 6 : 0;
 }
 
-int64_t im2colChannels(c10::ScalarType dtype) { return cpuConvUsesIm2col(dtype) ? 9 : 0; }
+int64_t im2colChannels(c10::ScalarType dtype) {
+  return cpuConvUsesIm2col(dtype) ? 9 : 0;
+}
 
 }  // namespace kiln::models

@@ -25,7 +25,9 @@ constexpr const char* kSdxlText1 = "conditioner.embedders.0.transformer.text_mod
 constexpr const char* kSdxlText2 = "conditioner.embedders.1.model.";
 constexpr const char* kSdxlRefinerText = "conditioner.embedders.0.model.";
 
-json readJson(const fs::path& path) { return core::readJsonObject(path); }
+json readJson(const fs::path& path) {
+  return core::readJsonObject(path);
+}
 
 Activation parseActivation(const std::string& name, const std::string& where) {
   if (name == "quick_gelu") return Activation::QuickGelu;
@@ -49,8 +51,9 @@ void applyLdmConfig(const json& j, SdModelSpec& spec, const std::string& where) 
   if (j.contains("linear_end")) spec.schedule.beta_end = j["linear_end"].get<double>();
   if (j.contains("timesteps")) spec.schedule.train_steps = j["timesteps"].get<int64_t>();
   if (j.contains("parameterization") && j["parameterization"].is_string())
-    spec.prediction = j["parameterization"].get<std::string>() == "v" ? sampling::Prediction::V
-                                                                       : sampling::Prediction::Epsilon;
+    spec.prediction = j["parameterization"].get<std::string>() == "v"
+                          ? sampling::Prediction::V
+                          : sampling::Prediction::Epsilon;
   for (const char* key : {"unet_config", "network_config"}) {
     if (!j.contains(key)) continue;
     const json& u = j[key];
@@ -119,12 +122,14 @@ void applyResolutionMetadata(Checkpoint& ck) {
 // The population standard deviation of a tensor stored as it is used (one source, no
 // transform) in a floating type; nothing for anything else.
 std::optional<double> spreadOf(const tensor_io::IndexEntry& entry) {
-  if (entry.transform != tensor_io::Transform::Identity || entry.sources.size() != 1) return std::nullopt;
+  if (entry.transform != tensor_io::Transform::Identity || entry.sources.size() != 1)
+    return std::nullopt;
   const tensor_io::TensorSource& source = entry.sources.front();
   const uint64_t count = source.info->numel();
   if (count == 0 || count > (uint64_t{1} << 24)) return std::nullopt;
   std::vector<double> values(count);
-  if (!tensor_io::toDoubles(source.info->dtype, source.file->bytes(*source.info).data(), values.size(), values.data()))
+  if (!tensor_io::toDoubles(source.info->dtype, source.file->bytes(*source.info).data(),
+                            values.size(), values.data()))
     return std::nullopt;
   double mean = 0;
   for (double v : values) mean += v;
@@ -141,9 +146,12 @@ void applyPredictionHints(Checkpoint& ck) {
     const auto& meta = file->metadata();
     const auto it = meta.find("modelspec.prediction_type");
     if (it == meta.end()) continue;
-    if (it->second == "v" || it->second == "v_prediction") ck.spec.prediction = sampling::Prediction::V;
-    else if (it->second == "epsilon" || it->second == "eps") ck.spec.prediction = sampling::Prediction::Epsilon;
-    else continue;
+    if (it->second == "v" || it->second == "v_prediction")
+      ck.spec.prediction = sampling::Prediction::V;
+    else if (it->second == "epsilon" || it->second == "eps")
+      ck.spec.prediction = sampling::Prediction::Epsilon;
+    else
+      continue;
     known = true;
     ck.notes.push_back("prediction type from modelspec.prediction_type '" + it->second + "'");
   }
@@ -158,9 +166,11 @@ void applyPredictionHints(Checkpoint& ck) {
   }
   // SD 2.x 768 models predict v and the 512 base models epsilon, and nothing in the file
   // says which: ComfyUI tells them by the spread of one norm's bias, as here.
-  const std::string probe = ck.spec.unet_prefix + "output_blocks.11.1.transformer_blocks.0.norm1.bias";
-  if (!known && ck.spec.family == ModelFamily::SD2 && ck.spec.prediction == sampling::Prediction::Epsilon &&
-      ck.spec.unet.in_channels == 4 && ck.index.contains(probe)) {
+  const std::string probe =
+      ck.spec.unet_prefix + "output_blocks.11.1.transformer_blocks.0.norm1.bias";
+  if (!known && ck.spec.family == ModelFamily::SD2 &&
+      ck.spec.prediction == sampling::Prediction::Epsilon && ck.spec.unet.in_channels == 4 &&
+      ck.index.contains(probe)) {
     const std::optional<double> spread = spreadOf(ck.index.at(probe));
     if (spread && *spread > 0.09) {
       ck.spec.prediction = sampling::Prediction::V;
@@ -207,9 +217,10 @@ void applyDiffusersConfigs(const fs::path& dir, Checkpoint& ck) {
     if (u.contains("addition_time_embed_dim") && u["addition_time_embed_dim"].is_number_integer())
       spec.unet.time_id_embed_dim = u["addition_time_embed_dim"].get<int64_t>();
   }
-  const std::vector<const char*> te_dirs = spec.family == ModelFamily::SDXLRefiner
-                                              ? std::vector<const char*>{"text_encoder_2"}
-                                              : std::vector<const char*>{"text_encoder", "text_encoder_2"};
+  const std::vector<const char*> te_dirs =
+      spec.family == ModelFamily::SDXLRefiner
+          ? std::vector<const char*>{"text_encoder_2"}
+          : std::vector<const char*>{"text_encoder", "text_encoder_2"};
   for (std::size_t i = 0; i < spec.text_encoders.size() && i < te_dirs.size(); ++i) {
     const fs::path cfg = dir / te_dirs[i] / "config.json";
     if (fs::is_regular_file(cfg, ec))
@@ -227,9 +238,10 @@ void applyDiffusersConfigs(const fs::path& dir, Checkpoint& ck) {
                   where + ": only the scaled_linear beta schedule is supported");
     const std::string prediction = s.value("prediction_type", "epsilon");
     if (prediction != "epsilon" && prediction != "v_prediction")
-      throw Error(ErrorKind::UnsupportedModel,
-                  where + ": prediction type '" + prediction + "' is not supported (epsilon or v_prediction)");
-    spec.prediction = prediction == "v_prediction" ? sampling::Prediction::V : sampling::Prediction::Epsilon;
+      throw Error(ErrorKind::UnsupportedModel, where + ": prediction type '" + prediction +
+                                                   "' is not supported (epsilon or v_prediction)");
+    spec.prediction =
+        prediction == "v_prediction" ? sampling::Prediction::V : sampling::Prediction::Epsilon;
     spec.schedule.zero_terminal_snr = s.value("rescale_betas_zero_snr", false);
     spec.schedule.beta_start = s.value("beta_start", spec.schedule.beta_start);
     spec.schedule.beta_end = s.value("beta_end", spec.schedule.beta_end);
@@ -247,7 +259,8 @@ Checkpoint openDiffusersFolder(const fs::path& dir) {
   std::error_code ec;
   const bool has_te1 = fs::is_directory(dir / "text_encoder", ec);
   const bool has_te2 = fs::is_directory(dir / "text_encoder_2", ec);
-  if (!fs::is_directory(dir / "unet", ec) || !fs::is_directory(dir / "vae", ec) || (!has_te1 && !has_te2))
+  if (!fs::is_directory(dir / "unet", ec) || !fs::is_directory(dir / "vae", ec) ||
+      (!has_te1 && !has_te2))
     throw Error(ErrorKind::UnsupportedModel,
                 "'" + dir.string() +
                     "' is not a diffusers model folder (it needs unet/, vae/ and "
@@ -261,7 +274,8 @@ Checkpoint openDiffusersFolder(const fs::path& dir) {
                                                       "diffusion_pytorch_model.fp16.safetensors"})
                                 .string());
   const auto weightsOf = [&](const char* sub) {
-    return SafetensorsFile::open(findWeights(dir / sub, {"model.safetensors", "model.fp16.safetensors"}).string());
+    return SafetensorsFile::open(
+        findWeights(dir / sub, {"model.safetensors", "model.fp16.safetensors"}).string());
   };
   mapDiffusersUNet(unet, "model.diffusion_model.", ck.index);
   mapDiffusersVae(vae, "first_stage_model.", ck.index);
@@ -323,8 +337,8 @@ SdModelSpec detectSdModel(const tensor_io::TensorIndex& index) {
   } else if (index.contains(std::string(kSd2Text) + "token_embedding.weight")) {
     // SD 2.x: OpenCLIP ViT-H, its penultimate layer through the final norm, padded with 0.
     spec.family = ModelFamily::SD2;
-    spec.text_encoders = {{kSd2Text, ClipTextConfig::detect(index, kSd2Text, ClipLayout::OpenClip), 0,
-                           TextOutput::PenultimateNormed, false}};
+    spec.text_encoders = {{kSd2Text, ClipTextConfig::detect(index, kSd2Text, ClipLayout::OpenClip),
+                           0, TextOutput::PenultimateNormed, false}};
     spec.vae.scaling_factor = 0.18215;
     spec.schedule.spacing = sampling::TimestepSpacing::Leading;
     spec.native_width = spec.native_height = 512;
@@ -340,10 +354,10 @@ SdModelSpec detectSdModel(const tensor_io::TensorIndex& index) {
     spec.aesthetic_time_ids = true;
     spec.native_width = spec.native_height = 1024;
   } else {
-    throw Error(
-        ErrorKind::UnsupportedModel,
-        "not a checkpoint Kiln recognises (expected an SD 1.x, SD 2.x, SDXL or SDXL refiner text encoder); found " +
-            index.summary());
+    throw Error(ErrorKind::UnsupportedModel,
+                "not a checkpoint Kiln recognises (expected an SD 1.x, SD 2.x, SDXL or SDXL "
+                "refiner text encoder); found " +
+                    index.summary());
   }
   if (!has_unet || !has_vae)
     throw Error(ErrorKind::UnsupportedModel,
@@ -365,7 +379,8 @@ SdModelSpec detectSdModel(const tensor_io::TensorIndex& index) {
       throw Error(ErrorKind::ShapeMismatch,
                   std::string(familyName(spec.family)) + " label embedding takes " +
                       std::to_string(spec.unet.adm_in_channels) + " inputs, which does not fit a " +
-                      std::to_string(pooled) + "-wide pooled embedding plus " + std::to_string(ids) +
+                      std::to_string(pooled) + "-wide pooled embedding plus " +
+                      std::to_string(ids) +
                       (spec.aesthetic_time_ids ? " size and aesthetic-score ids" : " size ids"));
     spec.unet.time_id_embed_dim = (spec.unet.adm_in_channels - pooled) / ids;
     int64_t context = 0;
@@ -392,10 +407,12 @@ namespace {
 // Every number the networks divide or loop by, checked once the configuration is settled
 // (shapes, then a sidecar or diffusers config that may say otherwise): a zero or negative
 // head, channel or layer count is a clear error naming where it came from, not a SIGFPE.
-void requireAtLeast(int64_t value, int64_t least, const std::string& field, const std::string& where) {
+void requireAtLeast(int64_t value, int64_t least, const std::string& field,
+                    const std::string& where) {
   if (value < least)
-    throw Error(ErrorKind::UnsupportedModel, where + ": " + field + " is " + std::to_string(value) + "; it must be " +
-                                                 (least == 0 ? "0 or more" : "at least " + std::to_string(least)));
+    throw Error(ErrorKind::UnsupportedModel,
+                where + ": " + field + " is " + std::to_string(value) + "; it must be " +
+                    (least == 0 ? "0 or more" : "at least " + std::to_string(least)));
 }
 
 void validateUNet(const UNetConfig& u, const std::string& where) {
@@ -413,25 +430,29 @@ void validateUNet(const UNetConfig& u, const std::string& where) {
   requireAtLeast(u.adm_in_channels, 0, "the UNet's adm_in_channels", where);
   requireAtLeast(u.time_id_embed_dim, 0, "the UNet's time-id width", where);
   if (!u.heads_per_level.empty() && static_cast<int64_t>(u.heads_per_level.size()) != u.levels())
-    throw Error(ErrorKind::UnsupportedModel, where + ": " + std::to_string(u.heads_per_level.size()) +
-                                                 " head counts for a UNet of " + std::to_string(u.levels()) + " levels");
+    throw Error(ErrorKind::UnsupportedModel,
+                where + ": " + std::to_string(u.heads_per_level.size()) +
+                    " head counts for a UNet of " + std::to_string(u.levels()) + " levels");
   if (u.heads_per_level.empty()) {
     if (u.num_heads <= 0 && u.num_head_channels <= 0)
-      throw Error(ErrorKind::UnsupportedModel, where + ": the UNet has neither a head count (num_heads " +
-                                                   std::to_string(u.num_heads) + ") nor a head width (num_head_channels " +
-                                                   std::to_string(u.num_head_channels) + ")");
+      throw Error(ErrorKind::UnsupportedModel,
+                  where + ": the UNet has neither a head count (num_heads " +
+                      std::to_string(u.num_heads) + ") nor a head width (num_head_channels " +
+                      std::to_string(u.num_head_channels) + ")");
   }
   for (int64_t level = 0; level < u.levels(); ++level) {
     const int64_t channels = u.model_channels * u.channel_mult[static_cast<std::size_t>(level)];
     if (u.heads_per_level.empty() && u.num_heads <= 0 && channels % u.num_head_channels != 0)
-      throw Error(ErrorKind::UnsupportedModel, where + ": UNet level " + std::to_string(level) + " has " +
-                                                   std::to_string(channels) + " channels, not a multiple of the head width " +
+      throw Error(ErrorKind::UnsupportedModel, where + ": UNet level " + std::to_string(level) +
+                                                   " has " + std::to_string(channels) +
+                                                   " channels, not a multiple of the head width " +
                                                    std::to_string(u.num_head_channels));
     const int64_t heads = u.headsFor(level, channels);
     requireAtLeast(heads, 1, "the head count of UNet level " + std::to_string(level), where);
     if (channels % heads != 0)
-      throw Error(ErrorKind::UnsupportedModel, where + ": UNet level " + std::to_string(level) + " has " +
-                                                   std::to_string(channels) + " channels, which " + std::to_string(heads) +
+      throw Error(ErrorKind::UnsupportedModel, where + ": UNet level " + std::to_string(level) +
+                                                   " has " + std::to_string(channels) +
+                                                   " channels, which " + std::to_string(heads) +
                                                    " heads do not divide");
   }
 }
@@ -446,7 +467,8 @@ void validateVae(const VaeConfig& v, const std::string& where) {
   requireAtLeast(static_cast<int64_t>(v.channel_mult.size()), 1, "the VAE's level count", where);
   for (int64_t m : v.channel_mult) requireAtLeast(m, 1, "a VAE channel multiplier", where);
   if (!(v.scaling_factor > 0) || !std::isfinite(v.scaling_factor))
-    throw Error(ErrorKind::UnsupportedModel, where + ": the VAE's scaling factor " + std::to_string(v.scaling_factor) +
+    throw Error(ErrorKind::UnsupportedModel, where + ": the VAE's scaling factor " +
+                                                 std::to_string(v.scaling_factor) +
                                                  " must be a positive number");
 }
 
@@ -459,8 +481,9 @@ void validateText(const ClipTextConfig& c, const std::string& where) {
   requireAtLeast(c.max_positions, 1, "the text encoder's positions", where);
   requireAtLeast(c.projection_dim, 0, "the text encoder's projection width", where);
   if (c.hidden % c.heads != 0)
-    throw Error(ErrorKind::UnsupportedModel, where + ": the text encoder's width " + std::to_string(c.hidden) +
-                                                 " does not split into " + std::to_string(c.heads) + " heads");
+    throw Error(ErrorKind::UnsupportedModel,
+                where + ": the text encoder's width " + std::to_string(c.hidden) +
+                    " does not split into " + std::to_string(c.heads) + " heads");
 }
 
 void validateSpec(const SdModelSpec& spec, const std::string& where) {
@@ -483,7 +506,8 @@ void readingConfig(const std::string& where, F&& apply) {
   try {
     apply();
   } catch (const json::exception& e) {
-    throw Error(ErrorKind::CorruptFile, where + ": a configuration value has the wrong type or form (" + e.what() + ")");
+    throw Error(ErrorKind::CorruptFile,
+                where + ": a configuration value has the wrong type or form (" + e.what() + ")");
   }
 }
 
@@ -520,7 +544,8 @@ Checkpoint openCheckpoint(const std::string& path) {
   readingConfig("the configuration beside '" + path + "'", [&] { applySidecar(p, ck); });
   applyPredictionHints(ck);
   applyResolutionMetadata(ck);
-  validateSpec(ck.spec, ck.notes.empty() ? "'" + path + "'" : "'" + path + "' (" + ck.notes.front() + ")");
+  validateSpec(ck.spec,
+               ck.notes.empty() ? "'" + path + "'" : "'" + path + "' (" + ck.notes.front() + ")");
   return ck;
 }
 

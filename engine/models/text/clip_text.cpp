@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "core/interrupt.h"
-#include "models/common/working_memory.h"
 #include "kiln/error.h"
+#include "models/common/working_memory.h"
 
 namespace kiln::models {
 ClipTextModel::ClipTextModel(const ClipTextConfig& config, std::string prefix)
@@ -68,9 +68,11 @@ ClipTextOutput ClipTextModel::forward(const at::Tensor& ids, const at::Tensor& e
   {
     const weights::GroupScope group(params_, 0);
     if (extra.defined() && (extra.dim() != 2 || extra.size(1) != c.hidden))
-      throw Error(ErrorKind::ShapeMismatch, "embedding vectors must be [tokens, " + std::to_string(c.hidden) + "]");
+      throw Error(ErrorKind::ShapeMismatch,
+                  "embedding vectors must be [tokens, " + std::to_string(c.hidden) + "]");
     const at::Tensor table =
-        extra.defined() ? at::cat({token_embedding, extra.to(token_embedding.options())}, 0) : token_embedding;
+        extra.defined() ? at::cat({token_embedding, extra.to(token_embedding.options())}, 0)
+                        : token_embedding;
     x = at::embedding(table, ids) + position_embedding.narrow(0, 0, n).unsqueeze(0);
   }
   const at::Tensor mask = at::full({n, n}, -std::numeric_limits<float>::infinity(), opts).triu(1);
@@ -83,7 +85,9 @@ ClipTextOutput ClipTextModel::forward(const at::Tensor& ids, const at::Tensor& e
     at::Tensor h = l.ln1(x);
     at::Tensor q, k, v;
     if (c.layout == ClipLayout::OpenClip) {
-      auto qkv = weights::adaptOutput(&l.in_proj_weight, h, at::linear(h, l.in_proj_weight, l.in_proj_bias)).chunk(3, -1);
+      auto qkv = weights::adaptOutput(&l.in_proj_weight, h,
+                                      at::linear(h, l.in_proj_weight, l.in_proj_bias))
+                     .chunk(3, -1);
       q = qkv[0], k = qkv[1], v = qkv[2];
     } else {
       q = l.q(h), k = l.k(h), v = l.v(h);
@@ -99,7 +103,8 @@ ClipTextOutput ClipTextModel::forward(const at::Tensor& ids, const at::Tensor& e
   // The first end token (where argmax over the ids finds it, as CLIP's vocabulary ends
   // with it; an embedding's ids lie beyond the vocabulary).
   const at::Tensor is_end = ids.eq(ClipTokenizer::kEos);
-  const at::Tensor eos = at::where(is_end.any(-1), is_end.to(at::kFloat).argmax(-1), ids.argmax(-1));
+  const at::Tensor eos =
+      at::where(is_end.any(-1), is_end.to(at::kFloat).argmax(-1), ids.argmax(-1));
   std::vector<at::Tensor> rows;
   for (int64_t b = 0; b < ids.size(0); ++b)
     rows.push_back(out.last_hidden_state.select(0, b).select(0, eos[b].item<int64_t>()));
@@ -119,9 +124,11 @@ int64_t clipWorkingBytes(const ClipTextConfig& c, int64_t batch, at::ScalarType 
   // Per layer: the input, the norm, q, k, v, the attention's result, its re-laid-out copy
   // and out's output, with the scores and their softmax; or the MLP's two intermediate
   // tensors (the activation's and its input) beside the input and the norm.
-  const int64_t attention = tokens * 8 * c.hidden * e + 2 * batch * c.heads * c.max_positions * c.max_positions * e;
+  const int64_t attention =
+      tokens * 8 * c.hidden * e + 2 * batch * c.heads * c.max_positions * c.max_positions * e;
   const int64_t mlp = tokens * (3 * c.hidden + 3 * c.intermediate) * e;
-  const int64_t states = (c.layers + 2) * tokens * c.hidden * e;  // the hidden states and the final norm
+  const int64_t states =
+      (c.layers + 2) * tokens * c.hidden * e;  // the hidden states and the final norm
   const int64_t peak = states + std::max(attention, mlp);
   return withSmallTensors(peak);
 }

@@ -15,7 +15,9 @@ namespace {
 
 constexpr std::string_view kPrefix = "embedding:";
 
-bool isSeparator(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ','; }
+bool isSeparator(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',';
+}
 
 std::string nameOf(std::string name) {
   constexpr std::string_view ext = ".safetensors";
@@ -26,7 +28,9 @@ std::string nameOf(std::string name) {
 
 }  // namespace
 
-int64_t TextualInversion::tokens() const { return vectors.empty() ? 0 : vectors.begin()->second.size(0); }
+int64_t TextualInversion::tokens() const {
+  return vectors.empty() ? 0 : vectors.begin()->second.size(0);
+}
 
 at::Tensor TextualInversion::forEncoder(int64_t width, bool open_clip) const {
   for (const char* key : {open_clip ? "clip_g" : "clip_l", "emb_params"}) {
@@ -34,19 +38,22 @@ at::Tensor TextualInversion::forEncoder(int64_t width, bool open_clip) const {
     if (it != vectors.end() && it->second.size(1) == width) return it->second;
   }
   std::string widths;
-  for (const auto& [key, v] : vectors) widths += (widths.empty() ? "" : ", ") + key + " " + std::to_string(v.size(1));
-  throw Error(ErrorKind::ShapeMismatch, "embedding '" + name + "' has vectors " + widths + " wide; this model's " +
-                                            std::string(open_clip ? "OpenCLIP" : "CLIP") + " text encoder takes " +
-                                            std::to_string(width) + " (the embedding was made for another model family)");
+  for (const auto& [key, v] : vectors)
+    widths += (widths.empty() ? "" : ", ") + key + " " + std::to_string(v.size(1));
+  throw Error(ErrorKind::ShapeMismatch,
+              "embedding '" + name + "' has vectors " + widths + " wide; this model's " +
+                  std::string(open_clip ? "OpenCLIP" : "CLIP") + " text encoder takes " +
+                  std::to_string(width) + " (the embedding was made for another model family)");
 }
 
 TextualInversion loadTextualInversion(const std::string& path) {
   const fs::path p(path);
   const std::string ext = p.extension().string();
   if (ext == ".pt" || ext == ".bin" || ext == ".ckpt")
-    throw Error(ErrorKind::UnsupportedModel, "embedding '" + path +
-                                                 "' is a pickle file, which can run arbitrary code when loaded; "
-                                                 "Kiln only loads .safetensors embeddings");
+    throw Error(ErrorKind::UnsupportedModel,
+                "embedding '" + path +
+                    "' is a pickle file, which can run arbitrary code when loaded; "
+                    "Kiln only loads .safetensors embeddings");
   tensor_io::TensorIndex index;
   index.addFile(tensor_io::SafetensorsFile::open(path));
   TextualInversion ti;
@@ -66,13 +73,17 @@ TextualInversion loadTextualInversion(const std::string& path) {
   };
   for (const char* key : {"emb_params", "clip_l", "clip_g"})
     if (index.contains(key)) take(key, key);
-  if (ti.vectors.empty() && index.entries().size() == 1) take(index.entries().begin()->first, "emb_params");
+  if (ti.vectors.empty() && index.entries().size() == 1)
+    take(index.entries().begin()->first, "emb_params");
   if (ti.vectors.empty())
-    throw Error(ErrorKind::UnsupportedModel, "'" + path + "' holds no textual-inversion embedding (expected "
-                                             "'emb_params', or 'clip_l' and 'clip_g'); found " + index.summary());
+    throw Error(ErrorKind::UnsupportedModel, "'" + path +
+                                                 "' holds no textual-inversion embedding (expected "
+                                                 "'emb_params', or 'clip_l' and 'clip_g'); found " +
+                                                 index.summary());
   for (const auto& [key, v] : ti.vectors)
     if (v.size(0) != ti.tokens())
-      throw Error(ErrorKind::ShapeMismatch, "embedding '" + path + "': its tensors have different token counts");
+      throw Error(ErrorKind::ShapeMismatch,
+                  "embedding '" + path + "': its tensors have different token counts");
   return ti;
 }
 
@@ -82,7 +93,8 @@ EmbeddingLibrary::EmbeddingLibrary(const std::vector<std::string>& folders) {
     if (!fs::is_directory(folder, ec)) continue;
     std::vector<fs::path> found;
     for (const auto& entry : fs::directory_iterator(folder, ec))
-      if (entry.is_regular_file(ec) && entry.path().extension() == ".safetensors") found.push_back(entry.path());
+      if (entry.is_regular_file(ec) && entry.path().extension() == ".safetensors")
+        found.push_back(entry.path());
     std::sort(found.begin(), found.end());
     for (const auto& f : found) files_.emplace(nameOf(f.filename().string()), f.string());
   }
@@ -121,9 +133,10 @@ std::vector<PromptPiece> splitEmbeddings(std::string_view text, const EmbeddingL
       if (!library.find(name)) {
         std::string known;
         for (const auto& n : library.names()) known += (known.empty() ? "" : ", ") + n;
-        throw Error(ErrorKind::FileNotFound,
-                    "the prompt names embedding '" + name + "', which is not in the embeddings folders" +
-                        (known.empty() ? std::string(" (there are none)") : " (there are: " + known + ")"));
+        throw Error(
+            ErrorKind::FileNotFound,
+            "the prompt names embedding '" + name + "', which is not in the embeddings folders" +
+                (known.empty() ? std::string(" (there are none)") : " (there are: " + known + ")"));
       }
       flush();
       pieces.push_back({{}, name});

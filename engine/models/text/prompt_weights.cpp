@@ -29,7 +29,8 @@ std::size_t weightClose(std::string_view s, double& weight) {
 void appendText(std::vector<WeightedText>& out, std::string_view text) {
   const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
   std::size_t from = 0;
-  for (std::size_t at = text.find("BREAK"); at != std::string_view::npos; at = text.find("BREAK", at + 1)) {
+  for (std::size_t at = text.find("BREAK"); at != std::string_view::npos;
+       at = text.find("BREAK", at + 1)) {
     const bool starts = at == 0 || !word(text[at - 1]);
     const bool ends = at + 5 >= text.size() || !word(text[at + 5]);
     if (!starts || !ends) continue;
@@ -59,7 +60,8 @@ std::vector<WeightedText> parsePromptWeights(std::string_view prompt) {
     const char c = prompt[i];
     if (c == '\\') {
       // \( \) \[ \] \\ are the characters; a lone backslash is itself.
-      if (i + 1 < prompt.size() && std::string_view("()[]\\").find(prompt[i + 1]) != std::string_view::npos) {
+      if (i + 1 < prompt.size() &&
+          std::string_view("()[]\\").find(prompt[i + 1]) != std::string_view::npos) {
         res.push_back({std::string(1, prompt[i + 1]), 1.0, false});
         i += 2;
       } else {
@@ -98,7 +100,9 @@ std::vector<WeightedText> parsePromptWeights(std::string_view prompt) {
       ++i;
     } else {
       std::size_t end = i;
-      while (end < prompt.size() && std::string_view("\\()[]:").find(prompt[end]) == std::string_view::npos) ++end;
+      while (end < prompt.size() &&
+             std::string_view("\\()[]:").find(prompt[end]) == std::string_view::npos)
+        ++end;
       appendText(res, prompt.substr(i, end - i));
       i = end;
     }
@@ -109,7 +113,8 @@ std::vector<WeightedText> parsePromptWeights(std::string_view prompt) {
   // Merge neighbours of the same weight (never across a BREAK).
   std::vector<WeightedText> merged;
   for (auto& r : res) {
-    if (!merged.empty() && !r.is_break && !merged.back().is_break && merged.back().weight == r.weight)
+    if (!merged.empty() && !r.is_break && !merged.back().is_break &&
+        merged.back().weight == r.weight)
       merged.back().text += r.text;
     else
       merged.push_back(std::move(r));

@@ -44,8 +44,9 @@ const SpmModule& spmModule() {
 #ifdef KILN_SANITIZE
     // AddressSanitizer refuses RTLD_DEEPBIND, and without it the module's protobuf binds to
     // libtorch's and fails its version check, so the sanitizer build goes without.
-    m.error = "Kiln's sentencepiece module cannot be loaded in the sanitizer build "
-              "(it needs RTLD_DEEPBIND, which AddressSanitizer refuses)";
+    m.error =
+        "Kiln's sentencepiece module cannot be loaded in the sanitizer build "
+        "(it needs RTLD_DEEPBIND, which AddressSanitizer refuses)";
     return m;
 #endif
     for (const auto& path : moduleCandidates()) {
@@ -98,14 +99,16 @@ T5Tokenizer T5Tokenizer::open(const std::string& model_path) {
     throw Error(ErrorKind::FileNotFound, "tokenizer model '" + model_path + "' does not exist");
   const SpmModule& spm = spmModule();
   if (!spm.open)
-    throw Error(ErrorKind::UnsupportedModel, "cannot read the tokenizer '" + model_path + "': " + spm.error);
+    throw Error(ErrorKind::UnsupportedModel,
+                "cannot read the tokenizer '" + model_path + "': " + spm.error);
   T5Tokenizer t;
   t.path_ = model_path;
   t.impl_ = std::make_unique<Impl>();
   char error[512] = {};
   t.impl_->handle = spm.open(model_path.c_str(), error, sizeof error);
   if (!t.impl_->handle)
-    throw Error(ErrorKind::CorruptFile, "'" + model_path + "' is not a sentencepiece model: " + error);
+    throw Error(ErrorKind::CorruptFile,
+                "'" + model_path + "' is not a sentencepiece model: " + error);
   int pieces = 0, eos = -1, pad = -1;
   spm.info(t.impl_->handle, &pieces, &eos, &pad);
   // T5's own conventions where the model leaves them out: pad 0, end 1
@@ -113,7 +116,8 @@ T5Tokenizer T5Tokenizer::open(const std::string& model_path) {
   t.impl_->eos = eos >= 0 ? eos : 1;
   t.impl_->pad = pad >= 0 ? pad : 0;
   if (t.impl_->vocab <= std::max(t.impl_->eos, t.impl_->pad))
-    throw Error(ErrorKind::CorruptFile, "'" + model_path + "' has too few pieces for a T5 tokenizer");
+    throw Error(ErrorKind::CorruptFile,
+                "'" + model_path + "' has too few pieces for a T5 tokenizer");
   return t;
 }
 
@@ -132,36 +136,48 @@ std::string T5Tokenizer::clean(const std::string& text) {
   return out;
 }
 
-std::vector<int64_t> T5Tokenizer::encode(const std::string& text, int64_t length, int64_t* tokens) const {
-  if (length < 1) throw Error(ErrorKind::InvalidArgument, "a tokenized prompt needs room for at least the end token");
+std::vector<int64_t> T5Tokenizer::encode(const std::string& text, int64_t length,
+                                         int64_t* tokens) const {
+  if (length < 1)
+    throw Error(ErrorKind::InvalidArgument,
+                "a tokenized prompt needs room for at least the end token");
   const std::string cleaned = clean(text);
   std::vector<int> pieces(cleaned.size() + 1);
   char error[512] = {};
-  int n = spmModule().encode(impl_->handle, cleaned.c_str(), pieces.data(), static_cast<int>(pieces.size()), error,
-                             sizeof error);
+  int n = spmModule().encode(impl_->handle, cleaned.c_str(), pieces.data(),
+                             static_cast<int>(pieces.size()), error, sizeof error);
   if (n > static_cast<int>(pieces.size())) {
     pieces.resize(static_cast<std::size_t>(n));
     n = spmModule().encode(impl_->handle, cleaned.c_str(), pieces.data(), n, error, sizeof error);
   }
-  if (n < 0) throw Error(ErrorKind::InvalidArgument, std::string("cannot tokenize the prompt: ") + error);
+  if (n < 0)
+    throw Error(ErrorKind::InvalidArgument, std::string("cannot tokenize the prompt: ") + error);
   std::vector<int64_t> ids;
-  for (int i = 0; i < n && static_cast<int64_t>(ids.size()) + 1 < length; ++i) ids.push_back(pieces[static_cast<std::size_t>(i)]);
+  for (int i = 0; i < n && static_cast<int64_t>(ids.size()) + 1 < length; ++i)
+    ids.push_back(pieces[static_cast<std::size_t>(i)]);
   ids.push_back(impl_->eos);
   if (tokens) *tokens = static_cast<int64_t>(ids.size());
   ids.resize(static_cast<std::size_t>(length), impl_->pad);
   return ids;
 }
 
-int64_t T5Tokenizer::vocabSize() const { return impl_->vocab; }
-int64_t T5Tokenizer::eosId() const { return impl_->eos; }
-int64_t T5Tokenizer::padId() const { return impl_->pad; }
+int64_t T5Tokenizer::vocabSize() const {
+  return impl_->vocab;
+}
+int64_t T5Tokenizer::eosId() const {
+  return impl_->eos;
+}
+int64_t T5Tokenizer::padId() const {
+  return impl_->pad;
+}
 
 std::string findT5TokenizerModel(const std::string& text_encoder_path) {
   const fs::path p(text_encoder_path);
   std::error_code ec;
   std::vector<fs::path> candidates;
   const auto add_dir = [&](const fs::path& d) {
-    for (const char* n : {"tokenizer/spiece.model", "spiece.model", "tokenizer.model", "tokenizer/tokenizer.model"})
+    for (const char* n :
+         {"tokenizer/spiece.model", "spiece.model", "tokenizer.model", "tokenizer/tokenizer.model"})
       candidates.push_back(d / n);
   };
   if (fs::is_directory(p, ec)) {

@@ -22,7 +22,8 @@ class T5Tokenizer {
 
   // `length` ids: the cleaned text's pieces (at most length - 1), the end token, then
   // padding. `tokens` (when given) receives how many ids are not padding.
-  std::vector<int64_t> encode(const std::string& text, int64_t length, int64_t* tokens = nullptr) const;
+  std::vector<int64_t> encode(const std::string& text, int64_t length,
+                              int64_t* tokens = nullptr) const;
   int64_t vocabSize() const;
   int64_t eosId() const;
   int64_t padId() const;

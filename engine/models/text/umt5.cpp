@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "core/interrupt.h"
-#include "models/common/working_memory.h"
 #include "kiln/error.h"
+#include "models/common/working_memory.h"
 
 namespace kiln::models {
 namespace {
@@ -19,18 +19,22 @@ at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps) {
   return weight * y.to(weight.scalar_type());
 }
 
-at::Tensor geluTanh(const at::Tensor& x) { return at::gelu(x, "tanh"); }
+at::Tensor geluTanh(const at::Tensor& x) {
+  return at::gelu(x, "tanh");
+}
 
 }  // namespace
 
 Umt5Config Umt5Config::detect(const tensor_io::TensorIndex& index, const std::string& prefix) {
   Umt5Config c;
-  c.embedding = index.contains(prefix + "shared.weight") ? "shared.weight" : "encoder.embed_tokens.weight";
+  c.embedding =
+      index.contains(prefix + "shared.weight") ? "shared.weight" : "encoder.embed_tokens.weight";
   const auto& emb = index.shape(prefix + c.embedding);
   c.vocab = emb.at(0);
   c.d_model = emb.at(1);
   c.layers = 0;
-  while (index.contains(prefix + "encoder.block." + std::to_string(c.layers) + ".layer.0.SelfAttention.q.weight"))
+  while (index.contains(prefix + "encoder.block." + std::to_string(c.layers) +
+                        ".layer.0.SelfAttention.q.weight"))
     ++c.layers;
   if (c.layers == 0)
     throw Error(ErrorKind::UnsupportedModel, "UMT5 encoder at '" + prefix + "' has no layers");
@@ -48,7 +52,8 @@ Umt5Config Umt5Config::detect(const tensor_io::TensorIndex& index, const std::st
   return c;
 }
 
-at::Tensor relativePositionBuckets(int64_t query_len, int64_t key_len, int64_t buckets, int64_t max_distance) {
+at::Tensor relativePositionBuckets(int64_t query_len, int64_t key_len, int64_t buckets,
+                                   int64_t max_distance) {
   const int64_t half = buckets / 2, exact = half / 2;
   const at::Tensor q = at::arange(query_len, at::kLong).unsqueeze(1);
   const at::Tensor k = at::arange(key_len, at::kLong).unsqueeze(0);
@@ -65,7 +70,8 @@ at::Tensor relativePositionBuckets(int64_t query_len, int64_t key_len, int64_t b
   return out + at::where(dist.lt(exact), dist, large);
 }
 
-Umt5Encoder::Umt5Encoder(const Umt5Config& config, std::string prefix) : config_(config), prefix_(std::move(prefix)) {
+Umt5Encoder::Umt5Encoder(const Umt5Config& config, std::string prefix)
+    : config_(config), prefix_(std::move(prefix)) {
   const auto& c = config_;
   const int64_t inner = c.heads * c.d_kv;
   params_.beginGroup("embeddings");
@@ -75,7 +81,8 @@ Umt5Encoder::Umt5Encoder(const Umt5Config& config, std::string prefix) : config_
     Layer& l = layers_[static_cast<std::size_t>(i)];
     const std::string p = prefix_ + "encoder.block." + std::to_string(i) + ".layer.";
     l.group = params_.beginGroup("layer " + std::to_string(i));
-    params_.add(p + "0.layer_norm.weight", {c.d_model}, &l.attn_norm, weights::ParamList::Kind::Leaf);
+    params_.add(p + "0.layer_norm.weight", {c.d_model}, &l.attn_norm,
+                weights::ParamList::Kind::Leaf);
     l.q = Linear(c.d_model, inner, Bias::Without);
     l.k = Linear(c.d_model, inner, Bias::Without);
     l.v = Linear(c.d_model, inner, Bias::Without);
@@ -84,7 +91,8 @@ Umt5Encoder::Umt5Encoder(const Umt5Config& config, std::string prefix) : config_
     l.k.declare(params_, p + "0.SelfAttention.k.");
     l.v.declare(params_, p + "0.SelfAttention.v.");
     l.o.declare(params_, p + "0.SelfAttention.o.");
-    params_.add(p + "0.SelfAttention.relative_attention_bias.weight", {c.buckets, c.heads}, &l.rel_bias);
+    params_.add(p + "0.SelfAttention.relative_attention_bias.weight", {c.buckets, c.heads},
+                &l.rel_bias);
     params_.add(p + "1.layer_norm.weight", {c.d_model}, &l.ff_norm, weights::ParamList::Kind::Leaf);
     l.wi0 = Linear(c.d_model, c.d_ff, Bias::Without);
     l.wi1 = Linear(c.d_model, c.d_ff, Bias::Without);
@@ -94,12 +102,14 @@ Umt5Encoder::Umt5Encoder(const Umt5Config& config, std::string prefix) : config_
     l.wo.declare(params_, p + "1.DenseReluDense.wo.");
   }
   final_group_ = params_.beginGroup("final");
-  params_.add(prefix_ + "encoder.final_layer_norm.weight", {c.d_model}, &final_norm, weights::ParamList::Kind::Leaf);
+  params_.add(prefix_ + "encoder.final_layer_norm.weight", {c.d_model}, &final_norm,
+              weights::ParamList::Kind::Leaf);
   params_.endGroup();
 }
 
 std::vector<std::string> Umt5Encoder::ignoredKeys() const {
-  return {prefix_ + (config_.embedding == "shared.weight" ? "encoder.embed_tokens.weight" : "shared.weight")};
+  return {prefix_ +
+          (config_.embedding == "shared.weight" ? "encoder.embed_tokens.weight" : "shared.weight")};
 }
 
 Umt5Output Umt5Encoder::forward(const at::Tensor& ids, const at::Tensor& mask) const {
@@ -114,15 +124,16 @@ Umt5Output Umt5Encoder::forward(const at::Tensor& ids, const at::Tensor& mask) c
   {
     const weights::GroupScope group(params_, 0);
     if (ids.min().item<int64_t>() < 0 || ids.max().item<int64_t>() >= c.vocab)
-      throw Error(ErrorKind::InvalidArgument, "token id outside the text encoder's vocabulary of " +
-                                                  std::to_string(c.vocab));
+      throw Error(ErrorKind::InvalidArgument,
+                  "token id outside the text encoder's vocabulary of " + std::to_string(c.vocab));
     x = at::embedding(embed_tokens, ids.to(embed_tokens.device()));
   }
   const auto dev = x.device();
   const at::Tensor buckets = relativePositionBuckets(n, n, c.buckets, c.max_distance).to(dev);
   at::Tensor key_mask;  // [B, 1, 1, L] additive, float32
   if (mask.defined())
-    key_mask = ((1.0 - mask.to(dev, at::kFloat)) * std::numeric_limits<float>::lowest()).view({b, 1, 1, n});
+    key_mask = ((1.0 - mask.to(dev, at::kFloat)) * std::numeric_limits<float>::lowest())
+                   .view({b, 1, 1, n});
 
   Umt5Output out;
   out.hidden_states.push_back(x);
@@ -130,12 +141,16 @@ Umt5Output Umt5Encoder::forward(const at::Tensor& ids, const at::Tensor& mask) c
     core::checkInterrupt();
     const weights::GroupScope group(params_, l.group);
     at::Tensor h = rmsNorm(x, l.attn_norm, c.eps);
-    const auto split = [&](const at::Tensor& t) { return t.view({b, n, c.heads, c.d_kv}).transpose(1, 2); };
+    const auto split = [&](const at::Tensor& t) {
+      return t.view({b, n, c.heads, c.d_kv}).transpose(1, 2);
+    };
     const at::Tensor q = split(l.q(h)), k = split(l.k(h)), v = split(l.v(h));
-    at::Tensor bias = at::embedding(l.rel_bias, buckets).permute({2, 0, 1}).unsqueeze(0).to(at::kFloat);
+    at::Tensor bias =
+        at::embedding(l.rel_bias, buckets).permute({2, 0, 1}).unsqueeze(0).to(at::kFloat);
     if (key_mask.defined()) bias = bias + key_mask;
     // no 1/sqrt(d) scaling: T5 folds it into the weights; softmax in float32
-    const at::Tensor scores = at::matmul(q.to(at::kFloat), k.to(at::kFloat).transpose(-2, -1)) + bias;
+    const at::Tensor scores =
+        at::matmul(q.to(at::kFloat), k.to(at::kFloat).transpose(-2, -1)) + bias;
     const at::Tensor attn = at::matmul(at::softmax(scores, -1).to(v.scalar_type()), v);
     x = x + l.o(attn.transpose(1, 2).reshape({b, n, c.heads * c.d_kv}));
     h = rmsNorm(x, l.ff_norm, c.eps);
@@ -153,7 +168,8 @@ at::Tensor Umt5Encoder::encode(const at::Tensor& ids) const {
   at::Tensor hidden = forward(ids, mask).last_hidden_state;
   // rows past each prompt's length (its token count, the end token included) are zero
   const at::Tensor lengths = mask.sum(1, true);
-  const at::Tensor keep = at::arange(ids.size(1), at::kLong).unsqueeze(0).lt(lengths).to(hidden.device());
+  const at::Tensor keep =
+      at::arange(ids.size(1), at::kLong).unsqueeze(0).lt(lengths).to(hidden.device());
   return hidden * keep.unsqueeze(-1).to(hidden.scalar_type());
 }
 

@@ -33,7 +33,8 @@ struct Umt5Config {
 
 // T5's bidirectional bucket of (key position - query position): half the buckets per sign,
 // exact below a quarter of them, log-spaced up to max_distance. [q, k] int64.
-at::Tensor relativePositionBuckets(int64_t query_len, int64_t key_len, int64_t buckets, int64_t max_distance);
+at::Tensor relativePositionBuckets(int64_t query_len, int64_t key_len, int64_t buckets,
+                                   int64_t max_distance);
 
 struct Umt5Output {
   std::vector<at::Tensor> hidden_states;  // embeddings, after each layer (the last one normed)

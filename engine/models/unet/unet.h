@@ -47,7 +47,7 @@ class UNetModel {
 // batch of `batch` latents of latent_h x latent_w (a CFG step calls with twice the
 // images) and `context_tokens` prompt tokens, computing in `dtype`, the float32 result
 // included. Modelled from the architecture's tensors, block by block.
-int64_t unetWorkingBytes(const UNetConfig& config, int64_t batch, int64_t latent_h, int64_t latent_w,
-                         int64_t context_tokens, at::ScalarType dtype);
+int64_t unetWorkingBytes(const UNetConfig& config, int64_t batch, int64_t latent_h,
+                         int64_t latent_w, int64_t context_tokens, at::ScalarType dtype);
 
 }  // namespace kiln::models

@@ -19,8 +19,9 @@ struct TransformerPeak {
   int64_t elements = 0;
   int64_t score_bytes = 0;
 };
-TransformerPeak transformerPeak(int64_t ch, int64_t pixels, int64_t batch, int64_t tokens, int64_t context_tokens,
-                                int64_t heads, int64_t col, int64_t element) {
+TransformerPeak transformerPeak(int64_t ch, int64_t pixels, int64_t batch, int64_t tokens,
+                                int64_t context_tokens, int64_t heads, int64_t col,
+                                int64_t element) {
   TransformerPeak p;
   const int64_t attention = 10 * ch;
   const int64_t feed_forward = 21 * ch;
@@ -51,8 +52,9 @@ int64_t unetWorkingBytes(const UNetConfig& c, int64_t batch, int64_t latent_h, i
   std::size_t depth_i = 0;
   const auto transformer = [&](int64_t channels, int64_t level, int64_t depth) {
     if (depth <= 0) return int64_t{0};
-    const TransformerPeak t = transformerPeak(channels, pixels(), batch, h * w, context_tokens,
-                                              std::max<int64_t>(c.headsFor(level, channels), 1), col, e);
+    const TransformerPeak t =
+        transformerPeak(channels, pixels(), batch, h * w, context_tokens,
+                        std::max<int64_t>(c.headsFor(level, channels), 1), col, e);
     return t.elements * e + t.score_bytes;
   };
   for (int64_t level = 0; level < c.levels(); ++level) {

@@ -19,7 +19,8 @@ VaeConfig VaeConfig::detect(const tensor_io::TensorIndex& index, const std::stri
   for (int64_t i = 0;
        index.contains(prefix + "encoder.down." + std::to_string(i) + ".block.0.conv2.weight"); ++i)
     c.channel_mult.push_back(
-        index.dim(prefix + "encoder.down." + std::to_string(i) + ".block.0.conv2.weight", 0) / c.base_channels);
+        index.dim(prefix + "encoder.down." + std::to_string(i) + ".block.0.conv2.weight", 0) /
+        c.base_channels);
   if (c.channel_mult.empty() || c.num_res_blocks == 0)
     throw Error(ErrorKind::UnsupportedModel, "VAE at '" + prefix + "' has no encoder levels");
   return c;

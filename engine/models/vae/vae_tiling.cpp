@@ -5,9 +5,9 @@
 
 #include "core/interrupt.h"
 #include "core/torch_compat.h"
+#include "kiln/error.h"
 #include "models/common/conv_kernels.h"
 #include "models/common/working_memory.h"
-#include "kiln/error.h"
 
 namespace kiln::models {
 namespace {
@@ -15,7 +15,8 @@ namespace {
 // Per-tile weights along one axis: a linear ramp over each overlap with a neighbour,
 // then normalised so the weights of all tiles sum to one at every position. The 2-D
 // weight of a tile is the outer product of its two axes' weights, which sums to one too.
-std::vector<at::Tensor> axisWeights(int64_t length, const std::vector<int64_t>& starts, int64_t tile) {
+std::vector<at::Tensor> axisWeights(int64_t length, const std::vector<int64_t>& starts,
+                                    int64_t tile) {
   const auto n = static_cast<int64_t>(starts.size());
   const int64_t t = std::min(tile, length);
   std::vector<at::Tensor> weights;
@@ -36,8 +37,8 @@ std::vector<at::Tensor> axisWeights(int64_t length, const std::vector<int64_t>& 
     weights.push_back(w);
   }
   for (int64_t i = 0; i < n; ++i)
-    weights[static_cast<std::size_t>(i)] =
-        weights[static_cast<std::size_t>(i)] / sum.narrow(0, starts[static_cast<std::size_t>(i)], t);
+    weights[static_cast<std::size_t>(i)] = weights[static_cast<std::size_t>(i)] /
+                                           sum.narrow(0, starts[static_cast<std::size_t>(i)], t);
   return weights;
 }
 
@@ -48,9 +49,10 @@ std::vector<int64_t> scaled(std::vector<int64_t> v, int64_t f) {
 
 void checkTiles(const LatentTiles& tiles) {
   if (tiles.tile < 1 || tiles.overlap < 0 || tiles.overlap * 2 > tiles.tile)
-    throw Error(ErrorKind::InvalidArgument, "VAE tiles of " + std::to_string(tiles.tile) +
-                                                " latent cells with an overlap of " + std::to_string(tiles.overlap) +
-                                                " are not possible (the overlap is at most half a tile)");
+    throw Error(ErrorKind::InvalidArgument,
+                "VAE tiles of " + std::to_string(tiles.tile) + " latent cells with an overlap of " +
+                    std::to_string(tiles.overlap) +
+                    " are not possible (the overlap is at most half a tile)");
 }
 
 // Runs `fn` on every tile of the [B, C, h, w] grid (in latent cells) and blends the
@@ -90,9 +92,12 @@ at::Tensor blendTiles(int64_t latent_h, int64_t latent_w, int64_t scale, const L
         if (pass == 1) {
           piece = piece.to(at::kFloat);
           if (!out.defined())
-            out = at::zeros({piece.size(0), piece.size(1), latent_h * scale, latent_w * scale}, piece.options());
+            out = at::zeros({piece.size(0), piece.size(1), latent_h * scale, latent_w * scale},
+                            piece.options());
           const at::Tensor weight = (wy[i].unsqueeze(1) * wx[j].unsqueeze(0)).to(piece.device());
-          out.narrow(2, ys[i] * scale, th * scale).narrow(3, xs[j] * scale, tw * scale).add_(piece * weight);
+          out.narrow(2, ys[i] * scale, th * scale)
+              .narrow(3, xs[j] * scale, tw * scale)
+              .add_(piece * weight);
         }
         piece = at::Tensor();
         if (progress) progress(done, total);
@@ -104,17 +109,20 @@ at::Tensor blendTiles(int64_t latent_h, int64_t latent_w, int64_t scale, const L
 }  // namespace
 
 std::vector<int64_t> tileStarts(int64_t length, int64_t tile, int64_t overlap) {
-  if (tile < 1 || overlap < 0 || overlap * 2 > tile) throw Error(ErrorKind::InvalidArgument, "invalid tile layout");
+  if (tile < 1 || overlap < 0 || overlap * 2 > tile)
+    throw Error(ErrorKind::InvalidArgument, "invalid tile layout");
   if (tile >= length) return {0};
   const int64_t n = (length - overlap + (tile - overlap) - 1) / (tile - overlap);
   std::vector<int64_t> starts;
   for (int64_t i = 0; i < n; ++i)
-    starts.push_back(static_cast<int64_t>(std::llround(static_cast<double>(i) * static_cast<double>(length - tile) /
-                                                       static_cast<double>(n - 1))));
+    starts.push_back(static_cast<int64_t>(std::llround(
+        static_cast<double>(i) * static_cast<double>(length - tile) / static_cast<double>(n - 1))));
   return starts;
 }
 
-int64_t tilePasses(int64_t tiles) { return tiles > 1 ? 2 * tiles : 1; }
+int64_t tilePasses(int64_t tiles) {
+  return tiles > 1 ? 2 * tiles : 1;
+}
 
 int64_t tileCount(int64_t latent_h, int64_t latent_w, const LatentTiles& tiles) {
   checkTiles(tiles);
@@ -133,17 +141,19 @@ at::Tensor decodeTiled(const AutoencoderKL& vae, const at::Tensor& z, const Late
                     });
 }
 
-at::Tensor encodeMomentsTiled(const AutoencoderKL& vae, const at::Tensor& image, const LatentTiles& tiles,
-                              const TileProgress& progress) {
+at::Tensor encodeMomentsTiled(const AutoencoderKL& vae, const at::Tensor& image,
+                              const LatentTiles& tiles, const TileProgress& progress) {
   const int64_t f = vae.config().downscale();
   if (image.size(2) % f != 0 || image.size(3) % f != 0)
-    throw Error(ErrorKind::InvalidArgument, "tiled encode needs an image whose sides are multiples of " +
-                                                std::to_string(f) + " pixels");
+    throw Error(ErrorKind::InvalidArgument,
+                "tiled encode needs an image whose sides are multiples of " + std::to_string(f) +
+                    " pixels");
   const weights::CallScope whole(vae.params());  // as in decodeTiled: one upload for every tile
-  return blendTiles(image.size(2) / f, image.size(3) / f, 1, tiles, progress,
-                    [&](int64_t y, int64_t x, int64_t h, int64_t w) {
-                      return vae.encodeMoments(image.narrow(2, y * f, h * f).narrow(3, x * f, w * f));
-                    });
+  return blendTiles(
+      image.size(2) / f, image.size(3) / f, 1, tiles, progress,
+      [&](int64_t y, int64_t x, int64_t h, int64_t w) {
+        return vae.encodeMoments(image.narrow(2, y * f, h * f).narrow(3, x * f, w * f));
+      });
 }
 
 // The estimates follow the tensors that are alive together in AutoencoderKL's code (see
@@ -164,11 +174,14 @@ int64_t attentionPeakBytes(int64_t ch, int64_t pixels, int64_t element) {
 
 }  // namespace
 
-int64_t decodeWorkingBytes(const VaeConfig& c, int64_t latent_h, int64_t latent_w, at::ScalarType dtype) {
+int64_t decodeWorkingBytes(const VaeConfig& c, int64_t latent_h, int64_t latent_w,
+                           at::ScalarType dtype) {
   const int64_t e = at::elementSize(dtype);
   const int64_t col = cpuConvUsesIm2col(dtype) ? 9 : 0;  // im2col buffer per input channel
   const auto levels = static_cast<int64_t>(c.channel_mult.size());
-  const auto chAt = [&](int64_t i) { return c.base_channels * c.channel_mult[static_cast<std::size_t>(i)]; };
+  const auto chAt = [&](int64_t i) {
+    return c.base_channels * c.channel_mult[static_cast<std::size_t>(i)];
+  };
   int64_t pixels = latent_h * latent_w;
   int64_t ch = chAt(levels - 1);
   int64_t peak = std::max(resnetPeak(ch, ch, pixels, col) * e, attentionPeakBytes(ch, pixels, e));
@@ -189,11 +202,14 @@ int64_t decodeWorkingBytes(const VaeConfig& c, int64_t latent_h, int64_t latent_
   return withSmallTensors(peak + oneDnnReorderBytes(peak, col, dtype));
 }
 
-int64_t encodeWorkingBytes(const VaeConfig& c, int64_t height, int64_t width, at::ScalarType dtype) {
+int64_t encodeWorkingBytes(const VaeConfig& c, int64_t height, int64_t width,
+                           at::ScalarType dtype) {
   const int64_t e = at::elementSize(dtype);
   const int64_t col = cpuConvUsesIm2col(dtype) ? 9 : 0;  // im2col buffer per input channel
   const auto levels = static_cast<int64_t>(c.channel_mult.size());
-  const auto chAt = [&](int64_t i) { return c.base_channels * c.channel_mult[static_cast<std::size_t>(i)]; };
+  const auto chAt = [&](int64_t i) {
+    return c.base_channels * c.channel_mult[static_cast<std::size_t>(i)];
+  };
   int64_t pixels = height * width;
   // The float32 image beside its copy in the compute dtype and conv_in's output.
   int64_t peak = c.in_channels * pixels * (4 + e + col * e) + c.base_channels * pixels * e;
@@ -209,13 +225,14 @@ int64_t encodeWorkingBytes(const VaeConfig& c, int64_t height, int64_t width, at
       pixels /= 4;
     }
   }
-  peak = std::max(peak, std::max(resnetPeak(ch, ch, pixels, col) * e, attentionPeakBytes(ch, pixels, e)));
+  peak = std::max(peak,
+                  std::max(resnetPeak(ch, ch, pixels, col) * e, attentionPeakBytes(ch, pixels, e)));
   peak = std::max(peak, ((3 + col) * ch + 4 * c.z_channels + 2 * c.embed_dim) * pixels * e);
   return withSmallTensors(peak + oneDnnReorderBytes(peak, col, dtype));
 }
 
-int64_t tiledDecodeWorkingBytes(const VaeConfig& c, int64_t latent_h, int64_t latent_w, const LatentTiles& tiles,
-                                at::ScalarType dtype) {
+int64_t tiledDecodeWorkingBytes(const VaeConfig& c, int64_t latent_h, int64_t latent_w,
+                                const LatentTiles& tiles, at::ScalarType dtype) {
   const int64_t f = c.downscale();
   const int64_t th = std::min(tiles.tile, latent_h), tw = std::min(tiles.tile, latent_w);
   // The float32 result and, around each tile, its float copy and the weighted copy.
@@ -224,8 +241,8 @@ int64_t tiledDecodeWorkingBytes(const VaeConfig& c, int64_t latent_h, int64_t la
   return result + decodeWorkingBytes(c, th, tw, dtype) + tile_extra;
 }
 
-int64_t tiledEncodeWorkingBytes(const VaeConfig& c, int64_t height, int64_t width, const LatentTiles& tiles,
-                                at::ScalarType dtype) {
+int64_t tiledEncodeWorkingBytes(const VaeConfig& c, int64_t height, int64_t width,
+                                const LatentTiles& tiles, at::ScalarType dtype) {
   const int64_t f = c.downscale();
   const int64_t th = std::min(tiles.tile * f, height), tw = std::min(tiles.tile * f, width);
   const int64_t result = 2 * c.embed_dim * (height / f) * (width / f) * 4;

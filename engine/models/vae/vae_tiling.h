@@ -42,18 +42,20 @@ at::Tensor decodeTiled(const AutoencoderKL& vae, const at::Tensor& z, const Late
                        const TileProgress& progress = {});
 // encodeMoments of an image [B, in, H, W] (H, W multiples of the VAE's downscale) tile by
 // tile; float32 [B, 2*embed, H/f, W/f].
-at::Tensor encodeMomentsTiled(const AutoencoderKL& vae, const at::Tensor& image, const LatentTiles& tiles,
-                              const TileProgress& progress = {});
+at::Tensor encodeMomentsTiled(const AutoencoderKL& vae, const at::Tensor& image,
+                              const LatentTiles& tiles, const TileProgress& progress = {});
 
 // Bytes of activations (weights not included) a full decode of an h x w latent, or a full
 // encode of an H x W image, holds at its peak, computing in `dtype`, including the
 // float32 result. Modelled from the architecture's tensors, operation by operation.
-int64_t decodeWorkingBytes(const VaeConfig& config, int64_t latent_h, int64_t latent_w, at::ScalarType dtype);
-int64_t encodeWorkingBytes(const VaeConfig& config, int64_t height, int64_t width, at::ScalarType dtype);
+int64_t decodeWorkingBytes(const VaeConfig& config, int64_t latent_h, int64_t latent_w,
+                           at::ScalarType dtype);
+int64_t encodeWorkingBytes(const VaeConfig& config, int64_t height, int64_t width,
+                           at::ScalarType dtype);
 // The same for tiled work: one tile's working set plus the full-size result.
 int64_t tiledDecodeWorkingBytes(const VaeConfig& config, int64_t latent_h, int64_t latent_w,
                                 const LatentTiles& tiles, at::ScalarType dtype);
-int64_t tiledEncodeWorkingBytes(const VaeConfig& config, int64_t height, int64_t width, const LatentTiles& tiles,
-                                at::ScalarType dtype);
+int64_t tiledEncodeWorkingBytes(const VaeConfig& config, int64_t height, int64_t width,
+                                const LatentTiles& tiles, at::ScalarType dtype);
 
 }  // namespace kiln::models

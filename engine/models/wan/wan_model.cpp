@@ -30,10 +30,11 @@ bool isFile(const fs::path& p) {
 void refusePickle(const fs::path& p) {
   const std::string ext = p.extension().string();
   if (ext == ".ckpt" || ext == ".pt" || ext == ".pth" || ext == ".bin")
-    throw Error(ErrorKind::UnsupportedModel, "'" + p.string() +
-                                                 "' is a pickle file, which can run arbitrary code when loaded; "
-                                                 "Kiln only loads .safetensors. Convert it once with a trusted "
-                                                 "tool and open the .safetensors file.");
+    throw Error(ErrorKind::UnsupportedModel,
+                "'" + p.string() +
+                    "' is a pickle file, which can run arbitrary code when loaded; "
+                    "Kiln only loads .safetensors. Convert it once with a trusted "
+                    "tool and open the .safetensors file.");
 }
 
 // The .safetensors files of a diffusers component folder (several when sharded).
@@ -57,14 +58,15 @@ fs::path componentFolder(const fs::path& path, const char* sub) {
   if (isFile(path / "config.json")) return path;
   if (isDir(path / sub)) return path / sub;
   throw Error(ErrorKind::UnsupportedModel, "'" + path.string() + "' is neither a diffusers " + sub +
-                                               " folder (config.json) nor a pipeline folder with " + sub + "/");
+                                               " folder (config.json) nor a pipeline folder with " +
+                                               sub + "/");
 }
 
 // A value from the JSON files beside a single file: top level or one object deep.
 std::optional<json> sidecarValue(const fs::path& file, const char* key, std::string& where) {
   const fs::path dir = file.parent_path();
-  for (const fs::path& candidate :
-       {dir / (file.stem().string() + ".json"), dir / "config.json", dir / "original_config.json"}) {
+  for (const fs::path& candidate : {dir / (file.stem().string() + ".json"), dir / "config.json",
+                                    dir / "original_config.json"}) {
     if (!isFile(candidate)) continue;
     const json j = readJsonObject(candidate);
     where = candidate.string();
@@ -94,21 +96,23 @@ tensor_io::TensorIndex singleFileIndex(const fs::path& path, const std::string& 
   if (raw.contains(probe) || !raw.contains(comfy + probe)) return raw;
   tensor_io::TensorIndex stripped;
   for (const auto& [name, entry] : raw.entries())
-    stripped.add(name.compare(0, comfy.size(), comfy) == 0 ? name.substr(comfy.size()) : name, entry);
+    stripped.add(name.compare(0, comfy.size(), comfy) == 0 ? name.substr(comfy.size()) : name,
+                 entry);
   return stripped;
 }
 
 void checkExists(const fs::path& p) {
   std::error_code ec;
-  if (!fs::exists(p, ec)) throw Error(ErrorKind::FileNotFound, "model '" + p.string() + "' does not exist");
+  if (!fs::exists(p, ec))
+    throw Error(ErrorKind::FileNotFound, "model '" + p.string() + "' does not exist");
   if (!isDir(p)) refusePickle(p);
 }
 
 }  // namespace
 
 bool isWanTransformer(const tensor_io::TensorIndex& index) {
-  return index.contains("patch_embedding.weight") && index.contains("blocks.0.self_attn.q.weight") &&
-         index.contains("head.modulation");
+  return index.contains("patch_embedding.weight") &&
+         index.contains("blocks.0.self_attn.q.weight") && index.contains("head.modulation");
 }
 
 WanComponent<WanTransformerConfig> openWanTransformer(const std::string& path) {
@@ -120,12 +124,15 @@ WanComponent<WanTransformerConfig> openWanTransformer(const std::string& path) {
   if (isDir(p)) {
     const fs::path dir = componentFolder(p, "transformer");
     for (const auto& f : folderWeights(dir))
-      tensor_io::mapDiffusersWanTransformer(tensor_io::SafetensorsFile::open(f.string()), "", c.index);
+      tensor_io::mapDiffusersWanTransformer(tensor_io::SafetensorsFile::open(f.string()), "",
+                                            c.index);
     const json cfg = readJsonObject(dir / "config.json");
     if (cfg.contains("num_attention_heads")) {
-      if (!cfg["num_attention_heads"].is_number_integer() || cfg["num_attention_heads"].get<int64_t>() < 1)
-        throw Error(ErrorKind::UnsupportedModel, (dir / "config.json").string() + ": num_attention_heads is " +
-                                                     cfg["num_attention_heads"].dump() + "; it must be a count of 1 or more");
+      if (!cfg["num_attention_heads"].is_number_integer() ||
+          cfg["num_attention_heads"].get<int64_t>() < 1)
+        throw Error(ErrorKind::UnsupportedModel,
+                    (dir / "config.json").string() + ": num_attention_heads is " +
+                        cfg["num_attention_heads"].dump() + "; it must be a count of 1 or more");
       heads = cfg["num_attention_heads"].get<int64_t>();
     }
     c.notes.push_back("configuration from " + (dir / "config.json").string());
@@ -139,16 +146,21 @@ WanComponent<WanTransformerConfig> openWanTransformer(const std::string& path) {
       heads = h->get<int64_t>();
       c.notes.push_back("head count from " + where);
     }
-    if (const auto t = sidecarValue(p, "text_len", where); t && t->is_number_integer()) text_len = t->get<int64_t>();
+    if (const auto t = sidecarValue(p, "text_len", where); t && t->is_number_integer())
+      text_len = t->get<int64_t>();
   }
   if (!isWanTransformer(c.index))
-    throw Error(ErrorKind::UnsupportedModel, "'" + path + "' is not a Wan 2.1 transformer (" + c.index.summary() + ")");
-  if (c.index.contains("img_emb.proj.0.weight") || c.index.contains("blocks.0.cross_attn.k_img.weight"))
     throw Error(ErrorKind::UnsupportedModel,
-                "'" + path + "' is a Wan image-to-video transformer; Kiln runs the text-to-video models");
+                "'" + path + "' is not a Wan 2.1 transformer (" + c.index.summary() + ")");
+  if (c.index.contains("img_emb.proj.0.weight") ||
+      c.index.contains("blocks.0.cross_attn.k_img.weight"))
+    throw Error(
+        ErrorKind::UnsupportedModel,
+        "'" + path + "' is a Wan image-to-video transformer; Kiln runs the text-to-video models");
   c.config = WanTransformerConfig::detect(c.index, "", heads);
   if (text_len < 1 || text_len > 4096)
-    throw Error(ErrorKind::CorruptFile, "'" + path + "': text_len " + std::to_string(text_len) + " is out of range");
+    throw Error(ErrorKind::CorruptFile,
+                "'" + path + "': text_len " + std::to_string(text_len) + " is out of range");
   c.config.text_len = text_len;
   return c;
 }
@@ -175,7 +187,8 @@ WanComponent<WanVaeConfig> openWanVae(const std::string& path) {
   }
   if (!c.index.contains("encoder.conv1.weight") || !c.index.contains("decoder.conv1.weight") ||
       !c.index.contains("conv2.weight") || !c.index.contains("decoder.middle.1.to_qkv.weight"))
-    throw Error(ErrorKind::UnsupportedModel, "'" + path + "' is not a Wan 2.1 VAE (" + c.index.summary() + ")");
+    throw Error(ErrorKind::UnsupportedModel,
+                "'" + path + "' is not a Wan 2.1 VAE (" + c.index.summary() + ")");
   c.config = WanVaeConfig::detect(c.index, "");
   if (mean && std_dev) {
     c.config.latents_mean = doubles(*mean, where + ": latents_mean");
@@ -184,7 +197,8 @@ WanComponent<WanVaeConfig> openWanVae(const std::string& path) {
   } else {
     c.notes.push_back("Wan 2.1 latent statistics");
   }
-  if (std::any_of(c.config.latents_std.begin(), c.config.latents_std.end(), [](double s) { return !(s > 0.0); }))
+  if (std::any_of(c.config.latents_std.begin(), c.config.latents_std.end(),
+                  [](double s) { return !(s > 0.0); }))
     throw Error(ErrorKind::CorruptFile, "'" + path + "': latents_std values must be positive");
   return c;
 }
@@ -196,17 +210,20 @@ WanComponent<Umt5Config> openUmt5(const std::string& path) {
   c.path = path;
   if (isDir(p)) {
     const fs::path dir = componentFolder(p, "text_encoder");
-    for (const auto& f : folderWeights(dir)) c.index.addFile(tensor_io::SafetensorsFile::open(f.string()));
+    for (const auto& f : folderWeights(dir))
+      c.index.addFile(tensor_io::SafetensorsFile::open(f.string()));
   } else {
     c.index.addFile(tensor_io::SafetensorsFile::open(path));
   }
   if (!c.index.contains("encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight") ||
       !c.index.contains("encoder.final_layer_norm.weight"))
-    throw Error(ErrorKind::UnsupportedModel, "'" + path + "' is not a UMT5 text encoder (" + c.index.summary() + ")");
+    throw Error(ErrorKind::UnsupportedModel,
+                "'" + path + "' is not a UMT5 text encoder (" + c.index.summary() + ")");
   if (!c.index.contains("encoder.block.1.layer.0.SelfAttention.relative_attention_bias.weight") &&
       c.index.contains("encoder.block.1.layer.0.SelfAttention.q.weight"))
-    throw Error(ErrorKind::UnsupportedModel,
-                "'" + path + "' is a T5 encoder (one shared position bias); Wan needs UMT5, which has one per layer");
+    throw Error(ErrorKind::UnsupportedModel, "'" + path +
+                                                 "' is a T5 encoder (one shared position bias); "
+                                                 "Wan needs UMT5, which has one per layer");
   c.config = Umt5Config::detect(c.index, "");
   return c;
 }
@@ -226,7 +243,9 @@ WanSamplingDefaults wanSamplingDefaults(const std::string& path) {
   } else if (j.contains("flow_shift") && j["flow_shift"].is_number()) {
     d.flow_shift = j["flow_shift"].get<double>();
   }
-  if (!(d.flow_shift > 0.0)) throw Error(ErrorKind::CorruptFile, "'" + sched.string() + "': the flow shift must be positive");
+  if (!(d.flow_shift > 0.0))
+    throw Error(ErrorKind::CorruptFile,
+                "'" + sched.string() + "': the flow shift must be positive");
   d.note = "sampling defaults from " + sched.string();
   return d;
 }

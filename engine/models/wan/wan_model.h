@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "models/wan/wan_transformer.h"
 #include "models/text/umt5.h"
+#include "models/wan/wan_transformer.h"
 #include "models/wan/wan_vae.h"
 #include "tensor_io/tensor_index.h"
 

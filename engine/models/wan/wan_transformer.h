@@ -43,8 +43,8 @@ struct WanTransformerConfig {
 // patches, per token (f, h, w row-major) and per channel pair: cos and sin, [S, head_dim/2]
 // float32. Pairs are [frame | height | width] with head_dim - 4 (head_dim / 6),
 // 2 (head_dim / 6), 2 (head_dim / 6) channels.
-std::pair<at::Tensor, at::Tensor> wanRopeAngles(int64_t frames, int64_t height, int64_t width, int64_t head_dim,
-                                                double theta);
+std::pair<at::Tensor, at::Tensor> wanRopeAngles(int64_t frames, int64_t height, int64_t width,
+                                                int64_t head_dim, double theta);
 
 class WanTransformer {
  public:
@@ -57,7 +57,8 @@ class WanTransformer {
   const std::string& prefix() const noexcept { return prefix_; }
   // latent [B, C, F, H, W] (H, W multiples of the patch), timestep [B] (integer or
   // fractional training steps), context [B, L, text_dim] -> velocity [B, C_out, F, H, W].
-  at::Tensor forward(const at::Tensor& latent, const at::Tensor& timestep, const at::Tensor& context) const;
+  at::Tensor forward(const at::Tensor& latent, const at::Tensor& timestep,
+                     const at::Tensor& context) const;
 
  private:
   struct Attention {
@@ -71,8 +72,8 @@ class WanTransformer {
     Linear ffn0, ffn2;
     std::size_t group = 0;
   };
-  at::Tensor attend(const Attention& a, const at::Tensor& x, const at::Tensor& context, const at::Tensor* cos,
-                    const at::Tensor* sin) const;
+  at::Tensor attend(const Attention& a, const at::Tensor& x, const at::Tensor& context,
+                    const at::Tensor* cos, const at::Tensor* sin) const;
 
   WanTransformerConfig config_;
   std::string prefix_;
@@ -87,7 +88,8 @@ class WanTransformer {
 // Bytes of activations (weights not included) one forward() of a batch of one over a
 // latent of `frames` x `height` x `width` cells and `context_tokens` prompt tokens holds at
 // its peak in `dtype`, the float32 result included.
-int64_t wanTransformerWorkingBytes(const WanTransformerConfig& config, int64_t frames, int64_t height, int64_t width,
-                                   int64_t context_tokens, at::ScalarType dtype);
+int64_t wanTransformerWorkingBytes(const WanTransformerConfig& config, int64_t frames,
+                                   int64_t height, int64_t width, int64_t context_tokens,
+                                   at::ScalarType dtype);
 
 }  // namespace kiln::models

@@ -6,18 +6,20 @@
 
 #include "core/interrupt.h"
 #include "core/torch_compat.h"
-#include "models/vae/vae_tiling.h"
 #include "kiln/error.h"
+#include "models/vae/vae_tiling.h"
 
 namespace kiln::models {
 namespace {
 
 // [B, C, T, H, W] <-> [B*T, C, H, W] for per-frame 2D operations.
 at::Tensor toFrames(const at::Tensor& x) {
-  return x.permute({0, 2, 1, 3, 4}).reshape({x.size(0) * x.size(2), x.size(1), x.size(3), x.size(4)});
+  return x.permute({0, 2, 1, 3, 4})
+      .reshape({x.size(0) * x.size(2), x.size(1), x.size(3), x.size(4)});
 }
 at::Tensor fromFrames(const at::Tensor& y, int64_t batch) {
-  return y.view({batch, y.size(0) / batch, y.size(1), y.size(2), y.size(3)}).permute({0, 2, 1, 3, 4});
+  return y.view({batch, y.size(0) / batch, y.size(1), y.size(2), y.size(3)})
+      .permute({0, 2, 1, 3, 4});
 }
 
 // x / ||x||_2 over the channels * sqrt(C) * gamma (F.normalize semantics), in float32.
@@ -26,14 +28,16 @@ struct RmsNorm {
   bool image = false;  // gamma [C, 1, 1] (per-frame attention) instead of [C, 1, 1, 1]
   at::Tensor gamma;
   void declare(weights::ParamList& p, const std::string& name) {
-    p.add(name, image ? std::vector<int64_t>{channels, 1, 1} : std::vector<int64_t>{channels, 1, 1, 1}, &gamma,
-          weights::ParamList::Kind::Leaf);
+    p.add(name,
+          image ? std::vector<int64_t>{channels, 1, 1} : std::vector<int64_t>{channels, 1, 1, 1},
+          &gamma, weights::ParamList::Kind::Leaf);
   }
   at::Tensor operator()(const at::Tensor& x) const {
     weights::LeafScope leaf(&gamma, nullptr);
     const at::Tensor xf = x.to(at::kFloat);
     const at::Tensor norm = xf.norm(2, {1}, true).clamp_min(1e-12);
-    return (xf / norm * (std::sqrt(static_cast<double>(channels)) * gamma.to(at::kFloat))).to(x.scalar_type());
+    return (xf / norm * (std::sqrt(static_cast<double>(channels)) * gamma.to(at::kFloat)))
+        .to(x.scalar_type());
   }
 };
 
@@ -107,10 +111,11 @@ struct FrameAttention {
     const int64_t b = x.size(0);
     const at::Tensor frames = toFrames(x);
     const int64_t n = frames.size(0), h = frames.size(2), w = frames.size(3);
-    const at::Tensor qkv = to_qkv(norm(frames)).view({n, 3 * channels, h * w}).transpose(1, 2).unsqueeze(1);
+    const at::Tensor qkv =
+        to_qkv(norm(frames)).view({n, 3 * channels, h * w}).transpose(1, 2).unsqueeze(1);
     const auto parts = qkv.chunk(3, -1);  // each [N, 1, HW, C]
-    const at::Tensor out = core::scaledDotProductAttention(parts[0], parts[1], parts[2], {},
-                                                           1.0 / std::sqrt(static_cast<double>(channels)));
+    const at::Tensor out = core::scaledDotProductAttention(
+        parts[0], parts[1], parts[2], {}, 1.0 / std::sqrt(static_cast<double>(channels)));
     const at::Tensor y = proj(out.squeeze(1).transpose(1, 2).reshape({n, channels, h, w}));
     return x + fromFrames(y, b);
   }
@@ -123,12 +128,14 @@ struct Resample {
   int64_t channels = 0;
   Conv2d conv;
   at::Tensor time_w, time_b;
-  Resample(weights::ParamList& p, const std::string& prefix, ResampleMode m, int64_t c) : mode(m), channels(c) {
+  Resample(weights::ParamList& p, const std::string& prefix, ResampleMode m, int64_t c)
+      : mode(m), channels(c) {
     const bool up = m == ResampleMode::Up2d || m == ResampleMode::Up3d;
     conv = up ? Conv2d(c, c / 2, 3, 1, 1) : Conv2d(c, c, 3, 2, 0);
     conv.declare(p, prefix + "resample.1.");
     if (m == ResampleMode::Up3d) {
-      p.add(prefix + "time_conv.weight", {2 * c, c, 3, 1, 1}, &time_w, weights::ParamList::Kind::Leaf);
+      p.add(prefix + "time_conv.weight", {2 * c, c, 3, 1, 1}, &time_w,
+            weights::ParamList::Kind::Leaf);
       p.add(prefix + "time_conv.bias", {2 * c}, &time_b, weights::ParamList::Kind::Leaf);
     } else if (m == ResampleMode::Down3d) {
       p.add(prefix + "time_conv.weight", {c, c, 3, 1, 1}, &time_w, weights::ParamList::Kind::Leaf);
@@ -155,8 +162,9 @@ struct Resample {
     prev = full.narrow(2, full.size(2) - 2, 2).clone();
     const at::Tensor y = at::conv3d(full, time_w, time_b);  // [B, 2C, t, H, W]
     const int64_t b = y.size(0), t = y.size(2), h = y.size(3), w = y.size(4);
-    const at::Tensor doubled =
-        y.view({b, 2, channels, t, h, w}).permute({0, 2, 3, 1, 4, 5}).reshape({b, channels, 2 * t, h, w});
+    const at::Tensor doubled = y.view({b, 2, channels, t, h, w})
+                                   .permute({0, 2, 3, 1, 4, 5})
+                                   .reshape({b, channels, 2 * t, h, w});
     return first.defined() ? at::cat({first, doubled}, 2) : doubled;
   }
 
@@ -168,8 +176,9 @@ struct Resample {
     const at::Tensor last = x.narrow(2, x.size(2) - 1, 1).clone();
     at::Tensor out;
     if (!prev.defined()) {
-      out = x.size(2) >= 3 ? at::cat({x.narrow(2, 0, 1), at::conv3d(x, time_w, time_b, {2, 1, 1})}, 2)
-                           : x.narrow(2, 0, 1);
+      out = x.size(2) >= 3
+                ? at::cat({x.narrow(2, 0, 1), at::conv3d(x, time_w, time_b, {2, 1, 1})}, 2)
+                : x.narrow(2, 0, 1);
     } else {
       out = at::conv3d(at::cat({prev, x}, 2), time_w, time_b, {2, 1, 1});
     }
@@ -196,7 +205,9 @@ struct Middle {
   FrameAttention attention;
   ResidualBlock second;
   Middle(weights::ParamList& p, const std::string& prefix, int64_t c)
-      : first(p, prefix + "middle.0.", c, c), attention(p, prefix + "middle.1.", c), second(p, prefix + "middle.2.", c, c) {}
+      : first(p, prefix + "middle.0.", c, c),
+        attention(p, prefix + "middle.1.", c),
+        second(p, prefix + "middle.2.", c, c) {}
   at::Tensor operator()(const at::Tensor& x, CausalCache& cache) const {
     return second(attention(first(x, cache)), cache);
   }
@@ -212,7 +223,9 @@ struct Head {
     norm.declare(p, prefix + "head.0.gamma");
     conv.declare(p, prefix + "head.2.");
   }
-  at::Tensor operator()(const at::Tensor& x, CausalCache& cache) const { return conv(at::silu(norm(x)), cache); }
+  at::Tensor operator()(const at::Tensor& x, CausalCache& cache) const {
+    return conv(at::silu(norm(x)), cache);
+  }
 };
 
 using Unit = std::variant<ResidualBlock, Resample>;
@@ -233,14 +246,16 @@ int64_t WanVaeConfig::temporalFactor() const {
 }
 
 const std::vector<double>& wan21LatentsMean() {
-  static const std::vector<double> v{-0.7571, -0.7089, -0.9113, 0.1075, -0.1745, 0.9653, -0.1517, 1.5508,
-                                     0.4134,  -0.0715, 0.5517,  -0.3632, -0.1922, -0.9497, 0.2503, -0.2921};
+  static const std::vector<double> v{-0.7571, -0.7089, -0.9113, 0.1075,  -0.1745, 0.9653,
+                                     -0.1517, 1.5508,  0.4134,  -0.0715, 0.5517,  -0.3632,
+                                     -0.1922, -0.9497, 0.2503,  -0.2921};
   return v;
 }
 
 const std::vector<double>& wan21LatentsStd() {
-  static const std::vector<double> v{2.8184, 1.4541, 2.3275, 2.6558, 1.2196, 1.7708, 2.6052, 2.0743,
-                                     3.2687, 2.1526, 2.8652, 1.5579, 1.6382, 1.1253, 2.8251, 1.9160};
+  static const std::vector<double> v{2.8184, 1.4541, 2.3275, 2.6558, 1.2196, 1.7708,
+                                     2.6052, 2.0743, 3.2687, 2.1526, 2.8652, 1.5579,
+                                     1.6382, 1.1253, 2.8251, 1.9160};
   return v;
 }
 
@@ -290,12 +305,15 @@ class WanVae::Encoder {
       int64_t in = dims[i];
       for (int64_t r = 0; r < c.num_res_blocks; ++r) {
         units.emplace_back(std::in_place_type<ResidualBlock>, p,
-                           prefix + "downsamples." + std::to_string(index++) + ".", in, dims[i + 1]);
+                           prefix + "downsamples." + std::to_string(index++) + ".", in,
+                           dims[i + 1]);
         in = dims[i + 1];
       }
       if (i + 1 < levels)
-        units.emplace_back(std::in_place_type<Resample>, p, prefix + "downsamples." + std::to_string(index++) + ".",
-                           c.temporal_downsample[i] ? ResampleMode::Down3d : ResampleMode::Down2d, in);
+        units.emplace_back(std::in_place_type<Resample>, p,
+                           prefix + "downsamples." + std::to_string(index++) + ".",
+                           c.temporal_downsample[i] ? ResampleMode::Down3d : ResampleMode::Down2d,
+                           in);
     }
     middle = std::make_unique<Middle>(p, prefix, dims.back());
     head = std::make_unique<Head>(p, prefix, dims.back(), 2 * c.z_dim);
@@ -318,7 +336,8 @@ class WanVae::Decoder {
  public:
   Decoder(weights::ParamList& p, const std::string& prefix, const WanVaeConfig& c) {
     std::vector<int64_t> dims{c.base_dim * c.dim_mult.back()};
-    for (auto it = c.dim_mult.rbegin(); it != c.dim_mult.rend(); ++it) dims.push_back(c.base_dim * *it);
+    for (auto it = c.dim_mult.rbegin(); it != c.dim_mult.rend(); ++it)
+      dims.push_back(c.base_dim * *it);
     conv_in = {c.z_dim, dims[0], 3, 3, {}, {}};
     conv_in.declare(p, prefix + "conv1.");
     middle = std::make_unique<Middle>(p, prefix, dims[0]);
@@ -327,13 +346,14 @@ class WanVae::Decoder {
     for (std::size_t i = 0; i < levels; ++i) {
       int64_t in = i == 0 ? dims[i] : dims[i] / 2;  // after an upsampler's halving
       for (int64_t r = 0; r <= c.num_res_blocks; ++r) {
-        units.emplace_back(std::in_place_type<ResidualBlock>, p, prefix + "upsamples." + std::to_string(index++) + ".",
-                           in, dims[i + 1]);
+        units.emplace_back(std::in_place_type<ResidualBlock>, p,
+                           prefix + "upsamples." + std::to_string(index++) + ".", in, dims[i + 1]);
         in = dims[i + 1];
       }
       if (i + 1 < levels) {
         const bool temporal = c.temporal_downsample[levels - 2 - i];
-        units.emplace_back(std::in_place_type<Resample>, p, prefix + "upsamples." + std::to_string(index++) + ".",
+        units.emplace_back(std::in_place_type<Resample>, p,
+                           prefix + "upsamples." + std::to_string(index++) + ".",
                            temporal ? ResampleMode::Up3d : ResampleMode::Up2d, in);
       }
     }
@@ -357,19 +377,23 @@ class WanVae::Decoder {
   std::unique_ptr<Head> head;
 };
 
-WanVae::WanVae(const WanVaeConfig& config, std::string prefix) : config_(config), prefix_(std::move(prefix)) {
+WanVae::WanVae(const WanVaeConfig& config, std::string prefix)
+    : config_(config), prefix_(std::move(prefix)) {
   const auto& c = config_;
   if (c.latents_mean.size() != static_cast<std::size_t>(c.z_dim) ||
       c.latents_std.size() != static_cast<std::size_t>(c.z_dim))
-    throw Error(ErrorKind::UnsupportedModel, "Wan VAE: the latent statistics must have " + std::to_string(c.z_dim) +
-                                                 " values each (a configuration file with latents_mean and "
-                                                 "latents_std)");
+    throw Error(ErrorKind::UnsupportedModel,
+                "Wan VAE: the latent statistics must have " + std::to_string(c.z_dim) +
+                    " values each (a configuration file with latents_mean and "
+                    "latents_std)");
   params_.beginGroup("encoder");
   encoder_ = std::make_shared<Encoder>(params_, prefix_ + kEncoder, c);
-  params_.add(prefix_ + "conv1.weight", {2 * c.z_dim, 2 * c.z_dim, 1, 1, 1}, &quant_w, weights::ParamList::Kind::Leaf);
+  params_.add(prefix_ + "conv1.weight", {2 * c.z_dim, 2 * c.z_dim, 1, 1, 1}, &quant_w,
+              weights::ParamList::Kind::Leaf);
   params_.add(prefix_ + "conv1.bias", {2 * c.z_dim}, &quant_b, weights::ParamList::Kind::Leaf);
   params_.beginGroup("decoder");
-  params_.add(prefix_ + "conv2.weight", {c.z_dim, c.z_dim, 1, 1, 1}, &post_quant_w, weights::ParamList::Kind::Leaf);
+  params_.add(prefix_ + "conv2.weight", {c.z_dim, c.z_dim, 1, 1, 1}, &post_quant_w,
+              weights::ParamList::Kind::Leaf);
   params_.add(prefix_ + "conv2.bias", {c.z_dim}, &post_quant_b, weights::ParamList::Kind::Leaf);
   decoder_ = std::make_shared<Decoder>(params_, prefix_ + kDecoder, c);
   params_.endGroup();
@@ -378,10 +402,11 @@ WanVae::WanVae(const WanVaeConfig& config, std::string prefix) : config_(config)
 at::Tensor WanVae::encodeMoments(const at::Tensor& video) const {
   const auto& c = config_;
   const int64_t s = c.spatialFactor(), tf = c.temporalFactor();
-  if (video.dim() != 5 || video.size(1) != 3 || (video.size(2) - 1) % tf != 0 || video.size(3) % s != 0 ||
-      video.size(4) % s != 0)
-    throw Error(ErrorKind::ShapeMismatch, "Wan VAE encode: video must be [batch, 3, 1 + " + std::to_string(tf) +
-                                              "n frames, height, width], sides multiples of " + std::to_string(s));
+  if (video.dim() != 5 || video.size(1) != 3 || (video.size(2) - 1) % tf != 0 ||
+      video.size(3) % s != 0 || video.size(4) % s != 0)
+    throw Error(ErrorKind::ShapeMismatch,
+                "Wan VAE encode: video must be [batch, 3, 1 + " + std::to_string(tf) +
+                    "n frames, height, width], sides multiples of " + std::to_string(s));
   const weights::CallScope call(params_);
   const weights::GroupScope group(params_, 0);
   const at::Tensor x = video.to(quant_w.device(), quant_w.scalar_type());
@@ -402,8 +427,8 @@ at::Tensor WanVae::encodeMoments(const at::Tensor& video) const {
   return at::cat({halves[0], halves[1].clamp(-30.0, 20.0)}, 1);
 }
 
-int64_t wanDecodeChunkBytes(const WanVaeConfig& config, int64_t latent_h, int64_t latent_w, int64_t chunk_frames,
-                            at::ScalarType dtype) {
+int64_t wanDecodeChunkBytes(const WanVaeConfig& config, int64_t latent_h, int64_t latent_w,
+                            int64_t chunk_frames, at::ScalarType dtype) {
   // The last level works at full resolution on base_dim channels over the chunk's frames;
   // its residual blocks hold input, normed, padded and convolved copies at once, plus the
   // convolution's column buffer: about 48 such activations at the peak (measured on the
@@ -431,25 +456,31 @@ at::Tensor blendRamp(int64_t length, int64_t overlap, bool rise, bool fall) {
 }  // namespace
 
 at::Tensor WanVae::decodeRaw(const at::Tensor& z, int64_t chunk_frames, const ChunkFn& on_chunk,
-                             const WanSpatialTiles& tiles, const std::function<void()>& on_tile) const {
+                             const WanSpatialTiles& tiles,
+                             const std::function<void()>& on_tile) const {
   const auto& c = config_;
   if (z.dim() != 5 || z.size(1) != c.z_dim || z.size(2) < 1)
-    throw Error(ErrorKind::ShapeMismatch,
-                "Wan VAE decode: latent must be [batch, " + std::to_string(c.z_dim) + ", frames, height, width]");
-  if (chunk_frames < 1) throw Error(ErrorKind::InvalidArgument, "Wan VAE decode: chunks need at least one frame");
+    throw Error(ErrorKind::ShapeMismatch, "Wan VAE decode: latent must be [batch, " +
+                                              std::to_string(c.z_dim) + ", frames, height, width]");
+  if (chunk_frames < 1)
+    throw Error(ErrorKind::InvalidArgument, "Wan VAE decode: chunks need at least one frame");
   const weights::CallScope call(params_);
   const weights::GroupScope group(params_, 1);
   at::Tensor x;
   {
     weights::LeafScope leaf(&post_quant_w, &post_quant_b);
-    x = at::conv3d(z.to(post_quant_w.device(), post_quant_w.scalar_type()), post_quant_w, post_quant_b);
+    x = at::conv3d(z.to(post_quant_w.device(), post_quant_w.scalar_type()), post_quant_w,
+                   post_quant_b);
   }
   const int64_t h = x.size(3), w = x.size(4), s = c.spatialFactor();
   const bool tiled = tiles.tile > 0 && (tiles.tile < h || tiles.tile < w);
   if (tiled && (tiles.overlap < 0 || tiles.overlap > tiles.tile / 2))
-    throw Error(ErrorKind::InvalidArgument, "Wan VAE decode: the tile overlap must be at most half a tile");
-  const std::vector<int64_t> ys = tiled ? tileStarts(h, std::min(tiles.tile, h), tiles.overlap) : std::vector<int64_t>{0};
-  const std::vector<int64_t> xs = tiled ? tileStarts(w, std::min(tiles.tile, w), tiles.overlap) : std::vector<int64_t>{0};
+    throw Error(ErrorKind::InvalidArgument,
+                "Wan VAE decode: the tile overlap must be at most half a tile");
+  const std::vector<int64_t> ys =
+      tiled ? tileStarts(h, std::min(tiles.tile, h), tiles.overlap) : std::vector<int64_t>{0};
+  const std::vector<int64_t> xs =
+      tiled ? tileStarts(w, std::min(tiles.tile, w), tiles.overlap) : std::vector<int64_t>{0};
   const int64_t th = tiled ? std::min(tiles.tile, h) : h, tw = tiled ? std::min(tiles.tile, w) : w;
   std::vector<CausalCache> caches(ys.size() * xs.size());
   std::vector<at::Tensor> parts;

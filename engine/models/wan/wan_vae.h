@@ -33,7 +33,9 @@ struct WanVaeConfig {
   int64_t temporalFactor() const;
   // Latent frames of a video of `frames` frames (1 + (frames - 1) / factor) and back.
   int64_t latentFrames(int64_t frames) const { return 1 + (frames - 1) / temporalFactor(); }
-  int64_t videoFrames(int64_t latent_frames) const { return 1 + (latent_frames - 1) * temporalFactor(); }
+  int64_t videoFrames(int64_t latent_frames) const {
+    return 1 + (latent_frames - 1) * temporalFactor();
+  }
   // Sizes from shapes; the latent statistics are Wan 2.1's (for 16 latent channels).
   static WanVaeConfig detect(const tensor_io::TensorIndex& index, const std::string& prefix);
 };
@@ -62,8 +64,8 @@ struct WanSpatialTiles {
 // Bytes of activations one chunk of `chunk_frames` latent frames holds at its peak when
 // decoded over an h x w latent tile, computing in `dtype` (weights not included; the
 // chunk's output included). Modelled on the full-resolution level, which dominates.
-int64_t wanDecodeChunkBytes(const WanVaeConfig& config, int64_t latent_h, int64_t latent_w, int64_t chunk_frames,
-                            at::ScalarType dtype);
+int64_t wanDecodeChunkBytes(const WanVaeConfig& config, int64_t latent_h, int64_t latent_w,
+                            int64_t chunk_frames, at::ScalarType dtype);
 
 class WanVae {
  public:
@@ -87,7 +89,8 @@ class WanVae {
   // follows each tile of each chunk (it may throw to stop).
   using ChunkFn = std::function<void(const at::Tensor& frames)>;
   at::Tensor decodeRaw(const at::Tensor& z, int64_t chunk_frames = 1, const ChunkFn& on_chunk = {},
-                       const WanSpatialTiles& tiles = {}, const std::function<void()>& on_tile = {}) const;
+                       const WanSpatialTiles& tiles = {},
+                       const std::function<void()>& on_tile = {}) const;
 
   // The transformer's latents <-> the VAE's: z = x * std + mean and back.
   at::Tensor denormalize(const at::Tensor& latents) const;

@@ -9,13 +9,15 @@ namespace kiln::pipelines {
 
 void checkImage(const Image& image, const std::string& what) {
   if (image.width <= 0 || image.height <= 0 || image.channels <= 0)
-    throw Error(ErrorKind::InvalidArgument, what + " is empty (" + std::to_string(image.width) + "x" +
-                                                std::to_string(image.height) + " pixels)");
+    throw Error(ErrorKind::InvalidArgument, what + " is empty (" + std::to_string(image.width) +
+                                                "x" + std::to_string(image.height) + " pixels)");
   if (image.channels > 4)
-    throw Error(ErrorKind::InvalidArgument, what + " has " + std::to_string(image.channels) +
-                                                " channels; grey, grey with alpha, RGB or RGBA images work");
+    throw Error(ErrorKind::InvalidArgument,
+                what + " has " + std::to_string(image.channels) +
+                    " channels; grey, grey with alpha, RGB or RGBA images work");
   if (image.pixels.size() != static_cast<std::size_t>(image.width) * image.height * image.channels)
-    throw Error(ErrorKind::InvalidArgument, what + " is malformed: its pixel count does not match its size");
+    throw Error(ErrorKind::InvalidArgument,
+                what + " is malformed: its pixel count does not match its size");
 }
 
 at::Tensor imageTensor(const Image& image) {
@@ -44,7 +46,10 @@ at::Tensor fitImage(const at::Tensor& image, int64_t height, int64_t width, bool
     scaled = scale < 1.0 ? at::_upsample_bilinear2d_aa(image, {sh, sw}, false)
                          : at::upsample_bilinear2d(image, {sh, sw}, false);
   if (cropped) *cropped = sh != height || sw != width;
-  return scaled.narrow(2, (sh - height) / 2, height).narrow(3, (sw - width) / 2, width).clamp(0.0, 1.0).contiguous();
+  return scaled.narrow(2, (sh - height) / 2, height)
+      .narrow(3, (sw - width) / 2, width)
+      .clamp(0.0, 1.0)
+      .contiguous();
 }
 
 at::Tensor maskTensor(const Image& mask) {

@@ -22,7 +22,8 @@ at::Tensor rgbOf(const at::Tensor& image);
 
 // Scales [1, C, H, W] to cover height x width (keeping its aspect ratio; antialiased when
 // shrinking) and crops the centre. `cropped` says whether anything was cut off.
-at::Tensor fitImage(const at::Tensor& image, int64_t height, int64_t width, bool* cropped = nullptr);
+at::Tensor fitImage(const at::Tensor& image, int64_t height, int64_t width,
+                    bool* cropped = nullptr);
 
 // A mask image as [1, 1, H, W] in [0, 1]: grey or the RGB luminance, times the alpha
 // channel when there is one. 1 repaints.

@@ -20,20 +20,29 @@ LoadedModel::LoadedModel(std::unique_ptr<ModelParts> parts, const memory::Device
   for (auto& p : placements_)
     p->setOnModelCall([this](memory::ComponentPlacement& entering) {
       for (auto& other : placements_)
-        if (other.get() != &entering && other->decision().mode == memory::OffloadMode::Model) other->offloadAll();
+        if (other.get() != &entering && other->decision().mode == memory::OffloadMode::Model)
+          other->offloadAll();
     });
   description_ = parts_->describe();
   recount();
 }
 
-LoadedModel::~LoadedModel() { placements_.clear(); }
+LoadedModel::~LoadedModel() {
+  placements_.clear();
+}
 
-std::string LoadedModel::staleReason() const { return tensor_io::filesChangedOnDisk(parts_->sourceFiles()); }
+std::string LoadedModel::staleReason() const {
+  return tensor_io::filesChangedOnDisk(parts_->sourceFiles());
+}
 
 // A hooked LoRA's copies in the compute precision are made as the layers run (on the
 // activations' device), so they are counted live: device bytes on an accelerator.
-int64_t LoadedModel::hookCopyBytes() const { return patcher_ ? patcher_->hookCopyBytes() : 0; }
-int64_t LoadedModel::hostBytes() const { return host_bytes_.load() + (device_.isAccelerator() ? 0 : hookCopyBytes()); }
+int64_t LoadedModel::hookCopyBytes() const {
+  return patcher_ ? patcher_->hookCopyBytes() : 0;
+}
+int64_t LoadedModel::hostBytes() const {
+  return host_bytes_.load() + (device_.isAccelerator() ? 0 : hookCopyBytes());
+}
 int64_t LoadedModel::deviceBytes() const {
   return device_bytes_.load() + (device_.isAccelerator() ? hookCopyBytes() : 0);
 }
@@ -62,24 +71,28 @@ std::vector<std::string> LoadedModel::placementSummary() const {
     summary = summary_;
   }
   if (const int64_t copies = hookCopyBytes(); copies > 0)
-    summary.push_back("lora hooks (LoRA, " + formatBytes(copies) + "): copies in the compute precision " +
+    summary.push_back("lora hooks (LoRA, " + formatBytes(copies) +
+                      "): copies in the compute precision " +
                       (device_.isAccelerator() ? "on the device" : "in host memory") +
                       ", released when the model leaves the device");
   return summary;
 }
 
-void LoadedModel::takeOffDevice(const std::function<void()>& first,
-                                const std::function<bool(const memory::ComponentPlacement&)>& which) {
+void LoadedModel::takeOffDevice(
+    const std::function<void()>& first,
+    const std::function<bool(const memory::ComponentPlacement&)>& which) {
   std::string failed;
   const auto attempt = [&](const std::string& what, const std::function<void()>& move) {
     try {
       move();
     } catch (const std::exception& e) {
-      if (failed.empty()) failed = "could not move " + what + " of " + describe() + " off the device: " + e.what();
+      if (failed.empty())
+        failed = "could not move " + what + " of " + describe() + " off the device: " + e.what();
     }
   };
   if (first) attempt("the LoRA hooks' copies", first);
-  std::vector<const weights::ParamList*> lists = which ? std::vector<const weights::ParamList*>{} : lists_;
+  std::vector<const weights::ParamList*> lists =
+      which ? std::vector<const weights::ParamList*>{} : lists_;
   for (auto& p : placements_) {
     if (which && !which(*p)) continue;
     attempt(p->component().name, [&] { p->teardown(); });
@@ -89,7 +102,8 @@ void LoadedModel::takeOffDevice(const std::function<void()>& first,
   if (device_.isAccelerator())
     for (const auto* params : lists)
       for (const auto& slot : params->slots())
-        if (slot.tensor->defined()) attempt(slot.name, [&] { *slot.tensor = device_.download(*slot.tensor); });
+        if (slot.tensor->defined())
+          attempt(slot.name, [&] { *slot.tensor = device_.download(*slot.tensor); });
   if (!failed.empty()) throw Error(ErrorKind::OutOfMemory, failed);
 }
 
@@ -108,24 +122,29 @@ int64_t LoadedModel::deviceBytesNeeded(const memory::OffloadSettings& settings) 
   if (!device_.isAccelerator()) return 0;
   int64_t needed = 0;
   for (const auto& p : placements_) {
-    const memory::PlacementDecision d = memory::decidePlacement(p->component(), p->weightBytes(), settings);
+    const memory::PlacementDecision d =
+        memory::decidePlacement(p->component(), p->weightBytes(), settings);
     if (d == p->decision() && p->deviceBytes() > 0) continue;  // placed so already
-    needed += memory::ComponentPlacement::plannedPeakBytes(*p->component().params, d) - p->deviceBytes();
+    needed +=
+        memory::ComponentPlacement::plannedPeakBytes(*p->component().params, d) - p->deviceBytes();
   }
   return std::max<int64_t>(needed, 0);
 }
 
-std::vector<std::string> LoadedModel::place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes,
+std::vector<std::string> LoadedModel::place(const memory::OffloadSettings& settings,
+                                            int64_t balanced_budget_bytes,
                                             const PlacementLog& log) {
   std::vector<std::string> lines;
   if (!device_.isAccelerator()) return lines;
   const RecountOnExit recount_on_exit{this};
   if (device_.hasPinnedMemory())
-    device_.setPinnedLimit(std::max<int64_t>(memory::availableHostBytes().value_or(0) - settings.pin_reserve_bytes, 0));
+    device_.setPinnedLimit(std::max<int64_t>(
+        memory::availableHostBytes().value_or(0) - settings.pin_reserve_bytes, 0));
   std::exception_ptr first_error;
   for (auto& p : placements_) {
     try {
-      const memory::PlacementDecision d = memory::decidePlacement(p->component(), p->weightBytes(), settings);
+      const memory::PlacementDecision d =
+          memory::decidePlacement(p->component(), p->weightBytes(), settings);
       (void)p->apply(d, balanced_budget_bytes, [&](const std::string& line) {
         lines.push_back(line);
         if (log) log(line);
@@ -159,9 +178,11 @@ LoraMode LoadedModel::resolveLoraMode(const std::vector<LoraSpec>& stack, LoraMo
   if (!device_.isAccelerator() || !patcher()) return LoraMode::Merge;
   for (const auto& p : placements_) {
     // Components no LoRA patches (a VAE, Wan's text encoder) may go where they like.
-    if (std::find(lora_components_.begin(), lora_components_.end(), p->component().params) == lora_components_.end())
+    if (std::find(lora_components_.begin(), lora_components_.end(), p->component().params) ==
+        lora_components_.end())
       continue;
-    if (memory::decidePlacement(p->component(), p->weightBytes(), settings).mode != memory::OffloadMode::None)
+    if (memory::decidePlacement(p->component(), p->weightBytes(), settings).mode !=
+        memory::OffloadMode::None)
       return LoraMode::Hook;
   }
   return LoraMode::Merge;
@@ -173,7 +194,8 @@ std::vector<LoraReport> LoadedModel::applyLoras(const std::vector<LoraSpec>& sta
   if (stack == loras() && (stack.empty() || resolved == loraMode())) return {};
   lora::LoraPatcher* lora = patcher();
   if (!lora)
-    throw Error(ErrorKind::InvalidArgument, describe() + " takes no LoRA; remove the LoRA from the job or workflow");
+    throw Error(ErrorKind::InvalidArgument,
+                describe() + " takes no LoRA; remove the LoRA from the job or workflow");
   // Merged writes must land on the tensors offload moves: the placements come down and
   // the next place() snapshots the merged weights. Only the components holding weights
   // the change may replace come down (a UNet-only LoRA leaves the VAE and text encoders).

@@ -59,8 +59,8 @@ class LoadedModel final : public memory::CachedModel {
   // and the first error is rethrown. Returns one line per component whose placement was
   // (re)done; `log`, when given, hears each as it happens (a component's before its pin
   // step). `balanced_budget_bytes` is what balanced mode may keep resident.
-  std::vector<std::string> place(const memory::OffloadSettings& settings, int64_t balanced_budget_bytes,
-                                 const PlacementLog& log = {});
+  std::vector<std::string> place(const memory::OffloadSettings& settings,
+                                 int64_t balanced_budget_bytes, const PlacementLog& log = {});
   const std::vector<std::unique_ptr<memory::ComponentPlacement>>& placements() const noexcept {
     return placements_;
   }
@@ -72,7 +72,8 @@ class LoadedModel final : public memory::CachedModel {
   // down first, so the next place() moves the merged weights. Errors leave the model as
   // it was; a model that takes no LoRA refuses a stack with InvalidArgument.
   // Returns one report per file when something changed, nothing otherwise.
-  std::vector<LoraReport> applyLoras(const std::vector<LoraSpec>& stack, LoraMode mode = LoraMode::Auto,
+  std::vector<LoraReport> applyLoras(const std::vector<LoraSpec>& stack,
+                                     LoraMode mode = LoraMode::Auto,
                                      const memory::OffloadSettings& settings = {});
   // The mode auto stands for with these settings and this stack.
   LoraMode resolveLoraMode(const std::vector<LoraSpec>& stack, LoraMode mode,
@@ -86,7 +87,9 @@ class LoadedModel final : public memory::CachedModel {
   // The reports of the stack now merged (empty without LoRAs).
   const std::vector<LoraReport>& loraReports() const noexcept { return lora_reports_; }
   // Bytes LoRAs hold: original weights kept aside while merged, hook tensors.
-  int64_t loraBackupBytes() const { return patcher_ ? patcher_->backupBytes() + patcher_->hookBytes() : 0; }
+  int64_t loraBackupBytes() const {
+    return patcher_ ? patcher_->backupBytes() + patcher_->hookBytes() : 0;
+  }
   // A hooked LoRA's copies in the compute precision, made as the layers run.
   int64_t hookCopyBytes() const;
 

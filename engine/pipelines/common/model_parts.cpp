@@ -19,7 +19,8 @@ int64_t ModelParts::weightBytes() const {
 }
 
 std::string ModelParts::describe() const {
-  return displayName() + " (" + kindName() + ", " + at::toString(dtype()) + ", " + formatBytes(weightBytes()) + ")";
+  return displayName() + " (" + kindName() + ", " + at::toString(dtype()) + ", " +
+         formatBytes(weightBytes()) + ")";
 }
 
 }  // namespace kiln::pipelines

@@ -7,19 +7,22 @@ namespace kiln::pipelines {
 at::Tensor VaeCodec::decode(const at::Tensor& latent, const models::LatentTiles* tiles,
                             const models::TileProgress& progress) const {
   const at::Tensor z = latent / scaling_factor;
-  at::Tensor image = tiles ? models::decodeTiled(*vae, z, *tiles, progress) : vae->decode(z).to(at::kFloat);
+  at::Tensor image =
+      tiles ? models::decodeTiled(*vae, z, *tiles, progress) : vae->decode(z).to(at::kFloat);
   if (!at::isfinite(image).all().item<bool>())
-    throw Error(ErrorKind::NonFinite, "NaN or infinity appeared in the VAE decode; try float32 compute");
+    throw Error(ErrorKind::NonFinite,
+                "NaN or infinity appeared in the VAE decode; try float32 compute");
   return image;
 }
 
 at::Tensor VaeCodec::encode(const at::Tensor& image, const models::LatentTiles* tiles,
                             const models::TileProgress& progress) const {
-  const at::Tensor moments =
-      tiles ? models::encodeMomentsTiled(*vae, image, *tiles, progress) : vae->encodeMoments(image).to(at::kFloat);
+  const at::Tensor moments = tiles ? models::encodeMomentsTiled(*vae, image, *tiles, progress)
+                                   : vae->encodeMoments(image).to(at::kFloat);
   const at::Tensor latent = moments.chunk(2, 1)[0] * scaling_factor;
   if (!at::isfinite(latent).all().item<bool>())
-    throw Error(ErrorKind::NonFinite, "NaN or infinity appeared in the VAE encode; try float32 compute");
+    throw Error(ErrorKind::NonFinite,
+                "NaN or infinity appeared in the VAE encode; try float32 compute");
   return latent;
 }
 

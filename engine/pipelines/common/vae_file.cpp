@@ -3,9 +3,9 @@
 #include <filesystem>
 
 #include "kiln/error.h"
-#include "weights/params.h"
 #include "tensor_io/key_map.h"
 #include "tensor_io/safetensors.h"
+#include "weights/params.h"
 
 namespace kiln::pipelines {
 namespace {
@@ -16,7 +16,8 @@ constexpr const char* kPrefix = "first_stage_model.";
 
 VaeFile::VaeFile(const std::string& path, at::ScalarType dtype) : dtype_(vaeComputeDtype(dtype)) {
   name_ = std::filesystem::path(path).stem().string();
-  if (!std::filesystem::exists(path)) throw Error(ErrorKind::FileNotFound, "the VAE file '" + path + "' does not exist");
+  if (!std::filesystem::exists(path))
+    throw Error(ErrorKind::FileNotFound, "the VAE file '" + path + "' does not exist");
   const auto file = tensor_io::SafetensorsFile::open(path);
   tensor_io::TensorIndex probe;
   probe.addFile(file);
@@ -28,8 +29,10 @@ VaeFile::VaeFile(const std::string& path, at::ScalarType dtype) : dtype_(vaeComp
   } else if (probe.contains("encoder.conv_in.weight")) {
     index_.addFile(file, kPrefix);
   } else {
-    throw Error(ErrorKind::UnsupportedModel, "'" + path + "' holds no VAE Kiln recognises (no encoder.conv_in.weight "
-                                             "in the original or the diffusers layout)");
+    throw Error(ErrorKind::UnsupportedModel,
+                "'" + path +
+                    "' holds no VAE Kiln recognises (no encoder.conv_in.weight "
+                    "in the original or the diffusers layout)");
   }
   const models::VaeConfig config = models::VaeConfig::detect(index_, kPrefix);
   vae_ = std::make_unique<models::AutoencoderKL>(config, kPrefix);

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "models/vae/autoencoder_kl.h"
-#include "pipelines/common/vae_codec.h"
 #include "pipelines/common/model_parts.h"
+#include "pipelines/common/vae_codec.h"
 #include "tensor_io/tensor_index.h"
 
 namespace kiln::pipelines {
@@ -24,7 +24,9 @@ class VaeFile final : public pipelines::ModelParts {
 
   const models::AutoencoderKL& vae() const noexcept { return *vae_; }
   // The files its weights were read from (and may still view).
-  std::vector<std::shared_ptr<tensor_io::SafetensorsFile>> sourceFiles() const override { return index_.files(); }
+  std::vector<std::shared_ptr<tensor_io::SafetensorsFile>> sourceFiles() const override {
+    return index_.files();
+  }
   at::ScalarType dtype() const noexcept override { return dtype_; }
   std::string displayName() const override { return name_; }  // the file's stem
   std::string kindName() const override { return "VAE"; }

@@ -24,15 +24,15 @@ struct VaeTilingSettings {
 struct VaePlan {
   VaeWork work = VaeWork::Invalid;
   bool tiled = false;
-  models::LatentTiles tiles;     // in latent cells, when tiled
-  int64_t tile_pixels = 0;       // the same in pixels
+  models::LatentTiles tiles;  // in latent cells, when tiled
+  int64_t tile_pixels = 0;    // the same in pixels
   int64_t overlap_pixels = 0;
   int64_t tile_count = 1;
   // Progress units: tile passes (see models::tilePasses), 1 for a full pass.
   int64_t units() const { return tiled ? models::tilePasses(tile_count) : 1; }
-  int64_t estimated_bytes = 0;   // working memory of the chosen way
-  int64_t full_bytes = 0;        // working memory of one full pass
-  int64_t available_bytes = 0;   // what the device could give when planned (-1: unknown)
+  int64_t estimated_bytes = 0;  // working memory of the chosen way
+  int64_t full_bytes = 0;       // working memory of one full pass
+  int64_t available_bytes = 0;  // what the device could give when planned (-1: unknown)
 
   // "full decode, about 1.20 GiB of working memory (3.40 GiB free)" or
   // "tiled decode: 16 tiles of 512 px overlapping by 64 px, about 210 MiB (...)".

@@ -22,14 +22,16 @@ std::unordered_map<std::string, at::Tensor*> slotsByName(const weights::ParamLis
   return out;
 }
 
-at::Tensor* lookup(const std::unordered_map<std::string, at::Tensor*>& slots, const std::string& name) {
+at::Tensor* lookup(const std::unordered_map<std::string, at::Tensor*>& slots,
+                   const std::string& name) {
   const auto it = slots.find(name);
   return it == slots.end() ? nullptr : it->second;
 }
 
 // The layer whose weight is `<base>.weight` (or `<base>` + weight_suffix) and bias beside it.
-LoraTarget layerTarget(const std::unordered_map<std::string, at::Tensor*>& slots, const std::string& base,
-                       bool text, const char* weight_suffix = ".weight", const char* bias_suffix = ".bias") {
+LoraTarget layerTarget(const std::unordered_map<std::string, at::Tensor*>& slots,
+                       const std::string& base, bool text, const char* weight_suffix = ".weight",
+                       const char* bias_suffix = ".bias") {
   LoraTarget t;
   t.key = base + weight_suffix;
   t.weight = lookup(slots, t.key);
@@ -43,16 +45,19 @@ void addUNet(const SdPipeline& pipeline, lora::TargetMap& map) {
   const auto unet = slotsByName(pipeline.unet().params());
   for (const auto& slot : pipeline.unet().params().slots()) {
     if (!slot.name.ends_with(".weight") || !slot.name.starts_with(spec.unet_prefix)) continue;
-    const std::string path = slot.name.substr(spec.unet_prefix.size(), slot.name.size() - spec.unet_prefix.size() - 7);
+    const std::string path =
+        slot.name.substr(spec.unet_prefix.size(), slot.name.size() - spec.unet_prefix.size() - 7);
     const LoraTarget t = layerTarget(unet, spec.unet_prefix + path, false);
     map.add("unet_" + underscored(path), t);
-    if (const std::string d = tensor_io::originalToDiffusersUNet(path, spec.unet.num_res_blocks); !d.empty())
+    if (const std::string d = tensor_io::originalToDiffusersUNet(path, spec.unet.num_res_blocks);
+        !d.empty())
       map.add("unet_" + underscored(d), t);
   }
 }
 
 // kohya and diffusers name OpenCLIP encoders by their transformers equivalents.
-void addOpenClip(const models::TextEncoderSpec& te, const std::unordered_map<std::string, at::Tensor*>& slots,
+void addOpenClip(const models::TextEncoderSpec& te,
+                 const std::unordered_map<std::string, at::Tensor*>& slots,
                  const std::function<void(const std::string&, const LoraTarget&)>& addAll) {
   for (int64_t l = 0; l < te.config.layers; ++l) {
     const std::string base = te.prefix + "transformer.resblocks." + std::to_string(l) + ".";
@@ -64,8 +69,9 @@ void addOpenClip(const models::TextEncoderSpec& te, const std::unordered_map<std
       t.rows = te.config.hidden;
       if (t.weight) addAll(hf + "self_attn." + qkv[j], t);
     }
-    const std::pair<const char*, const char*> linears[] = {
-        {"attn.out_proj", "self_attn.out_proj"}, {"mlp.c_fc", "mlp.fc1"}, {"mlp.c_proj", "mlp.fc2"}};
+    const std::pair<const char*, const char*> linears[] = {{"attn.out_proj", "self_attn.out_proj"},
+                                                           {"mlp.c_fc", "mlp.fc1"},
+                                                           {"mlp.c_proj", "mlp.fc2"}};
     for (const auto& [open_clip, hf_name] : linears) {
       const LoraTarget t = layerTarget(slots, base + open_clip, true);
       if (t.weight) addAll(hf + hf_name, t);
@@ -78,7 +84,8 @@ void addTextEncoder(const SdPipeline& pipeline, std::size_t i, lora::TargetMap& 
   const weights::ParamList& params = pipeline.textEncoder(i).params();
   const auto slots = slotsByName(params);
   const std::vector<std::string> tags =
-      i == 0 ? std::vector<std::string>{"te_", "te1_"} : std::vector<std::string>{"te" + std::to_string(i + 1) + "_"};
+      i == 0 ? std::vector<std::string>{"te_", "te1_"}
+             : std::vector<std::string>{"te" + std::to_string(i + 1) + "_"};
   const auto addAll = [&](const std::string& hf_path, const LoraTarget& t) {
     for (const auto& tag : tags) map.add(tag + underscored(hf_path), t);
   };
@@ -88,7 +95,8 @@ void addTextEncoder(const SdPipeline& pipeline, std::size_t i, lora::TargetMap& 
   }
   for (const auto& slot : params.slots()) {
     if (!slot.name.ends_with(".weight") || !slot.name.starts_with(te.prefix)) continue;
-    const std::string path = slot.name.substr(te.prefix.size(), slot.name.size() - te.prefix.size() - 7);
+    const std::string path =
+        slot.name.substr(te.prefix.size(), slot.name.size() - te.prefix.size() - 7);
     addAll("text_model." + path, layerTarget(slots, te.prefix + path, true));
   }
 }

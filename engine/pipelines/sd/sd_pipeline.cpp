@@ -8,9 +8,9 @@
 
 #include "core/data_paths.h"
 #include "core/interrupt.h"
+#include "kiln/error.h"
 #include "models/text/prompt_weights.h"
 #include "pipelines/sd/sd_lora_targets.h"
-#include "kiln/error.h"
 #include "sampling/denoiser.h"
 
 namespace kiln::pipelines {
@@ -69,8 +69,11 @@ at::Tensor seededNoise(int64_t seed, at::IntArrayRef shape) {
 }
 
 SeededNoise seededNoiseSource(int64_t seed, std::vector<int64_t> shape) {
-  auto gen = std::make_shared<at::Generator>(at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed)));
-  sampling::NoiseFn draw = [gen, shape] { return at::randn(shape, *gen, at::TensorOptions().dtype(at::kFloat)); };
+  auto gen = std::make_shared<at::Generator>(
+      at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed)));
+  sampling::NoiseFn draw = [gen, shape] {
+    return at::randn(shape, *gen, at::TensorOptions().dtype(at::kFloat));
+  };
   at::Tensor initial = draw();
   return {std::move(initial), std::move(draw)};
 }
@@ -106,7 +109,8 @@ SdPipeline::SdPipeline(models::Checkpoint checkpoint, at::ScalarType dtype,
                   "text encoder " + std::to_string(i + 1), tick);
   }
   loadComponent(unet_->params(), checkpoint_, dtype_, spec.unet_prefix, {}, "UNet", tick);
-  loadComponent(vae_->params(), checkpoint_, vaeComputeDtype(dtype_), spec.vae_prefix, {}, "VAE", tick);
+  loadComponent(vae_->params(), checkpoint_, vaeComputeDtype(dtype_), spec.vae_prefix, {}, "VAE",
+                tick);
 }
 
 SdPipeline::~SdPipeline() = default;
@@ -135,7 +139,8 @@ TextEncoding SdPipeline::encodeText(const std::vector<std::string>& prompts) con
   return out;
 }
 
-at::Tensor SdPipeline::contextOf(std::size_t encoder, const models::ClipTextOutput& o, int clip_skip) const {
+at::Tensor SdPipeline::contextOf(std::size_t encoder, const models::ClipTextOutput& o,
+                                 int clip_skip) const {
   const std::size_t layers = o.hidden_states.size();
   switch (checkpoint_.spec.text_encoders[encoder].output) {
     case models::TextOutput::Penultimate:
@@ -145,7 +150,8 @@ at::Tensor SdPipeline::contextOf(std::size_t encoder, const models::ClipTextOutp
     default:
       if (clip_skip <= 1) return o.last_hidden_state;
       return text_[encoder]->finalNorm(
-          o.hidden_states[layers - std::min<std::size_t>(static_cast<std::size_t>(clip_skip), layers - 1)]);
+          o.hidden_states[layers -
+                          std::min<std::size_t>(static_cast<std::size_t>(clip_skip), layers - 1)]);
   }
 }
 
@@ -164,7 +170,8 @@ TextEncoding SdPipeline::encodeWeighted(const std::string& prompt, int clip_skip
       windows.emplace_back();
       continue;
     }
-    for (const models::PromptPiece& piece : models::splitEmbeddings(run.text, embeddings ? *embeddings : none)) {
+    for (const models::PromptPiece& piece :
+         models::splitEmbeddings(run.text, embeddings ? *embeddings : none)) {
       if (piece.embedding.empty()) {
         for (int64_t id : tokenizer_.encode(piece.text)) {
           if (windows.back().size() == kWindow) windows.emplace_back();
@@ -210,12 +217,14 @@ TextEncoding SdPipeline::encodeWeighted(const std::string& prompt, int clip_skip
       weights.insert(weights.end(), w.begin(), w.end());
     }
     const auto count = static_cast<int64_t>(windows.size());
-    const at::Tensor ids = at::tensor(flat, at::TensorOptions().dtype(at::kLong)).reshape({count, length});
+    const at::Tensor ids =
+        at::tensor(flat, at::TensorOptions().dtype(at::kLong)).reshape({count, length});
     at::Tensor extra;
     if (!used.empty()) {
       std::vector<at::Tensor> rows;
       for (const auto& ti : used)
-        rows.push_back(ti.forEncoder(te.config.hidden, te.config.layout == models::ClipLayout::OpenClip));
+        rows.push_back(
+            ti.forEncoder(te.config.hidden, te.config.layout == models::ClipLayout::OpenClip));
       extra = at::cat(rows, 0);
     }
     const models::ClipTextOutput o = text_[e]->forward(ids, extra);
@@ -228,7 +237,8 @@ TextEncoding SdPipeline::encodeWeighted(const std::string& prompt, int clip_skip
       z = z * (before / z.mean({1, 2}, true));
     }
     contexts.push_back(z.reshape({1, count * length, z.size(-1)}));
-    if (te.provides_pooled) out.pooled = (o.text_embeds.defined() ? o.text_embeds : o.pooled).narrow(0, 0, 1);
+    if (te.provides_pooled)
+      out.pooled = (o.text_embeds.defined() ? o.text_embeds : o.pooled).narrow(0, 0, 1);
     out.ids.push_back(ids);
   }
   out.context = contexts.size() == 1 ? contexts[0] : at::cat(contexts, -1);
@@ -256,8 +266,9 @@ at::Tensor SdPipeline::timeIds(const SizeConditioning& s, bool aesthetic) {
   // The order SDXL was trained with: original (h, w), crop (top, left), then the target
   // (h, w) or, for the refiner, the aesthetic score.
   const auto row = [&](double score) {
-    std::vector<float> ids{static_cast<float>(s.original_height), static_cast<float>(s.original_width),
-                           static_cast<float>(s.crop_top), static_cast<float>(s.crop_left)};
+    std::vector<float> ids{static_cast<float>(s.original_height),
+                           static_cast<float>(s.original_width), static_cast<float>(s.crop_top),
+                           static_cast<float>(s.crop_left)};
     if (aesthetic) {
       ids.push_back(static_cast<float>(score));
     } else {
@@ -272,7 +283,8 @@ at::Tensor SdPipeline::timeIds(const SizeConditioning& s, bool aesthetic) {
 at::Tensor SdPipeline::sample(const Conditioning& cond, const at::Tensor& noise, int64_t steps,
                               double cfg_scale, const SizeConditioning& sizes,
                               const std::function<void(const sampling::StepInfo&)>& on_step,
-                              const sampling::LatentInit* init, const SamplerSettings& settings) const {
+                              const sampling::LatentInit* init,
+                              const SamplerSettings& settings) const {
   at::Tensor y;
   if (unet_->config().adm_in_channels > 0) {
     if (!cond.pooled.defined())
@@ -280,19 +292,23 @@ at::Tensor SdPipeline::sample(const Conditioning& cond, const at::Tensor& noise,
     y = unet_->timeIdConditioning(cond.pooled, timeIds(sizes, checkpoint_.spec.aesthetic_time_ids));
   }
   sampling::ScheduleConfig schedule_config = checkpoint_.spec.schedule;
-  schedule_config.zero_terminal_snr = settings.zero_terminal_snr.value_or(schedule_config.zero_terminal_snr);
+  schedule_config.zero_terminal_snr =
+      settings.zero_terminal_snr.value_or(schedule_config.zero_terminal_snr);
   const sampling::Prediction prediction = settings.prediction.value_or(checkpoint_.spec.prediction);
   const sampling::SigmaTable table(schedule_config);
-  const sampling::SigmaSchedule schedule = sampling::makeSigmaSchedule(table, settings.schedule, steps);
+  const sampling::SigmaSchedule schedule =
+      sampling::makeSigmaSchedule(table, settings.schedule, steps);
   const int64_t start = init ? init->start_step : 0;
   if (start < 0 || start >= steps)
-    throw Error(ErrorKind::InvalidArgument,
-                "sampling cannot start at step " + std::to_string(start + 1) + " of " + std::to_string(steps));
+    throw Error(ErrorKind::InvalidArgument, "sampling cannot start at step " +
+                                                std::to_string(start + 1) + " of " +
+                                                std::to_string(steps));
   const std::vector<double> sigmas(schedule.sigmas.begin() + start, schedule.sigmas.end());
   const at::Tensor noise_f = noise.to(at::kFloat);
   const at::Tensor clean = init ? init->latent.to(at::kFloat) : at::Tensor();
   const at::Tensor mask = init && init->mask.defined() ? init->mask.to(at::kFloat) : at::Tensor();
-  const at::Tensor x = init ? clean + noise_f * sigmas.front() : noise_f * schedule.init_noise_scale;
+  const at::Tensor x =
+      init ? clean + noise_f * sigmas.front() : noise_f * schedule.init_noise_scale;
 
   CfgDenoiser denoiser(*unet_, cond, y, cfg_scale);
   at::Tensor last_in, last_eps;
@@ -300,7 +316,8 @@ at::Tensor SdPipeline::sample(const Conditioning& cond, const at::Tensor& noise,
   // and its output (noise or v) gives the clean estimate.
   const sampling::DenoiseFn model = [&](const at::Tensor& x_now, double sigma) {
     core::checkInterrupt();
-    const at::Tensor x_in = mask.defined() ? (clean + noise_f * sigma) * (1 - mask) + x_now * mask : x_now;
+    const at::Tensor x_in =
+        mask.defined() ? (clean + noise_f * sigma) * (1 - mask) + x_now * mask : x_now;
     double t = table.timestep(sigma);
     for (std::size_t k = 0; k < schedule.timesteps.size(); ++k)
       if (schedule.sigmas[k] == sigma) t = schedule.timesteps[k];  // the schedule's own timestep
@@ -314,8 +331,9 @@ at::Tensor SdPipeline::sample(const Conditioning& cond, const at::Tensor& noise,
       settings.sampler, model, x, sigmas, settings.noise, [&](const sampling::SamplerStep& s) {
         if (!at::isfinite(*s.x).all().item<bool>())
           throw Error(ErrorKind::NonFinite,
-                      "NaN or infinity appeared in the latents at denoising step " + std::to_string(s.step + 1) + "/" +
-                          std::to_string(steps_run) + "; try float32 compute or a lower CFG scale");
+                      "NaN or infinity appeared in the latents at denoising step " +
+                          std::to_string(s.step + 1) + "/" + std::to_string(steps_run) +
+                          "; try float32 compute or a lower CFG scale");
         if (on_step) on_step({s.step, s.total, &last_in, &last_eps, s.x, s.denoised});
       });
   if (mask.defined()) out = out * mask + clean * (1 - mask);
@@ -339,32 +357,40 @@ namespace kiln::pipelines {
 std::vector<memory::ComponentInfo> SdPipeline::components() const {
   std::vector<memory::ComponentInfo> out;
   for (std::size_t i = 0; i < text_.size(); ++i)
-    out.push_back({i == 0 ? "text_encoder" : "text_encoder_" + std::to_string(i + 1), "ClipTextModel",
-                   memory::ComponentRole::TextEncoder, &text_[i]->params(), false});
+    out.push_back({i == 0 ? "text_encoder" : "text_encoder_" + std::to_string(i + 1),
+                   "ClipTextModel", memory::ComponentRole::TextEncoder, &text_[i]->params(),
+                   false});
   out.push_back({"unet", "UNetModel", memory::ComponentRole::Denoiser, &unet_->params(), false});
   out.push_back({"vae", "AutoencoderKL", memory::ComponentRole::Vae, &vae_->params(), false});
   return out;
 }
 
-std::string SdPipeline::kindName() const { return models::familyName(checkpoint_.spec.family); }
+std::string SdPipeline::kindName() const {
+  return models::familyName(checkpoint_.spec.family);
+}
 
 std::vector<std::shared_ptr<tensor_io::SafetensorsFile>> SdPipeline::sourceFiles() const {
   return checkpoint_.index.files();
 }
 
-std::optional<lora::LoraTargets> SdPipeline::loraTargets() const { return sdLoraTargets(*this); }
+std::optional<lora::LoraTargets> SdPipeline::loraTargets() const {
+  return sdLoraTargets(*this);
+}
 
 int64_t SdPipeline::encodingWorkingBytes(int64_t windows) const {
   int64_t bytes = 0;  // the encoders run one after the other; their outputs stay
-  for (const auto& te : text_) bytes += models::clipWorkingBytes(te->config(), std::max<int64_t>(windows, 1), dtype_);
+  for (const auto& te : text_)
+    bytes += models::clipWorkingBytes(te->config(), std::max<int64_t>(windows, 1), dtype_);
   return bytes;
 }
 
-int64_t SdPipeline::samplingWorkingBytes(int64_t latent_h, int64_t latent_w, int64_t context_tokens) const {
+int64_t SdPipeline::samplingWorkingBytes(int64_t latent_h, int64_t latent_w,
+                                         int64_t context_tokens) const {
   // The sampler keeps a few float32 latents (x, the model's input, the denoised estimate
   // and the multistep samplers' history): twelve cover the largest of them.
   const int64_t latents = 12 * unet_->config().in_channels * latent_h * latent_w * 4;
-  return models::unetWorkingBytes(unet_->config(), 2, latent_h, latent_w, context_tokens, dtype_) + latents;
+  return models::unetWorkingBytes(unet_->config(), 2, latent_h, latent_w, context_tokens, dtype_) +
+         latents;
 }
 
 at::Tensor SdPipeline::previewRgb(const at::Tensor& latent) const {
@@ -376,8 +402,10 @@ at::Tensor SdPipeline::previewRgb(const at::Tensor& latent) const {
     at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(uint64_t{20240607});
     const at::Tensor z = at::randn({4, c, 8, 8}, gen, at::TensorOptions().dtype(at::kFloat));
     const at::Tensor img = decode(z);  // [4, 3, 8f, 8f]
-    const at::Tensor rgb = at::adaptive_avg_pool2d(img, {8, 8}).permute({0, 2, 3, 1}).reshape({-1, 3});
-    const at::Tensor x = at::cat({z.permute({0, 2, 3, 1}).reshape({-1, c}), at::ones({rgb.size(0), 1})}, 1);
+    const at::Tensor rgb =
+        at::adaptive_avg_pool2d(img, {8, 8}).permute({0, 2, 3, 1}).reshape({-1, 3});
+    const at::Tensor x =
+        at::cat({z.permute({0, 2, 3, 1}).reshape({-1, c}), at::ones({rgb.size(0), 1})}, 1);
     preview_map_ = std::get<0>(at::linalg_lstsq(x, rgb));
   }
   const at::Tensor x = latent[0].to(at::kFloat).permute({1, 2, 0}).reshape({-1, c});

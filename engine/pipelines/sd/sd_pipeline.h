@@ -12,15 +12,15 @@
 
 #include "models/sd/sd_checkpoint.h"
 #include "models/text/clip_text.h"
-#include "models/unet/unet.h"
 #include "models/text/clip_tokenizer.h"
 #include "models/text/embeddings.h"
+#include "models/unet/unet.h"
 #include "models/vae/vae_tiling.h"
-#include "pipelines/common/vae_codec.h"
 #include "pipelines/common/model_parts.h"
-#include "sampling/steps.h"
+#include "pipelines/common/vae_codec.h"
 #include "sampling/k_samplers.h"
 #include "sampling/sigmas.h"
+#include "sampling/steps.h"
 
 namespace kiln::pipelines {
 
@@ -105,9 +105,12 @@ class SdPipeline final : public pipelines::ModelParts {
   at::Tensor sample(const Conditioning& cond, const at::Tensor& noise, int64_t steps,
                     double cfg_scale, const SizeConditioning& sizes,
                     const std::function<void(const sampling::StepInfo&)>& on_step = {},
-                    const sampling::LatentInit* init = nullptr, const SamplerSettings& settings = {}) const;
+                    const sampling::LatentInit* init = nullptr,
+                    const SamplerSettings& settings = {}) const;
   // The VAE with this model's latent scaling.
-  VaeCodec codec() const { return {vae_.get(), vaeComputeDtype(dtype_), checkpoint_.spec.vae.scaling_factor}; }
+  VaeCodec codec() const {
+    return {vae_.get(), vaeComputeDtype(dtype_), checkpoint_.spec.vae.scaling_factor};
+  }
   // Scaled latent -> image [B, 3, H, W] in ~[-1, 1] (raw VAE output, float32); in tiles
   // when `tiles` is given, calling `progress` after each.
   at::Tensor decode(const at::Tensor& latent, const models::LatentTiles* tiles = nullptr,
@@ -124,7 +127,8 @@ class SdPipeline final : public pipelines::ModelParts {
   // windows, and sampling one image of a latent_h x latent_w latent (the CFG batch of two,
   // conditioning of `context_tokens` tokens, the sampler's own latents) need at their peak.
   int64_t encodingWorkingBytes(int64_t windows = 1) const;
-  int64_t samplingWorkingBytes(int64_t latent_h, int64_t latent_w, int64_t context_tokens = 77) const;
+  int64_t samplingWorkingBytes(int64_t latent_h, int64_t latent_w,
+                               int64_t context_tokens = 77) const;
   // The text encoders ("text_encoder", "text_encoder_2"), the UNet and the VAE.
   std::vector<memory::ComponentInfo> components() const override;
   std::string displayName() const override { return checkpoint_.display_name; }

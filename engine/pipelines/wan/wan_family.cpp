@@ -19,12 +19,15 @@ Family wanFamily() {
     return out;
   };
   // The VAE loads in fp32 when the rest is fp16, whose range it needs.
-  const auto vaeDtype = [](at::ScalarType dtype) { return dtype == at::kHalf ? at::kFloat : dtype; };
+  const auto vaeDtype = [](at::ScalarType dtype) {
+    return dtype == at::kHalf ? at::kFloat : dtype;
+  };
   f.cacheKey = [](const ModelRequest& r) {
     return modelKey(r.path, r.dtype) + "|" + modelKey(r.vae_path, at::kFloat) + "|" +
            modelKey(r.text_encoder_path, r.dtype);
   };
-  f.open = [vaeDtype](const ModelRequest& r, const LoadProgress& progress) -> std::unique_ptr<ModelParts> {
+  f.open = [vaeDtype](const ModelRequest& r,
+                      const LoadProgress& progress) -> std::unique_ptr<ModelParts> {
     const WanModelPaths paths{r.path, r.vae_path, r.text_encoder_path,
                               models::findT5TokenizerModel(r.text_encoder_path)};
     return std::make_unique<WanPipeline>(paths, r.dtype, vaeDtype(r.dtype), progress);

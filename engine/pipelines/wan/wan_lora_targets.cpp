@@ -26,7 +26,8 @@ lora::LoraTargets wanLoraTargets(const models::WanTransformer& transformer) {
   for (const auto& slot : params.slots()) {
     // Linear layers only, what Wan LoRAs train: norms, modulation tables and the patch
     // embedding take none.
-    if (!slot.name.ends_with(".weight") || !slot.name.starts_with(prefix) || slot.shape.size() != 2) continue;
+    if (!slot.name.ends_with(".weight") || !slot.name.starts_with(prefix) || slot.shape.size() != 2)
+      continue;
     const std::string path = slot.name.substr(prefix.size(), slot.name.size() - prefix.size() - 7);
     lora::LoraTarget t;
     t.weight = slot.tensor;
@@ -34,7 +35,8 @@ lora::LoraTargets wanLoraTargets(const models::WanTransformer& transformer) {
     t.bias = bias == by_name.end() ? nullptr : bias->second;
     t.key = slot.name;
     const std::string original = underscored(path);
-    for (const char* tag : {"diffusion_model_", "unet_", "model_diffusion_model_", ""}) out.targets.add(tag + original, t);
+    for (const char* tag : {"diffusion_model_", "unet_", "model_diffusion_model_", ""})
+      out.targets.add(tag + original, t);
     if (const std::string d = tensor_io::wanTransformerToDiffusers(path); !d.empty())
       for (const char* tag : {"transformer_", ""}) out.targets.add(tag + underscored(d), t);
   }

@@ -27,7 +27,8 @@ bool isDir(const fs::path& p) {
 }
 
 std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
 }
 
@@ -42,7 +43,8 @@ std::string classOf(const fs::path& config) {
 }
 
 // The first .safetensors file in `dirs` whose lower-case name has every one of `words`.
-std::string findSibling(const std::vector<fs::path>& dirs, std::initializer_list<const char*> words) {
+std::string findSibling(const std::vector<fs::path>& dirs,
+                        std::initializer_list<const char*> words) {
   for (const auto& d : dirs) {
     if (!isDir(d)) continue;
     std::vector<fs::path> files;
@@ -52,7 +54,8 @@ std::string findSibling(const std::vector<fs::path>& dirs, std::initializer_list
     std::sort(files.begin(), files.end());
     for (const auto& f : files) {
       const std::string name = lower(f.filename().string());
-      if (std::all_of(words.begin(), words.end(), [&](const char* w) { return name.find(w) != std::string::npos; }))
+      if (std::all_of(words.begin(), words.end(),
+                      [&](const char* w) { return name.find(w) != std::string::npos; }))
         return f.string();
     }
   }
@@ -60,7 +63,8 @@ std::string findSibling(const std::vector<fs::path>& dirs, std::initializer_list
 }
 
 template <typename Model, typename Component>
-std::unique_ptr<Model> loadComponent(const Component& c, at::ScalarType dtype, const std::vector<std::string>& ignored,
+std::unique_ptr<Model> loadComponent(const Component& c, at::ScalarType dtype,
+                                     const std::vector<std::string>& ignored,
                                      const std::string& what, std::size_t& done, std::size_t total,
                                      const WanPipeline::LoadProgress& progress) {
   auto model = std::make_unique<Model>(c.config, "");
@@ -94,8 +98,8 @@ bool isWanModel(const std::string& path) {
     const auto file = tensor_io::SafetensorsFile::open(path);
     for (const char* prefix : {"", "model.diffusion_model."}) {
       const std::string pre(prefix);
-      if (file->find(pre + "patch_embedding.weight") && file->find(pre + "blocks.0.self_attn.q.weight") &&
-          file->find(pre + "head.modulation"))
+      if (file->find(pre + "patch_embedding.weight") &&
+          file->find(pre + "blocks.0.self_attn.q.weight") && file->find(pre + "head.modulation"))
         return true;
     }
   } catch (const Error&) {
@@ -103,7 +107,8 @@ bool isWanModel(const std::string& path) {
   return false;
 }
 
-WanModelPaths resolveWanModel(const std::string& path, const std::string& vae, const std::string& text_encoder) {
+WanModelPaths resolveWanModel(const std::string& path, const std::string& vae,
+                              const std::string& text_encoder) {
   WanModelPaths out;
   out.transformer = path;
   const fs::path p(path);
@@ -112,19 +117,24 @@ WanModelPaths resolveWanModel(const std::string& path, const std::string& vae, c
     out.text_encoder = text_encoder.empty() ? path : text_encoder;
   } else {
     const fs::path here = p.parent_path(), models = here.parent_path();
-    out.vae = vae.empty() ? findSibling({here, models / "vae", models / "VAE"}, {"wan", "vae"}) : vae;
+    out.vae =
+        vae.empty() ? findSibling({here, models / "vae", models / "VAE"}, {"wan", "vae"}) : vae;
     if (out.vae.empty())
-      throw Error(ErrorKind::FileNotFound, "no Wan VAE found for '" + path + "' (looked for a .safetensors file named "
-                                               "like wan_2.1_vae in " + here.string() + " and " +
-                                               (models / "vae").string() + "); give one with --vae");
-    out.text_encoder = text_encoder.empty()
-                           ? findSibling({here, models / "text_encoders", models / "clip"}, {"umt5"})
-                           : text_encoder;
+      throw Error(ErrorKind::FileNotFound, "no Wan VAE found for '" + path +
+                                               "' (looked for a .safetensors file named "
+                                               "like wan_2.1_vae in " +
+                                               here.string() + " and " + (models / "vae").string() +
+                                               "); give one with --vae");
+    out.text_encoder =
+        text_encoder.empty()
+            ? findSibling({here, models / "text_encoders", models / "clip"}, {"umt5"})
+            : text_encoder;
     if (out.text_encoder.empty())
-      throw Error(ErrorKind::FileNotFound, "no UMT5 text encoder found for '" + path +
-                                               "' (looked for a .safetensors file named like umt5_xxl in " +
-                                               here.string() + " and " + (models / "text_encoders").string() +
-                                               "); give one with --text-encoder");
+      throw Error(ErrorKind::FileNotFound,
+                  "no UMT5 text encoder found for '" + path +
+                      "' (looked for a .safetensors file named like umt5_xxl in " + here.string() +
+                      " and " + (models / "text_encoders").string() +
+                      "); give one with --text-encoder");
   }
   out.tokenizer = models::findT5TokenizerModel(out.text_encoder);
   return out;
@@ -140,31 +150,37 @@ WanPipeline::WanPipeline(const WanModelPaths& paths, at::ScalarType dtype, at::S
                          const LoadProgress& progress)
     : paths_(paths), dtype_(dtype) {
   if (paths_.tokenizer.empty())
-    throw Error(ErrorKind::FileNotFound, "no UMT5 tokenizer (spiece.model) beside '" + paths_.text_encoder +
-                                             "'; put the sentencepiece model of google/umt5-xxl there as "
-                                             "spiece.model (or tokenizer/spiece.model)");
+    throw Error(ErrorKind::FileNotFound,
+                "no UMT5 tokenizer (spiece.model) beside '" + paths_.text_encoder +
+                    "'; put the sentencepiece model of google/umt5-xxl there as "
+                    "spiece.model (or tokenizer/spiece.model)");
   tokenizer_ = models::T5Tokenizer::open(paths_.tokenizer);
   const auto t = models::openWanTransformer(paths_.transformer);
   const auto v = models::openWanVae(paths_.vae);
   const auto u = models::openUmt5(paths_.text_encoder);
   if (u.config.d_model != t.config.text_dim)
     throw Error(ErrorKind::ShapeMismatch, "the text encoder '" + paths_.text_encoder + "' gives " +
-                                              std::to_string(u.config.d_model) + "-wide encodings but the transformer expects " +
+                                              std::to_string(u.config.d_model) +
+                                              "-wide encodings but the transformer expects " +
                                               std::to_string(t.config.text_dim));
   if (v.config.z_dim != t.config.in_channels || v.config.z_dim != t.config.out_channels)
-    throw Error(ErrorKind::ShapeMismatch, "the VAE '" + paths_.vae + "' has " + std::to_string(v.config.z_dim) +
+    throw Error(ErrorKind::ShapeMismatch, "the VAE '" + paths_.vae + "' has " +
+                                              std::to_string(v.config.z_dim) +
                                               " latent channels but the transformer works on " +
                                               std::to_string(t.config.in_channels));
   if (tokenizer_->vocabSize() > u.config.vocab)
     throw Error(ErrorKind::ShapeMismatch, "the tokenizer '" + paths_.tokenizer + "' has " +
-                                              std::to_string(tokenizer_->vocabSize()) + " pieces but the text encoder knows " +
+                                              std::to_string(tokenizer_->vocabSize()) +
+                                              " pieces but the text encoder knows " +
                                               std::to_string(u.config.vocab));
-  for (const auto* notes : {&t.notes, &v.notes, &u.notes}) notes_.insert(notes_.end(), notes->begin(), notes->end());
+  for (const auto* notes : {&t.notes, &v.notes, &u.notes})
+    notes_.insert(notes_.end(), notes->begin(), notes->end());
   text_len_ = t.config.text_len;
   defaults_ = models::wanSamplingDefaults(paths_.transformer);
   notes_.push_back(defaults_.note);
   const fs::path tp(paths_.transformer);
-  name_ = tp.has_extension() ? tp.stem().string() : (tp.filename().empty() ? tp.parent_path() : tp).filename().string();
+  name_ = tp.has_extension() ? tp.stem().string()
+                             : (tp.filename().empty() ? tp.parent_path() : tp).filename().string();
 
   for (const auto* index : {&t.index, &v.index, &u.index})
     for (auto& f : index->files()) files_.push_back(std::move(f));
@@ -172,10 +188,12 @@ WanPipeline::WanPipeline(const WanModelPaths& paths, at::ScalarType dtype, at::S
   std::size_t done = 0;
   {
     const models::Umt5Encoder probe(u.config, "");
-    text_ = loadComponent<models::Umt5Encoder>(u, dtype, probe.ignoredKeys(), "text encoder", done, total, progress);
+    text_ = loadComponent<models::Umt5Encoder>(u, dtype, probe.ignoredKeys(), "text encoder", done,
+                                               total, progress);
   }
   core::checkInterrupt();
-  transformer_ = loadComponent<models::WanTransformer>(t, dtype, {}, "transformer", done, total, progress);
+  transformer_ =
+      loadComponent<models::WanTransformer>(t, dtype, {}, "transformer", done, total, progress);
   core::checkInterrupt();
   vae_ = loadComponent<models::WanVae>(v, vae_dtype, {}, "VAE", done, total, progress);
   if (progress) progress(total, total);
@@ -192,25 +210,30 @@ at::Tensor WanPipeline::encodePrompt(const std::string& text) const {
   return text_->encode(t);
 }
 
-at::Tensor WanPipeline::sample(const at::Tensor& positive, const at::Tensor& negative, int64_t frames, int64_t height,
-                               int64_t width, int64_t seed, const WanSampleSettings& settings,
-                               const std::function<void(const sampling::FlowStep&)>& on_step) const {
+at::Tensor WanPipeline::sample(
+    const at::Tensor& positive, const at::Tensor& negative, int64_t frames, int64_t height,
+    int64_t width, int64_t seed, const WanSampleSettings& settings,
+    const std::function<void(const sampling::FlowStep&)>& on_step) const {
   const auto& tc = transformer_->config();
   const int64_t s = vae_->config().spatialFactor(), tf = temporalFactor();
   if ((frames - 1) % tf != 0 || height % spatialMultiple() != 0 || width % spatialMultiple() != 0)
-    throw Error(ErrorKind::InvalidArgument, "video size must be on the model's grid (1 + " + std::to_string(tf) +
-                                                "n frames, sides multiples of " + std::to_string(spatialMultiple()) + ")");
-  const at::Tensor noise = seededNoise(seed, {1, tc.in_channels, vae_->config().latentFrames(frames), height / s, width / s});
-  const sampling::FlowSchedule schedule = settings.solver == sampling::FlowSolver::UniPc
-                                              ? sampling::unipcFlowSchedule(settings.steps, settings.shift)
-                                              : sampling::eulerFlowSchedule(settings.steps, settings.shift);
+    throw Error(ErrorKind::InvalidArgument,
+                "video size must be on the model's grid (1 + " + std::to_string(tf) +
+                    "n frames, sides multiples of " + std::to_string(spatialMultiple()) + ")");
+  const at::Tensor noise = seededNoise(
+      seed, {1, tc.in_channels, vae_->config().latentFrames(frames), height / s, width / s});
+  const sampling::FlowSchedule schedule =
+      settings.solver == sampling::FlowSolver::UniPc
+          ? sampling::unipcFlowSchedule(settings.steps, settings.shift)
+          : sampling::eulerFlowSchedule(settings.steps, settings.shift);
   const auto device = transformer_->params().slots().front().tensor->device();
   const at::Tensor pos = positive.to(device), neg = negative.to(device);
   return sampling::sampleFlow(
       settings.solver, schedule,
       [&](const at::Tensor& x, int64_t step) {
         core::checkInterrupt();
-        const at::Tensor t = at::full({1}, schedule.timesteps[static_cast<std::size_t>(step)], at::kFloat);
+        const at::Tensor t =
+            at::full({1}, schedule.timesteps[static_cast<std::size_t>(step)], at::kFloat);
         const at::Tensor xin = x.to(device);
         const at::Tensor vc = transformer_->forward(xin, t, pos).to(at::kFloat);
         if (settings.guidance == 1.0) return vc.cpu();
@@ -221,7 +244,8 @@ at::Tensor WanPipeline::sample(const at::Tensor& positive, const at::Tensor& neg
 }
 
 int64_t WanPipeline::encodingWorkingBytes() const {
-  return models::umt5WorkingBytes(text_->config(), text_len_, text_->params().slots().front().tensor->scalar_type());
+  return models::umt5WorkingBytes(text_->config(), text_len_,
+                                  text_->params().slots().front().tensor->scalar_type());
 }
 
 int64_t WanPipeline::samplingWorkingBytes(int64_t frames, int64_t height, int64_t width) const {
@@ -233,18 +257,22 @@ int64_t WanPipeline::samplingWorkingBytes(int64_t frames, int64_t height, int64_
   return models::wanTransformerWorkingBytes(tc, lf, lh, lw, text_len_, dtype_) + latents;
 }
 
-int64_t WanPipeline::decodingWorkingBytes(int64_t height, int64_t width, const models::WanSpatialTiles& tiles) const {
+int64_t WanPipeline::decodingWorkingBytes(int64_t height, int64_t width,
+                                          const models::WanSpatialTiles& tiles) const {
   const int64_t s = vae_->config().spatialFactor();
   const int64_t lh = height / s, lw = width / s;
-  const int64_t th = tiles.tile > 0 ? std::min(tiles.tile, lh) : lh, tw = tiles.tile > 0 ? std::min(tiles.tile, lw) : lw;
+  const int64_t th = tiles.tile > 0 ? std::min(tiles.tile, lh) : lh,
+                tw = tiles.tile > 0 ? std::min(tiles.tile, lw) : lw;
   // One tile's working set beside the whole chunk's float32 frames.
-  return models::wanDecodeChunkBytes(vae_->config(), th, tw, 1, vae_->params().slots().front().tensor->scalar_type()) +
+  return models::wanDecodeChunkBytes(vae_->config(), th, tw, 1,
+                                     vae_->params().slots().front().tensor->scalar_type()) +
          3 * vae_->config().temporalFactor() * height * width * 4;
 }
 
 int64_t WanPipeline::decode(const at::Tensor& latent, int64_t chunk_frames,
                             const std::function<void(const at::Tensor& frames)>& on_chunk,
-                            const models::WanSpatialTiles& tiles, const std::function<void()>& on_tile) const {
+                            const models::WanSpatialTiles& tiles,
+                            const std::function<void()>& on_tile) const {
   int64_t count = 0;
   const at::Tensor z = vae_->denormalize(latent.to(at::kFloat));
   vae_->decodeRaw(
@@ -258,9 +286,10 @@ int64_t WanPipeline::decode(const at::Tensor& latent, int64_t chunk_frames,
   return count;
 }
 
-models::WanSpatialTiles planVideoTiles(const models::WanVaeConfig& config, int64_t latent_h, int64_t latent_w,
-                                       int64_t chunk_frames, at::ScalarType dtype, VaeTiling mode, int64_t tile_pixels,
-                                       int64_t overlap_pixels, int64_t available_bytes) {
+models::WanSpatialTiles planVideoTiles(const models::WanVaeConfig& config, int64_t latent_h,
+                                       int64_t latent_w, int64_t chunk_frames, at::ScalarType dtype,
+                                       VaeTiling mode, int64_t tile_pixels, int64_t overlap_pixels,
+                                       int64_t available_bytes) {
   const int64_t s = config.spatialFactor();
   models::WanSpatialTiles t;
   if (mode == VaeTiling::Never) return t;
@@ -269,12 +298,14 @@ models::WanSpatialTiles planVideoTiles(const models::WanVaeConfig& config, int64
     t.overlap = std::min(std::max<int64_t>(overlap_pixels / s, 0), tile / 4);
     return t;
   };
-  if (mode == VaeTiling::Always) return withOverlap(std::max<int64_t>(1, (tile_pixels > 0 ? tile_pixels : 512) / s));
+  if (mode == VaeTiling::Always)
+    return withOverlap(std::max<int64_t>(1, (tile_pixels > 0 ? tile_pixels : 512) / s));
   const auto fits = [&](int64_t th, int64_t tw, bool whole) {
     // a tiled chunk also holds the whole chunk's float32 sum and weights
     const int64_t frames = chunk_frames * config.temporalFactor();
     const int64_t extra = whole ? 0 : 4 * frames * latent_h * s * latent_w * s * 4;
-    return models::wanDecodeChunkBytes(config, th, tw, chunk_frames, dtype) + extra <= available_bytes;
+    return models::wanDecodeChunkBytes(config, th, tw, chunk_frames, dtype) + extra <=
+           available_bytes;
   };
   if (available_bytes < 0 || fits(latent_h, latent_w, true)) return t;
   for (int64_t tile = std::min(latent_h, latent_w) - 1; tile >= 4; --tile)
@@ -284,16 +315,21 @@ models::WanSpatialTiles planVideoTiles(const models::WanVaeConfig& config, int64
 
 int64_t videoTileCount(int64_t latent_h, int64_t latent_w, const models::WanSpatialTiles& tiles) {
   if (tiles.tile <= 0 || (tiles.tile >= latent_h && tiles.tile >= latent_w)) return 1;
-  return static_cast<int64_t>(models::tileStarts(latent_h, std::min(tiles.tile, latent_h), tiles.overlap).size() *
-                              models::tileStarts(latent_w, std::min(tiles.tile, latent_w), tiles.overlap).size());
+  return static_cast<int64_t>(
+      models::tileStarts(latent_h, std::min(tiles.tile, latent_h), tiles.overlap).size() *
+      models::tileStarts(latent_w, std::min(tiles.tile, latent_w), tiles.overlap).size());
 }
 
 std::vector<memory::ComponentInfo> WanPipeline::components() const {
-  return {{"text_encoder", "UMT5EncoderModel", memory::ComponentRole::TextEncoder, &text_->params(), true},
-          {"transformer", "WanTransformer3DModel", memory::ComponentRole::Denoiser, &transformer_->params(), false},
+  return {{"text_encoder", "UMT5EncoderModel", memory::ComponentRole::TextEncoder, &text_->params(),
+           true},
+          {"transformer", "WanTransformer3DModel", memory::ComponentRole::Denoiser,
+           &transformer_->params(), false},
           {"vae", "AutoencoderKLWan", memory::ComponentRole::Vae, &vae_->params(), true}};
 }
 
-std::optional<lora::LoraTargets> WanPipeline::loraTargets() const { return wanLoraTargets(*transformer_); }
+std::optional<lora::LoraTargets> WanPipeline::loraTargets() const {
+  return wanLoraTargets(*transformer_);
+}
 
 }  // namespace kiln::pipelines

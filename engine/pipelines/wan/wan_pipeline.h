@@ -45,9 +45,10 @@ int64_t snapFrames(int64_t frames, int64_t factor);
 // none when a whole frame chunk's working set fits `available_bytes` (-1: unknown, so
 // none), else the largest square tile whose working set fits. Overlap from the settings
 // (pixels), at most a quarter tile.
-models::WanSpatialTiles planVideoTiles(const models::WanVaeConfig& config, int64_t latent_h, int64_t latent_w,
-                                       int64_t chunk_frames, at::ScalarType dtype, VaeTiling mode, int64_t tile_pixels,
-                                       int64_t overlap_pixels, int64_t available_bytes);
+models::WanSpatialTiles planVideoTiles(const models::WanVaeConfig& config, int64_t latent_h,
+                                       int64_t latent_w, int64_t chunk_frames, at::ScalarType dtype,
+                                       VaeTiling mode, int64_t tile_pixels, int64_t overlap_pixels,
+                                       int64_t available_bytes);
 // Tile passes per chunk of that plan.
 int64_t videoTileCount(int64_t latent_h, int64_t latent_w, const models::WanSpatialTiles& tiles);
 
@@ -80,7 +81,9 @@ class WanPipeline final : public pipelines::ModelParts {
   // is offloaded leaf by leaf, the VAE onloaded whole for each decode when above the
   // resident threshold.
   std::vector<memory::ComponentInfo> components() const override;
-  std::vector<std::shared_ptr<tensor_io::SafetensorsFile>> sourceFiles() const override { return files_; }
+  std::vector<std::shared_ptr<tensor_io::SafetensorsFile>> sourceFiles() const override {
+    return files_;
+  }
   // The transformer's linear layers (Wan LoRAs train nothing else).
   std::optional<lora::LoraTargets> loraTargets() const override;
   const models::WanSamplingDefaults& defaults() const noexcept { return defaults_; }
@@ -96,8 +99,8 @@ class WanPipeline final : public pipelines::ModelParts {
   // The latent [1, C, T, h, w] for `frames` (on the grid) of height x width (multiples of
   // spatialMultiple) from the seed's noise, guided by the positive and negative encodings.
   // on_step after each step may throw to stop.
-  at::Tensor sample(const at::Tensor& positive, const at::Tensor& negative, int64_t frames, int64_t height,
-                    int64_t width, int64_t seed, const WanSampleSettings& settings,
+  at::Tensor sample(const at::Tensor& positive, const at::Tensor& negative, int64_t frames,
+                    int64_t height, int64_t width, int64_t seed, const WanSampleSettings& settings,
                     const std::function<void(const sampling::FlowStep&)>& on_step = {}) const;
 
   // Device memory beyond the weights that encoding a prompt, sampling `frames` frames of
@@ -105,14 +108,16 @@ class WanPipeline final : public pipelines::ModelParts {
   // latents), and decoding one chunk of a latent frame in `tiles` need at their peak.
   int64_t encodingWorkingBytes() const;
   int64_t samplingWorkingBytes(int64_t frames, int64_t height, int64_t width) const;
-  int64_t decodingWorkingBytes(int64_t height, int64_t width, const models::WanSpatialTiles& tiles) const;
+  int64_t decodingWorkingBytes(int64_t height, int64_t width,
+                               const models::WanSpatialTiles& tiles) const;
 
   // Decodes a latent (the transformer's space) chunk by chunk, in spatial tiles when
   // `tiles` says so; on_chunk gets each chunk's frames [1, 3, n, H, W] in [0, 1] and
   // on_tile follows each tile pass (either may throw to stop). Returns the frames decoded.
   int64_t decode(const at::Tensor& latent, int64_t chunk_frames,
                  const std::function<void(const at::Tensor& frames)>& on_chunk,
-                 const models::WanSpatialTiles& tiles = {}, const std::function<void()>& on_tile = {}) const;
+                 const models::WanSpatialTiles& tiles = {},
+                 const std::function<void()>& on_tile = {}) const;
 
  private:
   WanModelPaths paths_;

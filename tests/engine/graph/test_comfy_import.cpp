@@ -17,16 +17,20 @@
 
 namespace {
 
-std::string tinyModel() { return kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"); }
+std::string tinyModel() {
+  return kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors");
+}
 
 // ComfyUI's default graph in its API format ("Save (API)", or a PNG's "prompt" chunk).
 std::string apiWorkflow(const std::string& ckpt, const std::string& sampler = "euler",
                         const std::string& scheduler = "normal") {
   return R"({
-  "3": {"inputs": {"seed": 5, "steps": 3, "cfg": 5, "sampler_name": ")" + sampler + R"(", "scheduler": ")" +
-         scheduler + R"(", "denoise": 1, "model": ["4", 0], "positive": ["6", 0], "negative": ["7", 0],
+  "3": {"inputs": {"seed": 5, "steps": 3, "cfg": 5, "sampler_name": ")" +
+         sampler + R"(", "scheduler": ")" + scheduler +
+         R"(", "denoise": 1, "model": ["4", 0], "positive": ["6", 0], "negative": ["7", 0],
         "latent_image": ["5", 0]}, "class_type": "KSampler", "_meta": {"title": "KSampler"}},
-  "4": {"inputs": {"ckpt_name": ")" + ckpt + R"("}, "class_type": "CheckpointLoaderSimple",
+  "4": {"inputs": {"ckpt_name": ")" +
+         ckpt + R"("}, "class_type": "CheckpointLoaderSimple",
         "_meta": {"title": "Load Checkpoint"}},
   "5": {"inputs": {"width": 64, "height": 64, "batch_size": 1}, "class_type": "EmptyLatentImage"},
   "6": {"inputs": {"text": "a red circle", "clip": ["4", 1]}, "class_type": "CLIPTextEncode",
@@ -122,7 +126,8 @@ class TestComfyImport : public QObject {
 
   void importsTheApiFormat() {
     QVERIFY(kiln::looksLikeComfyWorkflow(apiWorkflow("sd1/tiny.safetensors")));
-    const kiln::ComfyImport im = kiln::importComfyWorkflow(apiWorkflow("sd1/tiny.safetensors"), folders_);
+    const kiln::ComfyImport im =
+        kiln::importComfyWorkflow(apiWorkflow("sd1/tiny.safetensors"), folders_);
     QCOMPARE(im.format, std::string("api"));
     QVERIFY2(im.unmapped.empty(), joined(im.unmapped).c_str());
     const kiln::Workflow& w = im.workflow;
@@ -135,30 +140,38 @@ class TestComfyImport : public QObject {
     const auto problems = kiln::validateWorkflow(w, kiln::builtinNodeSchemas());
     QVERIFY2(problems.empty(), kiln::describeProblems(problems).c_str());
     bool vae_link = false;
-    for (const auto& l : w.links) vae_link = vae_link || (l.from_node == "4" && l.from_output == "VAE" && l.to_node == "8");
+    for (const auto& l : w.links)
+      vae_link = vae_link || (l.from_node == "4" && l.from_output == "VAE" && l.to_node == "8");
     QVERIFY(vae_link);
   }
 
   // Sampler and schedule names Kiln lacks are kept and reported, and validation names them.
   void reportsSamplersKilnLacks() {
-    const kiln::ComfyImport im =
-        kiln::importComfyWorkflow(apiWorkflow("missing.safetensors", "euler_cfg_pp", "beta"), folders_);
-    QVERIFY2(hasLine(im.unmapped, "node 3 (KSampler): sampler 'euler_cfg_pp' is not one of Kiln's samplers (euler, "
-                                  "euler_ancestral, heun, dpm_2, dpmpp_2m, dpmpp_2m_sde, dpmpp_sde, ddim, lcm, uni_pc, "
-                                  "uni_pc_bh2)"),
-             joined(im.unmapped).c_str());
+    const kiln::ComfyImport im = kiln::importComfyWorkflow(
+        apiWorkflow("missing.safetensors", "euler_cfg_pp", "beta"), folders_);
+    QVERIFY2(
+        hasLine(
+            im.unmapped,
+            "node 3 (KSampler): sampler 'euler_cfg_pp' is not one of Kiln's samplers (euler, "
+            "euler_ancestral, heun, dpm_2, dpmpp_2m, dpmpp_2m_sde, dpmpp_sde, ddim, lcm, uni_pc, "
+            "uni_pc_bh2)"),
+        joined(im.unmapped).c_str());
     QVERIFY(hasLine(im.unmapped, "scheduler 'beta' is not one of Kiln's schedules"));
     QVERIFY(hasLine(im.unmapped, "'missing.safetensors' was not found in the model folders"));
-    const std::string problems = kiln::describeProblems(kiln::validateWorkflow(im.workflow, kiln::builtinNodeSchemas()));
-    QVERIFY2(problems.find("'sampler_name' is 'euler_cfg_pp', which is not one of: euler, euler_ancestral") !=
+    const std::string problems =
+        kiln::describeProblems(kiln::validateWorkflow(im.workflow, kiln::builtinNodeSchemas()));
+    QVERIFY2(problems.find(
+                 "'sampler_name' is 'euler_cfg_pp', which is not one of: euler, euler_ancestral") !=
                  std::string::npos,
              problems.c_str());
     // The ones Kiln has come through as they are.
-    const kiln::ComfyImport known =
-        kiln::importComfyWorkflow(apiWorkflow("sd1/tiny.safetensors", "dpmpp_2m_sde", "karras"), folders_);
+    const kiln::ComfyImport known = kiln::importComfyWorkflow(
+        apiWorkflow("sd1/tiny.safetensors", "dpmpp_2m_sde", "karras"), folders_);
     QVERIFY2(known.unmapped.empty(), joined(known.unmapped).c_str());
-    QCOMPARE(std::get<std::string>(known.workflow.node("3")->params.at("sampler_name")), std::string("dpmpp_2m_sde"));
-    QCOMPARE(std::get<std::string>(known.workflow.node("3")->params.at("scheduler")), std::string("karras"));
+    QCOMPARE(std::get<std::string>(known.workflow.node("3")->params.at("sampler_name")),
+             std::string("dpmpp_2m_sde"));
+    QCOMPARE(std::get<std::string>(known.workflow.node("3")->params.at("scheduler")),
+             std::string("karras"));
   }
 
   void findsModelsInInvokeAiTrees() {
@@ -172,7 +185,9 @@ class TestComfyImport : public QObject {
     kiln::ModelFolders folders;
     folders.roots = {invoke.string()};
     std::string api = apiWorkflow("juggernaut.safetensors");
-    api.insert(api.rfind('}'), R"(, "10": {"inputs": {"vae_name": "ft-mse.safetensors"}, "class_type": "VAELoader"})");
+    api.insert(
+        api.rfind('}'),
+        R"(, "10": {"inputs": {"vae_name": "ft-mse.safetensors"}, "class_type": "VAELoader"})");
     const kiln::ComfyImport im = kiln::importComfyWorkflow(api, folders);
     QCOMPARE(std::get<std::string>(im.workflow.node("4")->params.at("ckpt_name")),
              (invoke / "models/sdxl/main/juggernaut.safetensors").string());
@@ -184,9 +199,11 @@ class TestComfyImport : public QObject {
     const kiln::ComfyImport im = kiln::importComfyWorkflow(uiWorkflow(), folders_);
     QCOMPARE(im.format, std::string("ui"));
     const kiln::Workflow& w = im.workflow;
-    QCOMPARE(w.nodes.size(), std::size_t{8});  // the reroute, primitive, note and muted node are gone
-    QVERIFY2(hasLine(im.unmapped, "node 13 (UpscaleModelLoader) is muted in ComfyUI and was left out"),
-             joined(im.unmapped).c_str());
+    QCOMPARE(w.nodes.size(),
+             std::size_t{8});  // the reroute, primitive, note and muted node are gone
+    QVERIFY2(
+        hasLine(im.unmapped, "node 13 (UpscaleModelLoader) is muted in ComfyUI and was left out"),
+        joined(im.unmapped).c_str());
     QCOMPARE(im.unmapped.size(), std::size_t{1});
     QCOMPARE(std::get<int64_t>(w.node("3")->params.at("seed")), int64_t{5});  // from the primitive
     QCOMPARE(std::get<int64_t>(w.node("3")->params.at("steps")), int64_t{3});
@@ -202,7 +219,8 @@ class TestComfyImport : public QObject {
     QVERIFY2(problems.empty(), kiln::describeProblems(problems).c_str());
     bool through_reroute = false, lora_clip = false;
     for (const auto& l : w.links) {
-      through_reroute = through_reroute || (l.from_node == "4" && l.from_output == "VAE" && l.to_node == "8");
+      through_reroute =
+          through_reroute || (l.from_node == "4" && l.from_output == "VAE" && l.to_node == "8");
       lora_clip = lora_clip || (l.from_node == "14" && l.from_output == "CLIP" && l.to_node == "6");
     }
     QVERIFY(through_reroute);
@@ -219,26 +237,35 @@ class TestComfyImport : public QObject {
       api.replace(at, from.size(), to);
     };
     replace("\"VAEDecode\"", "\"VAEDecodeTiled\"");
-    replace("\"samples\": [\"3\", 0]", "\"samples\": [\"3\", 0], \"tile_size\": 256, \"overlap\": 32");
+    replace("\"samples\": [\"3\", 0]",
+            "\"samples\": [\"3\", 0], \"tile_size\": 256, \"overlap\": 32");
     replace("\"class_type\": \"KSampler\"", "\"class_type\": \"KSamplerAdvanced\"");
-    replace("\"seed\": 5", "\"noise_seed\": 5, \"add_noise\": \"enable\", \"start_at_step\": 1, "
-                           "\"end_at_step\": 10000, \"return_with_leftover_noise\": \"disable\"");
+    replace("\"seed\": 5",
+            "\"noise_seed\": 5, \"add_noise\": \"enable\", \"start_at_step\": 1, "
+            "\"end_at_step\": 10000, \"return_with_leftover_noise\": \"disable\"");
     replace("\"latent_image\": [\"5\", 0]", "\"latent_image\": [\"10\", 0]");
-    api.insert(api.rfind('}'), R"(, "10": {"inputs": {"upscale_method": "nearest-exact", "scale_by": 1.5, "samples": ["5", 0]}, "class_type": "LatentUpscaleBy"})");
+    api.insert(
+        api.rfind('}'),
+        R"(, "10": {"inputs": {"upscale_method": "nearest-exact", "scale_by": 1.5, "samples": ["5", 0]}, "class_type": "LatentUpscaleBy"})");
     const kiln::ComfyImport im = kiln::importComfyWorkflow(api, folders_);
-    QVERIFY2(hasLine(im.unmapped, "node 10 (LatentUpscaleBy): Kiln has no node of this type; it was left out"),
+    QVERIFY2(hasLine(im.unmapped,
+                     "node 10 (LatentUpscaleBy): Kiln has no node of this type; it was left out"),
              joined(im.unmapped).c_str());
-    QVERIFY2(hasLine(im.unmapped, "node 3 (KSamplerAdvanced): start_at_step 1 of 3 becomes denoise 0.666667: the "
-                                  "sampler re-noises"),
-             joined(im.unmapped).c_str());
+    QVERIFY2(
+        hasLine(im.unmapped,
+                "node 3 (KSamplerAdvanced): start_at_step 1 of 3 becomes denoise 0.666667: the "
+                "sampler re-noises"),
+        joined(im.unmapped).c_str());
     QCOMPARE(std::get<double>(im.workflow.node("3")->params.at("denoise")), 2.0 / 3.0);
     const kiln::Workflow& w = im.workflow;
     QCOMPARE(std::get<std::string>(w.node("8")->params.at("tiling")), std::string("always"));
     QCOMPARE(std::get<int64_t>(w.node("8")->params.at("tile_size")), int64_t{256});
     QCOMPARE(std::get<int64_t>(w.node("8")->params.at("tile_overlap")), int64_t{32});
     QCOMPARE(std::get<int64_t>(w.node("3")->params.at("seed")), int64_t{5});
-    const std::string problems = kiln::describeProblems(kiln::validateWorkflow(w, kiln::builtinNodeSchemas()));
-    QVERIFY2(problems.find("node 3: Sampler: input 'latent_image' (LATENT) is not linked") != std::string::npos,
+    const std::string problems =
+        kiln::describeProblems(kiln::validateWorkflow(w, kiln::builtinNodeSchemas()));
+    QVERIFY2(problems.find("node 3: Sampler: input 'latent_image' (LATENT) is not linked") !=
+                 std::string::npos,
              problems.c_str());
   }
 
@@ -252,18 +279,21 @@ class TestComfyImport : public QObject {
       api.replace(at, from.size(), to);
     };
     replace("\"text\": \"blurry\", \"clip\": [\"4\", 1]}, \"class_type\": \"CLIPTextEncode\"",
-            "\"text\": \"blurry\", \"ascore\": 2.5, \"width\": 1024, \"height\": 1024, \"clip\": [\"4\", 1]}, "
+            "\"text\": \"blurry\", \"ascore\": 2.5, \"width\": 1024, \"height\": 1024, \"clip\": "
+            "[\"4\", 1]}, "
             "\"class_type\": \"CLIPTextEncodeSDXLRefiner\"");
     replace("\"class_type\": \"KSampler\"", "\"class_type\": \"KSamplerAdvanced\"");
-    replace("\"seed\": 5", "\"noise_seed\": 5, \"add_noise\": \"enable\", \"start_at_step\": 0, "
-                           "\"end_at_step\": 2, \"return_with_leftover_noise\": \"enable\"");
+    replace("\"seed\": 5",
+            "\"noise_seed\": 5, \"add_noise\": \"enable\", \"start_at_step\": 0, "
+            "\"end_at_step\": 2, \"return_with_leftover_noise\": \"enable\"");
     const kiln::ComfyImport im = kiln::importComfyWorkflow(api, folders_);
     const kiln::Workflow& w = im.workflow;
     QCOMPARE(w.node("7")->type, std::string("TextEncode"));
     QCOMPARE(std::get<std::string>(w.node("7")->params.at("text")), std::string("blurry"));
     QCOMPARE(std::get<double>(w.node("7")->params.at("aesthetic_score")), 2.5);
-    QVERIFY2(hasLine(im.unmapped, "node 3 (KSamplerAdvanced): end_at_step (stopping with leftover noise) is not "
-                                  "supported"),
+    QVERIFY2(hasLine(im.unmapped,
+                     "node 3 (KSamplerAdvanced): end_at_step (stopping with leftover noise) is not "
+                     "supported"),
              joined(im.unmapped).c_str());
     QVERIFY(!w.node("3")->params.count("denoise"));
     const auto problems = kiln::validateWorkflow(w, kiln::builtinNodeSchemas());
@@ -278,13 +308,16 @@ class TestComfyImport : public QObject {
     std::ofstream(vae) << "x";
     std::string api = apiWorkflow("sd1/tiny.safetensors");
     api.replace(api.find("\"vae\": [\"4\", 2]"), 15, "\"vae\": [\"10\", 0]");
-    api.insert(api.rfind('}'), R"(, "10": {"inputs": {"vae_name": "ft-mse.safetensors"}, "class_type": "VAELoader"})");
+    api.insert(
+        api.rfind('}'),
+        R"(, "10": {"inputs": {"vae_name": "ft-mse.safetensors"}, "class_type": "VAELoader"})");
     const kiln::ComfyImport im = kiln::importComfyWorkflow(api, folders_);
     QVERIFY2(im.unmapped.empty(), joined(im.unmapped).c_str());
     QCOMPARE(im.workflow.node("10")->type, std::string("LoadVAE"));
     QCOMPARE(std::get<std::string>(im.workflow.node("10")->params.at("vae_name")), vae.string());
     bool linked = false;
-    for (const auto& l : im.workflow.links) linked = linked || (l.from_node == "10" && l.to_node == "8" && l.to_input == "vae");
+    for (const auto& l : im.workflow.links)
+      linked = linked || (l.from_node == "10" && l.to_node == "8" && l.to_input == "vae");
     QVERIFY(linked);
     QVERIFY(kiln::validateWorkflow(im.workflow, kiln::builtinNodeSchemas()).empty());
   }
@@ -304,7 +337,8 @@ class TestComfyImport : public QObject {
 
   // Imported and run: the picture render draws with the same settings.
   void importedGraphDrawsWhatRenderDraws() {
-    kiln::Workflow w = kiln::importComfyWorkflow(apiWorkflow("sd1/tiny.safetensors"), folders_).workflow;
+    kiln::Workflow w =
+        kiln::importComfyWorkflow(apiWorkflow("sd1/tiny.safetensors"), folders_).workflow;
     std::mutex mutex;
     std::condition_variable done;
     kiln::Event end;
@@ -315,14 +349,17 @@ class TestComfyImport : public QObject {
       end = e;
       done.notify_all();
     };
-    o.write_image = [](const std::string& path, const kiln::Image&) { std::ofstream(path) << "image"; };
+    o.write_image = [](const std::string& path, const kiln::Image&) {
+      std::ofstream(path) << "image";
+    };
     kiln::Engine engine(o);
     kiln::Job job;
     job.workflow = std::make_shared<const kiln::Workflow>(std::move(w));
     job.output_dir = dir_.filePath("out").toStdString();
     engine.submit(job);
     std::unique_lock<std::mutex> lock(mutex);
-    QVERIFY(done.wait_for(lock, std::chrono::seconds(300), [&] { return end.type != kiln::EventType::Invalid; }));
+    QVERIFY(done.wait_for(lock, std::chrono::seconds(300),
+                          [&] { return end.type != kiln::EventType::Invalid; }));
     QVERIFY2(end.type == kiln::EventType::JobFinished, end.message.c_str());
     QVERIFY(QString::fromStdString(end.output_paths.at(0)).endsWith("/ComfyUI-00001.png"));
     kiln::RenderParams p;
@@ -338,7 +375,8 @@ class TestComfyImport : public QObject {
     const kiln::Image& got = end.outputs.at(0);
     QCOMPARE(got.pixels.size(), want.pixels.size());
     double worst = 0;
-    for (std::size_t i = 0; i < got.pixels.size(); ++i) worst = std::max(worst, double(std::abs(got.pixels[i] - want.pixels[i])));
+    for (std::size_t i = 0; i < got.pixels.size(); ++i)
+      worst = std::max(worst, double(std::abs(got.pixels[i] - want.pixels[i])));
     QVERIFY2(worst < 1e-4, qPrintable(QString::number(worst)));
   }
 };

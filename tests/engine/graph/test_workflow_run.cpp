@@ -13,15 +13,15 @@
 #include <set>
 #include <thread>
 
+#include "checkpoint_variants.h"
 #include "core/data_paths.h"
 #include "kiln/engine.h"
 #include "kiln/render.h"
 #include "lora_files.h"
 #include "models/text/clip_tokenizer.h"
+#include "ref_tensors.h"
 #include "tensor_io/materialize.h"
 #include "tensor_io/safetensors.h"
-#include "checkpoint_variants.h"
-#include "ref_tensors.h"
 
 namespace {
 
@@ -69,21 +69,28 @@ class Recorder {
   std::vector<kiln::Event> events_;
 };
 
-std::string tinyModel() { return kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"); }
+std::string tinyModel() {
+  return kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors");
+}
 
 kiln::Workflow textToImage(int64_t seed) {
   kiln::Workflow w;
-  w.nodes = {{"ckpt", "LoadCheckpoint", {{"ckpt_name", tinyModel()}}, 0, 0, ""},
-             {"pos", "TextEncode", {{"text", std::string("a red circle")}}, 0, 0, "Prompt"},
-             {"neg", "TextEncode", {{"text", std::string("blurry")}}, 0, 0, ""},
-             {"latent", "EmptyLatent", {{"width", int64_t{64}}, {"height", int64_t{64}}}, 0, 0, ""},
-             {"sampler", "Sampler", {{"seed", seed}, {"steps", int64_t{3}}, {"cfg", 5.0}}, 0, 0, ""},
-             {"decode", "VAEDecode", {}, 0, 0, ""},
-             {"save", "SaveImage", {{"filename_prefix", std::string("t")}}, 0, 0, ""}};
-  w.links = {{"ckpt", "CLIP", "pos", "clip"},         {"ckpt", "CLIP", "neg", "clip"},
-             {"ckpt", "MODEL", "sampler", "model"},   {"pos", "CONDITIONING", "sampler", "positive"},
-             {"neg", "CONDITIONING", "sampler", "negative"}, {"latent", "LATENT", "sampler", "latent_image"},
-             {"sampler", "LATENT", "decode", "samples"},     {"ckpt", "VAE", "decode", "vae"},
+  w.nodes = {
+      {"ckpt", "LoadCheckpoint", {{"ckpt_name", tinyModel()}}, 0, 0, ""},
+      {"pos", "TextEncode", {{"text", std::string("a red circle")}}, 0, 0, "Prompt"},
+      {"neg", "TextEncode", {{"text", std::string("blurry")}}, 0, 0, ""},
+      {"latent", "EmptyLatent", {{"width", int64_t{64}}, {"height", int64_t{64}}}, 0, 0, ""},
+      {"sampler", "Sampler", {{"seed", seed}, {"steps", int64_t{3}}, {"cfg", 5.0}}, 0, 0, ""},
+      {"decode", "VAEDecode", {}, 0, 0, ""},
+      {"save", "SaveImage", {{"filename_prefix", std::string("t")}}, 0, 0, ""}};
+  w.links = {{"ckpt", "CLIP", "pos", "clip"},
+             {"ckpt", "CLIP", "neg", "clip"},
+             {"ckpt", "MODEL", "sampler", "model"},
+             {"pos", "CONDITIONING", "sampler", "positive"},
+             {"neg", "CONDITIONING", "sampler", "negative"},
+             {"latent", "LATENT", "sampler", "latent_image"},
+             {"sampler", "LATENT", "decode", "samples"},
+             {"ckpt", "VAE", "decode", "vae"},
              {"decode", "IMAGE", "save", "images"}};
   return w;
 }
@@ -104,7 +111,8 @@ kiln::RenderParams sameAsRender(int64_t seed) {
 double maxDiff(const kiln::Image& a, const kiln::Image& b) {
   if (a.pixels.size() != b.pixels.size()) return 1e9;
   double worst = 0;
-  for (std::size_t i = 0; i < a.pixels.size(); ++i) worst = std::max(worst, double(std::abs(a.pixels[i] - b.pixels[i])));
+  for (std::size_t i = 0; i < a.pixels.size(); ++i)
+    worst = std::max(worst, double(std::abs(a.pixels[i] - b.pixels[i])));
   return worst;
 }
 
@@ -138,7 +146,8 @@ class TestWorkflowRun : public QObject {
     o.read_image = [this](const std::string& path) {
       std::lock_guard<std::mutex> lock(files_mutex_);
       const auto it = files_.find(path);
-      if (it == files_.end()) throw kiln::Error(kiln::ErrorKind::FileNotFound, "no file '" + path + "'");
+      if (it == files_.end())
+        throw kiln::Error(kiln::ErrorKind::FileNotFound, "no file '" + path + "'");
       return it->second;
     };
     engine_ = std::make_unique<kiln::Engine>(o);
@@ -160,7 +169,8 @@ class TestWorkflowRun : public QObject {
     QVERIFY(QFileInfo::exists(QString::fromStdString(end.output_paths[0])));
     const kiln::Image& saved = end.outputs[0];  // as written, with its text chunks
     QCOMPARE(kiln::parseWorkflow(saved.text.at("kiln_workflow")).nodes.size(), std::size_t{7});
-    QVERIFY2(saved.text.at("parameters").find("Steps: 3, Sampler: Euler, CFG scale: 5, Seed: 1, Size: 64x64") !=
+    QVERIFY2(saved.text.at("parameters")
+                     .find("Steps: 3, Sampler: Euler, CFG scale: 5, Seed: 1, Size: 64x64") !=
                  std::string::npos,
              saved.text.at("parameters").c_str());
     const auto planned = rec_.of(id, EventType::StagePlanned);
@@ -168,8 +178,10 @@ class TestWorkflowRun : public QObject {
     std::vector<std::string> names;
     for (const auto& s : planned[0].stages) names.push_back(s.name);
     QCOMPARE(names, (std::vector<std::string>{"Loading model", "Encoding prompt (Prompt)",
-                                              "Encoding prompt (TextEncode neg)", "Denoising", "Decoding", "Saving"}));
-    for (const auto& [node, state] : rec_.states(id)) QVERIFY2(state == NodeState::Done, node.c_str());
+                                              "Encoding prompt (TextEncode neg)", "Denoising",
+                                              "Decoding", "Saving"}));
+    for (const auto& [node, state] : rec_.states(id))
+      QVERIFY2(state == NodeState::Done, node.c_str());
   }
 
   // EmptyLatent takes the grid of the model that samples it. The starter model's VAE
@@ -204,10 +216,12 @@ class TestWorkflowRun : public QObject {
 
     kiln::Workflow video = textToImage(5);
     video.node("latent")->type = "EmptyVideoLatent";
-    video.node("latent")->params = {{"width", int64_t{64}}, {"height", int64_t{64}}, {"frames", int64_t{5}}};
+    video.node("latent")->params = {
+        {"width", int64_t{64}}, {"height", int64_t{64}}, {"frames", int64_t{5}}};
     end = rec_.waitEnd(submit(video));
     QCOMPARE(end.type, EventType::JobFailed);
-    QVERIFY2(end.message.find("a video latent needs a video model") != std::string::npos, end.message.c_str());
+    QVERIFY2(end.message.find("a video latent needs a video model") != std::string::npos,
+             end.message.c_str());
 
     // The 4-channel latent decoded by a VAE of 8 latent channels is refused by the node.
     const std::string wide = dir_.filePath("wide-vae.safetensors").toStdString();
@@ -231,7 +245,8 @@ class TestWorkflowRun : public QObject {
       if (l.to_node == "decode" && l.to_input == "vae") l = {"vae", "VAE", "decode", "vae"};
     end = rec_.waitEnd(submit(mixed));
     QCOMPARE(end.type, EventType::JobFailed);
-    QVERIFY2(end.message.find("channels but this VAE decodes") != std::string::npos, end.message.c_str());
+    QVERIFY2(end.message.find("channels but this VAE decodes") != std::string::npos,
+             end.message.c_str());
   }
 
   // Two Kilns saving into one folder at once: a name another one took while this one was
@@ -243,7 +258,8 @@ class TestWorkflowRun : public QObject {
     kiln::EngineOptions o;
     o.sink = [&rec](const kiln::Event& e) { rec(e); };
     o.write_image = [&](const std::string& path, const kiln::Image&) {
-      if (writes++ == 0) std::ofstream(out.filePath("race-00001.png").toStdString()) << "theirs";  // the other Kiln
+      if (writes++ == 0)
+        std::ofstream(out.filePath("race-00001.png").toStdString()) << "theirs";  // the other Kiln
       std::ofstream(path) << "ours";
     };
     kiln::Engine engine(o);
@@ -260,7 +276,8 @@ class TestWorkflowRun : public QObject {
     std::string text;
     theirs >> text;
     QCOMPARE(text, std::string("theirs"));
-    QCOMPARE(QDir(out.path()).entryList(QDir::Files | QDir::Hidden).size(), 2);  // no temporary file left
+    QCOMPARE(QDir(out.path()).entryList(QDir::Files | QDir::Hidden).size(),
+             2);  // no temporary file left
   }
 
   // Every sampler and schedule runs through the Sampler node, names itself in the
@@ -270,16 +287,36 @@ class TestWorkflowRun : public QObject {
     QTest::addColumn<QString>("sampler");
     QTest::addColumn<QString>("scheduler");
     QTest::addColumn<QString>("label");
-    QTest::newRow("euler_ancestral") << "euler_ancestral" << "normal" << "Euler a";
-    QTest::newRow("heun karras") << "heun" << "karras" << "Heun Karras";
-    QTest::newRow("dpm_2 exponential") << "dpm_2" << "exponential" << "DPM2 Exponential";
-    QTest::newRow("dpmpp_2m karras") << "dpmpp_2m" << "karras" << "DPM++ 2M Karras";
-    QTest::newRow("dpmpp_2m_sde simple") << "dpmpp_2m_sde" << "simple" << "DPM++ 2M SDE";
-    QTest::newRow("dpmpp_sde sgm_uniform") << "dpmpp_sde" << "sgm_uniform" << "DPM++ SDE";
-    QTest::newRow("ddim ddim_uniform") << "ddim" << "ddim_uniform" << "DDIM";
-    QTest::newRow("lcm") << "lcm" << "normal" << "LCM";
-    QTest::newRow("uni_pc") << "uni_pc" << "normal" << "UniPC";
-    QTest::newRow("uni_pc_bh2 diffusers") << "uni_pc_bh2" << "diffusers" << "UniPC (bh2)";
+    QTest::newRow("euler_ancestral") << "euler_ancestral"
+                                     << "normal"
+                                     << "Euler a";
+    QTest::newRow("heun karras") << "heun"
+                                 << "karras"
+                                 << "Heun Karras";
+    QTest::newRow("dpm_2 exponential") << "dpm_2"
+                                       << "exponential"
+                                       << "DPM2 Exponential";
+    QTest::newRow("dpmpp_2m karras") << "dpmpp_2m"
+                                     << "karras"
+                                     << "DPM++ 2M Karras";
+    QTest::newRow("dpmpp_2m_sde simple") << "dpmpp_2m_sde"
+                                         << "simple"
+                                         << "DPM++ 2M SDE";
+    QTest::newRow("dpmpp_sde sgm_uniform") << "dpmpp_sde"
+                                           << "sgm_uniform"
+                                           << "DPM++ SDE";
+    QTest::newRow("ddim ddim_uniform") << "ddim"
+                                       << "ddim_uniform"
+                                       << "DDIM";
+    QTest::newRow("lcm") << "lcm"
+                         << "normal"
+                         << "LCM";
+    QTest::newRow("uni_pc") << "uni_pc"
+                            << "normal"
+                            << "UniPC";
+    QTest::newRow("uni_pc_bh2 diffusers") << "uni_pc_bh2"
+                                          << "diffusers"
+                                          << "UniPC (bh2)";
   }
   void everySamplerRunsThroughTheNode() {
     QFETCH(QString, sampler);
@@ -292,7 +329,9 @@ class TestWorkflowRun : public QObject {
     const kiln::Event end = rec_.waitEnd(id);
     QVERIFY2(end.type == EventType::JobFinished, end.message.c_str());
     const std::string& parameters = end.outputs.at(0).text.at("parameters");
-    QVERIFY2(parameters.find("Sampler: " + label.toStdString() + ", CFG scale") != std::string::npos, parameters.c_str());
+    QVERIFY2(
+        parameters.find("Sampler: " + label.toStdString() + ", CFG scale") != std::string::npos,
+        parameters.c_str());
     kiln::RenderParams p = sameAsRender(11);
     p.sampler = sampler.toStdString();
     p.scheduler = scheduler.toStdString();
@@ -308,23 +347,44 @@ class TestWorkflowRun : public QObject {
   void refinesWithAnSdxlRefiner() {
     const QString refiner = dir_.filePath("tiny_refiner.safetensors");
     kiln::testing::writeSdxlRefiner(refiner);
-    const std::string base = kiln::testing::conformancePath("sd-tiny-1234/sdxl/sdxl_tiny_ldm.safetensors");
+    const std::string base =
+        kiln::testing::conformancePath("sd-tiny-1234/sdxl/sdxl_tiny_ldm.safetensors");
     const auto workflow = [&](double negative_score, const std::string& refined_latent) {
       kiln::Workflow w;
-      w.nodes = {{"ckpt", "LoadCheckpoint", {{"ckpt_name", base}}, 0, 0, ""},
-                 {"pos", "TextEncode", {{"text", std::string("a red circle")}}, 0, 0, ""},
-                 {"neg", "TextEncode", {{"text", std::string("blurry")}}, 0, 0, ""},
-                 {"latent", "EmptyLatent", {{"width", int64_t{64}}, {"height", int64_t{64}}}, 0, 0, ""},
-                 {"sampler", "Sampler", {{"seed", int64_t{3}}, {"steps", int64_t{4}}, {"cfg", 5.0}}, 0, 0, ""},
-                 {"refiner", "LoadCheckpoint", {{"ckpt_name", refiner.toStdString()}}, 0, 0, ""},
-                 {"rpos", "TextEncode", {{"text", std::string("a red circle")}, {"aesthetic_score", 6.0}}, 0, 0, ""},
-                 {"rneg", "TextEncode", {{"text", std::string("blurry")}, {"aesthetic_score", negative_score}}, 0, 0, ""},
-                 {"rsampler", "Sampler",
-                  {{"seed", int64_t{3}}, {"steps", int64_t{4}}, {"cfg", 5.0}, {"denoise", 0.5}}, 0, 0, ""},
-                 {"decode", "VAEDecode", {}, 0, 0, ""},
-                 {"base_decode", "VAEDecode", {}, 0, 0, ""},
-                 {"save", "SaveImage", {{"filename_prefix", std::string("refined")}}, 0, 0, ""},
-                 {"save_base", "SaveImage", {{"filename_prefix", std::string("base")}}, 0, 0, ""}};
+      w.nodes = {
+          {"ckpt", "LoadCheckpoint", {{"ckpt_name", base}}, 0, 0, ""},
+          {"pos", "TextEncode", {{"text", std::string("a red circle")}}, 0, 0, ""},
+          {"neg", "TextEncode", {{"text", std::string("blurry")}}, 0, 0, ""},
+          {"latent", "EmptyLatent", {{"width", int64_t{64}}, {"height", int64_t{64}}}, 0, 0, ""},
+          {"sampler",
+           "Sampler",
+           {{"seed", int64_t{3}}, {"steps", int64_t{4}}, {"cfg", 5.0}},
+           0,
+           0,
+           ""},
+          {"refiner", "LoadCheckpoint", {{"ckpt_name", refiner.toStdString()}}, 0, 0, ""},
+          {"rpos",
+           "TextEncode",
+           {{"text", std::string("a red circle")}, {"aesthetic_score", 6.0}},
+           0,
+           0,
+           ""},
+          {"rneg",
+           "TextEncode",
+           {{"text", std::string("blurry")}, {"aesthetic_score", negative_score}},
+           0,
+           0,
+           ""},
+          {"rsampler",
+           "Sampler",
+           {{"seed", int64_t{3}}, {"steps", int64_t{4}}, {"cfg", 5.0}, {"denoise", 0.5}},
+           0,
+           0,
+           ""},
+          {"decode", "VAEDecode", {}, 0, 0, ""},
+          {"base_decode", "VAEDecode", {}, 0, 0, ""},
+          {"save", "SaveImage", {{"filename_prefix", std::string("refined")}}, 0, 0, ""},
+          {"save_base", "SaveImage", {{"filename_prefix", std::string("base")}}, 0, 0, ""}};
       w.links = {{"ckpt", "CLIP", "pos", "clip"},
                  {"ckpt", "CLIP", "neg", "clip"},
                  {"ckpt", "MODEL", "sampler", "model"},
@@ -348,7 +408,8 @@ class TestWorkflowRun : public QObject {
       if (end.type != EventType::JobFinished) throw std::runtime_error(end.message);
       if (end.outputs.size() != 2) throw std::runtime_error("expected two pictures");
       // The refined picture names the refiner.
-      const bool first_refined = end.outputs[0].text.at("parameters").find("tiny_refiner") != std::string::npos;
+      const bool first_refined =
+          end.outputs[0].text.at("parameters").find("tiny_refiner") != std::string::npos;
       return first_refined ? std::make_pair(end.outputs[0], end.outputs[1])
                            : std::make_pair(end.outputs[1], end.outputs[0]);
     };
@@ -380,7 +441,9 @@ class TestWorkflowRun : public QObject {
     Recorder rec;
     kiln::EngineOptions o;
     o.sink = [&rec](const kiln::Event& e) { rec(e); };
-    o.write_image = [](const std::string& path, const kiln::Image&) { std::ofstream(path) << "image"; };
+    o.write_image = [](const std::string& path, const kiln::Image&) {
+      std::ofstream(path) << "image";
+    };
     o.embedding_dirs = {folder.path().toStdString()};
     kiln::Engine engine(o);
     kiln::Workflow w = textToImage(2);
@@ -403,17 +466,21 @@ class TestWorkflowRun : public QObject {
       const auto file = kiln::tensor_io::SafetensorsFile::open(tinyModel());
       const at::Tensor table =
           kiln::tensor_io::viewStored(
-              {file, file->find("cond_stage_model.transformer.text_model.embeddings.token_embedding.weight")})
+              {file,
+               file->find(
+                   "cond_stage_model.transformer.text_model.embeddings.token_embedding.weight")})
               .to(at::kFloat);
-      const auto tokenizer =
-          kiln::models::ClipTokenizer::fromVocabFile(kiln::core::findDataFile("bpe_simple_vocab_16e6.txt.gz"));
-      const at::Tensor rows =
-          table.index_select(0, at::tensor(tokenizer.encode("red star"), at::TensorOptions().dtype(at::kLong)))
-              .contiguous();
+      const auto tokenizer = kiln::models::ClipTokenizer::fromVocabFile(
+          kiln::core::findDataFile("bpe_simple_vocab_16e6.txt.gz"));
+      const at::Tensor rows = table
+                                  .index_select(0, at::tensor(tokenizer.encode("red star"),
+                                                              at::TensorOptions().dtype(at::kLong)))
+                                  .contiguous();
       std::vector<uint8_t> bytes(rows.nbytes());
       std::memcpy(bytes.data(), rows.data_ptr(), rows.nbytes());
-      kiln::tensor_io::writeSafetensors(folder.filePath("redstar.safetensors").toStdString(),
-                                        {{"emb_params", kiln::tensor_io::DType::F32, {2, rows.size(1)}, bytes}});
+      kiln::tensor_io::writeSafetensors(
+          folder.filePath("redstar.safetensors").toStdString(),
+          {{"emb_params", kiln::tensor_io::DType::F32, {2, rows.size(1)}, bytes}});
       const auto [second_id, embedded] = run();
       QCOMPARE(rec.states(second_id).at("pos"), NodeState::Done);  // encoded again, not cached
       p.prompt = "a red star";
@@ -436,7 +503,8 @@ class TestWorkflowRun : public QObject {
       QFAIL("rendered");
     } catch (const kiln::Error& e) {
       QCOMPARE(e.kind(), kiln::ErrorKind::InvalidArgument);
-      QVERIFY2(std::string(e.what()).find("unknown sampler 'dpmpp_3m'") != std::string::npos, e.what());
+      QVERIFY2(std::string(e.what()).find("unknown sampler 'dpmpp_3m'") != std::string::npos,
+               e.what());
     }
   }
 
@@ -456,7 +524,8 @@ class TestWorkflowRun : public QObject {
     QCOMPARE(end.type, EventType::JobFinished);
     QCOMPARE(runs(second), (std::set<std::string>{"sampler", "decode", "save"}));
     const auto states = rec_.states(second);
-    for (const char* node : {"ckpt", "pos", "neg", "latent"}) QCOMPARE(states.at(node), NodeState::Cached);
+    for (const char* node : {"ckpt", "pos", "neg", "latent"})
+      QCOMPARE(states.at(node), NodeState::Cached);
     QVERIFY(maxDiff(end.outputs[0], kiln::render(sameAsRender(8)).image) < 1e-4);
     QCOMPARE(rec_.of(second, EventType::StagePlanned).at(0).stages.size(), std::size_t{3});
 
@@ -489,7 +558,8 @@ class TestWorkflowRun : public QObject {
     rgba.pixels.clear();
     for (int y = 0; y < 64; ++y)
       for (int x = 0; x < 64; ++x) {
-        for (int ch = 0; ch < 3; ++ch) rgba.pixels.push_back(base.pixels[static_cast<std::size_t>((y * 64 + x) * 3 + ch)]);
+        for (int ch = 0; ch < 3; ++ch)
+          rgba.pixels.push_back(base.pixels[static_cast<std::size_t>((y * 64 + x) * 3 + ch)]);
         rgba.pixels.push_back(x < 32 ? 0.0f : 1.0f);
       }
     {
@@ -497,7 +567,8 @@ class TestWorkflowRun : public QObject {
       files_["/pictures/holed.png"] = rgba;
     }
     kiln::Workflow w = textToImage(11);
-    w.nodes.push_back({"load", "LoadImage", {{"image", std::string("/pictures/holed.png")}}, 0, 0, ""});
+    w.nodes.push_back(
+        {"load", "LoadImage", {{"image", std::string("/pictures/holed.png")}}, 0, 0, ""});
     w.nodes.push_back({"encode", "VAEEncode", {}, 0, 0, ""});
     w.nodes.push_back({"show", "PreviewImage", {}, 0, 0, ""});
     w.links[5] = {"encode", "LATENT", "sampler", "latent_image"};
@@ -520,8 +591,10 @@ class TestWorkflowRun : public QObject {
         for (int ch = 0; ch < 3; ++ch) {
           const auto i = static_cast<std::size_t>((y * 64 + x) * 3 + ch);
           const double d = std::abs(out.pixels[i] - base.pixels[i]);
-          if (x < 32) repainted = std::max(repainted, d);
-          else kept = std::max(kept, d);
+          if (x < 32)
+            repainted = std::max(repainted, d);
+          else
+            kept = std::max(kept, d);
         }
     QVERIFY2(kept < 1e-6, qPrintable(QString::number(kept)));
     QVERIFY2(repainted > 0.05, qPrintable(QString::number(repainted)));
@@ -536,7 +609,8 @@ class TestWorkflowRun : public QObject {
                                        {m + ".lora_up.weight", at::randn({32, 4})},
                                        {m + ".alpha", at::full({}, 4.0)}});
     kiln::Workflow w = textToImage(4);
-    w.nodes.push_back({"lora", "LoadLoRA", {{"lora_name", lora}, {"strength_model", 1.0}}, 0, 0, ""});
+    w.nodes.push_back(
+        {"lora", "LoadLoRA", {{"lora_name", lora}, {"strength_model", 1.0}}, 0, 0, ""});
     w.links[2] = {"lora", "MODEL", "sampler", "model"};
     w.links.push_back({"ckpt", "MODEL", "lora", "model"});
     w.links.push_back({"ckpt", "CLIP", "lora", "clip"});
@@ -544,14 +618,16 @@ class TestWorkflowRun : public QObject {
     const kiln::Event a = rec_.waitEnd(styled);
     QVERIFY2(a.type == EventType::JobFinished, a.message.c_str());
     bool reported = false;
-    for (const auto& n : a.notices) reported = reported || n.find("applied 1 of 1 modules") != std::string::npos;
+    for (const auto& n : a.notices)
+      reported = reported || n.find("applied 1 of 1 modules") != std::string::npos;
     QVERIFY(reported);
     const kiln::Image plain = kiln::render(sameAsRender(4)).image;
     QVERIFY(maxDiff(a.outputs[0], plain) > 1e-3);
     const kiln::JobId back = submit(textToImage(4));
     const kiln::Event b = rec_.waitEnd(back);
     QCOMPARE(b.type, EventType::JobFinished);
-    QVERIFY2(maxDiff(b.outputs[0], plain) < 1e-4, qPrintable(QString::number(maxDiff(b.outputs[0], plain))));
+    QVERIFY2(maxDiff(b.outputs[0], plain) < 1e-4,
+             qPrintable(QString::number(maxDiff(b.outputs[0], plain))));
   }
 
   // Cancelling mid-sampling ends the job at once; the interrupted sampler left no result
@@ -589,9 +665,12 @@ class TestWorkflowRun : public QObject {
     Recorder rec;
     kiln::EngineOptions o;
     o.sink = [&rec](const kiln::Event& e) { rec(e); };
-    o.write_image = [](const std::string& path, const kiln::Image&) { std::ofstream(path) << "image"; };
+    o.write_image = [](const std::string& path, const kiln::Image&) {
+      std::ofstream(path) << "image";
+    };
     if (through_host_budget)
-      o.host_budget_bytes = engine_->memoryStats().cached_model_bytes + kRoom;  // the same model's weights
+      o.host_budget_bytes =
+          engine_->memoryStats().cached_model_bytes + kRoom;  // the same model's weights
     else
       o.node_cache_bytes = kRoom;
     QVERIFY(!through_host_budget || o.host_budget_bytes > kRoom);
@@ -628,7 +707,8 @@ class TestWorkflowRun : public QObject {
       const std::string prefix = "first_stage_model.";
       for (const auto& info : file->tensors())
         if (info.name.rfind(prefix, 0) == 0)
-          tensors.push_back({info.name.substr(prefix.size()), kiln::tensor_io::viewStored({file, &info}).to(at::kFloat)});
+          tensors.push_back({info.name.substr(prefix.size()),
+                             kiln::tensor_io::viewStored({file, &info}).to(at::kFloat)});
       QVERIFY(tensors.size() > 50);
       kiln::testing::writeTensors(vae_path, tensors);
       // The same VAE with its output shifted: proof that the file's weights do the decode.
@@ -652,12 +732,18 @@ class TestWorkflowRun : public QObject {
       QVERIFY2(end.type == EventType::JobFinished, (file + ": " + end.message).c_str());
       QCOMPARE(rec_.states(id).at("sampler"), NodeState::Cached);  // only the decode differs
       const double diff = maxDiff(end.outputs.at(0), reference);
-      QVERIFY2(diff < 1e-5, qPrintable(QString("%1: %2").arg(QString::fromStdString(file)).arg(diff)));
+      QVERIFY2(diff < 1e-5,
+               qPrintable(QString("%1: %2").arg(QString::fromStdString(file)).arg(diff)));
     }
 
     {
       kiln::Workflow w = textToImage(13);
-      w.nodes.push_back({"vae", "LoadVAE", {{"vae_name", dir_.filePath("shifted-vae.safetensors").toStdString()}}, 0, 0, ""});
+      w.nodes.push_back({"vae",
+                         "LoadVAE",
+                         {{"vae_name", dir_.filePath("shifted-vae.safetensors").toStdString()}},
+                         0,
+                         0,
+                         ""});
       w.links[7] = {"vae", "VAE", "decode", "vae"};
       const kiln::Event end = rec_.waitEnd(submit(w));
       QVERIFY2(end.type == EventType::JobFinished, end.message.c_str());
@@ -665,7 +751,8 @@ class TestWorkflowRun : public QObject {
       for (std::size_t i = 0; i < reference.pixels.size(); ++i)
         mean += end.outputs.at(0).pixels[i] - reference.pixels[i];
       mean /= static_cast<double>(reference.pixels.size());
-      QVERIFY2(mean > 0.05, qPrintable(QString::number(mean)));  // +0.2 on [-1, 1] is +0.1, less clipping
+      QVERIFY2(mean > 0.05,
+               qPrintable(QString::number(mean)));  // +0.2 on [-1, 1] is +0.1, less clipping
     }
 
     // Image-to-image, encoded and decoded with the file's VAE, against the checkpoint's.
@@ -675,7 +762,8 @@ class TestWorkflowRun : public QObject {
     }
     const auto imageToImage = [&](bool own_vae) {
       kiln::Workflow w = textToImage(14);
-      w.nodes.push_back({"load", "LoadImage", {{"image", std::string("/pictures/start.png")}}, 0, 0, ""});
+      w.nodes.push_back(
+          {"load", "LoadImage", {{"image", std::string("/pictures/start.png")}}, 0, 0, ""});
       w.nodes.push_back({"encode", "VAEEncode", {}, 0, 0, ""});
       w.node("sampler")->params["denoise"] = 0.5;
       w.node("sampler")->params["steps"] = int64_t{4};
@@ -712,7 +800,8 @@ class TestWorkflowRun : public QObject {
   // every problem.
   void failuresNameTheirNode() {
     kiln::Workflow w = textToImage(1);
-    w.nodes.push_back({"lora", "LoadLoRA", {{"lora_name", std::string("/no/such/lora.safetensors")}}, 0, 0, ""});
+    w.nodes.push_back(
+        {"lora", "LoadLoRA", {{"lora_name", std::string("/no/such/lora.safetensors")}}, 0, 0, ""});
     w.links[2] = {"lora", "MODEL", "sampler", "model"};
     w.links.push_back({"ckpt", "MODEL", "lora", "model"});
     w.links.push_back({"ckpt", "CLIP", "lora", "clip"});
@@ -723,7 +812,8 @@ class TestWorkflowRun : public QObject {
     QCOMPARE(rec_.states(id).at("lora"), NodeState::Failed);
     bool named = false;
     for (const auto& e : rec_.of(id, EventType::NodeState))
-      named = named || (e.node == "lora" && e.message.find("/no/such/lora.safetensors") != std::string::npos);
+      named = named || (e.node == "lora" &&
+                        e.message.find("/no/such/lora.safetensors") != std::string::npos);
     QVERIFY(named);
 
     // fp16 on this CPU engine: the checkpoint node fails, saying to choose bf16 or fp32.
@@ -733,7 +823,8 @@ class TestWorkflowRun : public QObject {
     const kiln::Event half_end = rec_.waitEnd(half_id);
     QCOMPARE(half_end.type, EventType::JobFailed);
     QCOMPARE(rec_.states(half_id).at("ckpt"), NodeState::Failed);
-    QVERIFY2(half_end.message.find("fp16 compute needs a GPU") != std::string::npos, half_end.message.c_str());
+    QVERIFY2(half_end.message.find("fp16 compute needs a GPU") != std::string::npos,
+             half_end.message.c_str());
 
     kiln::Workflow bad = textToImage(1);
     bad.node("sampler")->params["steps"] = int64_t{0};
@@ -747,7 +838,9 @@ class TestWorkflowRun : public QObject {
       const std::string what = e.what();
       QVERIFY2(what.find("node sampler: Sampler: 'steps' is 0") != std::string::npos, e.what());
       QVERIFY2(what.find("node x: unknown node type 'Upscale'") != std::string::npos, e.what());
-      QVERIFY2(what.find("node save: SaveImage: input 'images' (IMAGE) is not linked") != std::string::npos, e.what());
+      QVERIFY2(what.find("node save: SaveImage: input 'images' (IMAGE) is not linked") !=
+                   std::string::npos,
+               e.what());
     }
   }
 };

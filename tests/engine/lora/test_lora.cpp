@@ -13,13 +13,13 @@
 #include "kiln/error.h"
 #include "lora/lora_file.h"
 #include "lora/lora_patcher.h"
-#include "pipelines/sd/sd_lora_targets.h"
 #include "lora_files.h"
 #include "memory/device.h"
 #include "memory/model_cache.h"
-#include "sampling/steps.h"
+#include "pipelines/sd/sd_lora_targets.h"
 #include "pipelines/sd/sd_pipeline.h"
 #include "ref_tensors.h"
+#include "sampling/steps.h"
 
 using namespace kiln;
 using kiln::testing::LowRankPair;
@@ -37,10 +37,12 @@ int64_t peakRssBytes() {
 constexpr int64_t kMiB = 1024 * 1024;
 
 std::string modelPath(const std::string& family) {
-  return kiln::testing::conformancePath("sd-tiny-1234/" + family + "/" + family + "_tiny_ldm.safetensors");
+  return kiln::testing::conformancePath("sd-tiny-1234/" + family + "/" + family +
+                                        "_tiny_ldm.safetensors");
 }
 
-std::unique_ptr<pipelines::SdPipeline> load(const std::string& family, at::ScalarType dtype = at::kFloat) {
+std::unique_ptr<pipelines::SdPipeline> load(const std::string& family,
+                                            at::ScalarType dtype = at::kFloat) {
   return std::make_unique<pipelines::SdPipeline>(models::openCheckpoint(modelPath(family)), dtype);
 }
 
@@ -73,12 +75,13 @@ at::Tensor output(const pipelines::SdPipeline& p, const memory::Device* dev = nu
   if (dev) scope.emplace(*dev);
   const auto cond = p.encodePrompts("a red circle", "blurry");
   models::UNetInputs in;
-  in.latent = at::ones({2, p.spec().unet.in_channels, 8, 8}) * at::linspace(-1, 1, 64).view({1, 1, 8, 8});
+  in.latent =
+      at::ones({2, p.spec().unet.in_channels, 8, 8}) * at::linspace(-1, 1, 64).view({1, 1, 8, 8});
   in.timesteps = at::full({2}, 500.0f);
   in.context = cond.context;
   if (p.spec().unet.adm_in_channels > 0)
-    in.y = p.unet().timeIdConditioning(cond.pooled,
-                                       pipelines::SdPipeline::timeIds(pipelines::SizeConditioning::forImage(64, 64)));
+    in.y = p.unet().timeIdConditioning(
+        cond.pooled, pipelines::SdPipeline::timeIds(pipelines::SizeConditioning::forImage(64, 64)));
   const at::Tensor out = p.unet().forward(in);
   return dev ? dev->download(out) : out;
 }
@@ -102,19 +105,22 @@ std::vector<Module> modulesFor(const std::string& family) {
         {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q",
          "model.diffusion_model.input_blocks.1.1.transformer_blocks.0.attn1.to_q.weight"},
         // diffusers-style paths for the same UNet
-        {"lora_unet_down_blocks_0_attentions_0_proj_in", "model.diffusion_model.input_blocks.1.1.proj_in.weight"},
-        {"lora_unet_up_blocks_0_resnets_2_conv1", "model.diffusion_model.output_blocks.2.0.in_layers.2.weight"},
+        {"lora_unet_down_blocks_0_attentions_0_proj_in",
+         "model.diffusion_model.input_blocks.1.1.proj_in.weight"},
+        {"lora_unet_up_blocks_0_resnets_2_conv1",
+         "model.diffusion_model.output_blocks.2.0.in_layers.2.weight"},
         {"lora_unet_mid_block_attentions_0_transformer_blocks_0_ff_net_2",
          "model.diffusion_model.middle_block.1.transformer_blocks.0.ff.net.2.weight"},
-        {"lora_unet_input_blocks_1_0_in_layers_2", "model.diffusion_model.input_blocks.1.0.in_layers.2.weight", 0, -1,
-         true},
+        {"lora_unet_input_blocks_1_0_in_layers_2",
+         "model.diffusion_model.input_blocks.1.0.in_layers.2.weight", 0, -1, true},
         {"lora_te_text_model_encoder_layers_0_self_attn_q_proj",
          "cond_stage_model.transformer.text_model.encoder.layers.0.self_attn.q_proj.weight"},
     };
   return {
       {"lora_unet_input_blocks_4_1_transformer_blocks_1_attn1_to_q",
        "model.diffusion_model.input_blocks.4.1.transformer_blocks.1.attn1.to_q.weight"},
-      {"lora_unet_mid_block_attentions_0_proj_in", "model.diffusion_model.middle_block.1.proj_in.weight"},
+      {"lora_unet_mid_block_attentions_0_proj_in",
+       "model.diffusion_model.middle_block.1.proj_in.weight"},
       {"lora_unet_up_blocks_0_attentions_2_transformer_blocks_0_attn2_to_k",
        "model.diffusion_model.output_blocks.2.1.transformer_blocks.0.attn2.to_k.weight"},
       {"lora_te1_text_model_encoder_layers_0_self_attn_q_proj",
@@ -128,7 +134,8 @@ std::vector<Module> modulesFor(const std::string& family) {
 
 // Writes a kohya file for `modules` of `pipe` and returns what each weight must become at
 // `strength`, computed here from the formula.
-std::map<std::string, at::Tensor> writeKohya(const std::string& path, const pipelines::SdPipeline& pipe,
+std::map<std::string, at::Tensor> writeKohya(const std::string& path,
+                                             const pipelines::SdPipeline& pipe,
                                              const std::vector<Module>& modules, double strength,
                                              int64_t seed = 1) {
   NamedTensors tensors;
@@ -150,16 +157,19 @@ std::map<std::string, at::Tensor> writeKohya(const std::string& path, const pipe
       at::Tensor delta = at::zeros(target.sizes(), at::kFloat);
       for (int64_t k = 0; k < kh; ++k)
         for (int64_t l = 0; l < kw; ++l)
-          delta.select(3, l).select(2, k).copy_(at::mm(at::mm(p.up.flatten(1), mid.select(3, l).select(2, k)),
-                                                        p.down.flatten(1)));
-      merged = (target.to(at::kFloat) + strength * (p.alpha / rank) * delta).to(target.scalar_type());
+          delta.select(3, l).select(2, k).copy_(
+              at::mm(at::mm(p.up.flatten(1), mid.select(3, l).select(2, k)), p.down.flatten(1)));
+      merged =
+          (target.to(at::kFloat) + strength * (p.alpha / rank) * delta).to(target.scalar_type());
       tensors.push_back({m.name + ".lora_mid.weight", mid});
     } else {
       merged = kiln::testing::mergedByHand(target, p, strength);
     }
     at::Tensor full = w.clone();
-    if (m.rows < 0) full = merged;
-    else full.narrow(0, m.row_offset, m.rows).copy_(merged);
+    if (m.rows < 0)
+      full = merged;
+    else
+      full.narrow(0, m.row_offset, m.rows).copy_(merged);
     // Two modules on one fused weight build on each other.
     if (expected.count(m.key) && m.rows >= 0) {
       expected[m.key].narrow(0, m.row_offset, m.rows).copy_(merged);
@@ -211,15 +221,19 @@ class LoraTest : public QObject {
     }
     const double d = maxDiff(output(*pipe), output(*manual));
     QVERIFY2(d < 1e-4, std::to_string(d).c_str());
-    QVERIFY(maxDiff(output(*pipe), output(*load(family.toStdString()))) > 1e-3);  // the LoRA did something
+    QVERIFY(maxDiff(output(*pipe), output(*load(family.toStdString()))) >
+            1e-3);  // the LoRA did something
   }
 
   // PEFT, diffusers, LoHa, LoKr and full differences: each against its own formula.
   void everyFormatMerges() {
     const auto pipe = load("sd1");
-    const std::string to_q = "model.diffusion_model.input_blocks.1.1.transformer_blocks.0.attn1.to_q.weight";
-    const std::string te_q = "cond_stage_model.transformer.text_model.encoder.layers.0.self_attn.q_proj.weight";
-    const std::string te_q_bias = "cond_stage_model.transformer.text_model.encoder.layers.0.self_attn.q_proj.bias";
+    const std::string to_q =
+        "model.diffusion_model.input_blocks.1.1.transformer_blocks.0.attn1.to_q.weight";
+    const std::string te_q =
+        "cond_stage_model.transformer.text_model.encoder.layers.0.self_attn.q_proj.weight";
+    const std::string te_q_bias =
+        "cond_stage_model.transformer.text_model.encoder.layers.0.self_attn.q_proj.bias";
     const at::Tensor w = weight(*pipe, to_q).clone(), tw = weight(*pipe, te_q).clone();
     const at::Tensor tb = weight(*pipe, te_q_bias).clone();
     const LowRankPair p = kiln::testing::lowRankFor({32, 32}, 4, 4.0, 11);
@@ -234,10 +248,14 @@ class LoraTest : public QObject {
           {"text_encoder.text_model.encoder.layers.0.self_attn.q_proj.lora_A.weight", q.down},
           {"text_encoder.text_model.encoder.layers.0.self_attn.q_proj.lora_B.weight", q.up}}},
         {"diffusers",
-         {{"unet.down_blocks.0.attentions.0.transformer_blocks.0.attn1.to_q.lora.down.weight", p.down},
+         {{"unet.down_blocks.0.attentions.0.transformer_blocks.0.attn1.to_q.lora.down.weight",
+           p.down},
           {"unet.down_blocks.0.attentions.0.transformer_blocks.0.attn1.to_q.lora.up.weight", p.up},
-          {"text_encoder.text_model.encoder.layers.0.self_attn.q_proj.lora_linear_layer.down.weight", q.down},
-          {"text_encoder.text_model.encoder.layers.0.self_attn.q_proj.lora_linear_layer.up.weight", q.up}}},
+          {"text_encoder.text_model.encoder.layers.0.self_attn.q_proj.lora_linear_layer.down."
+           "weight",
+           q.down},
+          {"text_encoder.text_model.encoder.layers.0.self_attn.q_proj.lora_linear_layer.up.weight",
+           q.up}}},
     };
     for (const auto& [format, tensors] : low_rank_files) {
       const std::string path = file((format + ".safetensors").c_str());
@@ -249,8 +267,10 @@ class LoraTest : public QObject {
       LowRankPair p1 = p, q1 = q;
       p1.alpha = 4;  // alpha = rank: scale 1
       q1.alpha = 2;
-      QVERIFY2(maxDiff(weight(*pipe, to_q), kiln::testing::mergedByHand(w, p1, s)) < 1e-5, format.c_str());
-      QVERIFY2(maxDiff(weight(*pipe, te_q), kiln::testing::mergedByHand(tw, q1, s)) < 1e-5, format.c_str());
+      QVERIFY2(maxDiff(weight(*pipe, to_q), kiln::testing::mergedByHand(w, p1, s)) < 1e-5,
+               format.c_str());
+      QVERIFY2(maxDiff(weight(*pipe, te_q), kiln::testing::mergedByHand(tw, q1, s)) < 1e-5,
+               format.c_str());
       patcher.restore();
       QVERIFY(weight(*pipe, to_q).equal(w));
     }
@@ -262,12 +282,13 @@ class LoraTest : public QObject {
     const at::Tensor diff = at::randn({32, 32}) * 0.1, diff_b = at::randn({32}) * 0.1;
     {
       const std::string path = file("loha.safetensors");
-      kiln::testing::writeTensors(path, {{"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.hada_w1_a", w1a},
-                                         {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.hada_w1_b", w1b},
-                                         {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.hada_w2_a", w2a},
-                                         {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.hada_w2_b", w2b},
-                                         {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.alpha",
-                                          at::full({}, 1.0)}});
+      kiln::testing::writeTensors(
+          path, {{"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.hada_w1_a", w1a},
+                 {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.hada_w1_b", w1b},
+                 {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.hada_w2_a", w2a},
+                 {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.hada_w2_b", w2b},
+                 {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.alpha",
+                  at::full({}, 1.0)}});
       lora::LoraPatcher patcher(kiln::pipelines::sdLoraTargets(*pipe));
       QCOMPARE(patcher.apply({{path, s, s}})[0].format, std::string("lycoris"));
       const at::Tensor expected = w + s * 0.5 * (at::mm(w1a, w1b) * at::mm(w2a, w2b));
@@ -276,11 +297,12 @@ class LoraTest : public QObject {
     }
     {
       const std::string path = file("lokr.safetensors");
-      kiln::testing::writeTensors(path, {{"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lokr_w1", k1},
-                                         {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lokr_w2_a", k2a},
-                                         {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lokr_w2_b", k2b},
-                                         {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.alpha",
-                                          at::full({}, 1.0)}});
+      kiln::testing::writeTensors(
+          path, {{"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lokr_w1", k1},
+                 {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lokr_w2_a", k2a},
+                 {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lokr_w2_b", k2b},
+                 {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.alpha",
+                  at::full({}, 1.0)}});
       lora::LoraPatcher patcher(kiln::pipelines::sdLoraTargets(*pipe));
       patcher.apply({{path, s, s}});
       // The Kronecker product written out: block (i, j) of the result is w1[i, j] * w2.
@@ -291,8 +313,9 @@ class LoraTest : public QObject {
     }
     {
       const std::string path = file("full.safetensors");
-      kiln::testing::writeTensors(path, {{"lora_te_text_model_encoder_layers_0_self_attn_q_proj.diff", diff},
-                                         {"lora_te_text_model_encoder_layers_0_self_attn_q_proj.diff_b", diff_b}});
+      kiln::testing::writeTensors(
+          path, {{"lora_te_text_model_encoder_layers_0_self_attn_q_proj.diff", diff},
+                 {"lora_te_text_model_encoder_layers_0_self_attn_q_proj.diff_b", diff_b}});
       lora::LoraPatcher patcher(kiln::pipelines::sdLoraTargets(*pipe));
       const auto r = patcher.apply({{path, 1.0, s}});
       QCOMPARE(r[0].format, std::string("full"));
@@ -318,7 +341,8 @@ class LoraTest : public QObject {
       if (m.key.rfind("cond_stage_model.", 0) == 0)
         QVERIFY(got.equal(before.at(m.key)));  // text strength 0
       else
-        QVERIFY2(maxDiff(got, expected.at(m.key)) <= 0.02, m.key.c_str());  // one bf16 rounding apart
+        QVERIFY2(maxDiff(got, expected.at(m.key)) <= 0.02,
+                 m.key.c_str());  // one bf16 rounding apart
     }
     patcher.apply({{path, 0.0, 0.0}});
     QCOMPARE(patcher.patchedWeights(), std::size_t{0});
@@ -379,8 +403,10 @@ class LoraTest : public QObject {
       const std::string ff = "lora_unet_input_blocks_2_1_transformer_blocks_0_attn2_to_v";
       at::manual_seed(77);
       kiln::testing::writeTensors(
-          mixed, {{"unet.down_blocks.0.attentions.1.transformer_blocks.0.attn1.to_k.lora_A.weight", at::randn({4, 32})},
-                  {"unet.down_blocks.0.attentions.1.transformer_blocks.0.attn1.to_k.lora_B.weight", at::randn({32, 4})},
+          mixed, {{"unet.down_blocks.0.attentions.1.transformer_blocks.0.attn1.to_k.lora_A.weight",
+                   at::randn({4, 32})},
+                  {"unet.down_blocks.0.attentions.1.transformer_blocks.0.attn1.to_k.lora_B.weight",
+                   at::randn({32, 4})},
                   {q + ".hada_w1_a", at::randn({32, 2})},
                   {q + ".hada_w1_b", at::randn({2, 32})},
                   {q + ".hada_w2_a", at::randn({32, 2})},
@@ -391,7 +417,8 @@ class LoraTest : public QObject {
       stack.push_back({mixed, 0.5, 0.5, {}});
     }
     const auto reference = load(fam);
-    lora::LoraPatcher by_hand_checked(kiln::pipelines::sdLoraTargets(*reference));  // kohya checked against the formula above
+    lora::LoraPatcher by_hand_checked(
+        kiln::pipelines::sdLoraTargets(*reference));  // kohya checked against the formula above
     by_hand_checked.apply(stack, LoraMode::Merge);
     for (const auto& [key, w] : expected)
       if (fam != "sd1") QVERIFY(maxDiff(weight(*reference, key), w) < 1e-5);
@@ -399,29 +426,33 @@ class LoraTest : public QObject {
     const at::Tensor plain = output(*load(fam));
 
     memory::SimulatedDevice dev(256 * kMiB);
-    const std::vector<memory::OffloadMode> modes{memory::OffloadMode::None, memory::OffloadMode::Model,
-                                                 memory::OffloadMode::GroupBlock, memory::OffloadMode::GroupLeaf,
-                                                 memory::OffloadMode::Balanced};
+    const std::vector<memory::OffloadMode> modes{
+        memory::OffloadMode::None, memory::OffloadMode::Model, memory::OffloadMode::GroupBlock,
+        memory::OffloadMode::GroupLeaf, memory::OffloadMode::Balanced};
     for (const LoraMode lora_mode : {LoraMode::Merge, LoraMode::Hook}) {
       pipelines::LoadedModel model(load(fam), dev);
       for (std::size_t i = 0; i < modes.size(); ++i) {
         memory::OffloadSettings s;
         s.mode = modes[i];
-        s.streams = i % 2 == 0 && modes[i] != memory::OffloadMode::None && modes[i] != memory::OffloadMode::Model &&
+        s.streams = i % 2 == 0 && modes[i] != memory::OffloadMode::None &&
+                    modes[i] != memory::OffloadMode::Model &&
                     modes[i] != memory::OffloadMode::GroupLeaf;
         s.pin = memory::PinMode::Off;
         // Placed first, then patched: the patch takes the placement down and the next
         // place() moves the merged weights.
         model.place(s, 2 * kMiB);
-        const std::string name = std::string(memory::offloadModeName(modes[i])) + " " + loraModeName(lora_mode);
-        QVERIFY2(maxDiff(output(model.as<pipelines::SdPipeline>(), &dev), plain) < 1e-5, name.c_str());
+        const std::string name =
+            std::string(memory::offloadModeName(modes[i])) + " " + loraModeName(lora_mode);
+        QVERIFY2(maxDiff(output(model.as<pipelines::SdPipeline>(), &dev), plain) < 1e-5,
+                 name.c_str());
         QCOMPARE(model.applyLoras(stack, lora_mode, s).size(), stack.size());
         QVERIFY(model.applyLoras(stack, lora_mode, s).empty());  // unchanged: no work
         QCOMPARE(model.loraMode(), lora_mode);
         model.place(s, 2 * kMiB);
         const double d = maxDiff(output(model.as<pipelines::SdPipeline>(), &dev), want);
         QVERIFY2(d < 1e-4, (name + ": " + std::to_string(d)).c_str());
-        QVERIFY(std::isfinite(output(model.as<pipelines::SdPipeline>(), &dev).sum().item<double>()));
+        QVERIFY(
+            std::isfinite(output(model.as<pipelines::SdPipeline>(), &dev).sum().item<double>()));
         QVERIFY(model.loraBackupBytes() > 0);
         model.applyLoras({}, lora_mode, s);
         QCOMPARE(model.loraBackupBytes(), int64_t{0});
@@ -438,8 +469,10 @@ class LoraTest : public QObject {
   void hookModeComputesWhatMergeComputes_data() {
     QTest::addColumn<QString>("family");
     QTest::addColumn<QString>("layout");
-    for (const char* layout : {"kohya", "peft", "loha", "lokr", "full"}) QTest::newRow(layout) << "sd1" << layout;
-    QTest::newRow("sdxl kohya") << "sdxl" << "kohya";
+    for (const char* layout : {"kohya", "peft", "loha", "lokr", "full"})
+      QTest::newRow(layout) << "sd1" << layout;
+    QTest::newRow("sdxl kohya") << "sdxl"
+                                << "kohya";
   }
   void hookModeComputesWhatMergeComputes() {
     QFETCH(QString, family);
@@ -455,10 +488,14 @@ class LoraTest : public QObject {
       writeKohya(path, *pipe, modulesFor(family.toStdString()), 1.0);
     } else if (layout == "peft") {
       kiln::testing::writeTensors(
-          path, {{"unet.down_blocks.0.attentions.0.transformer_blocks.0.attn1.to_q.lora_A.weight", at::randn({4, 32})},
-                 {"unet.down_blocks.0.attentions.0.transformer_blocks.0.attn1.to_q.lora_B.weight", at::randn({32, 4})},
-                 {"text_encoder.text_model.encoder.layers.0.self_attn.q_proj.lora_A.weight", at::randn({4, 32})},
-                 {"text_encoder.text_model.encoder.layers.0.self_attn.q_proj.lora_B.weight", at::randn({32, 4})}});
+          path, {{"unet.down_blocks.0.attentions.0.transformer_blocks.0.attn1.to_q.lora_A.weight",
+                  at::randn({4, 32})},
+                 {"unet.down_blocks.0.attentions.0.transformer_blocks.0.attn1.to_q.lora_B.weight",
+                  at::randn({32, 4})},
+                 {"text_encoder.text_model.encoder.layers.0.self_attn.q_proj.lora_A.weight",
+                  at::randn({4, 32})},
+                 {"text_encoder.text_model.encoder.layers.0.self_attn.q_proj.lora_B.weight",
+                  at::randn({32, 4})}});
     } else if (layout == "loha") {
       kiln::testing::writeTensors(path, {{conv + ".hada_w1_a", at::randn({32, 2})},
                                          {conv + ".hada_w1_b", at::randn({2, 32 * 9})},
@@ -475,7 +512,8 @@ class LoraTest : public QObject {
                                          {q + ".lokr_w2_b", at::randn({2, 8})},
                                          {q + ".alpha", at::full({}, 1.0)}});
     } else {
-      kiln::testing::writeTensors(path, {{te + ".diff", at::randn({32, 32}) * 0.1}, {te + ".diff_b", at::randn({32}) * 0.1},
+      kiln::testing::writeTensors(path, {{te + ".diff", at::randn({32, 32}) * 0.1},
+                                         {te + ".diff_b", at::randn({32}) * 0.1},
                                          {conv + ".diff", at::randn({32, 32, 3, 3}) * 0.01}});
     }
     lora::LoraPatcher patcher(kiln::pipelines::sdLoraTargets(*pipe));
@@ -509,13 +547,16 @@ class LoraTest : public QObject {
     const auto cond = pipe.encodePrompts("a red circle", "");
     const at::Tensor noise = pipelines::seededNoise(3, {1, 4, 8, 8});
     const auto run = [&](const LoraSpec& spec, LoraMode mode) {
-      if (model.applyLoras({spec}, mode).empty()) throw std::runtime_error("the stack did not change");
+      if (model.applyLoras({spec}, mode).empty())
+        throw std::runtime_error("the stack did not change");
       std::vector<at::Tensor> steps;
       model.setLoraProgress(0);
-      pipe.sample(cond, noise, 10, 5.0, pipelines::SizeConditioning::forImage(64, 64), [&](const sampling::StepInfo& s) {
-        steps.push_back(s.denoised->clone());
-        model.setLoraProgress(static_cast<double>(s.step + 1) / static_cast<double>(s.total));
-      });
+      pipe.sample(
+          cond, noise, 10, 5.0, pipelines::SizeConditioning::forImage(64, 64),
+          [&](const sampling::StepInfo& s) {
+            steps.push_back(s.denoised->clone());
+            model.setLoraProgress(static_cast<double>(s.step + 1) / static_cast<double>(s.total));
+          });
       return steps;
     };
     LoraSpec constant{path, 1.0, 1.0, {}};
@@ -546,14 +587,16 @@ class LoraTest : public QObject {
     QCOMPARE(model.loraMode(), LoraMode::Hook);
     const int64_t baseline = dev.memory().allocated_bytes;
     model.place(settings, 0);
-    const at::Tensor out = output(model.as<pipelines::SdPipeline>(), &dev);  // the hooks run in bf16 on the device
+    const at::Tensor out =
+        output(model.as<pipelines::SdPipeline>(), &dev);  // the hooks run in bf16 on the device
     QCOMPARE(out.scalar_type(), at::kBFloat16);
     const int64_t copies = model.hookCopyBytes();
     QVERIFY2(copies > 0, "no copies in the compute precision were made");
     QVERIFY(model.deviceBytes() >= copies);
     const auto summary = model.placementSummary();
-    QVERIFY(std::any_of(summary.begin(), summary.end(),
-                        [](const std::string& l) { return l.rfind("lora hooks (LoRA, ", 0) == 0; }));
+    QVERIFY(std::any_of(summary.begin(), summary.end(), [](const std::string& l) {
+      return l.rfind("lora hooks (LoRA, ", 0) == 0;
+    }));
     QVERIFY(dev.memory().allocated_bytes > baseline);
     model.offload();
     QCOMPARE(model.hookCopyBytes(), int64_t{0});
@@ -603,7 +646,8 @@ class LoraTest : public QObject {
     QCOMPARE(model.place(resident, 0).size(), std::size_t{3});  // text encoder, UNet, VAE
     const auto placedAgain = [&] {
       std::vector<std::string> names;
-      for (const std::string& line : model.place(resident, 0)) names.push_back(line.substr(7, line.find(' ', 7) - 7));
+      for (const std::string& line : model.place(resident, 0))
+        names.push_back(line.substr(7, line.find(' ', 7) - 7));
       return names;
     };
     QVERIFY(placedAgain().empty());
@@ -627,7 +671,8 @@ class LoraTest : public QObject {
     QCOMPARE(model.resolveLoraMode(none, LoraMode::Auto, resident), LoraMode::Merge);
     QCOMPARE(model.resolveLoraMode(none, LoraMode::Auto, streamed), LoraMode::Hook);
     QCOMPARE(model.resolveLoraMode(none, LoraMode::Merge, streamed), LoraMode::Merge);
-    QCOMPARE(model.resolveLoraMode({parseLoraSpec("x:1,50%=0")}, LoraMode::Auto, resident), LoraMode::Hook);
+    QCOMPARE(model.resolveLoraMode({parseLoraSpec("x:1,50%=0")}, LoraMode::Auto, resident),
+             LoraMode::Hook);
   }
 
   // Each cached model owns its LoRA state: unloading one leaves another's LoRA in place.
@@ -640,7 +685,8 @@ class LoraTest : public QObject {
     memory::SimulatedDevice dev(256 * kMiB);
     memory::ModelCache cache(dev, memory::CacheBudget{});
     const auto leaseOf = [&](const std::string& family) {
-      return cache.acquire(family, [&] { return std::make_shared<pipelines::LoadedModel>(load(family), dev); });
+      return cache.acquire(
+          family, [&] { return std::make_shared<pipelines::LoadedModel>(load(family), dev); });
     };
     at::Tensor want;
     {
@@ -649,13 +695,15 @@ class LoraTest : public QObject {
       model.applyLoras({{path, 1.0, 1.0, {}}}, LoraMode::Hook);
       want = output(model.as<pipelines::SdPipeline>());
       auto sdxl = leaseOf("sdxl");
-      static_cast<pipelines::LoadedModel&>(sdxl.model()).applyLoras({{xl, 1.0, 1.0, {}}}, LoraMode::Merge);
+      static_cast<pipelines::LoadedModel&>(sdxl.model())
+          .applyLoras({{xl, 1.0, 1.0, {}}}, LoraMode::Merge);
     }
     QVERIFY(cache.unload("sdxl"));
     auto sd1 = leaseOf("sd1");
     QCOMPARE(cache.entries().size(), std::size_t{1});
     QCOMPARE(cache.counters().loads, int64_t{2});
-    QVERIFY(output(static_cast<pipelines::LoadedModel&>(sd1.model()).as<pipelines::SdPipeline>()).equal(want));
+    QVERIFY(output(static_cast<pipelines::LoadedModel&>(sd1.model()).as<pipelines::SdPipeline>())
+                .equal(want));
   }
 
   void badFilesChangeNothing() {
@@ -664,7 +712,8 @@ class LoraTest : public QObject {
     lora::LoraPatcher patcher(kiln::pipelines::sdLoraTargets(*pipe));
     const std::string good = file("good.safetensors");
     writeKohya(good, *pipe, {modulesFor("sd1")[0]}, 1.0);
-    const auto expectError = [&](const std::vector<LoraSpec>& stack, ErrorKind kind, const std::string& says) {
+    const auto expectError = [&](const std::vector<LoraSpec>& stack, ErrorKind kind,
+                                 const std::string& says) {
       try {
         patcher.apply(stack);
         QFAIL("no error");
@@ -677,11 +726,13 @@ class LoraTest : public QObject {
     };
 
     const std::string shapes = file("shapes.safetensors");
-    kiln::testing::writeTensors(shapes, {{"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lora_down.weight",
-                                          at::randn({4, 48})},
-                                         {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lora_up.weight",
-                                          at::randn({32, 4})}});
-    expectError({{good, 1, 1}, {shapes, 1, 1}}, ErrorKind::ShapeMismatch, "[32, 48] for a weight of shape [32, 32]");
+    kiln::testing::writeTensors(
+        shapes, {{"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lora_down.weight",
+                  at::randn({4, 48})},
+                 {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lora_up.weight",
+                  at::randn({32, 4})}});
+    expectError({{good, 1, 1}, {shapes, 1, 1}}, ErrorKind::ShapeMismatch,
+                "[32, 48] for a weight of shape [32, 32]");
 
     // A LoKr factor with no dimensions is refused when the file is read (it crashed the
     // process once), naming the tensor.
@@ -694,13 +745,15 @@ class LoraTest : public QObject {
     // A file of well under a megabyte whose change would be 40000 x 40000 floats (6.4 GB)
     // is refused from the factors' shapes, before anything that size is made.
     const std::string huge = file("huge.safetensors");
-    kiln::testing::writeTensors(huge, {{"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lora_down.weight",
-                                        at::randn({1, 40000})},
-                                       {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lora_up.weight",
-                                        at::randn({40000, 1})}});
+    kiln::testing::writeTensors(
+        huge, {{"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lora_down.weight",
+                at::randn({1, 40000})},
+               {"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lora_up.weight",
+                at::randn({40000, 1})}});
     QVERIFY(std::filesystem::file_size(huge) < 400000);
     const int64_t rss_before = peakRssBytes();
-    expectError({{huge, 1, 1}}, ErrorKind::ShapeMismatch, "[40000, 40000] for a weight of shape [32, 32]");
+    expectError({{huge, 1, 1}}, ErrorKind::ShapeMismatch,
+                "[40000, 40000] for a weight of shape [32, 32]");
     for (const LoraMode mode : {LoraMode::Merge, LoraMode::Hook}) {
       try {
         patcher.apply({{huge, 1, 1}}, mode);
@@ -712,10 +765,11 @@ class LoraTest : public QObject {
     QVERIFY2(peakRssBytes() - rss_before < (int64_t{1} << 30), "the refused change was built");
 
     const std::string nan = file("nan.safetensors");
-    kiln::testing::writeTensors(nan, {{"lora_te_text_model_encoder_layers_0_self_attn_q_proj.lora_down.weight",
-                                       at::full({4, 32}, std::nan(""))},
-                                      {"lora_te_text_model_encoder_layers_0_self_attn_q_proj.lora_up.weight",
-                                       at::randn({32, 4})}});
+    kiln::testing::writeTensors(
+        nan, {{"lora_te_text_model_encoder_layers_0_self_attn_q_proj.lora_down.weight",
+               at::full({4, 32}, std::nan(""))},
+              {"lora_te_text_model_encoder_layers_0_self_attn_q_proj.lora_up.weight",
+               at::randn({32, 4})}});
     expectError({{nan, 1, 1}}, ErrorKind::CorruptFile, "NaN");
 
     const std::string truncated = file("truncated.safetensors");
@@ -724,19 +778,23 @@ class LoraTest : public QObject {
     expectError({{truncated, 1, 1}}, ErrorKind::CorruptFile, "truncated.safetensors");
 
     const std::string other = file("flux.safetensors");
-    kiln::testing::writeTensors(other, {{"lora_unet_double_blocks_0_img_attn_qkv.lora_down.weight", at::randn({4, 32})},
-                                        {"lora_unet_double_blocks_0_img_attn_qkv.lora_up.weight", at::randn({96, 4})}});
-    expectError({{other, 1, 1}}, ErrorKind::UnsupportedModel, "lora_unet_double_blocks_0_img_attn_qkv");
+    kiln::testing::writeTensors(
+        other, {{"lora_unet_double_blocks_0_img_attn_qkv.lora_down.weight", at::randn({4, 32})},
+                {"lora_unet_double_blocks_0_img_attn_qkv.lora_up.weight", at::randn({96, 4})}});
+    expectError({{other, 1, 1}}, ErrorKind::UnsupportedModel,
+                "lora_unet_double_blocks_0_img_attn_qkv");
 
     const std::string half = file("half.safetensors");
-    kiln::testing::writeTensors(half, {{"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lora_down.weight",
-                                        at::randn({4, 32})}});
+    kiln::testing::writeTensors(
+        half, {{"lora_unet_input_blocks_1_1_transformer_blocks_0_attn1_to_q.lora_down.weight",
+                at::randn({4, 32})}});
     expectError({{half, 1, 1}}, ErrorKind::CorruptFile, "'up'");
 
     const std::string none = file("none.safetensors");
     kiln::testing::writeTensors(none, {{"model.diffusion_model.out.2.weight", at::randn({4, 4})}});
     expectError({{none, 1, 1}}, ErrorKind::UnsupportedModel, "no tensor in a LoRA layout");
-    expectError({{file("missing.safetensors"), 1, 1}}, ErrorKind::FileNotFound, "missing.safetensors");
+    expectError({{file("missing.safetensors"), 1, 1}}, ErrorKind::FileNotFound,
+                "missing.safetensors");
     expectError({{good, std::nan(""), 1}}, ErrorKind::InvalidArgument, "finite");
 
     // A stack that was applied stays applied when the next one fails.

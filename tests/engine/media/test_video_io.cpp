@@ -83,10 +83,14 @@ class TestVideoIo : public QObject {
     QTest::addColumn<double>("tolerance");  // mean abs difference of the first frame
     QTest::addColumn<QString>("codec");
     QTest::addColumn<QString>("pixels");
-    QTest::newRow("mp4") << "clip.mp4" << 0.02 << "h264" << "yuv420p";
-    QTest::newRow("webm") << "clip.webm" << 0.03 << "vp9" << "yuv420p";
-    QTest::newRow("mov") << "clip.mov" << 0.01 << "prores" << "yuv422p10le";
-    QTest::newRow("png") << "frames/" << 0.003 << "png" << "rgb";
+    QTest::newRow("mp4") << "clip.mp4" << 0.02 << "h264"
+                         << "yuv420p";
+    QTest::newRow("webm") << "clip.webm" << 0.03 << "vp9"
+                          << "yuv420p";
+    QTest::newRow("mov") << "clip.mov" << 0.01 << "prores"
+                         << "yuv422p10le";
+    QTest::newRow("png") << "frames/" << 0.003 << "png"
+                         << "rgb";
   }
   void writesAndReadsBack() {
     QFETCH(QString, name);
@@ -120,7 +124,8 @@ class TestVideoIo : public QObject {
     const double first = meanAbsDiff(v.frames.front(), frames.front());
     QVERIFY2(first < tolerance, ("first frame differs by " + std::to_string(first)).c_str());
     // the last frame is the last one written, not a copy of the first
-    QVERIFY(meanAbsDiff(v.frames.back(), frames.back()) < meanAbsDiff(v.frames.back(), frames.front()));
+    QVERIFY(meanAbsDiff(v.frames.back(), frames.back()) <
+            meanAbsDiff(v.frames.back(), frames.front()));
     QCOMPARE(static_cast<int>(kiln::readVideo(path, 3).frames.size()), 3);
     const kiln::Video tags = kiln::readVideo(path, 0);  // the metadata alone
     QVERIFY(tags.frames.empty());
@@ -150,7 +155,8 @@ class TestVideoIo : public QObject {
 
   void refusesBadWrites() {
     QTemporaryDir dir;
-    const auto attempt = [&](const std::string& name, const std::vector<kiln::Image>& frames, double fps) {
+    const auto attempt = [&](const std::string& name, const std::vector<kiln::Image>& frames,
+                             double fps) {
       kiln::VideoWriteOptions o;
       o.fps = fps;
       try {
@@ -184,8 +190,8 @@ class TestVideoIo : public QObject {
       std::ofstream out(path, std::ios::binary);
       out.write("\x89PNG\r\n\x1a\n", 8);
       const auto be32 = [](uint32_t v) {
-        return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
-                           static_cast<char>(v)};
+        return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16),
+                           static_cast<char>(v >> 8), static_cast<char>(v)};
       };
       const auto chunk = [&](const std::string& type, const std::string& data) {
         const std::string body = type + data;
@@ -216,7 +222,8 @@ class TestVideoIo : public QObject {
     QVERIFY_THROWS_EXCEPTION(kiln::Error, kiln::readVideo(path));
     std::ofstream(dir.path().toStdString() + "/noise.mp4") << "not a video at all";
     QVERIFY_THROWS_EXCEPTION(kiln::Error, kiln::readVideo(dir.path().toStdString() + "/noise.mp4"));
-    QVERIFY_THROWS_EXCEPTION(kiln::Error, kiln::readVideo(dir.path().toStdString() + "/missing.mp4"));
+    QVERIFY_THROWS_EXCEPTION(kiln::Error,
+                             kiln::readVideo(dir.path().toStdString() + "/missing.mp4"));
   }
 };
 

@@ -7,8 +7,8 @@
 #include <future>
 #include <thread>
 
-#include "kiln/units.h"
 #include "kiln/error.h"
+#include "kiln/units.h"
 #include "memory/copy_stream.h"
 #include "memory/device.h"
 #include "memory/model_cache.h"
@@ -25,7 +25,8 @@ class TensorModel final : public CachedModel {
  public:
   TensorModel(const Device& device, std::string name, int tensors, int64_t bytes_each)
       : device_(device), name_(std::move(name)) {
-    for (int i = 0; i < tensors; ++i) weights_.push_back(at::full({bytes_each / 4}, float(i), at::kFloat));
+    for (int i = 0; i < tensors; ++i)
+      weights_.push_back(at::full({bytes_each / 4}, float(i), at::kFloat));
   }
   std::string describe() const override { return name_; }
   int64_t hostBytes() const override { return bytes(false); }
@@ -95,7 +96,8 @@ class MemoryTest : public QObject {
     QCOMPARE(formatBytes(512), std::string("512 B"));
     // Progress amounts: counts as they are, bytes in the total's decimal unit.
     QCOMPARE(formatProgressAmount(12, 30, "steps"), std::string("12/30 steps"));
-    QCOMPARE(formatProgressAmount(1'234'000'000, 2'132'000'000, "bytes"), std::string("1.2/2.1 GB"));
+    QCOMPARE(formatProgressAmount(1'234'000'000, 2'132'000'000, "bytes"),
+             std::string("1.2/2.1 GB"));
     QCOMPARE(formatProgressAmount(5'000'000, 14'500'000, "bytes"), std::string("5/14 MB"));
     QCOMPARE(formatProgressAmount(0, 999, "bytes"), std::string("0/999 B"));
     QCOMPARE(formatProgressAmount(3, 4, ""), std::string("3/4"));
@@ -263,7 +265,8 @@ class MemoryTest : public QObject {
     const MakeRoomResult r = cache.makeRoom(60 * kMiB);
     QCOMPARE(r.offloaded, std::vector<std::string>{"model b"});
     QCOMPARE(r.warnings.size(), std::size_t{1});
-    QVERIFY2(r.warnings[0].find("could not move model a") != std::string::npos, r.warnings[0].c_str());
+    QVERIFY2(r.warnings[0].find("could not move model a") != std::string::npos,
+             r.warnings[0].c_str());
     QVERIFY2(r.warnings[0].find("host memory ran out") != std::string::npos, r.warnings[0].c_str());
     QCOMPARE(stuck->deviceBytes(), 15 * kMiB);  // half of it left before the failure
     QCOMPARE(r.available_bytes, 85 * kMiB);
@@ -301,7 +304,9 @@ class MemoryTest : public QObject {
   void zeroByteRequestWarns() {
     SimulatedDevice dev(100 * kMiB);
     ModelCache cache(dev, {});
-    { auto a = cache.acquire("a", [&] { return onDevice(dev, "model a", 20); }); }
+    {
+      auto a = cache.acquire("a", [&] { return onDevice(dev, "model a", 20); });
+    }
     const MakeRoomResult r = cache.makeRoom(0, 0);
     QCOMPARE(r.warnings.size(), std::size_t{1});
     QVERIFY(r.warnings[0].find("estimate") != std::string::npos);
@@ -337,7 +342,9 @@ class MemoryTest : public QObject {
     ModelCache cache(dev, {});
     const int64_t baseline = dev.memory().allocated_bytes;
     for (int i = 0; i < 50; ++i) {
-      { auto a = cache.acquire("m" + std::to_string(i % 3), [&] { return onDevice(dev, "m", 10); }); }
+      {
+        auto a = cache.acquire("m" + std::to_string(i % 3), [&] { return onDevice(dev, "m", 10); });
+      }
       QVERIFY(cache.unload("m" + std::to_string(i % 3)));
       QCOMPARE(dev.memory().allocated_bytes, baseline);
     }
@@ -380,12 +387,15 @@ class MemoryTest : public QObject {
       released.wait();
       return std::make_shared<TensorModel>(cpu, "slow", 1, 1024);
     };
-    auto first = std::async(std::launch::async, [&] { return cache.acquire("slow", slow).model().describe(); });
+    auto first = std::async(std::launch::async,
+                            [&] { return cache.acquire("slow", slow).model().describe(); });
     while (slow_loads.load() == 0) std::this_thread::yield();
-    auto second = std::async(std::launch::async, [&] { return cache.acquire("slow", slow).model().describe(); });
+    auto second = std::async(std::launch::async,
+                             [&] { return cache.acquire("slow", slow).model().describe(); });
     // Meanwhile another model loads and is used at once.
     {
-      auto fast = cache.acquire("fast", [&] { return std::make_shared<TensorModel>(cpu, "fast", 1, 1024); });
+      auto fast = cache.acquire(
+          "fast", [&] { return std::make_shared<TensorModel>(cpu, "fast", 1, 1024); });
       QCOMPARE(fast.model().describe(), std::string("fast"));
     }
     QCOMPARE(second.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);

@@ -21,12 +21,17 @@ namespace {
 
 constexpr int64_t kMiB = 1024 * 1024;
 // Every weight is rounded up to the allocator's 512-byte blocks.
-int64_t roundingSlack(const weights::ParamList& p) { return static_cast<int64_t>(p.slots().size()) * 512; }
+int64_t roundingSlack(const weights::ParamList& p) {
+  return static_cast<int64_t>(p.slots().size()) * 512;
+}
 
-std::string tinyPath() { return kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"); }
+std::string tinyPath() {
+  return kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors");
+}
 
 // The pipeline's VAE placed as a large one is: onloaded whole for each call, sent back after.
-std::unique_ptr<ComponentPlacement> vaePlacedPerCall(const Device& dev, const pipelines::SdPipeline& pipe) {
+std::unique_ptr<ComponentPlacement> vaePlacedPerCall(const Device& dev,
+                                                     const pipelines::SdPipeline& pipe) {
   OffloadSettings s;
   s.mode = OffloadMode::Model;
   s.vae_resident_threshold_bytes = 0;
@@ -73,7 +78,8 @@ struct UNetCall {
   }
 };
 
-PlacementDecision decision(OffloadMode mode, int blocks = 1, bool streams = false, PinMode pin = PinMode::Off) {
+PlacementDecision decision(OffloadMode mode, int blocks = 1, bool streams = false,
+                           PinMode pin = PinMode::Off) {
   PlacementDecision d;
   d.mode = mode;
   d.blocks_per_group = blocks;
@@ -126,7 +132,8 @@ class OffloadTest : public QObject {
 
     SimulatedDevice dev(256 * kMiB);
     ComponentPlacement place(dev, unetOf(*pipe));
-    const int64_t budget = static_cast<int64_t>(budget_fraction * static_cast<double>(place.weightBytes()));
+    const int64_t budget =
+        static_cast<int64_t>(budget_fraction * static_cast<double>(place.weightBytes()));
     QVERIFY(place.apply(decision(static_cast<OffloadMode>(mode), blocks, streams), budget));
     const int64_t between_calls = dev.memory().allocated_bytes;
     if (mode != int(OffloadMode::Model)) {  // model mode onloads at the first call
@@ -136,21 +143,27 @@ class OffloadTest : public QObject {
     dev.resetPeak();
     for (int round = 0; round < 2; ++round) QVERIFY(call.run(*pipe, dev).equal(expected));
     const int64_t peak = dev.memory().peak_allocated_bytes;
-    std::fprintf(stderr, "%s: weights %lld, resident %lld, peak weights %lld, peak %lld (work %lld)\n",
+    std::fprintf(stderr,
+                 "%s: weights %lld, resident %lld, peak weights %lld, peak %lld (work %lld)\n",
                  place.describe().c_str(), static_cast<long long>(place.weightBytes()),
-                 static_cast<long long>(place.residentBytes()), static_cast<long long>(place.peakWeightBytes()),
-                 static_cast<long long>(peak), static_cast<long long>(work_peak));
+                 static_cast<long long>(place.residentBytes()),
+                 static_cast<long long>(place.peakWeightBytes()), static_cast<long long>(peak),
+                 static_cast<long long>(work_peak));
     // The documented bound: the mode's weight peak plus the work's own.
-    QVERIFY2(peak <= place.peakWeightBytes() + work_peak + roundingSlack(params), place.describe().c_str());
-    if ((mode == int(OffloadMode::GroupBlock) && blocks == 1) || mode == int(OffloadMode::GroupLeaf))
+    QVERIFY2(peak <= place.peakWeightBytes() + work_peak + roundingSlack(params),
+             place.describe().c_str());
+    if ((mode == int(OffloadMode::GroupBlock) && blocks == 1) ||
+        mode == int(OffloadMode::GroupLeaf))
       QVERIFY2(place.peakWeightBytes() < place.weightBytes() / 2, "streaming saved little");
     if (mode == int(OffloadMode::Balanced)) {
       QVERIFY(place.residentBytes() > 0);
       QVERIFY(place.residentBytes() <= budget);
     }
     // Nothing streamed stays behind after a call; model mode keeps the whole component.
-    if (mode == int(OffloadMode::Model)) QCOMPARE(place.deviceBytes(), place.weightBytes());
-    else QCOMPARE(dev.memory().allocated_bytes, between_calls);
+    if (mode == int(OffloadMode::Model))
+      QCOMPARE(place.deviceBytes(), place.weightBytes());
+    else
+      QCOMPARE(dev.memory().allocated_bytes, between_calls);
     if (mode != int(OffloadMode::None) && mode != int(OffloadMode::Model))
       QVERIFY(place.counters().uploads > 0);
     place.teardown();
@@ -172,11 +185,13 @@ class OffloadTest : public QObject {
     QVERIFY(!place.apply(decision(OffloadMode::GroupBlock, 2), 0));
     QCOMPARE(place.counters().unchanged, int64_t{1});
     QCOMPARE(place.counters().uploads, uploads);
-    const std::vector<PlacementDecision> cycle{decision(OffloadMode::None), decision(OffloadMode::GroupBlock, 1, true),
-                                               decision(OffloadMode::GroupLeaf), decision(OffloadMode::Model),
-                                               decision(OffloadMode::Balanced, 1, false)};
+    const std::vector<PlacementDecision> cycle{
+        decision(OffloadMode::None), decision(OffloadMode::GroupBlock, 1, true),
+        decision(OffloadMode::GroupLeaf), decision(OffloadMode::Model),
+        decision(OffloadMode::Balanced, 1, false)};
     for (int i = 0; i < 50; ++i) {
-      QVERIFY(place.apply(cycle[static_cast<std::size_t>(i) % cycle.size()], place.weightBytes() / 3));
+      QVERIFY(
+          place.apply(cycle[static_cast<std::size_t>(i) % cycle.size()], place.weightBytes() / 3));
       if (i % 5 == 0) QVERIFY(call.run(*pipe, dev).equal(expected));
     }
     QCOMPARE(place.counters().applies, int64_t{51});
@@ -195,7 +210,8 @@ class OffloadTest : public QObject {
     s.streams = true;
     s.blocks_per_group = 2;
     // The denoiser takes the block profile as asked.
-    QCOMPARE(decidePlacement(unet, 1000, s), decision(OffloadMode::GroupBlock, 2, true, PinMode::On));
+    QCOMPARE(decidePlacement(unet, 1000, s),
+             decision(OffloadMode::GroupBlock, 2, true, PinMode::On));
     // Text encoders go leaf by leaf without streams, whatever block mode is asked.
     const PlacementDecision t = decidePlacement(text, 1000, s);
     QCOMPARE(t.mode, OffloadMode::GroupLeaf);
@@ -295,7 +311,7 @@ class OffloadTest : public QObject {
       return std::make_pair(n, total);
     };
     const auto [unet_on, unet_total] = bytesOnDevice(pipe.unet().params());
-    QCOMPARE(unet_on, unet_total);  // resident
+    QCOMPARE(unet_on, unet_total);                                   // resident
     QCOMPARE(bytesOnDevice(pipe.vae().params()).first, int64_t{0});  // streamed, as the mode says
     s.never.clear();
     (void)model.place(s, 0);
@@ -326,7 +342,8 @@ class OffloadTest : public QObject {
     QVERIFY(place.apply(decision(OffloadMode::GroupBlock, 1, true, PinMode::On), 0));
     QCOMPARE(place.decision().pin, PinMode::Off);
     QVERIFY(!place.decision().streams);
-    QVERIFY2(place.decision().reason.find("pinned memory denied") != std::string::npos, place.describe().c_str());
+    QVERIFY2(place.decision().reason.find("pinned memory denied") != std::string::npos,
+             place.describe().c_str());
     QVERIFY2(place.describe().find("per step") != std::string::npos, place.describe().c_str());
     QCOMPARE(dev.memory().pinned_bytes, int64_t{0});
     QVERIFY(call.run(*pipe, dev).equal(expected));
@@ -391,7 +408,8 @@ class OffloadTest : public QObject {
     before = dev.uploadCount();
     {
       DeviceScope scope(dev);
-      (void)dev.download(kiln::models::encodeMomentsTiled(pipe->vae(), dev.upload(image), tiles, {}));
+      (void)dev.download(
+          kiln::models::encodeMomentsTiled(pipe->vae(), dev.upload(image), tiles, {}));
     }
     QCOMPARE(dev.uploadCount() - before, weights + 1);
     QCOMPARE(dev.memory().allocated_bytes, int64_t{0});
@@ -402,14 +420,16 @@ class OffloadTest : public QObject {
   // what other processes do meanwhile), not the gigabytes free.
   void pinnedBudgetIsFreeHostMemoryLessTheReserve() {
     const std::optional<int64_t> free_host = availableHostBytes();
-    if (!free_host || *free_host < 2 * int64_t{1024} * kMiB) QSKIP("needs 2 GiB of free host memory");
+    if (!free_host || *free_host < 2 * int64_t{1024} * kMiB)
+      QSKIP("needs 2 GiB of free host memory");
     SimulatedDevice dev(256 * kMiB);
     pipelines::LoadedModel model(tinyPipeline(), dev);
     OffloadSettings s = streamedFromPinnedMemory();
     s.pin_reserve_bytes = *free_host - 512 * kMiB;
     (void)model.place(s, 0);
     const int64_t limit = dev.memory().pinned_limit_bytes - dev.memory().pinned_bytes;
-    QVERIFY2(limit > 256 * kMiB && limit < 768 * kMiB, qPrintable(QString("pinned limit %1 bytes").arg(limit)));
+    QVERIFY2(limit > 256 * kMiB && limit < 768 * kMiB,
+             qPrintable(QString("pinned limit %1 bytes").arg(limit)));
     QVERIFY(dev.memory().pinned_bytes > 0);
     // A reserve beyond what is free leaves nothing to pin: the weights stream from pageable memory.
     pipelines::LoadedModel other(tinyPipeline(), dev);
@@ -427,16 +447,20 @@ class OffloadTest : public QObject {
     pipelines::LoadedModel model(tinyPipeline(), dev);
     OffloadSettings s = streamedFromPinnedMemory();
     std::vector<std::pair<std::string, int64_t>> heard;  // line, pinned bytes then
-    const std::vector<std::string> lines =
-        model.place(s, 0, [&](const std::string& line) { heard.emplace_back(line, dev.memory().pinned_bytes); });
+    const std::vector<std::string> lines = model.place(s, 0, [&](const std::string& line) {
+      heard.emplace_back(line, dev.memory().pinned_bytes);
+    });
     QCOMPARE(heard.size(), lines.size());
-    const auto unet = std::find_if(heard.begin(), heard.end(),
-                                   [](const auto& h) { return h.first.rfind("placed unet (", 0) == 0; });
+    const auto unet = std::find_if(heard.begin(), heard.end(), [](const auto& h) {
+      return h.first.rfind("placed unet (", 0) == 0;
+    });
     QVERIFY(unet != heard.end());
     QVERIFY2(unet->first.find("pinned") != std::string::npos, unet->first.c_str());
     const int64_t pinned_before = unet->second;
-    const int64_t pinned_after = std::next(unet) != heard.end() ? std::next(unet)->second : dev.memory().pinned_bytes;
-    QVERIFY2(pinned_after > pinned_before, "the UNet's weights were pinned after its line, not before");
+    const int64_t pinned_after =
+        std::next(unet) != heard.end() ? std::next(unet)->second : dev.memory().pinned_bytes;
+    QVERIFY2(pinned_after > pinned_before,
+             "the UNet's weights were pinned after its line, not before");
   }
 
   // Switching to another model gives the first one's pinned host memory back, reserved
@@ -557,18 +581,21 @@ class OffloadTest : public QObject {
       std::lock_guard lock(mutex);
       for (const auto& e : events) {
         if (e.job != 0) continue;
-        if (e.type == EventType::Log && e.message.find("placed unet (UNetModel") != std::string::npos &&
+        if (e.type == EventType::Log &&
+            e.message.find("placed unet (UNetModel") != std::string::npos &&
             e.message.find("fp32, not quantized): group-block") != std::string::npos)
           replaced = true;
         if (e.type == EventType::MemoryStats)
-          for (const auto& line : e.memory.placements) reported_idle = reported_idle || line.find("group-block") != std::string::npos;
+          for (const auto& line : e.memory.placements)
+            reported_idle = reported_idle || line.find("group-block") != std::string::npos;
       }
     }
     QVERIFY(replaced);
     QVERIFY(reported_idle);
     QVERIFY(streamed.device_allocated_bytes < resident.device_allocated_bytes);
     bool reported = false;
-    for (const auto& line : streamed.placements) reported = reported || line.find("group-block") != std::string::npos;
+    for (const auto& line : streamed.placements)
+      reported = reported || line.find("group-block") != std::string::npos;
     QVERIFY(reported);
     // The next job uses the placement as it is: no load, no placement again.
     const JobId second = engine.submit(job);
@@ -577,8 +604,10 @@ class OffloadTest : public QObject {
     for (const auto& e : events) {
       if (e.job != second) continue;
       if (e.type == EventType::StagePlanned)
-        for (const auto& st : e.stages) loaded_again = loaded_again || st.kind == StageKind::LoadModel;
-      if (e.type == EventType::Log && e.message.find("placed ") != std::string::npos) placed_again = true;
+        for (const auto& st : e.stages)
+          loaded_again = loaded_again || st.kind == StageKind::LoadModel;
+      if (e.type == EventType::Log && e.message.find("placed ") != std::string::npos)
+        placed_again = true;
       finished = finished || e.type == EventType::JobFinished;
     }
     QVERIFY(finished);
@@ -588,7 +617,8 @@ class OffloadTest : public QObject {
     for (const char* component : {"placed unet (", "placed vae (", "placed text_encoder ("}) {
       int logged = 0;
       for (const auto& e : events)
-        if (e.job != second && e.job != 0 && e.type == EventType::Log && e.message.find(component) != std::string::npos)
+        if (e.job != second && e.job != 0 && e.type == EventType::Log &&
+            e.message.find(component) != std::string::npos)
           ++logged;
       QVERIFY2(logged == 1, component);
     }
@@ -645,7 +675,8 @@ class OffloadTest : public QObject {
     };
     QVERIFY(render(tinyPath()));
     const int64_t first = engine.memoryStats().cached_model_device_bytes;
-    QVERIFY(render(std::string(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/sdxl/sdxl_tiny_ldm.safetensors"));
+    QVERIFY(
+        render(std::string(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/sdxl/sdxl_tiny_ldm.safetensors"));
     MemoryStats both = engine.memoryStats();
     QCOMPARE(both.cached_models, 2);
     QVERIFY(both.cached_model_device_bytes > first);  // both on the device

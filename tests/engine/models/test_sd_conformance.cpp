@@ -12,9 +12,9 @@
 
 #include <ATen/Parallel.h>
 
+#include "checkpoint_variants.h"
 #include "kiln/error.h"
 #include "pipelines/sd/sd_pipeline.h"
-#include "checkpoint_variants.h"
 #include "ref_tensors.h"
 
 using kiln::testing::maxAbs;
@@ -203,8 +203,8 @@ class TestSdConformance : public QObject {
                                  "blurry, low quality");
     expectClose(cond.context, ref["context"], 1e-4, "context");
     if (family == "sdxl") {
-      QVERIFY(
-          at::equal(kiln::pipelines::SdPipeline::timeIds({120, 100, 4, 8, 128, 96}), ref["time_ids"]));
+      QVERIFY(at::equal(kiln::pipelines::SdPipeline::timeIds({120, 100, 4, 8, 128, 96}),
+                        ref["time_ids"]));
       expectClose(cond.pooled, ref["text_embeds"], 1e-4, "text_embeds");
     }
     const at::Tensor after = ref["latents_after_step"];
@@ -270,7 +270,8 @@ class TestSdConformance : public QObject {
     QVERIFY(at::equal(plain.context, literal.context));
     QCOMPARE(plain.pooled.defined(), family == "sdxl");
     if (family == "sdxl") QVERIFY(at::equal(plain.pooled, literal.pooled));
-    QVERIFY(at::equal(pipe.encodeWeighted("a \\(red\\) star").context, pipe.encodeText({"a (red) star"}).context));
+    QVERIFY(at::equal(pipe.encodeWeighted("a \\(red\\) star").context,
+                      pipe.encodeText({"a (red) star"}).context));
 
     // "red" is token 2 (after BOS and "a").
     const at::Tensor weighted = pipe.encodeWeighted("a (red:1.5) star").context;
@@ -279,8 +280,8 @@ class TestSdConformance : public QObject {
     // Each encoder's part (SDXL has two, side by side) keeps its own mean.
     const int64_t first = pipe.textEncoder(0).config().hidden;
     std::vector<at::Tensor> parts;
-    for (const at::Tensor& part :
-         {plain.context.narrow(2, 0, first), plain.context.narrow(2, first, plain.context.size(2) - first)}) {
+    for (const at::Tensor& part : {plain.context.narrow(2, 0, first),
+                                   plain.context.narrow(2, first, plain.context.size(2) - first)}) {
       if (part.size(2) == 0) continue;
       const at::Tensor scaled = part * w;
       parts.push_back(scaled * (part.mean() / scaled.mean()));
@@ -337,25 +338,30 @@ class TestSdConformance : public QObject {
     QCOMPARE(ck.spec.native_width, 768);
     std::unique_ptr<kiln::pipelines::SdPipeline> loaded;
     try {
-      loaded = std::make_unique<kiln::pipelines::SdPipeline>(kiln::models::openCheckpoint(v_file.toStdString()), at::kFloat);
+      loaded = std::make_unique<kiln::pipelines::SdPipeline>(
+          kiln::models::openCheckpoint(v_file.toStdString()), at::kFloat);
     } catch (const std::exception& e) {
       QFAIL(e.what());
     }
     const kiln::pipelines::SdPipeline& sd2 = *loaded;
     const auto& sd1 = pipeline("sd1", "single");
-    const at::Tensor a = sd2.encodeText({"a red star"}).context, b = sd1.encodeWeighted("a red star", 2).context;
-    expectClose(a.narrow(1, 0, 5), b.narrow(1, 0, 5), 1e-5, "SD 2.x text encoder up to the end token");
+    const at::Tensor a = sd2.encodeText({"a red star"}).context,
+                     b = sd1.encodeWeighted("a red star", 2).context;
+    expectClose(a.narrow(1, 0, 5), b.narrow(1, 0, 5), 1e-5,
+                "SD 2.x text encoder up to the end token");
     QVERIFY(!at::allclose(a, b));  // the padding differs after it
 
     const auto cond = sd2.encodePrompts("a red star", "");
     const at::Tensor noise = kiln::pipelines::seededNoise(3, {1, 4, 8, 8});
     kiln::pipelines::SamplerSettings settings;
     settings.schedule = kiln::sampling::Schedule::Normal;
-    const at::Tensor as_v = sd2.sample(cond, noise, 3, 5.0, kiln::pipelines::SizeConditioning::forImage(64, 64), {},
-                                       nullptr, settings);
+    const at::Tensor as_v =
+        sd2.sample(cond, noise, 3, 5.0, kiln::pipelines::SizeConditioning::forImage(64, 64), {},
+                   nullptr, settings);
     settings.prediction = kiln::sampling::Prediction::Epsilon;
-    const at::Tensor as_eps = sd2.sample(cond, noise, 3, 5.0, kiln::pipelines::SizeConditioning::forImage(64, 64), {},
-                                         nullptr, settings);
+    const at::Tensor as_eps =
+        sd2.sample(cond, noise, 3, 5.0, kiln::pipelines::SizeConditioning::forImage(64, 64), {},
+                   nullptr, settings);
     QVERIFY(at::isfinite(as_v).all().item<bool>());
     QVERIFY(!at::allclose(as_v, as_eps));
 
@@ -367,22 +373,27 @@ class TestSdConformance : public QObject {
     QCOMPARE(plain_ck.spec.native_width, 512);
     const QString marked = dir.filePath("sd2_marked.safetensors");
     writeSd2(marked, true, {}, "");
-    QCOMPARE(kiln::models::openCheckpoint(marked.toStdString()).spec.prediction, kiln::sampling::Prediction::V);
+    QCOMPARE(kiln::models::openCheckpoint(marked.toStdString()).spec.prediction,
+             kiln::sampling::Prediction::V);
     const QString meta = dir.filePath("sd2_meta.safetensors");
     writeSd2(meta, false, {{"modelspec.prediction_type", "v"}}, "");
-    QCOMPARE(kiln::models::openCheckpoint(meta.toStdString()).spec.prediction, kiln::sampling::Prediction::V);
-
+    QCOMPARE(kiln::models::openCheckpoint(meta.toStdString()).spec.prediction,
+             kiln::sampling::Prediction::V);
   }
 
   // fp16 compute keeps the VAE in fp32 (SD VAEs overflow half precision): the text
   // encoders and UNet hold fp16 weights, the VAE fp32 ones, and the codec computes in fp32.
   void halfPrecisionUpcastsTheVae() {
-    const kiln::pipelines::SdPipeline half(kiln::models::openCheckpoint(modelPath("sd1", "single")), at::kHalf);
+    const kiln::pipelines::SdPipeline half(kiln::models::openCheckpoint(modelPath("sd1", "single")),
+                                           at::kHalf);
     QCOMPARE(half.dtype(), at::kHalf);
     QCOMPARE(half.codec().dtype, at::kFloat);
-    for (const auto& slot : half.unet().params().slots()) QCOMPARE(slot.tensor->scalar_type(), at::kHalf);
-    for (const auto& slot : half.textEncoder(0).params().slots()) QCOMPARE(slot.tensor->scalar_type(), at::kHalf);
-    for (const auto& slot : half.vae().params().slots()) QCOMPARE(slot.tensor->scalar_type(), at::kFloat);
+    for (const auto& slot : half.unet().params().slots())
+      QCOMPARE(slot.tensor->scalar_type(), at::kHalf);
+    for (const auto& slot : half.textEncoder(0).params().slots())
+      QCOMPARE(slot.tensor->scalar_type(), at::kHalf);
+    for (const auto& slot : half.vae().params().slots())
+      QCOMPARE(slot.tensor->scalar_type(), at::kFloat);
     // The fp32 VAE decodes exactly as the fp32 pipeline's does.
     const auto& full = pipeline("sd1", "single");
     const at::Tensor latent = kiln::pipelines::seededNoise(4, {1, 4, 8, 8});
@@ -397,7 +408,8 @@ class TestSdConformance : public QObject {
   // width are zero, given the score as its target height.
   void runsSdxlRefiner() {
     QTemporaryDir dir;
-    const QString refiner = dir.filePath("refiner.safetensors"), base = dir.filePath("base_masked.safetensors");
+    const QString refiner = dir.filePath("refiner.safetensors"),
+                  base = dir.filePath("base_masked.safetensors");
     const int64_t clip_l = 16, clip_g = 24, pooled = 20, id_width = 8;
     try {
       kiln::testing::writeSdxlRefiner(refiner);
@@ -408,8 +420,8 @@ class TestSdConformance : public QObject {
               if (t[i].name.find("attn2.to_k.weight") != std::string::npos ||
                   t[i].name.find("attn2.to_v.weight") != std::string::npos)
                 kiln::testing::zeroColumns(t, s, t[i].name, 0, clip_l);
-            kiln::testing::zeroColumns(t, s, "model.diffusion_model.label_emb.0.0.weight", pooled + 5 * id_width,
-                                       id_width);
+            kiln::testing::zeroColumns(t, s, "model.diffusion_model.label_emb.0.0.weight",
+                                       pooled + 5 * id_width, id_width);
           },
           {}, "sdxl");
     } catch (const std::exception& e) {
@@ -430,7 +442,8 @@ class TestSdConformance : public QObject {
       QCOMPARE(ck.spec.unet.time_id_embed_dim, id_width);
       QCOMPARE(ck.spec.native_width, 1024);
       ref_pipe = std::make_unique<kiln::pipelines::SdPipeline>(ck, at::kFloat);
-      base_pipe = std::make_unique<kiln::pipelines::SdPipeline>(kiln::models::openCheckpoint(base.toStdString()), at::kFloat);
+      base_pipe = std::make_unique<kiln::pipelines::SdPipeline>(
+          kiln::models::openCheckpoint(base.toStdString()), at::kFloat);
     } catch (const std::exception& e) {
       QFAIL(e.what());
     }
@@ -445,7 +458,8 @@ class TestSdConformance : public QObject {
     sizes.crop_top = 8;
     sizes.aesthetic_score = sizes.negative_aesthetic_score = 6.0;
     const at::Tensor ids = kiln::pipelines::SdPipeline::timeIds(sizes, true);
-    QVERIFY(at::equal(ids, at::tensor({64.f, 64.f, 8.f, 0.f, 6.f, 64.f, 64.f, 8.f, 0.f, 6.f}).reshape({2, 5})));
+    QVERIFY(at::equal(
+        ids, at::tensor({64.f, 64.f, 8.f, 0.f, 6.f, 64.f, 64.f, 8.f, 0.f, 6.f}).reshape({2, 5})));
     kiln::pipelines::SizeConditioning as_base = sizes;
     as_base.target_height = 6;  // the score's place; the target width's weights are zero
 
@@ -457,7 +471,8 @@ class TestSdConformance : public QObject {
 
     // Each prompt's score reaches the model: the negative's row, then the prompt's.
     sizes.negative_aesthetic_score = 2.5;
-    QVERIFY(at::equal(kiln::pipelines::SdPipeline::timeIds(sizes, true).select(1, 4), at::tensor({2.5f, 6.f})));
+    QVERIFY(at::equal(kiln::pipelines::SdPipeline::timeIds(sizes, true).select(1, 4),
+                      at::tensor({2.5f, 6.f})));
     const at::Tensor low_negative = ref_pipe->sample(rc, noise, 3, 5.0, sizes);
     QVERIFY(!at::allclose(low_negative, refined, 1e-4, 1e-4));
 
@@ -465,7 +480,8 @@ class TestSdConformance : public QObject {
     // does not fit the refiner's five ids and is refused with the reason.
     const QString folder = dir.filePath("refiner_diffusers");
     QVERIFY(QDir().mkpath(folder));
-    const QString sdxl = QString::fromStdString(kiln::testing::conformancePath("sd-tiny-1234/sdxl"));
+    const QString sdxl =
+        QString::fromStdString(kiln::testing::conformancePath("sd-tiny-1234/sdxl"));
     for (const char* sub : {"unet", "vae", "text_encoder_2", "scheduler"})
       QVERIFY(QFile::link(sdxl + "/" + sub, folder + "/" + sub));
     try {
@@ -473,7 +489,9 @@ class TestSdConformance : public QObject {
       QFAIL("opened");
     } catch (const kiln::Error& e) {
       QCOMPARE(e.kind(), kiln::ErrorKind::ShapeMismatch);
-      QVERIFY2(std::string(e.what()).find("sdxl_refiner label embedding takes 68 inputs") != std::string::npos, e.what());
+      QVERIFY2(std::string(e.what()).find("sdxl_refiner label embedding takes 68 inputs") !=
+                   std::string::npos,
+               e.what());
     }
   }
 
@@ -481,13 +499,15 @@ class TestSdConformance : public QObject {
   // The sd1 conformance file as SD 2.x (see detectsAndRunsSd2), with its configuration
   // beside it: 4 heads (the tiny UNet is too narrow for SD 2.x's 64-wide heads) and the
   // tiny encoder's quick_gelu; `parameterization` when not empty.
-  static void writeSd2(const QString& path, bool v_pred_key, const std::map<std::string, std::string>& metadata,
+  static void writeSd2(const QString& path, bool v_pred_key,
+                       const std::map<std::string, std::string>& metadata,
                        const std::string& parameterization) {
     static const std::vector<uint8_t> one{0, 0, 0x80, 0x3f};  // float 1
     kiln::testing::writeVariant(
         path,
         [&](std::vector<kiln::testing::TensorToWrite>& t, std::vector<std::vector<uint8_t>>& s) {
-          const std::string hf = "cond_stage_model.transformer.text_model.", oc = "cond_stage_model.model.";
+          const std::string hf = "cond_stage_model.transformer.text_model.",
+                            oc = "cond_stage_model.model.";
           const std::vector<std::pair<std::string, std::string>> renames{
               {"embeddings.token_embedding.weight", "token_embedding.weight"},
               {"embeddings.position_embedding.weight", "positional_embedding"},
@@ -503,7 +523,8 @@ class TestSdConformance : public QObject {
           for (std::size_t i = 0; i < t.size(); ++i) {
             const auto q = t[i].name.find(".self_attn.q_proj.");
             if (t[i].name.rfind(hf, 0) != 0 || q == std::string::npos) continue;
-            const std::string layer = t[i].name.substr(0, q), kind = t[i].name.substr(q + 18);  // weight, bias
+            const std::string layer = t[i].name.substr(0, q),
+                              kind = t[i].name.substr(q + 18);  // weight, bias
             for (const char* other : {".self_attn.k_proj.", ".self_attn.v_proj."}) {
               const std::size_t j = kiln::testing::indexOf(t, layer + other + kind);
               s[i].insert(s[i].end(), s[j].begin(), s[j].end());
@@ -521,7 +542,8 @@ class TestSdConformance : public QObject {
             if (tensor.name.rfind(hf, 0) != 0) continue;
             std::string name = tensor.name.substr(hf.size());
             for (const auto& [from, to] : renames)
-              if (const auto at = name.find(from); at != std::string::npos) name.replace(at, from.size(), to);
+              if (const auto at = name.find(from); at != std::string::npos)
+                name.replace(at, from.size(), to);
             tensor.name = oc + name;
           }
           if (v_pred_key) {
@@ -530,13 +552,16 @@ class TestSdConformance : public QObject {
           }
         },
         metadata);
-    QFile sidecar(QFileInfo(path).absolutePath() + "/" + QFileInfo(path).completeBaseName() + ".json");
-    if (!sidecar.open(QIODevice::WriteOnly | QIODevice::Truncate)) throw std::runtime_error("cannot write sidecar");
+    QFile sidecar(QFileInfo(path).absolutePath() + "/" + QFileInfo(path).completeBaseName() +
+                  ".json");
+    if (!sidecar.open(QIODevice::WriteOnly | QIODevice::Truncate))
+      throw std::runtime_error("cannot write sidecar");
     QJsonObject config{{"family", "sd2"},
                        {"scale_factor", 0.18215},
                        {"unet_config", QJsonObject{{"num_heads", 4}}},
                        {"cond_stage_config", QJsonObject{{"act", "quick_gelu"}, {"heads", 4}}}};
-    if (!parameterization.empty()) config["parameterization"] = QString::fromStdString(parameterization);
+    if (!parameterization.empty())
+      config["parameterization"] = QString::fromStdString(parameterization);
     sidecar.write(QJsonDocument(config).toJson());
   }
 };

@@ -13,8 +13,8 @@
 #include "jobs/vae_stage.h"
 #include "memory/device.h"
 #include "models/vae/vae_tiling.h"
-#include "pipelines/sd/sd_pipeline.h"
 #include "pipelines/common/vae_plan.h"
+#include "pipelines/sd/sd_pipeline.h"
 #include "ref_tensors.h"
 
 using kiln::models::LatentTiles;
@@ -26,20 +26,27 @@ namespace {
 constexpr int64_t kMiB = int64_t{1} << 20;
 
 std::string modelPath(const std::string& family) {
-  return kiln::testing::conformancePath("sd-tiny-1234/" + family + "/" + family + "_tiny_ldm.safetensors");
+  return kiln::testing::conformancePath("sd-tiny-1234/" + family + "/" + family +
+                                        "_tiny_ldm.safetensors");
 }
 
-at::Tensor randomLatent(int64_t h, int64_t w, int64_t seed) { return kiln::pipelines::seededNoise(seed, {1, 4, h, w}); }
+at::Tensor randomLatent(int64_t h, int64_t w, int64_t seed) {
+  return kiln::pipelines::seededNoise(seed, {1, 4, h, w});
+}
 
-double meanAbsDiff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().mean().item<double>(); }
+double meanAbsDiff(const at::Tensor& a, const at::Tensor& b) {
+  return (a - b).abs().mean().item<double>();
+}
 
 // The largest jump between neighbouring columns or rows of the error field (tiled minus
 // full, averaged over channels and the other axis): a seam is a step in it.
 double seamJump(const at::Tensor& tiled, const at::Tensor& full) {
   const at::Tensor err = (tiled - full).mean(1);  // [B, H, W]
   const std::vector<int64_t> over_rows{0, 1}, over_cols{0, 2};
-  const at::Tensor dx = (err.narrow(2, 1, err.size(2) - 1) - err.narrow(2, 0, err.size(2) - 1)).abs();
-  const at::Tensor dy = (err.narrow(1, 1, err.size(1) - 1) - err.narrow(1, 0, err.size(1) - 1)).abs();
+  const at::Tensor dx =
+      (err.narrow(2, 1, err.size(2) - 1) - err.narrow(2, 0, err.size(2) - 1)).abs();
+  const at::Tensor dy =
+      (err.narrow(1, 1, err.size(1) - 1) - err.narrow(1, 0, err.size(1) - 1)).abs();
   const double cols = dx.mean(over_rows).max().item<double>();
   const double rows = dy.mean(over_cols).max().item<double>();
   return std::max(cols, rows);
@@ -63,9 +70,12 @@ class TestVaeTiling : public QObject {
 
   std::map<std::string, std::unique_ptr<kiln::pipelines::SdPipeline>> pipelines_;
 
-  const kiln::pipelines::SdPipeline& pipeline(const std::string& family, at::ScalarType dtype = at::kFloat) {
+  const kiln::pipelines::SdPipeline& pipeline(const std::string& family,
+                                              at::ScalarType dtype = at::kFloat) {
     auto& slot = pipelines_[family + at::toString(dtype)];
-    if (!slot) slot = std::make_unique<kiln::pipelines::SdPipeline>(kiln::models::openCheckpoint(modelPath(family)), dtype);
+    if (!slot)
+      slot = std::make_unique<kiln::pipelines::SdPipeline>(
+          kiln::models::openCheckpoint(modelPath(family)), dtype);
     return *slot;
   }
 
@@ -93,7 +103,8 @@ class TestVaeTiling : public QObject {
       QCOMPARE(starts.back() + tile, length);  // the last tile ends at the edge
       for (std::size_t i = 1; i < starts.size(); ++i) {
         QVERIFY(starts[i] > starts[i - 1]);
-        QVERIFY2(starts[i - 1] + tile - starts[i] >= overlap, "neighbours overlap at least as asked");
+        QVERIFY2(starts[i - 1] + tile - starts[i] >= overlap,
+                 "neighbours overlap at least as asked");
       }
     }
     QVERIFY_THROWS_EXCEPTION(kiln::Error, tileStarts(100, 16, 9));  // more than half a tile
@@ -121,17 +132,18 @@ class TestVaeTiling : public QObject {
     const at::Tensor z = randomLatent(64, 64, 7);
     const at::Tensor full = vae.decode(z).to(at::kFloat);
     int64_t calls = 0, last_total = 0;
-    const at::Tensor tiled = kiln::models::decodeTiled(vae, z, {32, 8}, [&](int64_t done, int64_t total) {
-      ++calls;
-      QCOMPARE(done, calls);
-      last_total = total;
-    });
+    const at::Tensor tiled =
+        kiln::models::decodeTiled(vae, z, {32, 8}, [&](int64_t done, int64_t total) {
+          ++calls;
+          QCOMPARE(done, calls);
+          last_total = total;
+        });
     QCOMPARE(last_total, int64_t{2 * 9});  // 3x3 tiles, two passes
     QCOMPARE(calls, last_total);
     QCOMPARE(tiled.sizes(), full.sizes());
     const double mean = meanAbsDiff(tiled, full), max = maxAbsDiff(tiled, full);
-    qInfo("%s tiled vs full decode: mean %.4f, max %.4f (outputs span %.2f)", qPrintable(family), mean, max,
-          maxAbs(full));
+    qInfo("%s tiled vs full decode: mean %.4f, max %.4f (outputs span %.2f)", qPrintable(family),
+          mean, max, maxAbs(full));
     QVERIFY2(mean < 0.06, qPrintable(QString("mean abs difference %1").arg(mean)));
     QVERIFY2(max < 1.3, qPrintable(QString("max abs difference %1").arg(max)));
   }
@@ -146,7 +158,8 @@ class TestVaeTiling : public QObject {
     const double blended = seamJump(kiln::models::decodeTiled(vae, z, {24, 8}), full);
     const double cut = seamJump(kiln::models::decodeTiled(vae, z, {24, 0}), full);
     qInfo("largest step in the error field: blended %.4f, hard cut %.4f", blended, cut);
-    QVERIFY2(blended < 0.5 * cut, qPrintable(QString("blended %1 vs cut %2").arg(blended).arg(cut)));
+    QVERIFY2(blended < 0.5 * cut,
+             qPrintable(QString("blended %1 vs cut %2").arg(blended).arg(cut)));
   }
 
   void tiledEncodeMatchesFull_data() { families(); }
@@ -159,8 +172,8 @@ class TestVaeTiling : public QObject {
     const at::Tensor tiled = kiln::models::encodeMomentsTiled(vae, image, {32, 8});
     QCOMPARE(tiled.sizes(), full.sizes());
     const double mean = meanAbsDiff(tiled, full), max = maxAbsDiff(tiled, full);
-    qInfo("%s tiled vs full encode: mean %.4f, max %.4f (moments span %.2f)", qPrintable(family), mean, max,
-          maxAbs(full));
+    qInfo("%s tiled vs full encode: mean %.4f, max %.4f (moments span %.2f)", qPrintable(family),
+          mean, max, maxAbs(full));
     QVERIFY2(mean < 0.05, qPrintable(QString("mean abs difference %1").arg(mean)));
     QVERIFY2(max < 1.0, qPrintable(QString("max abs difference %1").arg(max)));
   }
@@ -171,7 +184,9 @@ class TestVaeTiling : public QObject {
     QTest::addColumn<bool>("bf16");
     QTest::addColumn<int>("latent");
     for (const bool bf16 : {false, true})
-      for (const int latent : {32, 64}) QTest::newRow((std::string(bf16 ? "bf16/" : "fp32/") + std::to_string(latent)).c_str()) << bf16 << latent;
+      for (const int latent : {32, 64})
+        QTest::newRow((std::string(bf16 ? "bf16/" : "fp32/") + std::to_string(latent)).c_str())
+            << bf16 << latent;
   }
   void estimatesBoundMeasuredPeaks() {
     QFETCH(bool, bf16);
@@ -194,14 +209,16 @@ class TestVaeTiling : public QObject {
          kiln::models::encodeWorkingBytes(config, latent * 8, latent * 8, dtype)},
         {"tiled decode", measurePeak([&] { (void)kiln::models::decodeTiled(p.vae(), z, tiles); }),
          kiln::models::tiledDecodeWorkingBytes(config, latent, latent, tiles, dtype)},
-        {"tiled encode", measurePeak([&] { (void)kiln::models::encodeMomentsTiled(p.vae(), image, tiles); }),
+        {"tiled encode",
+         measurePeak([&] { (void)kiln::models::encodeMomentsTiled(p.vae(), image, tiles); }),
          kiln::models::tiledEncodeWorkingBytes(config, latent * 8, latent * 8, tiles, dtype)},
     };
     for (const Case& c : cases) {
       const double ratio = static_cast<double>(c.estimated) / static_cast<double>(c.measured);
-      qInfo("%s: measured %lld, estimated %lld bytes (x%.2f)", c.what, static_cast<long long>(c.measured),
-            static_cast<long long>(c.estimated), ratio);
-      QVERIFY2(ratio >= 1.0 && ratio <= 1.5, qPrintable(QString("%1: estimate x%2 of the peak").arg(c.what).arg(ratio)));
+      qInfo("%s: measured %lld, estimated %lld bytes (x%.2f)", c.what,
+            static_cast<long long>(c.measured), static_cast<long long>(c.estimated), ratio);
+      QVERIFY2(ratio >= 1.0 && ratio <= 1.5,
+               qPrintable(QString("%1: estimate x%2 of the peak").arg(c.what).arg(ratio)));
     }
   }
 
@@ -216,7 +233,8 @@ class TestVaeTiling : public QObject {
     for (const char* family : {"sd1", "sdxl"})
       for (const bool bf16 : {false, true})
         for (const int latent : {32, 64})
-          QTest::newRow((std::string(family) + (bf16 ? "/bf16/" : "/fp32/") + std::to_string(latent)).c_str())
+          QTest::newRow(
+              (std::string(family) + (bf16 ? "/bf16/" : "/fp32/") + std::to_string(latent)).c_str())
               << QString(family) << bf16 << latent;
   }
   void samplingEstimatesBoundMeasuredPeaks() {
@@ -225,22 +243,26 @@ class TestVaeTiling : public QObject {
     QFETCH(int, latent);
     at::NoGradGuard no_grad;
     const auto& p = pipeline(family.toStdString(), bf16 ? at::kBFloat16 : at::kFloat);
-    const kiln::pipelines::Conditioning cond = p.encodePrompts("a red circle on a blue square", "blurry");
+    const kiln::pipelines::Conditioning cond =
+        p.encodePrompts("a red circle on a blue square", "blurry");
     const at::Tensor noise = at::randn({1, p.spec().unet.in_channels, latent, latent});
     kiln::pipelines::SamplerSettings settings;
     settings.sampler = kiln::sampling::SamplerKind::DpmPP2M;  // keeps a history
-    const int64_t encode = measurePeak([&] { (void)p.encodeWeighted("a red circle on a blue square"); });
+    const int64_t encode =
+        measurePeak([&] { (void)p.encodeWeighted("a red circle on a blue square"); });
     const int64_t sample = measurePeak([&] {
-      (void)p.sample(cond, noise, 3, 5.0, kiln::pipelines::SizeConditioning::forImage(latent * 8, latent * 8), {}, nullptr,
-                     settings);
+      (void)p.sample(cond, noise, 3, 5.0,
+                     kiln::pipelines::SizeConditioning::forImage(latent * 8, latent * 8), {},
+                     nullptr, settings);
     });
     const int64_t encode_estimate = p.encodingWorkingBytes(1);
     const int64_t sample_estimate = p.samplingWorkingBytes(latent, latent, cond.context.size(1));
     for (const auto& [what, measured, estimated] :
-         {std::tuple{"encode", encode, encode_estimate}, std::tuple{"sample", sample, sample_estimate}}) {
+         {std::tuple{"encode", encode, encode_estimate},
+          std::tuple{"sample", sample, sample_estimate}}) {
       const double ratio = static_cast<double>(estimated) / static_cast<double>(measured);
-      qInfo("%s: measured %lld, estimated %lld bytes (x%.2f)", what, static_cast<long long>(measured),
-            static_cast<long long>(estimated), ratio);
+      qInfo("%s: measured %lld, estimated %lld bytes (x%.2f)", what,
+            static_cast<long long>(measured), static_cast<long long>(estimated), ratio);
       QVERIFY2(ratio >= 1.0 && estimated <= 2 * measured + 2 * kMiB,
                qPrintable(QString("%1: estimate x%2 of the peak").arg(what).arg(ratio)));
     }
@@ -253,10 +275,11 @@ class TestVaeTiling : public QObject {
     const at::Tensor z = randomLatent(256, 256, 1);
     const int64_t full = measurePeak([&] { (void)vae.decode(z).to(at::kFloat); });
     const int64_t tiled = measurePeak([&] { (void)kiln::models::decodeTiled(vae, z, {64, 8}); });
-    qInfo("2048x2048 decode peak: full %lld MiB, 512-pixel tiles %lld MiB", static_cast<long long>(full / kMiB),
-          static_cast<long long>(tiled / kMiB));
+    qInfo("2048x2048 decode peak: full %lld MiB, 512-pixel tiles %lld MiB",
+          static_cast<long long>(full / kMiB), static_cast<long long>(tiled / kMiB));
     QVERIFY2(full > 3000 * kMiB, "the full decode's peak is what the architecture implies");
-    QVERIFY2(tiled < full / 8, qPrintable(QString("tiled peak %1 bytes, full %2").arg(tiled).arg(full)));
+    QVERIFY2(tiled < full / 8,
+             qPrintable(QString("tiled peak %1 bytes, full %2").arg(tiled).arg(full)));
     QVERIFY2(tiled < 400 * kMiB, qPrintable(QString("tiled peak %1 bytes").arg(tiled)));
   }
 
@@ -266,28 +289,35 @@ class TestVaeTiling : public QObject {
     using kiln::pipelines::VaeWork;
     const kiln::pipelines::VaeTilingSettings automatic{kiln::VaeTiling::Auto, 0, 64};
     const int64_t full = kiln::models::decodeWorkingBytes(config, 128, 128, at::kFloat);
-    const auto roomy = kiln::pipelines::planVae(VaeWork::Decode, automatic, config, 1024, 1024, at::kFloat, 2 * full);
+    const auto roomy = kiln::pipelines::planVae(VaeWork::Decode, automatic, config, 1024, 1024,
+                                                at::kFloat, 2 * full);
     QVERIFY(!roomy.tiled);
     QCOMPARE(roomy.estimated_bytes, full);
-    const auto tight = kiln::pipelines::planVae(VaeWork::Decode, automatic, config, 1024, 1024, at::kFloat, full / 2);
+    const auto tight = kiln::pipelines::planVae(VaeWork::Decode, automatic, config, 1024, 1024,
+                                                at::kFloat, full / 2);
     QVERIFY(tight.tiled);
     QVERIFY(tight.estimated_bytes <= full / 2 / 10 * 9);
     QVERIFY(tight.tile_pixels < 1024 && tight.tile_pixels >= 128);
     QVERIFY(tight.describe().find("tiled decode") != std::string::npos);
     // A larger tile would not have fitted.
-    const kiln::pipelines::VaeTilingSettings larger{kiln::VaeTiling::Always, tight.tile_pixels * 2, 64};
+    const kiln::pipelines::VaeTilingSettings larger{kiln::VaeTiling::Always, tight.tile_pixels * 2,
+                                                    64};
     if (tight.tile_pixels * 2 < 1024)
-      QVERIFY(kiln::pipelines::planVae(VaeWork::Decode, larger, config, 1024, 1024, at::kFloat, -1).estimated_bytes >
-              full / 2 / 10 * 9);
+      QVERIFY(kiln::pipelines::planVae(VaeWork::Decode, larger, config, 1024, 1024, at::kFloat, -1)
+                  .estimated_bytes > full / 2 / 10 * 9);
     const kiln::pipelines::VaeTilingSettings never{kiln::VaeTiling::Never, 0, 64};
-    QVERIFY(!kiln::pipelines::planVae(VaeWork::Decode, never, config, 1024, 1024, at::kFloat, 1).tiled);
+    QVERIFY(
+        !kiln::pipelines::planVae(VaeWork::Decode, never, config, 1024, 1024, at::kFloat, 1).tiled);
     const kiln::pipelines::VaeTilingSettings always{kiln::VaeTiling::Always, 0, 64};
-    const auto forced = kiln::pipelines::planVae(VaeWork::Encode, always, config, 1024, 1024, at::kFloat, -1);
+    const auto forced =
+        kiln::pipelines::planVae(VaeWork::Encode, always, config, 1024, 1024, at::kFloat, -1);
     QVERIFY(forced.tiled);
     QCOMPARE(forced.tile_pixels, int64_t{512});
     QCOMPARE(forced.tile_count, int64_t{9});  // 512-pixel tiles overlapping by 64 over 1024 pixels
-    QVERIFY_THROWS_EXCEPTION(kiln::Error, kiln::pipelines::validateTiling({kiln::VaeTiling::Always, 256, 200}));
-    QVERIFY_THROWS_EXCEPTION(kiln::Error, kiln::pipelines::validateTiling({kiln::VaeTiling::Always, 32, 0}));
+    QVERIFY_THROWS_EXCEPTION(kiln::Error,
+                             kiln::pipelines::validateTiling({kiln::VaeTiling::Always, 256, 200}));
+    QVERIFY_THROWS_EXCEPTION(kiln::Error,
+                             kiln::pipelines::validateTiling({kiln::VaeTiling::Always, 32, 0}));
   }
 
   // A full decode planned with memory that is not there runs out, frees what it held, and
@@ -309,14 +339,17 @@ class TestVaeTiling : public QObject {
     at::Tensor image;
     {
       kiln::memory::DeviceScope scope(device);
-      image = kiln::jobs::runVaeStage(kiln::pipelines::VaeWork::Decode, p, latent,
-                                      {tracker, stage, env, device, {kiln::VaeTiling::Auto, 0, 64},
-                                       [] { return int64_t{64} << 30; }});  // believes there is plenty
+      image =
+          kiln::jobs::runVaeStage(kiln::pipelines::VaeWork::Decode, p, latent,
+                                  {tracker, stage, env, device, {kiln::VaeTiling::Auto, 0, 64}, [] {
+                                     return int64_t{64} << 30;
+                                   }});  // believes there is plenty
     }
     tracker.finish(stage);
     bool logged = false, relabelled = false;
     for (const auto& e : events) {
-      if (e.type == kiln::EventType::Log && e.message.find("the full decode ran out of memory") != std::string::npos)
+      if (e.type == kiln::EventType::Log &&
+          e.message.find("the full decode ran out of memory") != std::string::npos)
         logged = true;
       if (e.type == kiln::EventType::StageUpdated && !e.stages.empty() &&
           e.stages[0].name.find("after running out of memory") != std::string::npos)
@@ -325,7 +358,8 @@ class TestVaeTiling : public QObject {
     QVERIFY(logged);
     QVERIFY(relabelled);
     QCOMPARE(tracker.stage(stage).total, int64_t{2 * 9});  // 256-pixel tiles over 512 pixels
-    const at::Tensor expected = p.decode(latent, std::make_unique<LatentTiles>(LatentTiles{32, 8}).get());
+    const at::Tensor expected =
+        p.decode(latent, std::make_unique<LatentTiles>(LatentTiles{32, 8}).get());
     QVERIFY(at::equal(image.to(at::kFloat), expected));
     // Nothing of the failed attempt stays behind on the device.
     image = at::Tensor();
@@ -347,8 +381,9 @@ class TestVaeTiling : public QObject {
     kiln::memory::DeviceScope scope(device);
     bool out_of_memory = false;
     try {
-      (void)kiln::jobs::runVaeStage(kiln::pipelines::VaeWork::Decode, p, latent,
-                                    {tracker, stage, env, device, {kiln::VaeTiling::Never, 0, 64}, {}});
+      (void)kiln::jobs::runVaeStage(
+          kiln::pipelines::VaeWork::Decode, p, latent,
+          {tracker, stage, env, device, {kiln::VaeTiling::Never, 0, 64}, {}});
     } catch (...) {
       out_of_memory = kiln::jobs::isOutOfMemory(std::current_exception());
     }

@@ -16,9 +16,9 @@
 #include "memory/memory_pool.h"
 #include "models/wan/wan_model.h"
 #include "pipelines/wan/wan_lora_targets.h"
-#include "tensor_io/wan_key_map.h"
-#include "sampling/flow_match.h"
 #include "ref_tensors.h"
+#include "sampling/flow_match.h"
+#include "tensor_io/wan_key_map.h"
 
 using kiln::testing::maxAbs;
 using kiln::testing::maxAbsDiff;
@@ -30,7 +30,9 @@ namespace {
 
 const std::string kDir = "wan21-tiny-1234/";
 
-std::string path(const std::string& relative) { return kiln::testing::conformancePath(kDir + relative); }
+std::string path(const std::string& relative) {
+  return kiln::testing::conformancePath(kDir + relative);
+}
 
 std::string transformerPath(const QString& source) {
   return path(source == "single" ? "wan2.1_t2v_tiny_original.safetensors" : "");
@@ -55,16 +57,20 @@ std::unique_ptr<km::Umt5Encoder> loadText() {
   return load<km::Umt5Encoder>(c, probe->ignoredKeys());
 }
 
-void expectClose(const at::Tensor& got, const at::Tensor& want, double tol, const std::string& what) {
+void expectClose(const at::Tensor& got, const at::Tensor& want, double tol,
+                 const std::string& what) {
   QVERIFY2(got.sizes() == want.sizes(), (what + ": shape differs").c_str());
   const double err = maxAbsDiff(got, want);
-  QVERIFY2(err <= tol, (what + ": max abs err " + std::to_string(err) + " > " + std::to_string(tol)).c_str());
+  QVERIFY2(err <= tol,
+           (what + ": max abs err " + std::to_string(err) + " > " + std::to_string(tol)).c_str());
 }
 
-void expectRelative(const at::Tensor& got, const at::Tensor& want, double tol, const std::string& what) {
+void expectRelative(const at::Tensor& got, const at::Tensor& want, double tol,
+                    const std::string& what) {
   QVERIFY2(got.sizes() == want.sizes(), (what + ": shape differs").c_str());
   const double err = maxAbsDiff(got, want) / maxAbs(want);
-  QVERIFY2(err <= tol, (what + ": relative err " + std::to_string(err) + " > " + std::to_string(tol)).c_str());
+  QVERIFY2(err <= tol,
+           (what + ": relative err " + std::to_string(err) + " > " + std::to_string(tol)).c_str());
 }
 
 void sources() {
@@ -105,7 +111,8 @@ class TestWanConformance : public QObject {
     QCOMPARE(v.config.latents_mean.size(), std::size_t{16});
     QCOMPARE(v.config.latents_mean[0], 0.1783);  // the tiny model's, not Wan 2.1's
     QCOMPARE(v.config.latents_std[15], 2.1575);
-    const auto u = km::openUmt5(source == "single" ? path("text_encoder/model.safetensors") : path(""));
+    const auto u =
+        km::openUmt5(source == "single" ? path("text_encoder/model.safetensors") : path(""));
     QCOMPARE(u.config.vocab, int64_t{256});
     QCOMPARE(u.config.d_model, int64_t{32});
     QCOMPARE(u.config.heads, int64_t{4});
@@ -116,7 +123,8 @@ class TestWanConformance : public QObject {
   }
 
   void refusesOtherFiles() {
-    const auto expectKind = [](const std::function<void()>& f, kiln::ErrorKind kind, const char* what) {
+    const auto expectKind = [](const std::function<void()>& f, kiln::ErrorKind kind,
+                               const char* what) {
       try {
         f();
       } catch (const kiln::Error& e) {
@@ -131,25 +139,40 @@ class TestWanConformance : public QObject {
                "a transformer as VAE");
     expectKind([] { km::openUmt5(transformerPath("single")); }, kiln::ErrorKind::UnsupportedModel,
                "a transformer as text encoder");
-    expectKind([] { km::openWanTransformer(path("missing.safetensors")); }, kiln::ErrorKind::FileNotFound,
-               "a missing file");
+    expectKind([] { km::openWanTransformer(path("missing.safetensors")); },
+               kiln::ErrorKind::FileNotFound, "a missing file");
     expectKind([] { km::openWanTransformer(path("missing.pth")); }, kiln::ErrorKind::FileNotFound,
                "a missing pickle");
     const auto t = km::openWanTransformer(transformerPath("single"));
     const auto model = load<km::WanTransformer>(t);
-    expectKind([&] { model->forward(at::zeros({1, 16, 1, 5, 8}), at::zeros({1}), at::zeros({1, 4, 32})); },
-               kiln::ErrorKind::ShapeMismatch, "an odd latent height");
-    expectKind([&] { model->forward(at::zeros({1, 16, 1, 6, 8}), at::zeros({1}), at::zeros({1, 4, 16})); },
-               kiln::ErrorKind::ShapeMismatch, "a context of the wrong width");
+    expectKind(
+        [&] {
+          model->forward(at::zeros({1, 16, 1, 5, 8}), at::zeros({1}), at::zeros({1, 4, 32}));
+        },
+        kiln::ErrorKind::ShapeMismatch, "an odd latent height");
+    expectKind(
+        [&] {
+          model->forward(at::zeros({1, 16, 1, 6, 8}), at::zeros({1}), at::zeros({1, 4, 16}));
+        },
+        kiln::ErrorKind::ShapeMismatch, "a context of the wrong width");
     const auto v = km::openWanVae(vaePath("single"));
     const auto vae = load<km::WanVae>(v);
-    expectKind([&] { vae->encodeMoments(at::zeros({1, 3, 4, 32, 32})); }, kiln::ErrorKind::ShapeMismatch,
-               "4 frames (not 1 + 4n)");
-    expectKind([&] { vae->decodeRaw(at::zeros({1, 8, 1, 4, 4})); }, kiln::ErrorKind::ShapeMismatch,
-               "8 latent channels");
+    expectKind(
+        [&] {
+          vae->encodeMoments(at::zeros({1, 3, 4, 32, 32}));
+        },
+        kiln::ErrorKind::ShapeMismatch, "4 frames (not 1 + 4n)");
+    expectKind(
+        [&] {
+          vae->decodeRaw(at::zeros({1, 8, 1, 4, 4}));
+        },
+        kiln::ErrorKind::ShapeMismatch, "8 latent channels");
     const auto text = loadText();
-    expectKind([&] { text->forward(at::full({1, 3}, 256, at::kLong)); }, kiln::ErrorKind::InvalidArgument,
-               "a token outside the vocabulary");
+    expectKind(
+        [&] {
+          text->forward(at::full({1, 3}, 256, at::kLong));
+        },
+        kiln::ErrorKind::InvalidArgument, "a token outside the vocabulary");
   }
 
   void textEncoder() {
@@ -166,11 +189,14 @@ class TestWanConformance : public QObject {
     const at::Tensor all = ref["all_hidden_states"];
     QCOMPARE(out.hidden_states.size(), std::size_t{3});
     for (int64_t i = 0; i < 3; ++i)
-      expectClose(out.hidden_states[static_cast<std::size_t>(i)], all[i], 1e-5, "hidden state " + std::to_string(i));
-    expectClose(text->forward(ids).last_hidden_state, ref["last_hidden_state_nomask"], 1e-5, "without a mask");
+      expectClose(out.hidden_states[static_cast<std::size_t>(i)], all[i], 1e-5,
+                  "hidden state " + std::to_string(i));
+    expectClose(text->forward(ids).last_hidden_state, ref["last_hidden_state_nomask"], 1e-5,
+                "without a mask");
     const at::Tensor embeds = text->encode(ids);
     expectClose(embeds.narrow(0, 0, 1), ref["prompt_embeds"], 1e-5, "prompt_embeds");
-    expectClose(embeds.narrow(0, 1, 1), ref["negative_prompt_embeds"], 1e-5, "negative_prompt_embeds");
+    expectClose(embeds.narrow(0, 1, 1), ref["negative_prompt_embeds"], 1e-5,
+                "negative_prompt_embeds");
     QVERIFY(embeds[0].narrow(0, 10, 6).eq(0).all().item<bool>());
     QVERIFY(embeds[1].narrow(0, 5, 11).eq(0).all().item<bool>());
     QVERIFY(embeds[0][9].ne(0).any().item<bool>());
@@ -187,7 +213,8 @@ class TestWanConformance : public QObject {
     expectClose(model->forward(latent, t, uncond), ref["out_uncond"], 1e-4, "uncond");
     expectClose(model->forward(at::cat({latent, latent}), at::cat({t, t}), at::cat({uncond, cond})),
                 ref["out_batch2_uncond_cond"], 1e-4, "batched");
-    expectClose(model->forward(ref["in_latent_f1"], t, cond), ref["out_cond_f1"], 1e-4, "one latent frame");
+    expectClose(model->forward(ref["in_latent_f1"], t, cond), ref["out_cond_f1"], 1e-4,
+                "one latent frame");
     const RefFile debug(kDir + "ref_debug.safetensors");
     const auto [cos, sin] = km::wanRopeAngles(2, 3, 4, 16, 10000.0);
     expectClose(cos, debug["tr.rope_cos"], 1e-6, "rope cos");
@@ -196,7 +223,8 @@ class TestWanConformance : public QObject {
 
   // Diffusers' names and the original ones map both ways (LoRAs name either).
   void transformerNamesMapBothWays() {
-    const auto file = kiln::tensor_io::SafetensorsFile::open(path("transformer/diffusion_pytorch_model.safetensors"));
+    const auto file = kiln::tensor_io::SafetensorsFile::open(
+        path("transformer/diffusion_pytorch_model.safetensors"));
     for (const auto& info : file->tensors()) {
       const std::string original = kiln::tensor_io::wanTransformerFromDiffusers(info.name);
       QVERIFY2(!original.empty(), info.name.c_str());
@@ -228,14 +256,16 @@ class TestWanConformance : public QObject {
     const std::string comfy = dir.filePath("wan_comfy.safetensors").toStdString();
     kiln::testing::writeTensors(peft, {{"transformer.blocks.0.attn1.to_q.lora_A.weight", a1},
                                        {"transformer.blocks.0.attn1.to_q.lora_B.weight", b1}});
-    kiln::testing::writeTensors(comfy, {{"diffusion_model.blocks.0.ffn.0.lora_A.weight", a2},
-                                        {"diffusion_model.blocks.0.ffn.0.lora_B.weight", b2},
-                                        {"diffusion_model.blocks.0.ffn.0.alpha", at::full({}, 2.0)}});
+    kiln::testing::writeTensors(comfy,
+                                {{"diffusion_model.blocks.0.ffn.0.lora_A.weight", a2},
+                                 {"diffusion_model.blocks.0.ffn.0.lora_B.weight", b2},
+                                 {"diffusion_model.blocks.0.ffn.0.alpha", at::full({}, 2.0)}});
     *slot(*by_hand, "blocks.0.self_attn.q.weight") += at::matmul(b1, a1);
     *slot(*by_hand, "blocks.0.ffn.0.weight") += 0.8 * (2.0 / 4.0) * at::matmul(b2, a2);
 
     const RefFile ref(kDir + "ref_transformer.safetensors");
-    const at::Tensor latent = ref["in_latent"], t = ref["in_timestep"], cond = ref["in_context_cond"];
+    const at::Tensor latent = ref["in_latent"], t = ref["in_timestep"],
+                     cond = ref["in_context_cond"];
     const at::Tensor original = model->forward(latent, t, cond);
     const at::Tensor expected = by_hand->forward(latent, t, cond);
     QVERIFY2(maxAbsDiff(expected, original) > 1e-3, "the LoRA changes too little to test");
@@ -284,7 +314,8 @@ class TestWanConformance : public QObject {
     expectClose(raw.clamp(-1, 1), ref[n + "_out_video"], 1e-4, n);
     // streamed: each chunk's frames handed over in order, none kept
     std::vector<at::Tensor> streamed;
-    const at::Tensor kept = vae->decodeRaw(ref[n + "_in_latent"], chunk, [&](const at::Tensor& f) { streamed.push_back(f); });
+    const at::Tensor kept = vae->decodeRaw(ref[n + "_in_latent"], chunk,
+                                           [&](const at::Tensor& f) { streamed.push_back(f); });
     QVERIFY(!kept.defined());
     QVERIFY(at::equal(at::cat(streamed, 2), raw));
   }
@@ -306,15 +337,19 @@ class TestWanConformance : public QObject {
           last = f.narrow(2, f.size(2) - 1, 1).clone();
         });
       }
-      if (frames != 33) throw std::runtime_error("decoded " + std::to_string(frames) + " frames, not 33");
+      if (frames != 33)
+        throw std::runtime_error("decoded " + std::to_string(frames) + " frames, not 33");
       return pool->stats().peak_allocated_bytes;
     };
     at::Tensor last_tiled, last_whole;
     const int64_t tiled = peak(1, last_tiled), whole = peak(9, last_whole);
     at::set_num_threads(2);
-    qInfo("33-frame decode peak: %.2f MiB in chunks of one latent frame, %.2f MiB in one piece (%.0f%%)",
-          tiled / 1048576.0, whole / 1048576.0, 100.0 * tiled / whole);
-    QVERIFY2(tiled * 4 < whole, "temporal tiling must hold under a quarter of the untiled decode's peak");
+    qInfo(
+        "33-frame decode peak: %.2f MiB in chunks of one latent frame, %.2f MiB in one piece "
+        "(%.0f%%)",
+        tiled / 1048576.0, whole / 1048576.0, 100.0 * tiled / whole);
+    QVERIFY2(tiled * 4 < whole,
+             "temporal tiling must hold under a quarter of the untiled decode's peak");
     expectClose(last_tiled, last_whole, 1e-4, "the last frame, tiled and whole");
   }
 
@@ -331,7 +366,9 @@ class TestWanConformance : public QObject {
       passes = 0;
       {
         kiln::memory::PoolScope scope(pool);
-        vae->decodeRaw(z, 1, [&](const at::Tensor& f) { parts.push_back(f.clone()); }, tiles, [&] { ++passes; });
+        vae->decodeRaw(
+            z, 1, [&](const at::Tensor& f) { parts.push_back(f.clone()); }, tiles,
+            [&] { ++passes; });
       }
       peak = pool->stats().peak_allocated_bytes;
       return at::cat(parts, 2);
@@ -346,16 +383,20 @@ class TestWanConformance : public QObject {
     QCOMPARE(passes, int64_t{3 * 2 * 3});  // 3 chunks x (2 x 3 tiles)
     QCOMPARE(tiled.sizes(), whole.sizes());
     QVERIFY(at::isfinite(tiled).all().item<bool>());
-    const double diff = (tiled - whole).abs().mean().item<double>(), spread = whole.abs().mean().item<double>();
-    qInfo("tiled decode: mean abs difference %.4f (output mean abs %.4f); peak %.2f MiB tiled, %.2f MiB whole",
-          diff, spread, tiled_peak / 1048576.0, whole_peak / 1048576.0);
+    const double diff = (tiled - whole).abs().mean().item<double>(),
+                 spread = whole.abs().mean().item<double>();
+    qInfo(
+        "tiled decode: mean abs difference %.4f (output mean abs %.4f); peak %.2f MiB tiled, %.2f "
+        "MiB whole",
+        diff, spread, tiled_peak / 1048576.0, whole_peak / 1048576.0);
     // the tiny model's random-weight attention spans the whole frame, so tiles see less of
     // it; the blend still stays well within the picture's own spread (measured: 46%)
     QVERIFY2(diff < 0.6 * spread, "tiles must blend into the whole picture");
     QVERIFY(tiled_peak < whole_peak);
     const int64_t estimate = km::wanDecodeChunkBytes(vae->config(), 8, 12, 1, at::kFloat);
     QVERIFY2(estimate >= whole_peak && estimate <= 4 * whole_peak,
-             ("estimate " + std::to_string(estimate) + " vs measured " + std::to_string(whole_peak)).c_str());
+             ("estimate " + std::to_string(estimate) + " vs measured " + std::to_string(whole_peak))
+                 .c_str());
   }
 
   void vaeEncode_data() { sources(); }
@@ -369,8 +410,10 @@ class TestWanConformance : public QObject {
     expectClose(moments.narrow(1, 16, 16), ref["encode_out_logvar"], 1e-4, "logvar");
     for (const char* n : {"encode9", "encode1"}) {
       const at::Tensor m = vae->encodeMoments(ref[std::string(n) + "_in_video"]);
-      expectClose(m.narrow(1, 0, 16), ref[std::string(n) + "_out_mean"], 1e-4, std::string(n) + " mean");
-      expectClose(m.narrow(1, 16, 16), ref[std::string(n) + "_out_logvar"], 1e-4, std::string(n) + " logvar");
+      expectClose(m.narrow(1, 0, 16), ref[std::string(n) + "_out_mean"], 1e-4,
+                  std::string(n) + " mean");
+      expectClose(m.narrow(1, 16, 16), ref[std::string(n) + "_out_logvar"], 1e-4,
+                  std::string(n) + " logvar");
     }
   }
 
@@ -379,7 +422,8 @@ class TestWanConformance : public QObject {
     const auto u = ks::unipcFlowSchedule(4, 3.0);
     const at::Tensor ts = unipc["timesteps"];
     QCOMPARE(u.timesteps.size(), std::size_t{4});
-    for (int64_t i = 0; i < 4; ++i) QCOMPARE(u.timesteps[static_cast<std::size_t>(i)], double(ts[i].item<int64_t>()));
+    for (int64_t i = 0; i < 4; ++i)
+      QCOMPARE(u.timesteps[static_cast<std::size_t>(i)], double(ts[i].item<int64_t>()));
     expectClose(at::tensor(u.sigmas, at::kDouble), unipc["sigmas"], 1e-7, "UniPC sigmas");
     const RefFile euler(kDir + "ref_sample_euler.safetensors");
     const auto e = ks::eulerFlowSchedule(4, 3.0);
@@ -392,8 +436,10 @@ class TestWanConformance : public QObject {
   // Each step given the stored model inputs and guided outputs.
   void schedulerSteps() {
     const RefFile ref(kDir + "ref_sample_unipc.safetensors");
-    const at::Tensor inputs = ref["model_input"], v = ref["noise_pred_cfg"], after = ref["latents_after_step"];
-    const at::Tensor x0 = ref["unipc_x0_pred"], corrected = ref["unipc_corrected_sample"], order = ref["unipc_order"];
+    const at::Tensor inputs = ref["model_input"], v = ref["noise_pred_cfg"],
+                     after = ref["latents_after_step"];
+    const at::Tensor x0 = ref["unipc_x0_pred"], corrected = ref["unipc_corrected_sample"],
+                     order = ref["unipc_order"];
     ks::UniPcFlowSolver solver(ks::unipcFlowSchedule(4, 3.0).sigmas);
     for (int64_t i = 0; i < 4; ++i) {
       const at::Tensor next = solver.step(v[i], inputs[i]);
@@ -405,7 +451,8 @@ class TestWanConformance : public QObject {
     }
     QVERIFY_THROWS_EXCEPTION(kiln::Error, solver.step(v[0], inputs[0]));
     const RefFile eu(kDir + "ref_sample_euler.safetensors");
-    const at::Tensor e_in = eu["model_input"], e_v = eu["noise_pred_cfg"], e_after = eu["latents_after_step"];
+    const at::Tensor e_in = eu["model_input"], e_v = eu["noise_pred_cfg"],
+                     e_after = eu["latents_after_step"];
     int64_t calls = 0;
     const at::Tensor out = ks::sampleFlow(
         ks::FlowSolver::Euler, ks::eulerFlowSchedule(4, 3.0),
@@ -427,7 +474,8 @@ class TestWanConformance : public QObject {
   void fullSampling() {
     QFETCH(QString, solver);
     const bool unipc = solver == "unipc";
-    const RefFile ref(kDir + (unipc ? "ref_sample_unipc.safetensors" : "ref_sample_euler.safetensors"));
+    const RefFile ref(kDir +
+                      (unipc ? "ref_sample_unipc.safetensors" : "ref_sample_euler.safetensors"));
     const auto model = load<km::WanTransformer>(km::openWanTransformer(transformerPath("single")));
     const auto vae = load<km::WanVae>(km::openWanVae(vaePath("single")));
     const auto schedule = unipc ? ks::unipcFlowSchedule(4, 3.0) : ks::eulerFlowSchedule(4, 3.0);
@@ -443,10 +491,12 @@ class TestWanConformance : public QObject {
           const at::Tensor vc = model->forward(x, ts, cond), vu = model->forward(x, ts, uncond);
           return vu + 5.0 * (vc - vu);
         },
-        ref["init_noise"], [&](const ks::FlowStep& s) {
+        ref["init_noise"],
+        [&](const ks::FlowStep& s) {
           expectRelative(*s.x, after[s.step], 1e-3, "latent after step " + std::to_string(s.step));
         });
-    expectClose(at::tensor(fed, at::kDouble), ref["timesteps_fed"].reshape({4}), 1e-4, "timesteps fed");
+    expectClose(at::tensor(fed, at::kDouble), ref["timesteps_fed"].reshape({4}), 1e-4,
+                "timesteps fed");
     expectRelative(latent, ref["final_latent"], 1e-3, "final latent");
     const at::Tensor z = vae->denormalize(latent);
     expectClose(z, ref["vae_input_latent"], 1e-3, "VAE input");

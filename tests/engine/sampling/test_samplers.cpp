@@ -25,7 +25,9 @@ namespace {
 
 constexpr double kMu = 0.5, kS = 0.8;
 
-double denoise(double x, double sigma) { return kMu + kS * kS / (kS * kS + sigma * sigma) * (x - kMu); }
+double denoise(double x, double sigma) {
+  return kMu + kS * kS / (kS * kS + sigma * sigma) * (x - kMu);
+}
 
 kiln::sampling::DenoiseFn analytic(int* calls = nullptr) {
   return [calls](const at::Tensor& x, double sigma) {
@@ -34,8 +36,12 @@ kiln::sampling::DenoiseFn analytic(int* calls = nullptr) {
   };
 }
 
-at::Tensor scalar(double v) { return at::full({1, 1, 1, 1}, v, at::kDouble); }
-double value(const at::Tensor& t) { return t.item<double>(); }
+at::Tensor scalar(double v) {
+  return at::full({1, 1, 1, 1}, v, at::kDouble);
+}
+double value(const at::Tensor& t) {
+  return t.item<double>();
+}
 
 const kiln::sampling::SigmaTable& sd1Table() {
   static const kiln::sampling::SigmaTable table{kiln::sampling::ScheduleConfig{}};
@@ -48,7 +54,8 @@ kiln::sampling::NoiseFn sequence(std::vector<double> values, int* drawn) {
 }
 
 double exact(double x_t, double sigma_t, double sigma) {
-  return kMu + (x_t - kMu) * std::sqrt(kS * kS + sigma * sigma) / std::sqrt(kS * kS + sigma_t * sigma_t);
+  return kMu +
+         (x_t - kMu) * std::sqrt(kS * kS + sigma * sigma) / std::sqrt(kS * kS + sigma_t * sigma_t);
 }
 
 }  // namespace
@@ -60,15 +67,21 @@ class TestSamplers : public QObject {
   void namesParseAndRefuse() {
     QCOMPARE(kiln::sampling::samplerNames().size(), std::size_t{11});
     for (const auto& name : kiln::sampling::samplerNames())
-      QCOMPARE(kiln::sampling::samplerNames()[static_cast<std::size_t>(kiln::sampling::parseSampler(name))], name);
-    QCOMPARE(kiln::sampling::a1111SamplerName(SamplerKind::DpmPP2M, Schedule::Karras), std::string("DPM++ 2M Karras"));
-    QCOMPARE(kiln::sampling::a1111SamplerName(SamplerKind::EulerAncestral, Schedule::Normal), std::string("Euler a"));
+      QCOMPARE(kiln::sampling::samplerNames()[static_cast<std::size_t>(
+                   kiln::sampling::parseSampler(name))],
+               name);
+    QCOMPARE(kiln::sampling::a1111SamplerName(SamplerKind::DpmPP2M, Schedule::Karras),
+             std::string("DPM++ 2M Karras"));
+    QCOMPARE(kiln::sampling::a1111SamplerName(SamplerKind::EulerAncestral, Schedule::Normal),
+             std::string("Euler a"));
     try {
       (void)kiln::sampling::parseSampler("dpmpp_3m");
       QFAIL("parsed");
     } catch (const kiln::Error& e) {
       QCOMPARE(e.kind(), kiln::ErrorKind::InvalidArgument);
-      QVERIFY2(std::string(e.what()).find("unknown sampler 'dpmpp_3m' (Kiln has euler, euler_ancestral") == 0, e.what());
+      QVERIFY2(std::string(e.what()).find(
+                   "unknown sampler 'dpmpp_3m' (Kiln has euler, euler_ancestral") == 0,
+               e.what());
     }
     QVERIFY_THROWS_EXCEPTION(kiln::Error, (void)kiln::sampling::parseSchedule("beta"));
     QCOMPARE(kiln::sampling::parseSchedule("sgm_uniform"), Schedule::SgmUniform);
@@ -79,14 +92,18 @@ class TestSamplers : public QObject {
     const auto& table = sd1Table();
     QVERIFY(std::abs(table.sigmaMax() - 14.6146) < 1e-3);
     QVERIFY(std::abs(table.sigmaMin() - 0.0292) < 1e-3);
-    for (double t : {0.0, 1.5, 250.25, 998.9}) QVERIFY(std::abs(table.timestep(table.sigma(t)) - t) < 1e-6);
+    for (double t : {0.0, 1.5, 250.25, 998.9})
+      QVERIFY(std::abs(table.timestep(table.sigma(t)) - t) < 1e-6);
     const int steps = 10;
-    const auto check_ends = [&](const kiln::sampling::SigmaSchedule& s, double first, double last_nonzero) {
+    const auto check_ends = [&](const kiln::sampling::SigmaSchedule& s, double first,
+                                double last_nonzero) {
       QCOMPARE(s.sigmas.size(), static_cast<std::size_t>(steps) + 1);
       QCOMPARE(s.sigmas.back(), 0.0);
-      QVERIFY2(std::abs(s.sigmas.front() - first) < 1e-9 * first, qPrintable(QString::number(s.sigmas.front())));
+      QVERIFY2(std::abs(s.sigmas.front() - first) < 1e-9 * first,
+               qPrintable(QString::number(s.sigmas.front())));
       QVERIFY(std::abs(s.sigmas[steps - 1] - last_nonzero) < 1e-9);
-      for (int i = 0; i < steps; ++i) QVERIFY(s.sigmas[static_cast<std::size_t>(i)] > s.sigmas[static_cast<std::size_t>(i + 1)]);
+      for (int i = 0; i < steps; ++i)
+        QVERIFY(s.sigmas[static_cast<std::size_t>(i)] > s.sigmas[static_cast<std::size_t>(i + 1)]);
       QVERIFY(std::abs(s.init_noise_scale - std::sqrt(1 + first * first)) < 1e-12);
     };
     // normal: timesteps evenly from 999 to 0.
@@ -116,18 +133,21 @@ class TestSamplers : public QObject {
     QVERIFY(std::abs(ddim.sigmas[6] - table.sigma(1)) < 1e-12);
     // diffusers: the model's own spacing, with its timesteps.
     const auto diffusers = kiln::sampling::makeSigmaSchedule(table, Schedule::Diffusers, steps);
-    const auto reference = kiln::sampling::makeEulerSchedule(kiln::sampling::ScheduleConfig{}, steps);
+    const auto reference =
+        kiln::sampling::makeEulerSchedule(kiln::sampling::ScheduleConfig{}, steps);
     QCOMPARE(diffusers.timesteps.size(), static_cast<std::size_t>(steps));
     QCOMPARE(diffusers.sigmas[1], static_cast<double>(reference.sigmas[1]));
     QCOMPARE(diffusers.init_noise_scale, static_cast<double>(reference.init_noise_sigma));
-    QVERIFY_THROWS_EXCEPTION(kiln::Error, (void)kiln::sampling::makeSigmaSchedule(table, Schedule::Karras, 0));
+    QVERIFY_THROWS_EXCEPTION(kiln::Error,
+                             (void)kiln::sampling::makeSigmaSchedule(table, Schedule::Karras, 0));
   }
 
   // Three steps of each sampler, recomputed here from its published update (k-diffusion's
   // sample_* functions; UniPC's predictor-corrector) in double precision.
   void stepsMatchTheEquations_data() {
     QTest::addColumn<QString>("sampler");
-    for (const auto& name : kiln::sampling::samplerNames()) QTest::newRow(name.c_str()) << QString::fromStdString(name);
+    for (const auto& name : kiln::sampling::samplerNames())
+      QTest::newRow(name.c_str()) << QString::fromStdString(name);
   }
   void stepsMatchTheEquations() {
     QFETCH(QString, sampler);
@@ -187,7 +207,8 @@ class TestSamplers : public QObject {
               // DDIM (eta = 0) in its own variables: alphabar = 1 / (1 + sigma^2),
               // x_vp = x * sqrt(alphabar); x_vp' = sqrt(ab') x0 + sqrt(1 - ab') eps.
               const double ab = 1 / (1 + s * s), abn = 1 / (1 + sn * sn);
-              const double x_vp = x * std::sqrt(ab), eps = (x_vp - std::sqrt(ab) * d) / std::sqrt(1 - ab);
+              const double x_vp = x * std::sqrt(ab),
+                           eps = (x_vp - std::sqrt(ab) * d) / std::sqrt(1 - ab);
               x = (std::sqrt(abn) * d + std::sqrt(1 - abn) * eps) / std::sqrt(abn);
             } else {
               x = x + (x - d) / s * (sn - s);
@@ -242,7 +263,9 @@ class TestSamplers : public QObject {
             } else {
               const double h = -std::log(sn) - t;
               x = sn / s * std::exp(-h) * x + -std::expm1(-2 * h) * d;
-              if (i > 0) x += 0.5 * -std::expm1(-2 * h) * (h / h_last) * (d - old_d);  // 1 / r, r = h_last / h
+              if (i > 0)
+                x += 0.5 * -std::expm1(-2 * h) * (h / h_last) *
+                     (d - old_d);  // 1 / r, r = h_last / h
               x += noise[n++] * sn * std::sqrt(-std::expm1(-2 * h));
               h_last = h;
             }
@@ -276,16 +299,19 @@ class TestSamplers : public QObject {
     }
     int drawn = 0;
     std::vector<double> seen;
-    const at::Tensor out = kiln::sampling::sampleSigmas(
-        kind, analytic(), scalar(x_start), sig, sequence(noise, &drawn),
-        [&](const kiln::sampling::SamplerStep& s) {
-          QCOMPARE(s.total, int64_t{3});
-          seen.push_back(value(*s.x));
-        });
+    const at::Tensor out = kiln::sampling::sampleSigmas(kind, analytic(), scalar(x_start), sig,
+                                                        sequence(noise, &drawn),
+                                                        [&](const kiln::sampling::SamplerStep& s) {
+                                                          QCOMPARE(s.total, int64_t{3});
+                                                          seen.push_back(value(*s.x));
+                                                        });
     QCOMPARE(seen.size(), expected.size());
     for (std::size_t i = 0; i < seen.size(); ++i)
       QVERIFY2(std::abs(seen[i] - expected[i]) < 1e-9,
-               qPrintable(QString("step %1: %2, expected %3").arg(i).arg(seen[i], 0, 'g', 12).arg(expected[i], 0, 'g', 12)));
+               qPrintable(QString("step %1: %2, expected %3")
+                              .arg(i)
+                              .arg(seen[i], 0, 'g', 12)
+                              .arg(expected[i], 0, 'g', 12)));
     QCOMPARE(value(out), expected.back());
     QCOMPARE(static_cast<std::size_t>(drawn), n);  // draws, in order, as the equations use them
     QCOMPARE(drawn > 0, kiln::sampling::addsNoise(kind));
@@ -298,20 +324,23 @@ class TestSamplers : public QObject {
     const auto error = [&](SamplerKind kind, int steps) {
       const auto s = kiln::sampling::makeSigmaSchedule(table, Schedule::Karras, steps);
       const double x_t = kMu + 1.3 * s.sigmas[0];
-      const double got = value(kiln::sampling::sampleSigmas(kind, analytic(), scalar(x_t), s.sigmas));
+      const double got =
+          value(kiln::sampling::sampleSigmas(kind, analytic(), scalar(x_t), s.sigmas));
       return std::abs(got - exact(x_t, s.sigmas[0], 0));
     };
     const double euler = error(SamplerKind::Euler, 20);
     // First order: the error halves as the steps double (0.083 at 20 Karras steps here).
-    QVERIFY2(euler < 0.1 && error(SamplerKind::Euler, 40) < euler * 0.6, qPrintable(QString::number(euler)));
+    QVERIFY2(euler < 0.1 && error(SamplerKind::Euler, 40) < euler * 0.6,
+             qPrintable(QString::number(euler)));
     QCOMPARE(error(SamplerKind::Ddim, 20), euler);
-    for (SamplerKind k : {SamplerKind::Heun, SamplerKind::Dpm2, SamplerKind::DpmPP2M, SamplerKind::UniPC,
-                          SamplerKind::UniPCBh2}) {
+    for (SamplerKind k : {SamplerKind::Heun, SamplerKind::Dpm2, SamplerKind::DpmPP2M,
+                          SamplerKind::UniPC, SamplerKind::UniPCBh2}) {
       const double e = error(k, 20);
-      QVERIFY2(e < euler / 5, qPrintable(QString("%1: %2 against Euler's %3")
-                                             .arg(QString::fromStdString(kiln::sampling::samplerLabel(k)))
-                                             .arg(e)
-                                             .arg(euler)));
+      QVERIFY2(e < euler / 5,
+               qPrintable(QString("%1: %2 against Euler's %3")
+                              .arg(QString::fromStdString(kiln::sampling::samplerLabel(k)))
+                              .arg(e)
+                              .arg(euler)));
       QVERIFY(error(k, 40) < e);
     }
   }
@@ -325,15 +354,18 @@ class TestSamplers : public QObject {
     const auto s = kiln::sampling::makeSigmaSchedule(table, Schedule::Karras, 100);
     const auto run = [&](SamplerKind kind, uint64_t seed, int* calls = nullptr) {
       at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
-      const auto draw = [&gen] { return at::randn({1, 1, 128, 128}, gen, at::TensorOptions().dtype(at::kFloat)); };
+      const auto draw = [&gen] {
+        return at::randn({1, 1, 128, 128}, gen, at::TensorOptions().dtype(at::kFloat));
+      };
       const at::Tensor x = draw() * s.sigmas[0] + kMu;
       return kiln::sampling::sampleSigmas(kind, analytic(calls), x, s.sigmas, draw);
     };
-    for (SamplerKind k : {SamplerKind::EulerAncestral, SamplerKind::DpmPP2MSde, SamplerKind::DpmPPSde, SamplerKind::Lcm,
-                          SamplerKind::DpmPP2M}) {
+    for (SamplerKind k : {SamplerKind::EulerAncestral, SamplerKind::DpmPP2MSde,
+                          SamplerKind::DpmPPSde, SamplerKind::Lcm, SamplerKind::DpmPP2M}) {
       int calls = 0;
       const at::Tensor a = run(k, 42, &calls);
-      QCOMPARE(calls, k == SamplerKind::DpmPPSde ? 199 : 100);  // two model calls a step but the last
+      QCOMPARE(calls,
+               k == SamplerKind::DpmPPSde ? 199 : 100);  // two model calls a step but the last
       QVERIFY(at::equal(a, run(k, 42)));
       QCOMPARE(at::equal(a, run(k, 43)), false);
       const double mean = a.mean().item<double>(), std = a.std().item<double>();
@@ -352,7 +384,8 @@ class TestSamplers : public QObject {
         want = std::sqrt(var);
       }
       QVERIFY2(std::abs(std - want) < 0.05 * want,
-               qPrintable(label + ": std " + QString::number(std) + ", expected " + QString::number(want)));
+               qPrintable(label + ": std " + QString::number(std) + ", expected " +
+                          QString::number(want)));
     }
   }
 
@@ -362,9 +395,11 @@ class TestSamplers : public QObject {
     const double x0 = 0.7, eps = -1.3;
     for (double sigma : {0.05, 1.0, 14.6}) {
       const double x = x0 + sigma * eps, v = (eps - sigma * x0) / std::sqrt(1 + sigma * sigma);
-      QVERIFY(std::abs(value(kiln::sampling::denoisedFrom(kiln::sampling::Prediction::Epsilon, scalar(x), scalar(eps),
-                                                          sigma)) - x0) < 1e-12);
-      QVERIFY(std::abs(value(kiln::sampling::denoisedFrom(kiln::sampling::Prediction::V, scalar(x), scalar(v), sigma)) -
+      QVERIFY(std::abs(value(kiln::sampling::denoisedFrom(kiln::sampling::Prediction::Epsilon,
+                                                          scalar(x), scalar(eps), sigma)) -
+                       x0) < 1e-12);
+      QVERIFY(std::abs(value(kiln::sampling::denoisedFrom(kiln::sampling::Prediction::V, scalar(x),
+                                                          scalar(v), sigma)) -
                        x0) < 1e-12);
     }
   }
@@ -376,7 +411,8 @@ class TestSamplers : public QObject {
     const kiln::sampling::SigmaTable rescaled(config);
     const auto& plain = sd1Table();
     QVERIFY(std::abs(rescaled.sigmaMin() - plain.sigmaMin()) < 1e-6);
-    QVERIFY2(std::abs(rescaled.sigmaMax() - std::sqrt((1 - 4.8973451890853435e-08) / 4.8973451890853435e-08)) < 1,
+    QVERIFY2(std::abs(rescaled.sigmaMax() -
+                      std::sqrt((1 - 4.8973451890853435e-08) / 4.8973451890853435e-08)) < 1,
              qPrintable(QString::number(rescaled.sigmaMax())));
     // The square root of alphabar falls linearly in the old one: the middle follows.
     const double a0 = 1 / std::sqrt(1 + plain.sigmaMin() * plain.sigmaMin());
@@ -390,11 +426,13 @@ class TestSamplers : public QObject {
 
   void refusesBadSchedules() {
     const auto model = analytic();
-    QVERIFY_THROWS_EXCEPTION(kiln::Error, kiln::sampling::sampleSigmas(SamplerKind::Euler, model, scalar(1), {1.0}));
-    QVERIFY_THROWS_EXCEPTION(kiln::Error,
-                             kiln::sampling::sampleSigmas(SamplerKind::Euler, model, scalar(1), {1.0, 2.0, 0.0}));
-    QVERIFY_THROWS_EXCEPTION(kiln::Error,
-                             kiln::sampling::sampleSigmas(SamplerKind::EulerAncestral, model, scalar(1), {1.0, 0.0}));
+    QVERIFY_THROWS_EXCEPTION(
+        kiln::Error, kiln::sampling::sampleSigmas(SamplerKind::Euler, model, scalar(1), {1.0}));
+    QVERIFY_THROWS_EXCEPTION(kiln::Error, kiln::sampling::sampleSigmas(SamplerKind::Euler, model,
+                                                                       scalar(1), {1.0, 2.0, 0.0}));
+    QVERIFY_THROWS_EXCEPTION(
+        kiln::Error,
+        kiln::sampling::sampleSigmas(SamplerKind::EulerAncestral, model, scalar(1), {1.0, 0.0}));
   }
 };
 

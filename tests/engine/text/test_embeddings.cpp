@@ -24,7 +24,8 @@ using kiln::models::PromptPiece;
 using kiln::tensor_io::DType;
 
 // Writes float32 tensors [n, width] as a .safetensors file.
-void writeEmbedding(const QString& path, const std::vector<std::pair<std::string, at::Tensor>>& tensors) {
+void writeEmbedding(const QString& path,
+                    const std::vector<std::pair<std::string, at::Tensor>>& tensors) {
   std::vector<std::vector<uint8_t>> storage;
   std::vector<kiln::tensor_io::TensorToWrite> out;
   storage.reserve(tensors.size());
@@ -38,10 +39,12 @@ void writeEmbedding(const QString& path, const std::vector<std::pair<std::string
 }
 
 // The checkpoint's token embedding rows of a text's tokens (float32 [n, width]).
-at::Tensor tokenRows(const std::string& checkpoint, const std::string& key, const std::string& text) {
-  static const auto tokenizer =
-      kiln::models::ClipTokenizer::fromVocabFile(kiln::core::findDataFile("bpe_simple_vocab_16e6.txt.gz"));
-  const auto file = kiln::tensor_io::SafetensorsFile::open(kiln::testing::conformancePath(checkpoint));
+at::Tensor tokenRows(const std::string& checkpoint, const std::string& key,
+                     const std::string& text) {
+  static const auto tokenizer = kiln::models::ClipTokenizer::fromVocabFile(
+      kiln::core::findDataFile("bpe_simple_vocab_16e6.txt.gz"));
+  const auto file =
+      kiln::tensor_io::SafetensorsFile::open(kiln::testing::conformancePath(checkpoint));
   const at::Tensor table = kiln::tensor_io::viewStored({file, file->find(key)}).to(at::kFloat);
   const std::vector<int64_t> ids = tokenizer.encode(text);
   return table.index_select(0, at::tensor(ids, at::TensorOptions().dtype(at::kLong))).clone();
@@ -49,12 +52,14 @@ at::Tensor tokenRows(const std::string& checkpoint, const std::string& key, cons
 
 std::string names(const std::vector<PromptPiece>& pieces) {
   std::string out;
-  for (const auto& p : pieces) out += p.embedding.empty() ? "[" + p.text + "]" : "<" + p.embedding + ">";
+  for (const auto& p : pieces)
+    out += p.embedding.empty() ? "[" + p.text + "]" : "<" + p.embedding + ">";
   return out;
 }
 
 constexpr const char* kSd1 = "sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors";
-constexpr const char* kSd1Token = "cond_stage_model.transformer.text_model.embeddings.token_embedding.weight";
+constexpr const char* kSd1Token =
+    "cond_stage_model.transformer.text_model.embeddings.token_embedding.weight";
 constexpr const char* kSdxl = "sd-tiny-1234/sdxl/sdxl_tiny_ldm.safetensors";
 
 }  // namespace
@@ -79,7 +84,8 @@ class TestEmbeddings : public QObject {
              std::string("[a cat, ]<bad-hands-5>[, by x]"));
     QCOMPARE(names(kiln::models::splitEmbeddings("style photo of bad-hands-55 style", library)),
              std::string("<style>[ photo of bad-hands-55 ]<style>"));
-    QCOMPARE(names(kiln::models::splitEmbeddings("embedding:style.safetensors", library)), std::string("<style>"));
+    QCOMPARE(names(kiln::models::splitEmbeddings("embedding:style.safetensors", library)),
+             std::string("<style>"));
     QCOMPARE(names(kiln::models::splitEmbeddings("no embeddings here", EmbeddingLibrary())),
              std::string("[no embeddings here]"));
     try {
@@ -104,8 +110,9 @@ class TestEmbeddings : public QObject {
     QCOMPARE(ti.forEncoder(24, true).sum().item<float>(), 144.0f);
     const QString lone = dir_.filePath("lone.safetensors");
     writeEmbedding(lone, {{"string_to_param.*", at::ones({16})}});
-    QCOMPARE(kiln::models::loadTextualInversion(lone.toStdString()).forEncoder(16, false).sizes().vec(),
-             (std::vector<int64_t>{1, 16}));
+    QCOMPARE(
+        kiln::models::loadTextualInversion(lone.toStdString()).forEncoder(16, false).sizes().vec(),
+        (std::vector<int64_t>{1, 16}));
 
     const auto refused = [](const QString& path, kiln::ErrorKind kind, const char* words) {
       try {
@@ -121,7 +128,8 @@ class TestEmbeddings : public QObject {
     writeEmbedding(two, {{"a", at::ones({1, 4})}, {"b", at::ones({1, 4})}});
     refused(two, kiln::ErrorKind::UnsupportedModel, "no textual-inversion embedding");
     const QString nan = dir_.filePath("nan.safetensors");
-    writeEmbedding(nan, {{"emb_params", at::full({1, 4}, std::numeric_limits<float>::quiet_NaN())}});
+    writeEmbedding(nan,
+                   {{"emb_params", at::full({1, 4}, std::numeric_limits<float>::quiet_NaN())}});
     refused(nan, kiln::ErrorKind::NonFinite, "NaN");
     const QString flat = dir_.filePath("flat.safetensors");
     writeEmbedding(flat, {{"emb_params", at::ones({0, 4})}});
@@ -144,39 +152,52 @@ class TestEmbeddings : public QObject {
   // weights, on SD 1.x; it is not split across a 75-token window.
   void injectsVectorsSd1() {
     QTemporaryDir folder;
-    writeEmbedding(folder.filePath("redstar.safetensors"), {{"emb_params", tokenRows(kSd1, kSd1Token, "red star")}});
+    writeEmbedding(folder.filePath("redstar.safetensors"),
+                   {{"emb_params", tokenRows(kSd1, kSd1Token, "red star")}});
     const EmbeddingLibrary library({folder.path().toStdString()});
-    const kiln::pipelines::SdPipeline pipe(kiln::models::openCheckpoint(kiln::testing::conformancePath(kSd1)), at::kFloat);
+    const kiln::pipelines::SdPipeline pipe(
+        kiln::models::openCheckpoint(kiln::testing::conformancePath(kSd1)), at::kFloat);
     const auto as_words = pipe.encodeWeighted("a (red star:1.3) on white");
-    const auto as_embedding = pipe.encodeWeighted("a (embedding:redstar:1.3) on white", 1, &library);
+    const auto as_embedding =
+        pipe.encodeWeighted("a (embedding:redstar:1.3) on white", 1, &library);
     QVERIFY(at::equal(as_words.context, as_embedding.context));
-    QVERIFY(at::equal(pipe.encodeWeighted("redstar", 1, &library).context, pipe.encodeWeighted("red star").context));
-    QVERIFY(!at::equal(pipe.encodeWeighted("redstar").context, pipe.encodeWeighted("red star").context));
+    QVERIFY(at::equal(pipe.encodeWeighted("redstar", 1, &library).context,
+                      pipe.encodeWeighted("red star").context));
+    QVERIFY(!at::equal(pipe.encodeWeighted("redstar").context,
+                       pipe.encodeWeighted("red star").context));
     // 74 words then the 2-vector embedding: it starts the second window.
     std::string filler;
     for (int i = 0; i < 74; ++i) filler += "cat ";
     const auto moved = pipe.encodeWeighted(filler + "redstar", 1, &library);
     QCOMPARE(moved.context.size(1), int64_t{154});
-    QCOMPARE(moved.ids[0][1][1].item<int64_t>(), int64_t{49408});  // the first vector past the vocabulary
+    QCOMPARE(moved.ids[0][1][1].item<int64_t>(),
+             int64_t{49408});  // the first vector past the vocabulary
     // (batched with the first window, so equal to float rounding)
-    QVERIFY(at::allclose(moved.context.narrow(1, 77, 77), pipe.encodeWeighted("red star").context, 1e-5, 1e-6));
+    QVERIFY(at::allclose(moved.context.narrow(1, 77, 77), pipe.encodeWeighted("red star").context,
+                         1e-5, 1e-6));
   }
 
   // SDXL: clip_l feeds the first encoder and clip_g the second; the pooled output too.
   void injectsVectorsSdxl() {
     QTemporaryDir folder;
-    writeEmbedding(folder.filePath("redstar.safetensors"),
-                   {{"clip_l", tokenRows(kSdxl, "conditioner.embedders.0.transformer.text_model.embeddings."
-                                                "token_embedding.weight", "red star")},
-                    {"clip_g", tokenRows(kSdxl, "conditioner.embedders.1.model.token_embedding.weight", "red star")}});
+    writeEmbedding(
+        folder.filePath("redstar.safetensors"),
+        {{"clip_l", tokenRows(kSdxl,
+                              "conditioner.embedders.0.transformer.text_model.embeddings."
+                              "token_embedding.weight",
+                              "red star")},
+         {"clip_g",
+          tokenRows(kSdxl, "conditioner.embedders.1.model.token_embedding.weight", "red star")}});
     const EmbeddingLibrary library({folder.path().toStdString()});
-    const kiln::pipelines::SdPipeline pipe(kiln::models::openCheckpoint(kiln::testing::conformancePath(kSdxl)), at::kFloat);
+    const kiln::pipelines::SdPipeline pipe(
+        kiln::models::openCheckpoint(kiln::testing::conformancePath(kSdxl)), at::kFloat);
     const auto as_words = pipe.encodeWeighted("a red star");
     const auto as_embedding = pipe.encodeWeighted("a embedding:redstar", 1, &library);
     QVERIFY(at::equal(as_words.context, as_embedding.context));
     QVERIFY(at::equal(as_words.pooled, as_embedding.pooled));
     // An SD 1.x-only embedding does not fit SDXL's second encoder.
-    writeEmbedding(folder.filePath("sd1only.safetensors"), {{"emb_params", tokenRows(kSd1, kSd1Token, "red")}});
+    writeEmbedding(folder.filePath("sd1only.safetensors"),
+                   {{"emb_params", tokenRows(kSd1, kSd1Token, "red")}});
     const EmbeddingLibrary with_sd1({folder.path().toStdString()});
     try {
       (void)pipe.encodeWeighted("embedding:sd1only", 1, &with_sd1);
@@ -190,7 +211,8 @@ class TestEmbeddings : public QObject {
   // The render API finds embeddings in RenderParams::embedding_dirs.
   void renderUsesEmbeddingFolders() {
     QTemporaryDir folder;
-    writeEmbedding(folder.filePath("redstar.safetensors"), {{"emb_params", tokenRows(kSd1, kSd1Token, "red star")}});
+    writeEmbedding(folder.filePath("redstar.safetensors"),
+                   {{"emb_params", tokenRows(kSd1, kSd1Token, "red star")}});
     kiln::RenderParams p;
     p.model_path = kiln::testing::conformancePath(kSd1);
     p.prompt = "a red star";

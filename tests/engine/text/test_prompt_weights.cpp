@@ -14,7 +14,8 @@ namespace {
 std::string show(const std::vector<WeightedText>& runs) {
   std::string out;
   for (const auto& r : runs)
-    out += r.is_break ? std::string("[BREAK] ") : "['" + r.text + "', " + std::to_string(r.weight) + "] ";
+    out += r.is_break ? std::string("[BREAK] ")
+                      : "['" + r.text + "', " + std::to_string(r.weight) + "] ";
   return out;
 }
 
@@ -31,7 +32,8 @@ class TestPromptWeights : public QObject {
       QTest::newRow(name) << QString::fromUtf8(prompt) << want;
     };
     row("plain", "normal text", {{"normal text", 1.0, false}});
-    row("round", "an (important) word", {{"an ", 1.0, false}, {"important", 1.1, false}, {" word", 1.0, false}});
+    row("round", "an (important) word",
+        {{"an ", 1.0, false}, {"important", 1.1, false}, {" word", 1.0, false}});
     row("unbalanced", "(unbalanced", {{"unbalanced", 1.1, false}});
     row("escaped", "\\(literal\\]", {{"(literal]", 1.0, false}});
     row("merged", "(unnecessary)(parens)", {{"unnecessaryparens", 1.1, false}});
@@ -50,7 +52,8 @@ class TestPromptWeights : public QObject {
     row("colon without bracket", "time: 12:30", {{"time: 12:30", 1.0, false}});
     row("weight without bracket", "x:1.2)", {{"x:1.2)", 1.0, false}});
     row("stray closers", "a) b]", {{"a) b]", 1.0, false}});
-    row("break", "a cat BREAK a dog", {{"a cat", 1.0, false}, {"", -1.0, true}, {"a dog", 1.0, false}});
+    row("break", "a cat BREAK a dog",
+        {{"a cat", 1.0, false}, {"", -1.0, true}, {"a dog", 1.0, false}});
     row("not a break", "BREAKFAST", {{"BREAKFAST", 1.0, false}});
     row("empty", "", {{"", 1.0, false}});
   }
@@ -62,7 +65,8 @@ class TestPromptWeights : public QObject {
     for (std::size_t i = 0; i < got.size(); ++i) {
       QCOMPARE(got[i].text, want[i].text);
       QCOMPARE(got[i].is_break, want[i].is_break);
-      if (!got[i].is_break) QVERIFY2(std::abs(got[i].weight - want[i].weight) < 1e-12, show(got).c_str());
+      if (!got[i].is_break)
+        QVERIFY2(std::abs(got[i].weight - want[i].weight) < 1e-12, show(got).c_str());
     }
   }
 };

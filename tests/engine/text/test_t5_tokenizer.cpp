@@ -29,19 +29,23 @@ class TestT5Tokenizer : public QObject {
     {
       std::ofstream out(corpus);
       const char* colours[] = {"red", "blue", "green", "yellow", "purple", "orange"};
-      const char* things[] = {"circle", "square", "star", "triangle", "ring", "cat", "river", "mountain"};
-      const char* places[] = {"on a white background", "in the top left corner", "at sunset", "under the sea"};
+      const char* things[] = {"circle", "square", "star",  "triangle",
+                              "ring",   "cat",    "river", "mountain"};
+      const char* places[] = {"on a white background", "in the top left corner", "at sunset",
+                              "under the sea"};
       for (const char* c : colours)
         for (const char* t : things)
           for (const char* p : places) out << "a " << c << " " << t << " " << p << "\n";
     }
     model_ = dir_.path().toStdString() + "/spiece";
     QProcess train;
-    train.start("spm_train", {QString::fromStdString("--input=" + corpus), QString::fromStdString("--model_prefix=" + model_),
-                              "--vocab_size=80", "--hard_vocab_limit=false", "--model_type=unigram",
-                              "--character_coverage=1.0", "--pad_id=0", "--eos_id=1", "--unk_id=2", "--bos_id=-1",
-                              "--minloglevel=2"});
-    QVERIFY2(train.waitForFinished(60000) && train.exitCode() == 0, train.readAllStandardError().constData());
+    train.start("spm_train",
+                {QString::fromStdString("--input=" + corpus),
+                 QString::fromStdString("--model_prefix=" + model_), "--vocab_size=80",
+                 "--hard_vocab_limit=false", "--model_type=unigram", "--character_coverage=1.0",
+                 "--pad_id=0", "--eos_id=1", "--unk_id=2", "--bos_id=-1", "--minloglevel=2"});
+    QVERIFY2(train.waitForFinished(60000) && train.exitCode() == 0,
+             train.readAllStandardError().constData());
     model_ += ".model";
     // libtorch is loaded and working in this process
     QCOMPARE(at::ones({2}).sum().item<float>(), 2.0f);
@@ -58,7 +62,8 @@ class TestT5Tokenizer : public QObject {
     encode.closeWriteChannel();
     QVERIFY(encode.waitForFinished(30000) && encode.exitCode() == 0);
     std::vector<int> expected;
-    for (const auto& part : QString::fromUtf8(encode.readAllStandardOutput()).split(' ', Qt::SkipEmptyParts))
+    for (const auto& part :
+         QString::fromUtf8(encode.readAllStandardOutput()).split(' ', Qt::SkipEmptyParts))
       expected.push_back(part.trimmed().toInt());
     QVERIFY(expected.size() >= 4);
     int64_t tokens = 0;
@@ -78,9 +83,11 @@ class TestT5Tokenizer : public QObject {
     KILN_SKIP_WITHOUT_SENTENCEPIECE();
     const auto tok = km::T5Tokenizer::open(model_);
     int64_t tokens = 0;
-    const auto full = tok.encode("a purple mountain under the sea a green river at sunset", 64, &tokens);
+    const auto full =
+        tok.encode("a purple mountain under the sea a green river at sunset", 64, &tokens);
     QVERIFY(tokens > 5);
-    const auto cut = tok.encode("a purple mountain under the sea a green river at sunset", 5, &tokens);
+    const auto cut =
+        tok.encode("a purple mountain under the sea a green river at sunset", 5, &tokens);
     QCOMPARE(tokens, int64_t{5});
     QCOMPARE(cut, (std::vector<int64_t>{full[0], full[1], full[2], full[3], 1}));
     QCOMPARE(tok.encode("", 3), (std::vector<int64_t>{1, 0, 0}));
@@ -112,7 +119,8 @@ class TestT5Tokenizer : public QObject {
     fs::create_directories(r / "pipe" / "text_encoder");
     fs::create_directories(r / "pipe" / "tokenizer");
     fs::copy_file(model_, r / "pipe" / "tokenizer" / "spiece.model");
-    QCOMPARE(km::findT5TokenizerModel((r / "pipe").string()), (r / "pipe" / "tokenizer" / "spiece.model").string());
+    QCOMPARE(km::findT5TokenizerModel((r / "pipe").string()),
+             (r / "pipe" / "tokenizer" / "spiece.model").string());
     QCOMPARE(km::findT5TokenizerModel((r / "pipe" / "text_encoder").string()),
              (r / "pipe" / "tokenizer" / "spiece.model").string());
     fs::create_directories(r / "te");

@@ -22,7 +22,8 @@ void setError(char* error, int length, const std::string& message) {
 
 extern "C" {
 
-__attribute__((visibility("default"))) void* kiln_spm_open(const char* path, char* error, int error_length) {
+__attribute__((visibility("default"))) void* kiln_spm_open(const char* path, char* error,
+                                                           int error_length) {
   try {
     auto* sp = new sentencepiece::SentencePieceProcessor();
     const auto status = sp->Load(path);
@@ -43,7 +44,8 @@ __attribute__((visibility("default"))) void kiln_spm_close(void* handle) {
 }
 
 // Piece count, end id and padding id (-1 where the model has none).
-__attribute__((visibility("default"))) void kiln_spm_info(void* handle, int* pieces, int* eos, int* pad) {
+__attribute__((visibility("default"))) void kiln_spm_info(void* handle, int* pieces, int* eos,
+                                                          int* pad) {
   const auto* sp = static_cast<sentencepiece::SentencePieceProcessor*>(handle);
   *pieces = sp->GetPieceSize();
   *eos = sp->eos_id();
@@ -52,11 +54,13 @@ __attribute__((visibility("default"))) void kiln_spm_info(void* handle, int* pie
 
 // The ids of `text` into ids[0, capacity); returns how many there are (which may exceed
 // capacity: call again with more room), or -1 with `error` set.
-__attribute__((visibility("default"))) int kiln_spm_encode(void* handle, const char* text, int* ids, int capacity,
-                                                           char* error, int error_length) {
+__attribute__((visibility("default"))) int kiln_spm_encode(void* handle, const char* text, int* ids,
+                                                           int capacity, char* error,
+                                                           int error_length) {
   try {
     std::vector<int> out;
-    const auto status = static_cast<sentencepiece::SentencePieceProcessor*>(handle)->Encode(text, &out);
+    const auto status =
+        static_cast<sentencepiece::SentencePieceProcessor*>(handle)->Encode(text, &out);
     if (!status.ok()) {
       setError(error, error_length, status.ToString());
       return -1;
