@@ -21,10 +21,6 @@ using schema::number;
 using schema::out;
 using schema::text;
 
-int64_t tensorBytes(const at::Tensor& t) {
-  return t.defined() ? static_cast<int64_t>(t.nbytes()) : 0;
-}
-
 std::vector<Image> framesOf(const ImageValue& v) {
   std::vector<Image> frames;
   for (int64_t i = 0; i < v.rgb.size(0); ++i)

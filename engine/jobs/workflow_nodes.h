@@ -184,6 +184,9 @@ struct NodeDefinition {
 // Helpers the node files share: a loader's MODEL, CLIP and VAE outputs (all `ref`); whether
 // such outputs, cached, still stand (their model is still in the model cache); a save
 // node's file name prefix, refused unless it is a plain name.
+// Bytes a tensor holds (0 when undefined), and a tensor brought to host memory.
+int64_t tensorBytes(const at::Tensor& t);
+at::Tensor toHost(const memory::Device& device, const at::Tensor& t);
 graph::NodeOutputs modelOutputs(const ModelRef& ref);
 bool modelStillCached(const graph::NodeOutputs& outputs, const RunEnvironment& env);
 // A loader's `reused`: the stages are timed as its model's.

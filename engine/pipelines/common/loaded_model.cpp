@@ -190,6 +190,8 @@ LoraMode LoadedModel::resolveLoraMode(const std::vector<LoraSpec>& stack, LoraMo
 
 std::vector<LoraReport> LoadedModel::applyLoras(const std::vector<LoraSpec>& stack, LoraMode mode,
                                                 const memory::OffloadSettings& settings) {
+  // No LoRA asked and none applied: nothing to do, and no name table to build.
+  if (stack.empty() && loras().empty()) return {};
   const LoraMode resolved = resolveLoraMode(stack, mode, settings);
   if (stack == loras() && (stack.empty() || resolved == loraMode())) return {};
   lora::LoraPatcher* lora = patcher();

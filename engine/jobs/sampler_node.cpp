@@ -1,0 +1,224 @@
+#include "jobs/sampler_node.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "jobs/node_schema.h"
+#include "jobs/video_nodes.h"
+#include "kiln/error.h"
+#include "kiln/units.h"
+#include "memory/device.h"
+#include "sampling/sampler_names.h"
+
+namespace kiln::jobs {
+namespace {
+
+using schema::choice;
+using schema::in;
+using schema::number;
+using schema::out;
+
+// The steps a Sampler runs: all of them from an empty latent, denoise's share of them
+// from a picture's latent (at least one, else an error saying so).
+int64_t stepsToRun(NodeCall& c, const LatentValue& latent, int64_t steps, double denoise) {
+  const int64_t run =
+      latent.from_image
+          ? std::min<int64_t>(steps, static_cast<int64_t>(std::floor(steps * denoise + 1e-9)))
+          : steps;
+  if (run < 1)
+    throw Error(ErrorKind::InvalidArgument,
+                "denoise " + formatNumber(denoise) + " of " + std::to_string(steps) +
+                    " steps runs no step; raise the denoise strength or the steps");
+  if (!latent.from_image && denoise != 1.0)
+    c.run.env.emit(
+        logEvent("denoise applies to a picture's latent (VAEEncode or an earlier Sampler); "
+                 "ignored for an empty latent"));
+  return run;
+}
+
+// The A1111 parameters text of image `b` of a Sampler's batch.
+std::string samplerParameters(const NodeCall& c, const ModelRef& ref, const ConditioningValue& pos,
+                              const ConditioningValue& neg, int64_t b, int64_t width,
+                              int64_t height, bool from_image) {
+  RenderParams p;
+  p.prompt = pos.text;
+  p.negative_prompt = neg.text;
+  p.seed = c.intParam("seed") + b;
+  p.steps = static_cast<int>(c.intParam("steps"));
+  p.cfg_scale = c.floatParam("cfg");
+  p.sampler = c.stringParam("sampler_name");
+  p.scheduler = c.stringParam("scheduler");
+  p.width = static_cast<int>(width);
+  p.height = static_cast<int>(height);
+  const double denoise = c.floatParam("denoise");
+  if (from_image) p.denoise = denoise;
+  std::string text =
+      formatA1111Parameters(p,
+                            sampling::a1111SamplerName(sampling::parseSampler(p.sampler),
+                                                       sampling::parseSchedule(p.scheduler)),
+                            ref.name);
+  if (from_image) text += ", Denoising strength: " + formatNumber(denoise);
+  return text;
+}
+
+// A Preview event of the sampler's clean estimate `denoised` after step `done` of `total`.
+void emitPreview(const NodeCall& c, const pipelines::SdPipeline& pipe, const at::Tensor& denoised,
+                 int64_t done, int64_t total) {
+  Event e;
+  e.type = EventType::Preview;
+  e.stage = c.stage;
+  e.done = done;
+  e.total = total;
+  e.image = imageFromRgb(pipe.previewRgb(denoised));
+  c.run.env.emit(std::move(e));
+}
+
+// The latent to sample: an empty latent laid out on this model's grid; a picture's must
+// already be on it.
+at::Tensor latentOnGrid(NodeCall& c, const LatentValue& latent, const pipelines::SdPipeline& pipe) {
+  const int64_t f = pipe.spec().vae.downscale(), channels = pipe.spec().unet.in_channels;
+  const at::Tensor samples =
+      latent.empty ? emptyImageLatent(c.run, *latent.empty, {channels, f, f}) : latent.samples;
+  if (samples.size(1) != channels)
+    throw Error(ErrorKind::InvalidArgument, "the latent has " + std::to_string(samples.size(1)) +
+                                                " channels but this model samples " +
+                                                std::to_string(channels) +
+                                                "; it was made by another model's VAE");
+  return samples;
+}
+
+// An image model's Sampler: each image of the batch from its own seed (seed + b), on the
+// model's latent grid, with previews when the job asks for them.
+graph::NodeOutputs sampleImage(NodeCall& c) {
+  const ModelRef& ref = c.input<ModelRef>("model");
+  const auto& pos = c.input<ConditioningValue>("positive");
+  const auto& neg = c.input<ConditioningValue>("negative");
+  const LatentValue& latent = c.input<LatentValue>("latent_image");
+  if ((latent.empty && latent.empty->frames > 0) || (!latent.empty && latent.samples.dim() != 4))
+    throw Error(ErrorKind::InvalidArgument,
+                "an image model samples an image latent; a video latent needs a video "
+                "model (LoadVideoModel)");
+  const int64_t steps = c.intParam("steps"), seed = c.intParam("seed");
+  const sampling::SamplerKind kind = sampling::parseSampler(c.stringParam("sampler_name"));
+  const sampling::Schedule schedule = sampling::parseSchedule(c.stringParam("scheduler"));
+  const double cfg = c.floatParam("cfg");
+  const int64_t steps_run = stepsToRun(c, latent, steps, c.floatParam("denoise"));
+  if (pos.context.size(-1) != neg.context.size(-1) || pos.context.dim() != neg.context.dim())
+    throw Error(ErrorKind::InvalidArgument,
+                "the positive and negative conditioning come from different text "
+                "encoders; link both to the same model's TextEncode nodes");
+  const auto sampling = [&](const pipelines::SdPipeline& p) {
+    const int64_t cell = p.spec().vae.downscale();
+    const int64_t lh = latent.empty ? latent.empty->height / cell : latent.samples.size(2);
+    const int64_t lw = latent.empty ? latent.empty->width / cell : latent.samples.size(3);
+    return p.samplingWorkingBytes(lh, lw, std::max(pos.context.size(1), neg.context.size(1)));
+  };
+  LoadedModel& model = c.run.prepare(ref, WorkflowRun::Part::Unet, sampling);
+  const pipelines::SdPipeline& pipe = model.as<pipelines::SdPipeline>();
+  if (pos.context.size(-1) != pipe.unet().config().context_dim)
+    throw Error(ErrorKind::InvalidArgument,
+                "the conditioning was encoded for another model (context width " +
+                    std::to_string(pos.context.size(-1)) + ", the model needs " +
+                    std::to_string(pipe.unet().config().context_dim) + ")");
+  const int64_t f = pipe.spec().vae.downscale(), channels = pipe.spec().unet.in_channels;
+  const at::Tensor samples = latentOnGrid(c, latent, pipe);
+  const int64_t batch = samples.size(0), h = samples.size(2), w = samples.size(3);
+  const int64_t total = batch * steps_run;
+  c.run.tracker.update(c.stage, c.run.tracker.stage(c.stage).name, total, h * f * w * f);
+
+  // A latent made with another scaling (a VAE of its own) is brought to the model's.
+  const double scale = pipe.spec().vae.scaling_factor;
+  const at::Tensor start = latent.scaling_factor > 0 && latent.scaling_factor != scale
+                               ? samples * (scale / latent.scaling_factor)
+                               : samples;
+  LatentValue result = latent;
+  result.empty.reset();
+  result.from_image = true;   // a further Sampler refines it (denoise), as an SDXL refiner does
+  result.parameters.clear();  // this sampling's, not an earlier one's
+  result.scaling_factor = scale;
+  std::vector<at::Tensor> outs;
+  {
+    memory::DeviceScope on_device(c.run.device);
+    pipelines::Conditioning cond{pipelines::batchContexts(neg.context, pos.context), {}};
+    if (pos.pooled.defined() && neg.pooled.defined())
+      cond.pooled = at::cat({neg.pooled, pos.pooled}, 0);
+    pipelines::SizeConditioning sizes = pipelines::SizeConditioning::forImage(h * f, w * f);
+    sizes.aesthetic_score = pos.aesthetic_score;
+    sizes.negative_aesthetic_score = neg.aesthetic_score;
+    for (int64_t b = 0; b < batch; ++b) {
+      // Image b's noise comes from a generator seeded with seed + b.
+      pipelines::SeededNoise seeded = pipelines::seededNoiseSource(seed + b, {1, channels, h, w});
+      pipelines::SamplerSettings settings;
+      settings.sampler = kind;
+      settings.schedule = schedule;
+      settings.noise = std::move(seeded.more);
+      settings.prediction = ref.prediction;
+      settings.zero_terminal_snr = ref.zero_terminal_snr;
+      sampling::LatentInit init;
+      if (latent.from_image) {
+        init.latent = start.narrow(0, b, 1);
+        init.start_step = steps - steps_run;
+        if (latent.mask.defined())
+          init.mask = latent.mask.size(0) > 1 ? latent.mask.narrow(0, b, 1) : latent.mask;
+      }
+      model.setLoraProgress(0.0);
+      const at::Tensor out = pipe.sample(
+          cond, seeded.initial, steps, cfg, sizes,
+          [&](const sampling::StepInfo& s) {
+            model.setLoraProgress(static_cast<double>(s.step + 1) / static_cast<double>(s.total));
+            c.run.tracker.progress(c.stage, b * steps_run + s.step + 1, total);
+            if (c.run.job.previews)
+              emitPreview(c, pipe, *s.denoised, b * steps_run + s.step + 1, total);
+          },
+          latent.from_image ? &init : nullptr, settings);
+      outs.push_back(toHost(c.run.device, out));
+      result.parameters.push_back(
+          samplerParameters(c, ref, pos, neg, b, w * f, h * f, latent.from_image));
+    }
+  }
+  result.samples = at::cat(outs, 0);
+  const int64_t bytes = tensorBytes(result.samples) + tensorBytes(result.source_rgb);
+  return graph::NodeOutputs{makeValue(ValueType::Latent, std::move(result), bytes)};
+}
+
+}  // namespace
+
+NodeDefinition sampler() {
+  NodeDefinition d;
+  d.schema = {
+      "Sampler",
+      "Sampler",
+      "sampling",
+      "Denoises a latent guided by the prompts (classifier-free guidance)",
+      {in("model", ValueType::Model, "Model"), in("positive", ValueType::Conditioning, "Positive"),
+       in("negative", ValueType::Conditioning, "Negative"),
+       in("latent_image", ValueType::Latent, "Latent")},
+      {number("seed", ValueType::Seed, int64_t{0}, 0, 9223372036854775807.0, 1, "Seed",
+              "The noise; image i of a batch uses seed + i"),
+       number("steps", ValueType::Int, int64_t{20}, 1, 1000, 1, "Steps", ""),
+       number("cfg", ValueType::Float, 7.0, 0, 100, 0.5, "CFG scale",
+              "How strongly the prompt steers"),
+       choice("sampler_name", sampling::samplerNames(), "euler", "Sampler",
+              "The solver, with k-diffusion's semantics as ComfyUI and A1111 use them"),
+       choice("scheduler", sampling::scheduleNames(), "normal", "Schedule",
+              "The noise levels the steps visit; diffusers: the model's scheduler config as "
+              "diffusers computes it"),
+       number("denoise", ValueType::Float, 1.0, 0, 1, 0.01, "Denoise",
+              "For a picture's latent (VAE encode, or an earlier Sampler's): how much of it is "
+              "repainted")},
+      {out(ValueType::Latent, "Latent")}};
+  d.stage = StageKind::Denoise;
+  d.stage_name = "Denoising";
+  d.unit = "steps";
+  d.units = [](const graph::PlannedNode& n) {
+    const ParamValue& v = n.params.at("steps");
+    return std::holds_alternative<double>(v) ? static_cast<int64_t>(std::get<double>(v))
+                                             : std::get<int64_t>(v);
+  };
+  d.run = [](NodeCall& c) {
+    return c.input<ModelRef>("model").video ? sampleVideo(c) : sampleImage(c);
+  };
+  return d;
+}
+
+}  // namespace kiln::jobs
