@@ -4,7 +4,7 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+43"/>
+        <location filename="../ui/preferences_dialog.cpp" line="+45"/>
         <source>One per line</source>
         <translation>Eins pro Zeile</translation>
     </message>
@@ -12,7 +12,7 @@
 <context>
     <name>kiln::app::EngineBridge</name>
     <message>
-        <location filename="../app/bridge/engine_bridge.cpp" line="+117"/>
+        <location filename="../app/bridge/engine_bridge.cpp" line="+120"/>
         <source>(no prompt)</source>
         <translation>(kein Prompt)</translation>
     </message>
@@ -22,7 +22,7 @@
         <translation>%1 · Bild %2 von %3 · Seed %4</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+6"/>
         <source>%1 · %2 images · seed %3</source>
         <translation>%1 · %2 Bilder · Seed %3</translation>
     </message>
@@ -32,7 +32,7 @@
         <translation>%1 · Seed %2</translation>
     </message>
     <message>
-        <location line="+37"/>
+        <location line="+41"/>
         <source>Started %1</source>
         <translation>Gestartet: %1</translation>
     </message>
@@ -50,7 +50,7 @@
         </translation>
     </message>
     <message>
-        <location line="+11"/>
+        <location line="+12"/>
         <source>Removed %1 from the queue</source>
         <translation>%1 aus der Warteschlange entfernt</translation>
     </message>
@@ -60,12 +60,12 @@
         <translation>%1 wartende Aufträge entfernt</translation>
     </message>
     <message>
-        <location line="+88"/>
+        <location line="+97"/>
         <source>Finished %1</source>
         <translation>Fertig: %1</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+4"/>
         <source>the workflow ran but made no picture: give it a SaveImage or PreviewImage node</source>
         <translation>der Workflow lief, ergab aber kein Bild: er braucht einen SaveImage- oder PreviewImage-Knoten</translation>
     </message>
@@ -75,7 +75,7 @@
         <translation>Gespeichert: %1</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+11"/>
         <source>Failed %1: %2</source>
         <translation>Fehlgeschlagen: %1: %2</translation>
     </message>
@@ -93,22 +93,22 @@
 <context>
     <name>kiln::app::MemoryPresets</name>
     <message>
-        <location filename="../app/settings/memory_presets.cpp" line="+44"/>
+        <location filename="../app/settings/memory_presets.cpp" line="+49"/>
         <source>CPU only</source>
         <translation>Nur CPU</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>GPU with up to 6 GB</source>
         <translation>GPU mit bis zu 6 GB</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>GPU with 6 to 12 GB</source>
         <translation>GPU mit 6 bis 12 GB</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>GPU with more than 12 GB</source>
         <translation>GPU mit mehr als 12 GB</translation>
     </message>
@@ -118,22 +118,22 @@
         <translation>Alles rechnet im Hauptspeicher; nichts wird zwischen Speichern verschoben.</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+4"/>
         <source>Weights stream to the GPU in groups as they are needed, text encoders layer by layer, and the VAE always works in tiles. Slower, but large models fit.</source>
         <translation>Gewichte werden gruppenweise zur GPU übertragen, wenn sie gebraucht werden, Text-Encoder Schicht für Schicht, und das VAE arbeitet immer in Kacheln. Langsamer, aber auch große Modelle passen.</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+6"/>
         <source>Each model moves to the GPU whole while it runs and back to host memory after; the VAE works in tiles when a picture would not fit.</source>
         <translation>Jedes Modell liegt während seiner Arbeit ganz auf der GPU und danach wieder im Hauptspeicher; das VAE arbeitet in Kacheln, wenn ein Bild nicht passen würde.</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+5"/>
         <source>Every model stays on the GPU: the fastest, for cards with room for them.</source>
         <translation>Alle Modelle bleiben auf der GPU: am schnellsten, für Karten mit genug Platz.</translation>
     </message>
     <message>
-        <location line="+68"/>
+        <location line="+77"/>
         <source>Kiln has no setting %1</source>
         <translation>Kiln hat keine Einstellung %1</translation>
     </message>
@@ -141,38 +141,38 @@
 <context>
     <name>kiln::app::ModelList</name>
     <message>
-        <location filename="../app/settings/model_list.cpp" line="+71"/>
+        <location filename="../app/settings/model_list.cpp" line="+76"/>
         <source>a folder without model_index.json</source>
         <translation>ein Ordner ohne model_index.json</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+4"/>
         <source>it cannot be read</source>
         <translation>sie kann nicht gelesen werden</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+4"/>
         <source>it is too short to be a safetensors file</source>
         <translation>sie ist zu kurz für eine safetensors-Datei</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+5"/>
         <source>it is not a safetensors file (its header length does not fit the file)</source>
         <translation>sie ist keine safetensors-Datei (die Länge ihres Kopfes passt nicht zur Datei)</translation>
     </message>
     <message>
-        <location line="+4"/>
-        <location line="+8"/>
+        <location line="+7"/>
+        <location line="+9"/>
         <source>its header is not safetensors JSON</source>
         <translation>ihr Kopf ist kein safetensors-JSON</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>it is cut short: tensor %1 lies beyond its end (an unfinished download?)</source>
         <translation>sie ist abgeschnitten: Tensor %1 liegt hinter ihrem Ende (ein unvollständiger Download?)</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+6"/>
         <source>it holds no tensors</source>
         <translation>sie enthält keine Tensoren</translation>
     </message>
@@ -180,97 +180,97 @@
 <context>
     <name>kiln::app::Settings</name>
     <message>
-        <location filename="../app/settings/settings.cpp" line="+58"/>
+        <location filename="../app/settings/settings.cpp" line="+62"/>
         <source>Folders searched for checkpoints, LoRAs and VAEs, including ComfyUI and A1111 model trees</source>
         <translation>Ordner, in denen Checkpoints, LoRAs und VAEs gesucht werden, auch Modellordner von ComfyUI und A1111</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+4"/>
         <source>Where results are saved</source>
         <translation>Wo Ergebnisse gespeichert werden</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Names of saved files: {date}, {time}, {seed}, {model} are filled in</source>
         <translation>Namen gespeicherter Dateien: {date}, {time}, {seed}, {model} werden eingesetzt</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Show the first-start assistant (model folders, memory preset) when Kiln starts</source>
         <translation>Beim Start von Kiln den Einrichtungsassistenten zeigen (Modellordner, Speichervorgabe)</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+4"/>
         <source>Where to compute: cpu, cuda:N (takes effect when Kiln starts)</source>
         <translation>Wo gerechnet wird: cpu, cuda:N (wirkt beim nächsten Start von Kiln)</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+3"/>
         <source>How weights move between host and device memory</source>
         <translation>Wie Gewichte zwischen Host- und Gerätespeicher wandern</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+4"/>
         <source>Offload mode of the text encoders</source>
         <translation>Auslagerungsmodus der Text-Encoder</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Offload mode of the UNet</source>
         <translation>Auslagerungsmodus des UNet</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+3"/>
         <source>Offload mode of the VAE</source>
         <translation>Auslagerungsmodus des VAE</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+3"/>
         <source>Blocks moved together in group-block mode</source>
         <translation>Im Modus group-block gemeinsam verschobene Blöcke</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+3"/>
         <source>Prefetch the next group while the current one runs</source>
         <translation>Die nächste Gruppe laden, während die aktuelle läuft</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+3"/>
         <source>Record tensors on the side stream (needs streams)</source>
         <translation>Tensoren auf dem Nebenstream vermerken (braucht Streams)</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+3"/>
         <source>Offloaded weights in pinned host memory</source>
         <translation>Ausgelagerte Gewichte in gepinntem Hostspeicher</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Host memory pinning leaves free</source>
         <translation>Hostspeicher, den das Pinnen frei lässt</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Components never offloaded</source>
         <translation>Nie ausgelagerte Komponenten</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Components always offloaded</source>
         <translation>Immer ausgelagerte Komponenten</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>VAE decode and encode in tiles</source>
         <translation>VAE-Dekodierung und -Kodierung in Kacheln</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>VAE tile size in pixels (0: the largest that fits)</source>
         <translation>VAE-Kachelgröße in Pixeln (0: die größte, die passt)</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+4"/>
         <source>Overlap of VAE tiles in pixels</source>
         <translation>Überlappung der VAE-Kacheln in Pixeln</translation>
     </message>
@@ -280,17 +280,17 @@
         <translation>Gerätespeicher, der neben den Gewichten für die Arbeit frei bleibt</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+4"/>
         <source>How LoRAs reach the weights</source>
         <translation>Wie LoRAs auf die Gewichte wirken</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Language of the interface</source>
         <translation>Sprache der Oberfläche</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Colour theme</source>
         <translation>Farbschema</translation>
     </message>
@@ -300,12 +300,12 @@
         <translation>Vergrößerte Bilder glätten, statt ihre Pixel als Blöcke zu zeigen</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+5"/>
         <source>The generate panel&apos;s workflow and values when Kiln last closed</source>
         <translation>Workflow und Werte der Generieren-Leiste beim letzten Beenden von Kiln</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Where that workflow came from</source>
         <translation>Woher dieser Workflow stammt</translation>
     </message>
@@ -315,7 +315,7 @@
         <translation>Ob die Generieren-Leiste für jedes Generieren einen neuen Seed zieht</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+8"/>
         <source>Model folders</source>
         <translation>Modellordner</translation>
     </message>
@@ -410,7 +410,7 @@
         <translation>Kachelüberlappung</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Working memory reserve</source>
         <translation>Arbeitsspeicher-Reserve</translation>
     </message>
@@ -435,47 +435,47 @@
         <translation>Weiches Skalieren</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+13"/>
         <source>System language</source>
         <translation>Sprache des Systems</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+7"/>
         <source>As the system</source>
         <translation>Wie das System</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Light</source>
         <translation>Hell</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Dark</source>
         <translation>Dunkel</translation>
     </message>
     <message>
-        <location line="+24"/>
+        <location line="+26"/>
         <source>%1 must be true or false</source>
         <translation>%1 muss true oder false sein</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+5"/>
         <source>%1 must be a whole number, not &apos;%2&apos;</source>
         <translation>%1 muss eine ganze Zahl sein, nicht &apos;%2&apos;</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>%1 must be between %2 and %3, not %4</source>
         <translation>%1 muss zwischen %2 und %3 liegen, nicht %4</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+13"/>
         <source>%1 must be a size like 2G or 512MiB, not &apos;%2&apos;</source>
         <translation>%1 muss eine Größe wie 2G oder 512MiB sein, nicht &apos;%2&apos;</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+5"/>
         <source>%1 must be between %2 and %3</source>
         <translation>%1 muss zwischen %2 und %3 liegen</translation>
     </message>
@@ -485,7 +485,7 @@
         <translation>%1 muss eins von %2 sein, nicht &apos;%3&apos;</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+7"/>
         <source>%1 must be cpu, cuda:N or sim:SIZE, not &apos;%2&apos;</source>
         <translation>%1 muss cpu, cuda:N oder sim:GRÖSSE sein, nicht &apos;%2&apos;</translation>
     </message>
@@ -505,12 +505,12 @@
         <translation>%1 ist ein Dateiname, kein Pfad: &apos;%2&apos; enthält ein Ordnertrennzeichen</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+5"/>
         <source>%1 has an unknown type</source>
         <translation>%1 hat einen unbekannten Typ</translation>
     </message>
     <message>
-        <location line="+24"/>
+        <location line="+28"/>
         <source>Kiln has no setting %1</source>
         <translation>Kiln hat keine Einstellung %1</translation>
     </message>
@@ -518,8 +518,8 @@
 <context>
     <name>kiln::app::Workflow</name>
     <message>
-        <location filename="../app/workflows/node_texts.cpp" line="+43"/>
-        <location filename="../app/workflows/template_workflow.cpp" line="+46"/>
+        <location filename="../app/workflows/node_texts.cpp" line="+47"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+55"/>
         <source>Model</source>
         <translation>Modell</translation>
     </message>
@@ -534,13 +534,13 @@
         <translation>Negativer Prompt</translation>
     </message>
     <message>
-        <location filename="../app/workflows/node_texts.cpp" line="+7"/>
+        <location filename="../app/workflows/node_texts.cpp" line="+10"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Sampler</source>
         <translation>Sampler</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+6"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Seed</source>
         <translation>Seed</translation>
@@ -552,7 +552,7 @@
         <translation>Schritte</translation>
     </message>
     <message>
-        <location line="-40"/>
+        <location line="-49"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>CFG scale</source>
         <translation>CFG-Skala</translation>
@@ -586,6 +586,16 @@
         <location line="+1"/>
         <source>Conditioning</source>
         <translation>Konditionierung</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Crop left</source>
+        <translation>Zuschnitt links</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Crop top</source>
+        <translation>Zuschnitt oben</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -631,6 +641,16 @@
         <location line="+1"/>
         <source>Images</source>
         <translation>Bilder</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Job&apos;s mask</source>
+        <translation>Maske des Auftrags</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Job&apos;s picture</source>
+        <translation>Bild des Auftrags</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -704,6 +724,21 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Original height</source>
+        <translation>Originalhöhe</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Original width</source>
+        <translation>Originalbreite</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Path</source>
+        <translation>Pfad</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Positive</source>
         <translation>Positiv</translation>
     </message>
@@ -729,8 +764,18 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Save image as</source>
+        <translation>Bild speichern unter</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Save video</source>
         <translation>Video speichern</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Save video as</source>
+        <translation>Video speichern unter</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -744,6 +789,11 @@
     </message>
     <message>
         <location line="+2"/>
+        <source>Strength schedule</source>
+        <translation>Stärkeverlauf</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Text</source>
         <translation>Text</translation>
     </message>
@@ -829,7 +879,7 @@
         <translation>Sampling</translation>
     </message>
     <message>
-        <location line="-45"/>
+        <location line="-53"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Height</source>
         <translation>Höhe</translation>
@@ -838,12 +888,12 @@
 <context>
     <name>kiln::app::WorkflowDocument</name>
     <message>
-        <location filename="../app/editor/workflow_document.cpp" line="+60"/>
+        <location filename="../app/editor/workflow_document.cpp" line="+62"/>
         <source>%1 takes a whole number</source>
         <translation>%1 nimmt eine ganze Zahl</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+8"/>
         <source>%1 takes a number</source>
         <translation>%1 nimmt eine Zahl</translation>
     </message>
@@ -853,7 +903,7 @@
         <translation>%1 nimmt eine endliche Zahl</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+5"/>
         <source>%1 is on or off</source>
         <translation>%1 ist an oder aus</translation>
     </message>
@@ -863,7 +913,7 @@
         <translation>%1 ist eine der aufgeführten Möglichkeiten</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+6"/>
         <source>%1 takes text</source>
         <translation>%1 nimmt Text</translation>
     </message>
@@ -873,29 +923,29 @@
         <translation>%1 muss zwischen %2 und %3 liegen</translation>
     </message>
     <message>
-        <location line="+60"/>
-        <location line="+206"/>
+        <location line="+66"/>
+        <location line="+234"/>
         <source>Kiln has no node type %1</source>
         <translation>Kiln hat keinen Knotentyp %1</translation>
     </message>
     <message>
-        <location line="-195"/>
+        <location line="-223"/>
         <source>Add %1</source>
         <translation>%1 hinzufügen</translation>
     </message>
     <message>
-        <location line="+9"/>
-        <location line="+21"/>
+        <location line="+10"/>
+        <location line="+25"/>
         <source>None of those nodes is in the workflow</source>
         <translation>Keiner dieser Knoten ist im Workflow</translation>
     </message>
     <message>
-        <location line="-13"/>
+        <location line="-14"/>
         <source>Delete node</source>
         <translation>Knoten löschen</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>Delete %1 nodes</source>
         <translation>%1 Knoten löschen</translation>
     </message>
@@ -905,23 +955,23 @@
         <translation>Verschieben</translation>
     </message>
     <message>
-        <location line="+5"/>
-        <location line="+13"/>
+        <location line="+6"/>
+        <location line="+15"/>
         <source>There is no node %1</source>
         <translation>Es gibt keinen Knoten %1</translation>
     </message>
     <message>
-        <location line="-9"/>
+        <location line="-11"/>
         <source>%1 has no parameter %2</source>
         <translation>%1 hat keinen Parameter %2</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+6"/>
         <source>Set %1</source>
         <translation>%1 setzen</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+8"/>
         <source>Rename node</source>
         <translation>Knoten umbenennen</translation>
     </message>
@@ -936,24 +986,24 @@
         <translation>Gruppe</translation>
     </message>
     <message>
-        <location line="+5"/>
-        <location line="+7"/>
-        <location line="+7"/>
+        <location line="+6"/>
+        <location line="+8"/>
+        <location line="+8"/>
         <source>There is no such group</source>
         <translation>Diese Gruppe gibt es nicht</translation>
     </message>
     <message>
-        <location line="-11"/>
+        <location line="-13"/>
         <source>Ungroup</source>
         <translation>Gruppierung aufheben</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+8"/>
         <source>Rename group</source>
         <translation>Gruppe umbenennen</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+8"/>
         <source>%1 is not a colour of the form #rrggbb</source>
         <translation>%1 ist keine Farbe der Form #rrggbb</translation>
     </message>
@@ -963,7 +1013,7 @@
         <translation>Gruppe einfärben</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+14"/>
         <source>Both ends must be nodes of the workflow</source>
         <translation>Beide Enden müssen Knoten des Workflows sein</translation>
     </message>
@@ -973,32 +1023,32 @@
         <translation>Ein Knoten kann sich nicht selbst speisen</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+6"/>
         <source>%1 has no output %2</source>
         <translation>%1 hat keinen Ausgang %2</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+3"/>
         <source>%1 has no input %2</source>
         <translation>%1 hat keinen Eingang %2</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>The output gives %1 and the input takes %2</source>
         <translation>Der Ausgang liefert %1, der Eingang nimmt %2</translation>
     </message>
     <message>
-        <location line="+11"/>
+        <location line="+12"/>
         <source>That link would make a cycle</source>
         <translation>Diese Verbindung ergäbe einen Kreis</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+15"/>
         <source>Connect</source>
         <translation>Verbinden</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+10"/>
         <source>Nothing is connected there</source>
         <translation>Dort ist nichts verbunden</translation>
     </message>
@@ -1008,12 +1058,12 @@
         <translation>Trennen</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+9"/>
         <source>There is no parameter %1 on node %2</source>
         <translation>Knoten %2 hat keinen Parameter %1</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+13"/>
         <source>That parameter is not shown in the generate panel</source>
         <translation>Dieser Parameter wird in der Erzeugen-Leiste nicht gezeigt</translation>
     </message>
@@ -1028,7 +1078,7 @@
         <translation>Aus der Erzeugen-Leiste nehmen</translation>
     </message>
     <message>
-        <location line="+20"/>
+        <location line="+22"/>
         <source>The clipboard holds no Kiln nodes: %1</source>
         <translation>Die Zwischenablage enthält keine Kiln-Knoten: %1</translation>
     </message>
@@ -1043,7 +1093,7 @@
         <translation>Einfügen</translation>
     </message>
     <message>
-        <location line="+28"/>
+        <location line="+29"/>
         <source>Cannot write %1: %2</source>
         <translation>%1 kann nicht geschrieben werden: %2</translation>
     </message>
@@ -1051,17 +1101,17 @@
 <context>
     <name>kiln::ui::DoubleField</name>
     <message>
-        <location filename="../ui/number_fields.cpp" line="+93"/>
+        <location filename="../ui/number_fields.cpp" line="+101"/>
         <source>%1 is above the most, %2</source>
         <translation>%1 liegt über dem Höchstwert %2</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>%1 is below the least, %2</source>
         <translation>%1 liegt unter dem Mindestwert %2</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>%1: set to %2</source>
         <translation>%1: auf %2 gesetzt</translation>
     </message>
@@ -1069,12 +1119,12 @@
 <context>
     <name>kiln::ui::EngineTexts</name>
     <message>
-        <location filename="../ui/engine_texts.cpp" line="+19"/>
+        <location filename="../ui/engine_texts.cpp" line="+21"/>
         <source>Encoding prompt</source>
         <translation>Prompt wird kodiert</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>Encoding image</source>
         <translation>Bild wird kodiert</translation>
     </message>
@@ -1084,7 +1134,7 @@
         <translation>Video wird kodiert</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>Loading model</source>
         <translation>Modell wird geladen</translation>
     </message>
@@ -1099,7 +1149,7 @@
         <translation>Entrauschen</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>Decoding</source>
         <translation>Dekodieren</translation>
     </message>
@@ -1114,7 +1164,7 @@
         <translation>Schritte</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>tile passes</source>
         <translation>Kacheldurchgänge</translation>
     </message>
@@ -1124,7 +1174,7 @@
         <translation>Dateien</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>tensors</source>
         <translation>Tensoren</translation>
     </message>
@@ -1134,7 +1184,7 @@
         <translation>Prompts</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>frames</source>
         <translation>Frames</translation>
     </message>
@@ -1174,12 +1224,12 @@
         <translation> Bild %1 von %2</translation>
     </message>
     <message>
-        <location line="+18"/>
+        <location line="+21"/>
         <source>%1 block(s) per group</source>
         <translation>%1 Block/Blöcke je Gruppe</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+4"/>
         <source>%1 resident</source>
         <translation>%1 resident</translation>
     </message>
@@ -1187,7 +1237,7 @@
 <context>
     <name>kiln::ui::FirstStartWizard</name>
     <message>
-        <location filename="../ui/first_start_wizard.cpp" line="+21"/>
+        <location filename="../ui/first_start_wizard.cpp" line="+22"/>
         <source>memory unknown</source>
         <translation>Speicher unbekannt</translation>
     </message>
@@ -1207,17 +1257,17 @@
         <translation>Ihre Modelle</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+2"/>
         <source>No A1111, ComfyUI or InvokeAI model folders were found. Kiln&apos;s starter model is ready to use; add folders of your own checkpoints here or later in Preferences.</source>
         <translation>Es wurden keine Modellordner von A1111, ComfyUI oder InvokeAI gefunden. Das Startmodell von Kiln ist einsatzbereit; Ordner mit eigenen Checkpoints können Sie hier oder später in den Einstellungen hinzufügen.</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Kiln found the model folders of these programs. Checked folders are searched for checkpoints, LoRAs and VAEs; the files stay where they are.</source>
         <translation>Kiln hat die Modellordner dieser Programme gefunden. In den angehakten Ordnern wird nach Checkpoints, LoRAs und VAEs gesucht; die Dateien bleiben, wo sie sind.</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+8"/>
         <source>%1: %2 (1 checkpoint)</source>
         <translation>%1: %2 (1 Checkpoint)</translation>
     </message>
@@ -1252,7 +1302,7 @@
         <translation>Keine GPU gefunden: Kiln rechnet auf der CPU.</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+4"/>
         <source>%1 (%2)</source>
         <translation>%1 (%2)</translation>
     </message>
@@ -1262,12 +1312,12 @@
         <translation>Gefunden: %1.</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>This build of Kiln computes on the CPU only, so the CPU preset is proposed.</source>
         <translation>Dieser Build von Kiln rechnet nur auf der CPU, daher wird die CPU-Vorgabe vorgeschlagen.</translation>
     </message>
     <message>
-        <location line="+39"/>
+        <location line="+40"/>
         <source>Model folder</source>
         <translation>Modellordner</translation>
     </message>
@@ -1275,7 +1325,7 @@
 <context>
     <name>kiln::ui::GalleryPanel</name>
     <message>
-        <location filename="../ui/gallery_panel.cpp" line="+63"/>
+        <location filename="../ui/gallery_panel.cpp" line="+64"/>
         <source>Show</source>
         <translation>Anzeigen</translation>
     </message>
@@ -1305,7 +1355,7 @@
         <translation>Den Ausgabeordner neu einlesen</translation>
     </message>
     <message>
-        <location line="+44"/>
+        <location line="+46"/>
         <source>seed %1</source>
         <translation>Seed %1</translation>
     </message>
@@ -1320,12 +1370,12 @@ Seed %2</translation>
 <context>
     <name>kiln::ui::IntField</name>
     <message>
-        <location filename="../ui/number_fields.cpp" line="-30"/>
+        <location filename="../ui/number_fields.cpp" line="-35"/>
         <source>%1 is above the most, %2</source>
         <translation>%1 liegt über dem Höchstwert %2</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>%1 is below the least, %2</source>
         <translation>%1 liegt unter dem Mindestwert %2</translation>
     </message>
@@ -1335,7 +1385,7 @@ Seed %2</translation>
         <translation>%1 ist kein Vielfaches von %2</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+4"/>
         <source>%1: set to %2</source>
         <translation>%1: auf %2 gesetzt</translation>
     </message>
@@ -1343,17 +1393,17 @@ Seed %2</translation>
 <context>
     <name>kiln::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+334"/>
+        <location filename="../ui/main_window.cpp" line="+353"/>
         <source>Kiln</source>
         <translation>Kiln</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+6"/>
         <source>Generate</source>
         <translation>Generieren</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+7"/>
         <source>Save As…</source>
         <translation>Speichern unter…</translation>
     </message>
@@ -1363,7 +1413,7 @@ Seed %2</translation>
         <translation>Das Rendern unterbrechen (Esc)</translation>
     </message>
     <message>
-        <location line="-175"/>
+        <location line="-195"/>
         <source>Idle</source>
         <translation>Bereit</translation>
     </message>
@@ -1373,7 +1423,7 @@ Seed %2</translation>
         <translation>Speichereinstellungen ignoriert: %1</translation>
     </message>
     <message>
-        <location line="+119"/>
+        <location line="+130"/>
         <source>&amp;Edit</source>
         <translation>&amp;Bearbeiten</translation>
     </message>
@@ -1383,22 +1433,22 @@ Seed %2</translation>
         <translation>&amp;Einstellungen…</translation>
     </message>
     <message>
-        <location line="-78"/>
+        <location line="-83"/>
         <source>Starting…</source>
         <translation>Starte…</translation>
     </message>
     <message>
-        <location line="-120"/>
+        <location line="-126"/>
         <source>Computing on the CPU: %1</source>
         <translation>Es wird auf der CPU gerechnet: %1</translation>
     </message>
     <message>
-        <location line="+93"/>
+        <location line="+95"/>
         <source>The last session&apos;s settings cannot be restored: %1</source>
         <translation>Die Einstellungen der letzten Sitzung lassen sich nicht wiederherstellen: %1</translation>
     </message>
     <message numerus="yes">
-        <location line="+13"/>
+        <location line="+15"/>
         <source>Skipped: this image finishes, %n later image(s) dropped</source>
         <translation>
             <numerusform>Übersprungen: dieses Bild wird fertig, %n weiteres Bild entfällt</numerusform>
@@ -1406,7 +1456,7 @@ Seed %2</translation>
         </translation>
     </message>
     <message>
-        <location line="+71"/>
+        <location line="+78"/>
         <source>This file is not a workflow: it is not JSON and carries no workflow in its metadata</source>
         <translation>Diese Datei ist kein Workflow: Sie ist kein JSON und trägt keinen Workflow in ihren Metadaten</translation>
     </message>
@@ -1426,12 +1476,12 @@ Seed %2</translation>
         <translation>&amp;Beenden</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+7"/>
         <source>&amp;View</source>
         <translation>&amp;Ansicht</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+6"/>
         <source>Zoom &amp;In</source>
         <translation>Ver&amp;größern</translation>
     </message>
@@ -1441,17 +1491,17 @@ Seed %2</translation>
         <translation>Ver&amp;kleinern</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>&amp;Fit to Window</source>
         <translation>An &amp;Fenster anpassen</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>&amp;Actual Pixels</source>
         <translation>&amp;Originalgröße</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>&amp;Smooth Scaling</source>
         <translation>&amp;Weiches Skalieren</translation>
     </message>
@@ -1461,7 +1511,7 @@ Seed %2</translation>
         <translation>Vergrößerte Bilder glätten, statt ihre Pixel als Blöcke zu zeigen</translation>
     </message>
     <message>
-        <location line="+34"/>
+        <location line="+36"/>
         <source>Batch count</source>
         <translation>Anzahl Bilder</translation>
     </message>
@@ -1471,7 +1521,7 @@ Seed %2</translation>
         <translation>Bilder nacheinander, mit Seed, Seed + 1, …</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+6"/>
         <source>Render with these settings (Ctrl+Enter); while a render runs, queue another</source>
         <translation>Mit diesen Einstellungen erzeugen (Strg+Eingabe); während einer läuft, einen weiteren einreihen</translation>
     </message>
@@ -1511,7 +1561,7 @@ Seed %2</translation>
         <translation>Speicher</translation>
     </message>
     <message>
-        <location line="+54"/>
+        <location line="+64"/>
         <source>Default workflow</source>
         <translation>Standard-Workflow</translation>
     </message>
@@ -1521,14 +1571,14 @@ Seed %2</translation>
         <translation>Das Startermodell fehlt. Bitte ein Modell wählen.</translation>
     </message>
     <message>
-        <location line="+11"/>
+        <location line="+13"/>
         <source>%1 cannot run</source>
         <translation>%1 kann nicht laufen</translation>
     </message>
     <message>
         <location line="+8"/>
         <location line="+3"/>
-        <location line="+3"/>
+        <location line="+4"/>
         <source>Cannot open %1</source>
         <translation>%1 lässt sich nicht öffnen</translation>
     </message>
@@ -1538,7 +1588,7 @@ Seed %2</translation>
         <translation>es ist nicht genug Speicher da, um sie zu lesen</translation>
     </message>
     <message>
-        <location line="+98"/>
+        <location line="+103"/>
         <source>Save image</source>
         <translation>Bild speichern</translation>
     </message>
@@ -1548,13 +1598,13 @@ Seed %2</translation>
         <translation>PNG-Bilder (*.png)</translation>
     </message>
     <message>
-        <location line="-76"/>
-        <location line="+79"/>
+        <location line="-80"/>
+        <location line="+83"/>
         <source>Saving failed</source>
         <translation>Speichern fehlgeschlagen</translation>
     </message>
     <message>
-        <location line="-256"/>
+        <location line="-283"/>
         <source>&amp;Open Workflow…</source>
         <translation>Workflow ö&amp;ffnen…</translation>
     </message>
@@ -1569,12 +1619,12 @@ Seed %2</translation>
         <translation>&amp;Standard-Workflow</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+13"/>
         <source>&amp;Workflow Editor</source>
         <translation>&amp;Workflow-Editor</translation>
     </message>
     <message>
-        <location line="+19"/>
+        <location line="+24"/>
         <source>&amp;Help</source>
         <translation>&amp;Hilfe</translation>
     </message>
@@ -1589,7 +1639,7 @@ Seed %2</translation>
         <translation>Ü&amp;ber Kiln</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>About Kiln</source>
         <translation>Über Kiln</translation>
     </message>
@@ -1604,29 +1654,29 @@ Seed %2</translation>
         <translation>Das Gerät wechselt beim nächsten Start von Kiln zu %1</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+8"/>
         <source>Workflow: %1</source>
         <translation>Workflow: %1</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>text to image (built in)</source>
         <translation>Text zu Bild (eingebaut)</translation>
     </message>
     <message>
-        <location line="-77"/>
-        <location line="+6"/>
-        <location line="+148"/>
+        <location line="-88"/>
+        <location line="+8"/>
+        <location line="+168"/>
         <source>%1: %2</source>
         <translation>%1: %2</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+10"/>
         <source>Opened %1</source>
         <translation>%1 geöffnet</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="+17"/>
         <source>Open workflow</source>
         <translation>Workflow öffnen</translation>
     </message>
@@ -1636,17 +1686,17 @@ Seed %2</translation>
         <translation>Workflows und Bilder (*.json *.png)</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+5"/>
         <source>Save workflow</source>
         <translation>Workflow speichern</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>Kiln workflows (*.json)</source>
         <translation>Kiln-Workflows (*.json)</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+7"/>
         <source>Cannot write %1: %2</source>
         <translation>%1 kann nicht geschrieben werden: %2</translation>
     </message>
@@ -1656,7 +1706,7 @@ Seed %2</translation>
         <translation>Workflow-Editor</translation>
     </message>
     <message>
-        <location line="+95"/>
+        <location line="+100"/>
         <source>Workflow of %1 reopened</source>
         <translation>Workflow von %1 wieder geöffnet</translation>
     </message>
@@ -1666,22 +1716,22 @@ Seed %2</translation>
         <translation>Der Workflow in %1 ist nicht lesbar (%2); seine gespeicherten Einstellungen werden verwendet</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+6"/>
         <source>%1 records no settings to reuse</source>
         <translation>%1 enthält keine Einstellungen zum Übernehmen</translation>
     </message>
     <message>
-        <location line="+23"/>
+        <location line="+24"/>
         <source>Settings of %1 reused</source>
         <translation>Einstellungen von %1 übernommen</translation>
     </message>
     <message>
-        <location line="+16"/>
+        <location line="+17"/>
         <source>No translation for &apos;%1&apos;: the interface stays in English</source>
         <translation>Keine Übersetzung für &apos;%1&apos;: die Oberfläche bleibt englisch</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+12"/>
         <source>Image %1 of %2 · %3</source>
         <translation>Bild %1 von %2 · %3</translation>
     </message>
@@ -1691,12 +1741,12 @@ Seed %2</translation>
         <translation> · %1 %</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source> · estimating the time left</source>
         <translation> · Restzeit wird geschätzt</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source> · about %1 s left</source>
         <translation> · noch etwa %1 s</translation>
     </message>
@@ -1706,7 +1756,7 @@ Seed %2</translation>
         <translation> · %1 wartend</translation>
     </message>
     <message>
-        <location line="+19"/>
+        <location line="+21"/>
         <source>Failed</source>
         <translation>Fehlgeschlagen</translation>
     </message>
@@ -1716,22 +1766,22 @@ Seed %2</translation>
         <translation>Angehalten</translation>
     </message>
     <message>
-        <location line="-15"/>
+        <location line="-16"/>
         <source>Done</source>
         <translation>Fertig</translation>
     </message>
     <message>
-        <location line="-94"/>
+        <location line="-105"/>
         <source>Cannot show %1</source>
         <translation>%1 lässt sich nicht anzeigen</translation>
     </message>
     <message>
-        <location line="+77"/>
+        <location line="+84"/>
         <source>%1 %2</source>
         <translation>%1 %2</translation>
     </message>
     <message>
-        <location line="+18"/>
+        <location line="+23"/>
         <source>Done. Note: %1</source>
         <translation>Fertig. Hinweis: %1</translation>
     </message>
@@ -1739,7 +1789,7 @@ Seed %2</translation>
 <context>
     <name>kiln::ui::MemoryPanel</name>
     <message>
-        <location filename="../ui/memory_panel.cpp" line="+38"/>
+        <location filename="../ui/memory_panel.cpp" line="+40"/>
         <source>What</source>
         <translation>Was</translation>
     </message>
@@ -1769,12 +1819,12 @@ Seed %2</translation>
         <translation>%1 von %2 (Spitze %3)</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Pinned host memory</source>
         <translation>Gepinnter Hostspeicher</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>%1 (peak %2)</source>
         <translation>%1 (Spitze %2)</translation>
     </message>
@@ -1789,7 +1839,7 @@ Seed %2</translation>
         <translation>%1, davon %2 auf dem Gerät</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+11"/>
         <source>Running job</source>
         <translation>Laufender Auftrag</translation>
     </message>
@@ -1799,7 +1849,7 @@ Seed %2</translation>
         <translation>Zwischengespeicherte Knotenergebnisse</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>%1 in %2 entries</source>
         <translation>%1 in %2 Einträgen</translation>
     </message>
@@ -1812,7 +1862,7 @@ Seed %2</translation>
 <context>
     <name>kiln::ui::NodeCanvas</name>
     <message>
-        <location filename="../ui/node_canvas.cpp" line="+63"/>
+        <location filename="../ui/node_canvas.cpp" line="+72"/>
         <source>on</source>
         <translation>an</translation>
     </message>
@@ -1822,7 +1872,7 @@ Seed %2</translation>
         <translation>aus</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+7"/>
         <source>starter model</source>
         <translation>Startmodell</translation>
     </message>
@@ -1832,24 +1882,24 @@ Seed %2</translation>
         <translation>keine</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+6"/>
         <source>(required)</source>
         <translation>(erforderlich)</translation>
     </message>
     <message>
-        <location line="+245"/>
-        <location line="+57"/>
+        <location line="+261"/>
+        <location line="+58"/>
         <source>Group</source>
         <translation>Gruppe</translation>
     </message>
     <message>
-        <location line="+297"/>
+        <location line="+323"/>
         <source>Rename Group…</source>
         <translation>Gruppe umbenennen …</translation>
     </message>
     <message>
         <location line="+1"/>
-        <location line="+7"/>
+        <location line="+8"/>
         <source>Group Colour</source>
         <translation>Gruppenfarbe</translation>
     </message>
@@ -1864,17 +1914,17 @@ Seed %2</translation>
         <translation>Rot</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+0"/>
         <source>Orange</source>
         <translation>Orange</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>Green</source>
         <translation>Grün</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+0"/>
         <source>Blue</source>
         <translation>Blau</translation>
     </message>
@@ -1884,7 +1934,7 @@ Seed %2</translation>
         <translation>Violett</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+4"/>
         <source>Other…</source>
         <translation>Andere …</translation>
     </message>
@@ -1899,7 +1949,7 @@ Seed %2</translation>
         <translation>Auswahl gruppieren</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>Ctrl+G</source>
         <translation>Ctrl+G</translation>
     </message>
@@ -1917,7 +1967,7 @@ Seed %2</translation>
         <translation>Knoten suchen</translation>
     </message>
     <message>
-        <location line="+33"/>
+        <location line="+39"/>
         <source>%1  (%2)</source>
         <translation>%1  (%2)</translation>
     </message>
@@ -1925,31 +1975,31 @@ Seed %2</translation>
 <context>
     <name>kiln::ui::ParameterPanel</name>
     <message>
-        <location filename="../ui/parameter_panel.cpp" line="+76"/>
+        <location filename="../ui/parameter_panel.cpp" line="+79"/>
         <location line="+37"/>
         <source>%1: %2</source>
         <translation>%1: %2</translation>
     </message>
     <message>
         <location line="-12"/>
-        <location line="+176"/>
+        <location line="+194"/>
         <source>Kiln starter model</source>
         <translation>Kiln-Startermodell</translation>
     </message>
     <message>
-        <location line="-165"/>
+        <location line="-183"/>
         <source>%1 (not a checkpoint)</source>
         <translation>%1 (kein Checkpoint)</translation>
     </message>
     <message>
-        <location line="+73"/>
-        <location line="+59"/>
-        <location line="+36"/>
+        <location line="+85"/>
+        <location line="+61"/>
+        <location line="+40"/>
         <source>Browse…</source>
         <translation>Durchsuchen…</translation>
     </message>
     <message>
-        <location line="-91"/>
+        <location line="-97"/>
         <source>Open checkpoint</source>
         <translation>Checkpoint öffnen</translation>
     </message>
@@ -1959,17 +2009,17 @@ Seed %2</translation>
         <translation>Checkpoints (*.safetensors)</translation>
     </message>
     <message>
-        <location line="+57"/>
+        <location line="+60"/>
         <source>Choose a file</source>
         <translation>Datei wählen</translation>
     </message>
     <message>
-        <location line="+18"/>
+        <location line="+19"/>
         <source>From %1 to %2</source>
         <translation>Von %1 bis %2</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+4"/>
         <source>What to avoid</source>
         <translation>Was vermieden werden soll</translation>
     </message>
@@ -1994,7 +2044,7 @@ Seed %2</translation>
         <translation>Ein .safetensors-Checkpoint oder ein diffusers-Ordner</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+7"/>
         <source>This workflow exposes no parameters: Generate runs it as it is.</source>
         <translation>Dieser Workflow legt keine Parameter offen: Erzeugen führt ihn so aus, wie er ist.</translation>
     </message>
@@ -2002,7 +2052,7 @@ Seed %2</translation>
 <context>
     <name>kiln::ui::PreferencesDialog</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+85"/>
+        <location filename="../ui/preferences_dialog.cpp" line="+96"/>
         <source>Preferences</source>
         <translation>Einstellungen</translation>
     </message>
@@ -2037,7 +2087,7 @@ Seed %2</translation>
         <translation>Übernehmen</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Sets the memory settings below to the preset&apos;s; Apply or OK stores them</source>
         <translation>Setzt die Speichereinstellungen unten auf die der Vorgabe; Anwenden oder OK speichert sie</translation>
     </message>
@@ -2052,12 +2102,12 @@ Seed %2</translation>
         <translation>Die Werte unten entsprechen keiner Vorgabe</translation>
     </message>
     <message>
-        <location line="+19"/>
+        <location line="+20"/>
         <source>Takes effect when Kiln starts again (now: %1)</source>
         <translation>Wirkt beim nächsten Start von Kiln (jetzt: %1)</translation>
     </message>
     <message>
-        <location line="+91"/>
+        <location line="+105"/>
         <source>Record stream needs streams: turn on streams or turn off record stream</source>
         <translation>Record Stream braucht Streams: Streams einschalten oder Record Stream ausschalten</translation>
     </message>
@@ -2065,7 +2115,7 @@ Seed %2</translation>
 <context>
     <name>kiln::ui::QueuePanel</name>
     <message>
-        <location filename="../ui/queue_panel.cpp" line="+37"/>
+        <location filename="../ui/queue_panel.cpp" line="+38"/>
         <source>Cancel</source>
         <translation>Abbrechen</translation>
     </message>
@@ -2113,7 +2163,7 @@ Seed %2</translation>
 <context>
     <name>kiln::ui::SeedField</name>
     <message>
-        <location filename="../ui/number_fields.cpp" line="+83"/>
+        <location filename="../ui/number_fields.cpp" line="+88"/>
         <source>%1: set to %2</source>
         <translation>%1: auf %2 gesetzt</translation>
     </message>
@@ -2131,7 +2181,7 @@ Seed %2</translation>
         <translation>Fortschritt</translation>
     </message>
     <message>
-        <location line="+71"/>
+        <location line="+74"/>
         <source>%1 %2</source>
         <translation>%1 %2</translation>
     </message>
@@ -2139,7 +2189,7 @@ Seed %2</translation>
 <context>
     <name>kiln::ui::WorkflowEditor</name>
     <message>
-        <location filename="../ui/workflow_editor.cpp" line="+88"/>
+        <location filename="../ui/workflow_editor.cpp" line="+92"/>
         <source>Done</source>
         <translation>Fertig</translation>
     </message>
@@ -2154,12 +2204,12 @@ Seed %2</translation>
         <translation>Angehalten</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+9"/>
         <source>%1 %2 · %3%</source>
         <translation>%1 %2 · %3 %</translation>
     </message>
     <message>
-        <location line="+14"/>
+        <location line="+16"/>
         <source>&amp;File</source>
         <translation>&amp;Datei</translation>
     </message>
@@ -2199,7 +2249,7 @@ Seed %2</translation>
         <translation>In der &amp;Erzeugen-Leiste verwenden</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>&amp;Edit</source>
         <translation>&amp;Bearbeiten</translation>
     </message>
@@ -2234,12 +2284,12 @@ Seed %2</translation>
         <translation>Auswahl &amp;gruppieren</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>U&amp;ngroup</source>
         <translation>Gruppierung auf&amp;heben</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>&amp;View</source>
         <translation>&amp;Ansicht</translation>
     </message>
@@ -2264,7 +2314,7 @@ Seed %2</translation>
         <translation>A&amp;bbrechen</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="+17"/>
         <source>Untitled workflow</source>
         <translation>Unbenannter Workflow</translation>
     </message>
@@ -2274,7 +2324,7 @@ Seed %2</translation>
         <translation>%1%2 — Kiln-Workflow-Editor</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="+17"/>
         <source>Select a node to edit its parameters.</source>
         <translation>Einen Knoten wählen, um seine Parameter zu bearbeiten.</translation>
     </message>
@@ -2287,12 +2337,12 @@ Seed %2</translation>
         </translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+15"/>
         <source>Show %1 in the generate panel</source>
         <translation>%1 in der Erzeugen-Leiste zeigen</translation>
     </message>
     <message>
-        <location line="+21"/>
+        <location line="+24"/>
         <source>Cannot open %1: %2</source>
         <translation>%1 kann nicht geöffnet werden: %2</translation>
     </message>
@@ -2302,7 +2352,7 @@ Seed %2</translation>
         <translation>%1 geöffnet</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+7"/>
         <source>Save workflow</source>
         <translation>Workflow speichern</translation>
     </message>
@@ -2318,7 +2368,7 @@ Seed %2</translation>
         <translation>Speichern fehlgeschlagen</translation>
     </message>
     <message>
-        <location line="+10"/>
+        <location line="+11"/>
         <source>The workflow cannot run: %1</source>
         <translation>Der Workflow kann nicht laufen: %1</translation>
     </message>
@@ -2328,7 +2378,7 @@ Seed %2</translation>
         <translation>Eingereiht</translation>
     </message>
     <message>
-        <location line="+25"/>
+        <location line="+26"/>
         <source>Unsaved changes</source>
         <translation>Ungespeicherte Änderungen</translation>
     </message>

@@ -4,7 +4,7 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+43"/>
+        <location filename="../ui/preferences_dialog.cpp" line="+45"/>
         <source>One per line</source>
         <translation>1行に1つ</translation>
     </message>
@@ -12,7 +12,7 @@
 <context>
     <name>kiln::app::EngineBridge</name>
     <message>
-        <location filename="../app/bridge/engine_bridge.cpp" line="+117"/>
+        <location filename="../app/bridge/engine_bridge.cpp" line="+120"/>
         <source>(no prompt)</source>
         <translation>（プロンプトなし）</translation>
     </message>
@@ -22,7 +22,7 @@
         <translation>%1 · %3 枚中 %2 枚目 · シード %4</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+6"/>
         <source>%1 · %2 images · seed %3</source>
         <translation>%1 · %2 枚 · シード %3</translation>
     </message>
@@ -32,7 +32,7 @@
         <translation>%1 · シード %2</translation>
     </message>
     <message>
-        <location line="+37"/>
+        <location line="+41"/>
         <source>Started %1</source>
         <translation>開始：%1</translation>
     </message>
@@ -49,7 +49,7 @@
         </translation>
     </message>
     <message>
-        <location line="+11"/>
+        <location line="+12"/>
         <source>Removed %1 from the queue</source>
         <translation>%1 をキューから削除しました</translation>
     </message>
@@ -59,12 +59,12 @@
         <translation>待機中の %1 件を削除しました</translation>
     </message>
     <message>
-        <location line="+88"/>
+        <location line="+97"/>
         <source>Finished %1</source>
         <translation>完了：%1</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+4"/>
         <source>the workflow ran but made no picture: give it a SaveImage or PreviewImage node</source>
         <translation>ワークフローは実行されましたが画像ができませんでした。SaveImage か PreviewImage ノードを加えてください</translation>
     </message>
@@ -74,7 +74,7 @@
         <translation>保存しました：%1</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+11"/>
         <source>Failed %1: %2</source>
         <translation>失敗：%1：%2</translation>
     </message>
@@ -92,22 +92,22 @@
 <context>
     <name>kiln::app::MemoryPresets</name>
     <message>
-        <location filename="../app/settings/memory_presets.cpp" line="+44"/>
+        <location filename="../app/settings/memory_presets.cpp" line="+49"/>
         <source>CPU only</source>
         <translation>CPUのみ</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>GPU with up to 6 GB</source>
         <translation>6 GBまでのGPU</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>GPU with 6 to 12 GB</source>
         <translation>6～12 GBのGPU</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>GPU with more than 12 GB</source>
         <translation>12 GBを超えるGPU</translation>
     </message>
@@ -117,22 +117,22 @@
         <translation>すべてホストメモリで計算し、メモリ間の移動は行いません。</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+4"/>
         <source>Weights stream to the GPU in groups as they are needed, text encoders layer by layer, and the VAE always works in tiles. Slower, but large models fit.</source>
         <translation>重みは必要に応じてグループ単位でGPUへ転送され、テキストエンコーダーは層ごとに、VAEは常にタイル単位で動作します。遅くなりますが、大きなモデルも収まります。</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+6"/>
         <source>Each model moves to the GPU whole while it runs and back to host memory after; the VAE works in tiles when a picture would not fit.</source>
         <translation>各モデルは実行中だけGPUに丸ごと移り、終わるとホストメモリに戻ります。画像が収まらない場合、VAEはタイル単位で動作します。</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+5"/>
         <source>Every model stays on the GPU: the fastest, for cards with room for them.</source>
         <translation>すべてのモデルがGPUに常駐します。十分なメモリを持つカード向けの最速設定です。</translation>
     </message>
     <message>
-        <location line="+68"/>
+        <location line="+77"/>
         <source>Kiln has no setting %1</source>
         <translation>Kilnに設定 %1 はありません</translation>
     </message>
@@ -140,38 +140,38 @@
 <context>
     <name>kiln::app::ModelList</name>
     <message>
-        <location filename="../app/settings/model_list.cpp" line="+71"/>
+        <location filename="../app/settings/model_list.cpp" line="+76"/>
         <source>a folder without model_index.json</source>
         <translation>model_index.json のないフォルダー</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+4"/>
         <source>it cannot be read</source>
         <translation>読み込めません</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+4"/>
         <source>it is too short to be a safetensors file</source>
         <translation>safetensors ファイルとしては短すぎます</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+5"/>
         <source>it is not a safetensors file (its header length does not fit the file)</source>
         <translation>safetensors ファイルではありません (ヘッダーの長さがファイルに合いません)</translation>
     </message>
     <message>
-        <location line="+4"/>
-        <location line="+8"/>
+        <location line="+7"/>
+        <location line="+9"/>
         <source>its header is not safetensors JSON</source>
         <translation>ヘッダーが safetensors の JSON ではありません</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>it is cut short: tensor %1 lies beyond its end (an unfinished download?)</source>
         <translation>途中で切れています: テンソル %1 がファイルの終わりより先にあります (ダウンロードが未完了?)</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+6"/>
         <source>it holds no tensors</source>
         <translation>テンソルが含まれていません</translation>
     </message>
@@ -179,97 +179,97 @@
 <context>
     <name>kiln::app::Settings</name>
     <message>
-        <location filename="../app/settings/settings.cpp" line="+58"/>
+        <location filename="../app/settings/settings.cpp" line="+62"/>
         <source>Folders searched for checkpoints, LoRAs and VAEs, including ComfyUI and A1111 model trees</source>
         <translation>チェックポイント、LoRA、VAE を探すフォルダ（ComfyUI と A1111 のモデルフォルダを含む）</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+4"/>
         <source>Where results are saved</source>
         <translation>結果の保存先</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Names of saved files: {date}, {time}, {seed}, {model} are filled in</source>
         <translation>保存するファイル名：{date}、{time}、{seed}、{model} が置き換えられます</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Show the first-start assistant (model folders, memory preset) when Kiln starts</source>
         <translation>Kiln の起動時に初回セットアップ（モデルフォルダー、メモリプリセット）を表示する</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+4"/>
         <source>Where to compute: cpu, cuda:N (takes effect when Kiln starts)</source>
         <translation>計算するデバイス：cpu、cuda:N（Kiln の次回起動時に有効）</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+3"/>
         <source>How weights move between host and device memory</source>
         <translation>重みをホストメモリとデバイスメモリの間でどう移すか</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+4"/>
         <source>Offload mode of the text encoders</source>
         <translation>テキストエンコーダのオフロード方式</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Offload mode of the UNet</source>
         <translation>UNet のオフロード方式</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+3"/>
         <source>Offload mode of the VAE</source>
         <translation>VAE のオフロード方式</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+3"/>
         <source>Blocks moved together in group-block mode</source>
         <translation>group-block 方式で一緒に移すブロック数</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+3"/>
         <source>Prefetch the next group while the current one runs</source>
         <translation>現在のグループの実行中に次のグループを先読みする</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+3"/>
         <source>Record tensors on the side stream (needs streams)</source>
         <translation>サイドストリームでテンソルを記録する（ストリームが必要）</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+3"/>
         <source>Offloaded weights in pinned host memory</source>
         <translation>オフロードした重みをピン留めしたホストメモリに置く</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Host memory pinning leaves free</source>
         <translation>ピン留めで残しておくホストメモリ</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Components never offloaded</source>
         <translation>オフロードしないコンポーネント</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Components always offloaded</source>
         <translation>常にオフロードするコンポーネント</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>VAE decode and encode in tiles</source>
         <translation>VAE のデコードとエンコードをタイルで行う</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>VAE tile size in pixels (0: the largest that fits)</source>
         <translation>VAE のタイルサイズ（ピクセル、0：収まる最大）</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+4"/>
         <source>Overlap of VAE tiles in pixels</source>
         <translation>VAE タイルの重なり（ピクセル）</translation>
     </message>
@@ -279,17 +279,17 @@
         <translation>重みとは別に作業用に空けておくデバイスメモリ</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+4"/>
         <source>How LoRAs reach the weights</source>
         <translation>LoRA を重みに適用する方法</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Language of the interface</source>
         <translation>表示言語</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Colour theme</source>
         <translation>配色テーマ</translation>
     </message>
@@ -299,12 +299,12 @@
         <translation>拡大した画像のピクセルをブロックで表示せず、補間して表示します</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+5"/>
         <source>The generate panel&apos;s workflow and values when Kiln last closed</source>
         <translation>Kiln を前回閉じたときの生成パネルのワークフローと値</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Where that workflow came from</source>
         <translation>そのワークフローの出所</translation>
     </message>
@@ -314,7 +314,7 @@
         <translation>生成のたびに生成パネルが新しいシードを選ぶかどうか</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+8"/>
         <source>Model folders</source>
         <translation>モデルフォルダ</translation>
     </message>
@@ -409,7 +409,7 @@
         <translation>タイルの重なり</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Working memory reserve</source>
         <translation>作業用メモリの予約</translation>
     </message>
@@ -434,47 +434,47 @@
         <translation>なめらかな拡大縮小</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+13"/>
         <source>System language</source>
         <translation>システムの言語</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+7"/>
         <source>As the system</source>
         <translation>システムと同じ</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Light</source>
         <translation>ライト</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Dark</source>
         <translation>ダーク</translation>
     </message>
     <message>
-        <location line="+24"/>
+        <location line="+26"/>
         <source>%1 must be true or false</source>
         <translation>%1 は true か false でなければなりません</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+5"/>
         <source>%1 must be a whole number, not &apos;%2&apos;</source>
         <translation>%1 は整数でなければなりません（&apos;%2&apos; ではなく）</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>%1 must be between %2 and %3, not %4</source>
         <translation>%1 は %2 から %3 の間でなければなりません（%4 ではなく）</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+13"/>
         <source>%1 must be a size like 2G or 512MiB, not &apos;%2&apos;</source>
         <translation>%1 は 2G や 512MiB のようなサイズでなければなりません（&apos;%2&apos; ではなく）</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+5"/>
         <source>%1 must be between %2 and %3</source>
         <translation>%1 は %2 から %3 の間でなければなりません</translation>
     </message>
@@ -484,7 +484,7 @@
         <translation>%1 は %2 のいずれかでなければなりません（&apos;%3&apos; ではなく）</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+7"/>
         <source>%1 must be cpu, cuda:N or sim:SIZE, not &apos;%2&apos;</source>
         <translation>%1 は cpu、cuda:N、sim:SIZE のいずれかでなければなりません（&apos;%2&apos; ではなく）</translation>
     </message>
@@ -504,12 +504,12 @@
         <translation>%1 はパスではなくファイル名です：&apos;%2&apos; にフォルダ区切りが含まれています</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+5"/>
         <source>%1 has an unknown type</source>
         <translation>%1 の型が不明です</translation>
     </message>
     <message>
-        <location line="+24"/>
+        <location line="+28"/>
         <source>Kiln has no setting %1</source>
         <translation>設定 %1 はありません</translation>
     </message>
@@ -517,8 +517,8 @@
 <context>
     <name>kiln::app::Workflow</name>
     <message>
-        <location filename="../app/workflows/node_texts.cpp" line="+43"/>
-        <location filename="../app/workflows/template_workflow.cpp" line="+46"/>
+        <location filename="../app/workflows/node_texts.cpp" line="+47"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+55"/>
         <source>Model</source>
         <translation>モデル</translation>
     </message>
@@ -533,13 +533,13 @@
         <translation>ネガティブプロンプト</translation>
     </message>
     <message>
-        <location filename="../app/workflows/node_texts.cpp" line="+7"/>
+        <location filename="../app/workflows/node_texts.cpp" line="+10"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Sampler</source>
         <translation>サンプラー</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+6"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Seed</source>
         <translation>シード</translation>
@@ -551,7 +551,7 @@
         <translation>ステップ数</translation>
     </message>
     <message>
-        <location line="-40"/>
+        <location line="-49"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>CFG scale</source>
         <translation>CFG スケール</translation>
@@ -585,6 +585,16 @@
         <location line="+1"/>
         <source>Conditioning</source>
         <translation>コンディショニング</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Crop left</source>
+        <translation>左の切り取り</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Crop top</source>
+        <translation>上の切り取り</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -630,6 +640,16 @@
         <location line="+1"/>
         <source>Images</source>
         <translation>画像</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Job&apos;s mask</source>
+        <translation>ジョブのマスク</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Job&apos;s picture</source>
+        <translation>ジョブの画像</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -703,6 +723,21 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Original height</source>
+        <translation>元の高さ</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Original width</source>
+        <translation>元の幅</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Path</source>
+        <translation>パス</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Positive</source>
         <translation>ポジティブ</translation>
     </message>
@@ -728,8 +763,18 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Save image as</source>
+        <translation>名前を付けて画像を保存</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Save video</source>
         <translation>動画を保存</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Save video as</source>
+        <translation>名前を付けて動画を保存</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -743,6 +788,11 @@
     </message>
     <message>
         <location line="+2"/>
+        <source>Strength schedule</source>
+        <translation>強度の推移</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Text</source>
         <translation>テキスト</translation>
     </message>
@@ -828,7 +878,7 @@
         <translation>サンプリング</translation>
     </message>
     <message>
-        <location line="-45"/>
+        <location line="-53"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
         <source>Height</source>
         <translation>高さ</translation>
@@ -837,12 +887,12 @@
 <context>
     <name>kiln::app::WorkflowDocument</name>
     <message>
-        <location filename="../app/editor/workflow_document.cpp" line="+60"/>
+        <location filename="../app/editor/workflow_document.cpp" line="+62"/>
         <source>%1 takes a whole number</source>
         <translation>%1 には整数を指定します</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+8"/>
         <source>%1 takes a number</source>
         <translation>%1 には数値を指定します</translation>
     </message>
@@ -852,7 +902,7 @@
         <translation>%1 には有限の数値を指定します</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+5"/>
         <source>%1 is on or off</source>
         <translation>%1 はオンかオフです</translation>
     </message>
@@ -862,7 +912,7 @@
         <translation>%1 は一覧の選択肢のいずれかです</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+6"/>
         <source>%1 takes text</source>
         <translation>%1 にはテキストを指定します</translation>
     </message>
@@ -872,29 +922,29 @@
         <translation>%1 は %2 から %3 の間でなければなりません</translation>
     </message>
     <message>
-        <location line="+60"/>
-        <location line="+206"/>
+        <location line="+66"/>
+        <location line="+234"/>
         <source>Kiln has no node type %1</source>
         <translation>Kiln にノード種別 %1 はありません</translation>
     </message>
     <message>
-        <location line="-195"/>
+        <location line="-223"/>
         <source>Add %1</source>
         <translation>%1 を追加</translation>
     </message>
     <message>
-        <location line="+9"/>
-        <location line="+21"/>
+        <location line="+10"/>
+        <location line="+25"/>
         <source>None of those nodes is in the workflow</source>
         <translation>それらのノードはワークフローにありません</translation>
     </message>
     <message>
-        <location line="-13"/>
+        <location line="-14"/>
         <source>Delete node</source>
         <translation>ノードを削除</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>Delete %1 nodes</source>
         <translation>%1 個のノードを削除</translation>
     </message>
@@ -904,23 +954,23 @@
         <translation>移動</translation>
     </message>
     <message>
-        <location line="+5"/>
-        <location line="+13"/>
+        <location line="+6"/>
+        <location line="+15"/>
         <source>There is no node %1</source>
         <translation>ノード %1 はありません</translation>
     </message>
     <message>
-        <location line="-9"/>
+        <location line="-11"/>
         <source>%1 has no parameter %2</source>
         <translation>%1 にパラメータ %2 はありません</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+6"/>
         <source>Set %1</source>
         <translation>%1 を設定</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+8"/>
         <source>Rename node</source>
         <translation>ノード名を変更</translation>
     </message>
@@ -935,24 +985,24 @@
         <translation>グループ</translation>
     </message>
     <message>
-        <location line="+5"/>
-        <location line="+7"/>
-        <location line="+7"/>
+        <location line="+6"/>
+        <location line="+8"/>
+        <location line="+8"/>
         <source>There is no such group</source>
         <translation>そのグループはありません</translation>
     </message>
     <message>
-        <location line="-11"/>
+        <location line="-13"/>
         <source>Ungroup</source>
         <translation>グループを解除</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+8"/>
         <source>Rename group</source>
         <translation>グループ名の変更</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+8"/>
         <source>%1 is not a colour of the form #rrggbb</source>
         <translation>%1 は #rrggbb 形式の色ではありません</translation>
     </message>
@@ -962,7 +1012,7 @@
         <translation>グループの色を変更</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+14"/>
         <source>Both ends must be nodes of the workflow</source>
         <translation>両端ともワークフローのノードでなければなりません</translation>
     </message>
@@ -972,32 +1022,32 @@
         <translation>ノードは自分自身に接続できません</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+6"/>
         <source>%1 has no output %2</source>
         <translation>%1 に出力 %2 はありません</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+3"/>
         <source>%1 has no input %2</source>
         <translation>%1 に入力 %2 はありません</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>The output gives %1 and the input takes %2</source>
         <translation>出力は %1、入力は %2 を受け取ります</translation>
     </message>
     <message>
-        <location line="+11"/>
+        <location line="+12"/>
         <source>That link would make a cycle</source>
         <translation>その接続は循環になります</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+15"/>
         <source>Connect</source>
         <translation>接続</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+10"/>
         <source>Nothing is connected there</source>
         <translation>そこには何も接続されていません</translation>
     </message>
@@ -1007,12 +1057,12 @@
         <translation>切断</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+9"/>
         <source>There is no parameter %1 on node %2</source>
         <translation>ノード %2 にパラメータ %1 はありません</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+13"/>
         <source>That parameter is not shown in the generate panel</source>
         <translation>そのパラメータは生成パネルに表示されていません</translation>
     </message>
@@ -1027,7 +1077,7 @@
         <translation>生成パネルから隠す</translation>
     </message>
     <message>
-        <location line="+20"/>
+        <location line="+22"/>
         <source>The clipboard holds no Kiln nodes: %1</source>
         <translation>クリップボードに Kiln のノードはありません：%1</translation>
     </message>
@@ -1042,7 +1092,7 @@
         <translation>貼り付け</translation>
     </message>
     <message>
-        <location line="+28"/>
+        <location line="+29"/>
         <source>Cannot write %1: %2</source>
         <translation>%1 に書き込めません：%2</translation>
     </message>
@@ -1050,17 +1100,17 @@
 <context>
     <name>kiln::ui::DoubleField</name>
     <message>
-        <location filename="../ui/number_fields.cpp" line="+93"/>
+        <location filename="../ui/number_fields.cpp" line="+101"/>
         <source>%1 is above the most, %2</source>
         <translation>%1 は上限 %2 を超えています</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>%1 is below the least, %2</source>
         <translation>%1 は下限 %2 を下回っています</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>%1: set to %2</source>
         <translation>%1: %2 にしました</translation>
     </message>
@@ -1068,12 +1118,12 @@
 <context>
     <name>kiln::ui::EngineTexts</name>
     <message>
-        <location filename="../ui/engine_texts.cpp" line="+19"/>
+        <location filename="../ui/engine_texts.cpp" line="+21"/>
         <source>Encoding prompt</source>
         <translation>プロンプトをエンコード中</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>Encoding image</source>
         <translation>画像をエンコード中</translation>
     </message>
@@ -1083,7 +1133,7 @@
         <translation>動画をエンコード中</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>Loading model</source>
         <translation>モデルを読み込み中</translation>
     </message>
@@ -1098,7 +1148,7 @@
         <translation>ノイズ除去中</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>Decoding</source>
         <translation>デコード中</translation>
     </message>
@@ -1113,7 +1163,7 @@
         <translation>ステップ</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>tile passes</source>
         <translation>タイル処理</translation>
     </message>
@@ -1123,7 +1173,7 @@
         <translation>ファイル</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>tensors</source>
         <translation>テンソル</translation>
     </message>
@@ -1133,7 +1183,7 @@
         <translation>プロンプト</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>frames</source>
         <translation>フレーム</translation>
     </message>
@@ -1173,12 +1223,12 @@
         <translation> 画像 %1/%2</translation>
     </message>
     <message>
-        <location line="+18"/>
+        <location line="+21"/>
         <source>%1 block(s) per group</source>
         <translation>グループごとに %1 ブロック</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+4"/>
         <source>%1 resident</source>
         <translation>%1 を常駐</translation>
     </message>
@@ -1186,7 +1236,7 @@
 <context>
     <name>kiln::ui::FirstStartWizard</name>
     <message>
-        <location filename="../ui/first_start_wizard.cpp" line="+21"/>
+        <location filename="../ui/first_start_wizard.cpp" line="+22"/>
         <source>memory unknown</source>
         <translation>メモリ不明</translation>
     </message>
@@ -1206,17 +1256,17 @@
         <translation>モデル</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+2"/>
         <source>No A1111, ComfyUI or InvokeAI model folders were found. Kiln&apos;s starter model is ready to use; add folders of your own checkpoints here or later in Preferences.</source>
         <translation>A1111、ComfyUI、InvokeAI のモデルフォルダーは見つかりませんでした。Kiln のスターターモデルはすぐに使えます。自分のチェックポイントのフォルダーはここか、後で設定から追加できます。</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Kiln found the model folders of these programs. Checked folders are searched for checkpoints, LoRAs and VAEs; the files stay where they are.</source>
         <translation>Kiln はこれらのプログラムのモデルフォルダーを見つけました。チェックしたフォルダーからチェックポイント、LoRA、VAE を探します。ファイルは移動しません。</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+8"/>
         <source>%1: %2 (1 checkpoint)</source>
         <translation>%1: %2（チェックポイント 1 個）</translation>
     </message>
@@ -1251,7 +1301,7 @@
         <translation>GPU が見つかりません。Kiln は CPU で計算します。</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+4"/>
         <source>%1 (%2)</source>
         <translation>%1（%2）</translation>
     </message>
@@ -1261,12 +1311,12 @@
         <translation>検出: %1。</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>This build of Kiln computes on the CPU only, so the CPU preset is proposed.</source>
         <translation>このビルドの Kiln は CPU でのみ計算するため、CPU プリセットを推奨します。</translation>
     </message>
     <message>
-        <location line="+39"/>
+        <location line="+40"/>
         <source>Model folder</source>
         <translation>モデルフォルダー</translation>
     </message>
@@ -1274,7 +1324,7 @@
 <context>
     <name>kiln::ui::GalleryPanel</name>
     <message>
-        <location filename="../ui/gallery_panel.cpp" line="+63"/>
+        <location filename="../ui/gallery_panel.cpp" line="+64"/>
         <source>Show</source>
         <translation>表示</translation>
     </message>
@@ -1304,7 +1354,7 @@
         <translation>出力フォルダを読み直す</translation>
     </message>
     <message>
-        <location line="+44"/>
+        <location line="+46"/>
         <source>seed %1</source>
         <translation>シード %1</translation>
     </message>
@@ -1319,12 +1369,12 @@ seed %2</source>
 <context>
     <name>kiln::ui::IntField</name>
     <message>
-        <location filename="../ui/number_fields.cpp" line="-30"/>
+        <location filename="../ui/number_fields.cpp" line="-35"/>
         <source>%1 is above the most, %2</source>
         <translation>%1 は上限 %2 を超えています</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>%1 is below the least, %2</source>
         <translation>%1 は下限 %2 を下回っています</translation>
     </message>
@@ -1334,7 +1384,7 @@ seed %2</source>
         <translation>%1 は %2 の倍数ではありません</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+4"/>
         <source>%1: set to %2</source>
         <translation>%1: %2 にしました</translation>
     </message>
@@ -1342,17 +1392,17 @@ seed %2</source>
 <context>
     <name>kiln::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+334"/>
+        <location filename="../ui/main_window.cpp" line="+353"/>
         <source>Kiln</source>
         <translation>Kiln</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+6"/>
         <source>Generate</source>
         <translation>生成</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+7"/>
         <source>Save As…</source>
         <translation>名前を付けて保存…</translation>
     </message>
@@ -1362,7 +1412,7 @@ seed %2</source>
         <translation>生成を中断する（Esc）</translation>
     </message>
     <message>
-        <location line="-175"/>
+        <location line="-195"/>
         <source>Idle</source>
         <translation>待機中</translation>
     </message>
@@ -1372,7 +1422,7 @@ seed %2</source>
         <translation>メモリ設定を無視しました：%1</translation>
     </message>
     <message>
-        <location line="+119"/>
+        <location line="+130"/>
         <source>&amp;Edit</source>
         <translation>編集(&amp;E)</translation>
     </message>
@@ -1382,29 +1432,29 @@ seed %2</source>
         <translation>設定(&amp;P)…</translation>
     </message>
     <message>
-        <location line="-78"/>
+        <location line="-83"/>
         <source>Starting…</source>
         <translation>開始中…</translation>
     </message>
     <message>
-        <location line="-120"/>
+        <location line="-126"/>
         <source>Computing on the CPU: %1</source>
         <translation>CPU で計算します：%1</translation>
     </message>
     <message>
-        <location line="+93"/>
+        <location line="+95"/>
         <source>The last session&apos;s settings cannot be restored: %1</source>
         <translation>前回のセッションの設定を復元できません: %1</translation>
     </message>
     <message numerus="yes">
-        <location line="+13"/>
+        <location line="+15"/>
         <source>Skipped: this image finishes, %n later image(s) dropped</source>
         <translation>
             <numerusform>スキップ: この画像は最後まで描き、残り %n 枚は取りやめます</numerusform>
         </translation>
     </message>
     <message>
-        <location line="+71"/>
+        <location line="+78"/>
         <source>This file is not a workflow: it is not JSON and carries no workflow in its metadata</source>
         <translation>このファイルはワークフローではありません: JSON ではなく、メタデータにもワークフローがありません</translation>
     </message>
@@ -1424,12 +1474,12 @@ seed %2</source>
         <translation>終了(&amp;Q)</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+7"/>
         <source>&amp;View</source>
         <translation>表示(&amp;V)</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+6"/>
         <source>Zoom &amp;In</source>
         <translation>拡大(&amp;I)</translation>
     </message>
@@ -1439,17 +1489,17 @@ seed %2</source>
         <translation>縮小(&amp;O)</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>&amp;Fit to Window</source>
         <translation>ウィンドウに合わせる(&amp;F)</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>&amp;Actual Pixels</source>
         <translation>実寸表示(&amp;A)</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>&amp;Smooth Scaling</source>
         <translation>なめらかな拡大縮小(&amp;S)</translation>
     </message>
@@ -1459,7 +1509,7 @@ seed %2</source>
         <translation>拡大した画像のピクセルをブロックで表示せず、補間して表示します</translation>
     </message>
     <message>
-        <location line="+34"/>
+        <location line="+36"/>
         <source>Batch count</source>
         <translation>枚数</translation>
     </message>
@@ -1469,7 +1519,7 @@ seed %2</source>
         <translation>順に描く枚数（シード、シード + 1、…）</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+6"/>
         <source>Render with these settings (Ctrl+Enter); while a render runs, queue another</source>
         <translation>この設定で生成（Ctrl+Enter）。実行中なら次をキューに追加</translation>
     </message>
@@ -1509,7 +1559,7 @@ seed %2</source>
         <translation>メモリ</translation>
     </message>
     <message>
-        <location line="+54"/>
+        <location line="+64"/>
         <source>Default workflow</source>
         <translation>標準のワークフロー</translation>
     </message>
@@ -1519,14 +1569,14 @@ seed %2</source>
         <translation>スターターモデルがありません。モデルを選んでください。</translation>
     </message>
     <message>
-        <location line="+11"/>
+        <location line="+13"/>
         <source>%1 cannot run</source>
         <translation>%1 は実行できません</translation>
     </message>
     <message>
         <location line="+8"/>
         <location line="+3"/>
-        <location line="+3"/>
+        <location line="+4"/>
         <source>Cannot open %1</source>
         <translation>%1 を開けません</translation>
     </message>
@@ -1536,7 +1586,7 @@ seed %2</source>
         <translation>読み込むためのメモリが足りません</translation>
     </message>
     <message>
-        <location line="+98"/>
+        <location line="+103"/>
         <source>Save image</source>
         <translation>画像を保存</translation>
     </message>
@@ -1551,23 +1601,23 @@ seed %2</source>
         <translation>%1 を表示できません</translation>
     </message>
     <message>
-        <location line="+77"/>
+        <location line="+84"/>
         <source>%1 %2</source>
         <translation>%1 %2</translation>
     </message>
     <message>
-        <location line="+26"/>
+        <location line="+31"/>
         <source>Failed</source>
         <translation>失敗</translation>
     </message>
     <message>
-        <location line="-189"/>
-        <location line="+79"/>
+        <location line="-205"/>
+        <location line="+83"/>
         <source>Saving failed</source>
         <translation>保存に失敗しました</translation>
     </message>
     <message>
-        <location line="-256"/>
+        <location line="-283"/>
         <source>&amp;Open Workflow…</source>
         <translation>ワークフローを開く(&amp;O)…</translation>
     </message>
@@ -1582,12 +1632,12 @@ seed %2</source>
         <translation>標準ワークフロー(&amp;D)</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+13"/>
         <source>&amp;Workflow Editor</source>
         <translation>ワークフローエディタ(&amp;W)</translation>
     </message>
     <message>
-        <location line="+19"/>
+        <location line="+24"/>
         <source>&amp;Help</source>
         <translation>ヘルプ(&amp;H)</translation>
     </message>
@@ -1602,7 +1652,7 @@ seed %2</source>
         <translation>Kiln について(&amp;A)</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>About Kiln</source>
         <translation>Kiln について</translation>
     </message>
@@ -1617,29 +1667,29 @@ seed %2</source>
         <translation>次回の Kiln 起動時にデバイスが %1 に切り替わります</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+8"/>
         <source>Workflow: %1</source>
         <translation>ワークフロー：%1</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>text to image (built in)</source>
         <translation>テキストから画像（内蔵）</translation>
     </message>
     <message>
-        <location line="-77"/>
-        <location line="+6"/>
-        <location line="+148"/>
+        <location line="-88"/>
+        <location line="+8"/>
+        <location line="+168"/>
         <source>%1: %2</source>
         <translation>%1：%2</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+10"/>
         <source>Opened %1</source>
         <translation>%1 を開きました</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="+17"/>
         <source>Open workflow</source>
         <translation>ワークフローを開く</translation>
     </message>
@@ -1649,17 +1699,17 @@ seed %2</source>
         <translation>ワークフローと画像 (*.json *.png)</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+5"/>
         <source>Save workflow</source>
         <translation>ワークフローを保存</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>Kiln workflows (*.json)</source>
         <translation>Kiln ワークフロー (*.json)</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+7"/>
         <source>Cannot write %1: %2</source>
         <translation>%1 に書き込めません：%2</translation>
     </message>
@@ -1669,7 +1719,7 @@ seed %2</source>
         <translation>ワークフローエディタ</translation>
     </message>
     <message>
-        <location line="+95"/>
+        <location line="+100"/>
         <source>Workflow of %1 reopened</source>
         <translation>%1 のワークフローを開き直しました</translation>
     </message>
@@ -1679,22 +1729,22 @@ seed %2</source>
         <translation>%1 のワークフローを読めません（%2）。記録された設定を使います</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+6"/>
         <source>%1 records no settings to reuse</source>
         <translation>%1 には再利用できる設定がありません</translation>
     </message>
     <message>
-        <location line="+23"/>
+        <location line="+24"/>
         <source>Settings of %1 reused</source>
         <translation>%1 の設定を再利用しました</translation>
     </message>
     <message>
-        <location line="+16"/>
+        <location line="+17"/>
         <source>No translation for &apos;%1&apos;: the interface stays in English</source>
         <translation>&apos;%1&apos; の翻訳はありません。表示は英語のままです</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+12"/>
         <source>Image %1 of %2 · %3</source>
         <translation>画像 %1/%2 · %3</translation>
     </message>
@@ -1704,12 +1754,12 @@ seed %2</source>
         <translation> · %1%</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source> · estimating the time left</source>
         <translation> · 残り時間を見積もり中</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source> · about %1 s left</source>
         <translation> · 残り約 %1 秒</translation>
     </message>
@@ -1719,12 +1769,12 @@ seed %2</source>
         <translation> · 待機 %1 件</translation>
     </message>
     <message>
-        <location line="+10"/>
+        <location line="+11"/>
         <source>Done</source>
         <translation>完了</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Done. Note: %1</source>
         <translation>完了。注意：%1</translation>
     </message>
@@ -1737,7 +1787,7 @@ seed %2</source>
 <context>
     <name>kiln::ui::MemoryPanel</name>
     <message>
-        <location filename="../ui/memory_panel.cpp" line="+38"/>
+        <location filename="../ui/memory_panel.cpp" line="+40"/>
         <source>What</source>
         <translation>項目</translation>
     </message>
@@ -1767,12 +1817,12 @@ seed %2</source>
         <translation>%1 / %2（ピーク %3）</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Pinned host memory</source>
         <translation>ピン留めホストメモリ</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>%1 (peak %2)</source>
         <translation>%1（ピーク %2）</translation>
     </message>
@@ -1787,7 +1837,7 @@ seed %2</source>
         <translation>%1（うちデバイス上 %2）</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+11"/>
         <source>Running job</source>
         <translation>実行中のジョブ</translation>
     </message>
@@ -1797,7 +1847,7 @@ seed %2</source>
         <translation>キャッシュ済みノード結果</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>%1 in %2 entries</source>
         <translation>%1（%2 件）</translation>
     </message>
@@ -1810,7 +1860,7 @@ seed %2</source>
 <context>
     <name>kiln::ui::NodeCanvas</name>
     <message>
-        <location filename="../ui/node_canvas.cpp" line="+63"/>
+        <location filename="../ui/node_canvas.cpp" line="+72"/>
         <source>on</source>
         <translation>オン</translation>
     </message>
@@ -1820,7 +1870,7 @@ seed %2</source>
         <translation>オフ</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+7"/>
         <source>starter model</source>
         <translation>スターターモデル</translation>
     </message>
@@ -1830,24 +1880,24 @@ seed %2</source>
         <translation>なし</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+6"/>
         <source>(required)</source>
         <translation>（必須）</translation>
     </message>
     <message>
-        <location line="+245"/>
-        <location line="+57"/>
+        <location line="+261"/>
+        <location line="+58"/>
         <source>Group</source>
         <translation>グループ</translation>
     </message>
     <message>
-        <location line="+297"/>
+        <location line="+323"/>
         <source>Rename Group…</source>
         <translation>グループ名を変更…</translation>
     </message>
     <message>
         <location line="+1"/>
-        <location line="+7"/>
+        <location line="+8"/>
         <source>Group Colour</source>
         <translation>グループの色</translation>
     </message>
@@ -1862,17 +1912,17 @@ seed %2</source>
         <translation>赤</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+0"/>
         <source>Orange</source>
         <translation>オレンジ</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>Green</source>
         <translation>緑</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+0"/>
         <source>Blue</source>
         <translation>青</translation>
     </message>
@@ -1882,7 +1932,7 @@ seed %2</source>
         <translation>紫</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+4"/>
         <source>Other…</source>
         <translation>その他…</translation>
     </message>
@@ -1897,7 +1947,7 @@ seed %2</source>
         <translation>選択をグループ化</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>Ctrl+G</source>
         <translation>Ctrl+G</translation>
     </message>
@@ -1915,7 +1965,7 @@ seed %2</source>
         <translation>ノードを検索</translation>
     </message>
     <message>
-        <location line="+33"/>
+        <location line="+39"/>
         <source>%1  (%2)</source>
         <translation>%1  (%2)</translation>
     </message>
@@ -1923,31 +1973,31 @@ seed %2</source>
 <context>
     <name>kiln::ui::ParameterPanel</name>
     <message>
-        <location filename="../ui/parameter_panel.cpp" line="+76"/>
+        <location filename="../ui/parameter_panel.cpp" line="+79"/>
         <location line="+37"/>
         <source>%1: %2</source>
         <translation>%1: %2</translation>
     </message>
     <message>
         <location line="-12"/>
-        <location line="+176"/>
+        <location line="+194"/>
         <source>Kiln starter model</source>
         <translation>Kiln スターターモデル</translation>
     </message>
     <message>
-        <location line="-165"/>
+        <location line="-183"/>
         <source>%1 (not a checkpoint)</source>
         <translation>%1 (チェックポイントではありません)</translation>
     </message>
     <message>
-        <location line="+73"/>
-        <location line="+59"/>
-        <location line="+36"/>
+        <location line="+85"/>
+        <location line="+61"/>
+        <location line="+40"/>
         <source>Browse…</source>
         <translation>参照…</translation>
     </message>
     <message>
-        <location line="-91"/>
+        <location line="-97"/>
         <source>Open checkpoint</source>
         <translation>チェックポイントを開く</translation>
     </message>
@@ -1957,17 +2007,17 @@ seed %2</source>
         <translation>チェックポイント (*.safetensors)</translation>
     </message>
     <message>
-        <location line="+57"/>
+        <location line="+60"/>
         <source>Choose a file</source>
         <translation>ファイルを選ぶ</translation>
     </message>
     <message>
-        <location line="+18"/>
+        <location line="+19"/>
         <source>From %1 to %2</source>
         <translation>%1 から %2 まで</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+4"/>
         <source>What to avoid</source>
         <translation>避けたいもの</translation>
     </message>
@@ -1992,7 +2042,7 @@ seed %2</source>
         <translation>.safetensors チェックポイントまたは diffusers フォルダ</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+7"/>
         <source>This workflow exposes no parameters: Generate runs it as it is.</source>
         <translation>このワークフローは公開パラメータを持ちません。生成するとそのまま実行されます。</translation>
     </message>
@@ -2000,7 +2050,7 @@ seed %2</source>
 <context>
     <name>kiln::ui::PreferencesDialog</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+85"/>
+        <location filename="../ui/preferences_dialog.cpp" line="+96"/>
         <source>Preferences</source>
         <translation>設定</translation>
     </message>
@@ -2035,7 +2085,7 @@ seed %2</source>
         <translation>入力</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Sets the memory settings below to the preset&apos;s; Apply or OK stores them</source>
         <translation>下のメモリ設定をプリセットの値にします。適用または OK で保存されます</translation>
     </message>
@@ -2050,12 +2100,12 @@ seed %2</source>
         <translation>下の値はどのプリセットにも一致しません</translation>
     </message>
     <message>
-        <location line="+19"/>
+        <location line="+20"/>
         <source>Takes effect when Kiln starts again (now: %1)</source>
         <translation>Kiln の次回起動時に反映されます (現在: %1)</translation>
     </message>
     <message>
-        <location line="+91"/>
+        <location line="+105"/>
         <source>Record stream needs streams: turn on streams or turn off record stream</source>
         <translation>レコードストリームにはストリームが必要です：ストリームをオンにするか、レコードストリームをオフにしてください</translation>
     </message>
@@ -2063,7 +2113,7 @@ seed %2</source>
 <context>
     <name>kiln::ui::QueuePanel</name>
     <message>
-        <location filename="../ui/queue_panel.cpp" line="+37"/>
+        <location filename="../ui/queue_panel.cpp" line="+38"/>
         <source>Cancel</source>
         <translation>取り消し</translation>
     </message>
@@ -2111,7 +2161,7 @@ seed %2</source>
 <context>
     <name>kiln::ui::SeedField</name>
     <message>
-        <location filename="../ui/number_fields.cpp" line="+83"/>
+        <location filename="../ui/number_fields.cpp" line="+88"/>
         <source>%1: set to %2</source>
         <translation>%1: %2 にしました</translation>
     </message>
@@ -2129,7 +2179,7 @@ seed %2</source>
         <translation>進行状況</translation>
     </message>
     <message>
-        <location line="+71"/>
+        <location line="+74"/>
         <source>%1 %2</source>
         <translation>%1 %2</translation>
     </message>
@@ -2137,7 +2187,7 @@ seed %2</source>
 <context>
     <name>kiln::ui::WorkflowEditor</name>
     <message>
-        <location filename="../ui/workflow_editor.cpp" line="+88"/>
+        <location filename="../ui/workflow_editor.cpp" line="+92"/>
         <source>Done</source>
         <translation>完了</translation>
     </message>
@@ -2152,12 +2202,12 @@ seed %2</source>
         <translation>停止しました</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+9"/>
         <source>%1 %2 · %3%</source>
         <translation>%1 %2 · %3%</translation>
     </message>
     <message>
-        <location line="+14"/>
+        <location line="+16"/>
         <source>&amp;File</source>
         <translation>ファイル(&amp;F)</translation>
     </message>
@@ -2197,7 +2247,7 @@ seed %2</source>
         <translation>生成パネルで使う(&amp;G)</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>&amp;Edit</source>
         <translation>編集(&amp;E)</translation>
     </message>
@@ -2232,12 +2282,12 @@ seed %2</source>
         <translation>選択をグループ化(&amp;G)</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>U&amp;ngroup</source>
         <translation>グループを解除(&amp;N)</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>&amp;View</source>
         <translation>表示(&amp;V)</translation>
     </message>
@@ -2262,7 +2312,7 @@ seed %2</source>
         <translation>中断(&amp;I)</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="+17"/>
         <source>Untitled workflow</source>
         <translation>無題のワークフロー</translation>
     </message>
@@ -2272,7 +2322,7 @@ seed %2</source>
         <translation>%1%2 — Kiln ワークフローエディタ</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="+17"/>
         <source>Select a node to edit its parameters.</source>
         <translation>ノードを選ぶとパラメータを編集できます。</translation>
     </message>
@@ -2284,12 +2334,12 @@ seed %2</source>
         </translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+15"/>
         <source>Show %1 in the generate panel</source>
         <translation>%1 を生成パネルに表示</translation>
     </message>
     <message>
-        <location line="+21"/>
+        <location line="+24"/>
         <source>Cannot open %1: %2</source>
         <translation>%1 を開けません：%2</translation>
     </message>
@@ -2299,7 +2349,7 @@ seed %2</source>
         <translation>%1 を開きました</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+7"/>
         <source>Save workflow</source>
         <translation>ワークフローを保存</translation>
     </message>
@@ -2315,7 +2365,7 @@ seed %2</source>
         <translation>保存に失敗しました</translation>
     </message>
     <message>
-        <location line="+10"/>
+        <location line="+11"/>
         <source>The workflow cannot run: %1</source>
         <translation>ワークフローを実行できません：%1</translation>
     </message>
@@ -2325,7 +2375,7 @@ seed %2</source>
         <translation>待機中</translation>
     </message>
     <message>
-        <location line="+25"/>
+        <location line="+26"/>
         <source>Unsaved changes</source>
         <translation>未保存の変更</translation>
     </message>

@@ -2,6 +2,8 @@
 
 #include <QCoreApplication>
 
+#include "kiln/render_workflow.h"
+
 namespace kiln::app {
 
 namespace {
@@ -22,35 +24,14 @@ const kiln::WorkflowNode* firstOfType(const kiln::Workflow& w, const std::string
 }  // namespace
 
 kiln::Workflow defaultTemplate() {
-  const kiln::RenderParams d = kiln::defaultRenderParams();
-  kiln::Workflow w;
-  const auto node = [&](const char* id, const char* type,
-                        std::map<std::string, kiln::ParamValue> params, double x, double y,
-                        const char* title = "") {
-    w.nodes.push_back({id, type, std::move(params), x, y, title});
-  };
-  node("model", "LoadCheckpoint", {{"ckpt_name", std::string()}}, 0, 0);
-  node("prompt", "TextEncode", {{"text", d.prompt}}, 320, -120, "Prompt");
-  node("negative", "TextEncode", {{"text", d.negative_prompt}}, 320, 120, "Negative prompt");
-  node("latent", "EmptyLatent",
-       {{"width", int64_t{64}}, {"height", int64_t{64}}, {"batch_size", int64_t{1}}}, 320, 320);
-  node("sampler", "Sampler",
-       {{"seed", int64_t{d.seed}},
-        {"steps", int64_t{d.steps}},
-        {"cfg", d.cfg_scale},
-        {"sampler_name", std::string("euler")}},
-       640, 0);
-  node("decode", "VAEDecode", {}, 960, 0);
-  node("save", "SaveImage", {{"filename_prefix", std::string("kiln")}}, 1220, 0);
-  w.links = {{"model", "CLIP", "prompt", "clip"},
-             {"model", "CLIP", "negative", "clip"},
-             {"model", "MODEL", "sampler", "model"},
-             {"prompt", "CONDITIONING", "sampler", "positive"},
-             {"negative", "CONDITIONING", "sampler", "negative"},
-             {"latent", "LATENT", "sampler", "latent_image"},
-             {"sampler", "LATENT", "decode", "samples"},
-             {"model", "VAE", "decode", "vae"},
-             {"decode", "IMAGE", "save", "images"}};
+  // The engine's template for the default settings, the graph kiln-cli render and
+  // kiln::render draw, at the starter model's size.
+  kiln::RenderParams d = kiln::defaultRenderParams();
+  d.width = d.height = 64;
+  kiln::Workflow w = kiln::renderWorkflow(d);
+  // Tiling is left to Preferences (applyNodeDefaults), as the app's other workflows leave it.
+  for (kiln::WorkflowNode& n : w.nodes)
+    if (n.type == "VAEDecode") n.params.clear();
   // The labels are translated where the panel shows them.
   w.exposed = {{"model", "ckpt_name", QT_TRANSLATE_NOOP("kiln::app::Workflow", "Model")},
                {"prompt", "text", QT_TRANSLATE_NOOP("kiln::app::Workflow", "Prompt")},

@@ -12,9 +12,10 @@
 
 namespace kiln::app {
 
-// Load checkpoint (empty: the starter model) -> prompt and negative prompt -> empty
-// latent of the starter model's size -> sampler -> decode -> save, with the model,
-// prompts, sampler, seed, steps, CFG scale, width and height exposed.
+// The engine's render template (kiln::renderWorkflow) for the default settings: load
+// checkpoint (empty: the starter model) -> prompt and negative prompt -> empty latent of the
+// starter model's size -> sampler -> decode (tiling left to Preferences) -> save, with the
+// model, prompts, sampler, seed, steps, CFG scale, width and height exposed.
 kiln::Workflow defaultTemplate();
 
 // What the panel knows parameters by, whatever the template's node ids.

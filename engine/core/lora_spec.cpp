@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 
@@ -44,7 +45,52 @@ double finite(double v, const std::string& whole) {
   return v;
 }
 
+// "40%=0.3,80%=0", checked; `whole` names it in errors.
+std::vector<LoraKeyframe> keyframesOf(const std::string& tail, const std::string& whole) {
+  std::vector<LoraKeyframe> keyframes;
+  if (tail.empty()) return keyframes;
+  if (!isSchedule("0," + tail))
+    throw Error(ErrorKind::InvalidArgument,
+                "LoRA strength schedule '" + tail + "' is not of the form 40%=0.3,80%=0");
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = tail.find(',', start);
+    const std::string part =
+        tail.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::size_t eq = part.find('=');
+    LoraKeyframe k;
+    k.at = finite(std::strtod(part.substr(0, eq - 1).c_str(), nullptr), whole) / 100.0;
+    k.strength = finite(std::strtod(part.substr(eq + 1).c_str(), nullptr), whole);
+    if (k.at < 0 || k.at > 1 || (!keyframes.empty() && k.at <= keyframes.back().at))
+      throw Error(
+          ErrorKind::InvalidArgument,
+          "LoRA '" + whole + "': keyframes must lie between 0% and 100%, in increasing order");
+    keyframes.push_back(k);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return keyframes;
+}
+
+// The shortest text that reads back as `v` exactly.
+std::string exactNumber(double v) {
+  char buffer[32];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v);
+  return ec == std::errc() ? std::string(buffer, end) : std::to_string(v);
+}
+
 }  // namespace
+
+std::vector<LoraKeyframe> parseLoraKeyframes(const std::string& text) {
+  return keyframesOf(text, text);
+}
+
+std::string formatLoraKeyframes(const std::vector<LoraKeyframe>& keyframes) {
+  std::string text;
+  for (const LoraKeyframe& k : keyframes)
+    text += (text.empty() ? "" : ",") + exactNumber(k.at * 100.0) + "%=" + exactNumber(k.strength);
+  return text;
+}
 
 const char* loraModeName(LoraMode mode) noexcept {
   switch (mode) {
@@ -92,27 +138,10 @@ LoraSpec parseLoraSpec(const std::string& text) {
     throw Error(ErrorKind::InvalidArgument,
                 "LoRA '" + text + "': only the denoiser's strength can change over the steps");
   if (!fields.empty()) {
-    std::size_t start = 0;
-    for (bool first = true;; first = false) {
-      const std::size_t comma = fields[0].find(',', start);
-      const std::string part =
-          fields[0].substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      if (first) {
-        spec.unet_strength = spec.text_strength = finite(std::strtod(part.c_str(), nullptr), text);
-      } else {
-        const std::size_t eq = part.find('=');
-        LoraKeyframe k;
-        k.at = finite(std::strtod(part.substr(0, eq - 1).c_str(), nullptr), text) / 100.0;
-        k.strength = finite(std::strtod(part.substr(eq + 1).c_str(), nullptr), text);
-        if (k.at < 0 || k.at > 1 || (!spec.keyframes.empty() && k.at <= spec.keyframes.back().at))
-          throw Error(
-              ErrorKind::InvalidArgument,
-              "LoRA '" + text + "': keyframes must lie between 0% and 100%, in increasing order");
-        spec.keyframes.push_back(k);
-      }
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
+    const std::size_t comma = fields[0].find(',');
+    spec.unet_strength = spec.text_strength =
+        finite(std::strtod(fields[0].substr(0, comma).c_str(), nullptr), text);
+    if (comma != std::string::npos) spec.keyframes = keyframesOf(fields[0].substr(comma + 1), text);
   }
   if (fields.size() > 1) spec.text_strength = finite(std::strtod(fields[1].c_str(), nullptr), text);
   return spec;

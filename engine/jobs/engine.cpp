@@ -202,13 +202,7 @@ struct Engine::Impl {
     return m;
   }
 
-  void emitMemory(JobId id) {
-    Event e;
-    e.type = EventType::MemoryStats;
-    e.job = id;
-    e.memory = memory();
-    emit(std::move(e));
-  }
+  void emitMemory(JobId id) { emit(jobs::memoryEvent(id, memory())); }
 
   void loop() {
     for (;;) {
@@ -275,13 +269,9 @@ struct Engine::Impl {
     emitMemory(0);
   }
 
-  void run(JobRecord& rec) {
-    Event started;
-    started.type = EventType::JobStarted;
-    started.job = rec.id;
-    emit(std::move(started));
-    emitMemory(rec.id);
-
+  // What a job runs with: the cache, the device, the offload settings of now, the writers,
+  // its embeddings folders before the engine's, its Skip flag.
+  jobs::RunEnvironment environmentFor(JobRecord& rec) {
     jobs::RunEnvironment env;
     env.cache = &cache;
     env.device = device.get();
@@ -289,8 +279,6 @@ struct Engine::Impl {
       std::lock_guard<std::mutex> lock(mutex);
       env.offload = offload;
     }
-    placed_reserve = env.offload.working_reserve_bytes;
-    device->resetPeak();
     env.timings = &timings;
     env.emit = [&](Event e) {
       e.job = rec.id;
@@ -306,7 +294,15 @@ struct Engine::Impl {
                               options.embedding_dirs.end());
     env.skip = &rec.skip;
     env.job_bytes = &job_bytes;
+    return env;
+  }
 
+  void run(JobRecord& rec) {
+    emit(jobs::jobEvent(EventType::JobStarted, rec.id));
+    emitMemory(rec.id);
+    jobs::RunEnvironment env = environmentFor(rec);
+    placed_reserve = env.offload.working_reserve_bytes;
+    device->resetPeak();
     Event end;
     end.job = rec.id;
     int failed_stage = -1;
@@ -319,24 +315,15 @@ struct Engine::Impl {
             node_cache.setLimit(
                 std::clamp<int64_t>(options.host_budget_bytes - cache.hostBytes(), 0,
                                     std::max<int64_t>(options.node_cache_bytes, 0)));
-          jobs::JobResult result =
-              rec.job.workflow ? jobs::runWorkflow(rec.job, env, nodes, node_cache, &failed_stage)
-                               : jobs::runJob(rec.job, env, &failed_stage);
-          end.type = EventType::JobFinished;
-          end.fraction = 1.0;
-          end.outputs = std::move(result.images);
-          end.output_paths = std::move(result.paths);
-          end.notices = std::move(result.notices);
-          end.model_family = std::move(result.model_family);
+          end = jobs::finishedEvent(
+              rec.id, rec.job.workflow
+                          ? jobs::runWorkflow(rec.job, env, nodes, node_cache, &failed_stage)
+                          : jobs::runJob(rec.job, env, &failed_stage));
         } catch (...) {
           jobs::rethrowAsError();
         }
       } catch (const Error& e) {
-        end.type =
-            e.kind() == ErrorKind::Cancelled ? EventType::JobCancelled : EventType::JobFailed;
-        end.error = e.kind();
-        end.stage = failed_stage;
-        end.message = e.what();
+        end = jobs::failedEvent(rec.id, e, failed_stage);
       }
       const core::InterruptStats s = scope.stats();
       std::lock_guard<std::mutex> lock(mutex);
@@ -347,19 +334,11 @@ struct Engine::Impl {
         interrupt_stats.longest_gap_to = s.longest_gap_to;
       }
     }
-    if (end.type == EventType::JobCancelled)
-      end.message = failed_stage >= 0
-                        ? "cancelled while running stage " + std::to_string(failed_stage + 1)
-                        : "cancelled before the first stage";
     if (!options.timings_path.empty() && end.type != EventType::JobFailed) {
       try {
         timings.save(options.timings_path);
       } catch (const Error& e) {
-        Event log;
-        log.type = EventType::Log;
-        log.job = rec.id;
-        log.message = e.what();
-        emit(std::move(log));
+        emit(jobs::logEvent(e.what(), rec.id));
       }
     }
     emit(std::move(end));
@@ -370,12 +349,7 @@ struct Engine::Impl {
 Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
   std::string problem;
   impl_->timings = jobs::StageTimings::load(impl_->options.timings_path, &problem);
-  if (!problem.empty()) {
-    Event log;
-    log.type = EventType::Log;
-    log.message = problem;
-    impl_->emit(std::move(log));
-  }
+  if (!problem.empty()) impl_->emit(jobs::logEvent(problem));
   impl_->thread = std::thread([this] { impl_->loop(); });
 }
 
@@ -414,10 +388,7 @@ JobId Engine::submit(Job job) {
     impl_->queue.push_back(rec);
   }
   // Still holding the sink: JobQueued reaches the sink before the job's JobStarted.
-  Event e;
-  e.type = EventType::JobQueued;
-  e.job = rec->id;
-  impl_->emit(std::move(e));
+  impl_->emit(jobs::jobEvent(EventType::JobQueued, rec->id));
   impl_->wake.notify_one();
   return rec->id;
 }
@@ -437,12 +408,7 @@ bool Engine::cancel(JobId id) {
     removed = *it;
     q.erase(it);
   }
-  Event e;
-  e.type = EventType::JobCancelled;
-  e.job = id;
-  e.error = ErrorKind::Cancelled;
-  e.message = "cancelled before it started";
-  impl_->emit(std::move(e));
+  impl_->emit(jobs::unstartedEvent(id));
   impl_->idle.notify_all();
   return true;
 }
@@ -455,14 +421,7 @@ void Engine::cancelAll() {
     if (impl_->running) impl_->running->token.cancel();
     removed.swap(impl_->queue);
   }
-  for (const auto& r : removed) {
-    Event e;
-    e.type = EventType::JobCancelled;
-    e.job = r->id;
-    e.error = ErrorKind::Cancelled;
-    e.message = "cancelled before it started";
-    impl_->emit(std::move(e));
-  }
+  for (const auto& r : removed) impl_->emit(jobs::unstartedEvent(r->id));
   impl_->idle.notify_all();
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "jobs/events.h"
 #include "kiln/engine.h"
 #include "kiln/units.h"  // formatNumber: numbers in messages and the A1111 text
 
@@ -81,6 +82,8 @@ Image imageFromRgb(const at::Tensor& rgb);
 // Written under a temporary name and renamed into place only if the job was not
 // cancelled meanwhile: an interrupted or failed save leaves no file behind.
 void saveImage(const std::string& path, const Image& image, const RunEnvironment& env);
+// "out.png" for the first picture of a batch, "out-2.png", "out-3.png" ... for the others.
+std::string numberedPath(const std::string& path, int64_t picture);
 // Saves `image` in `dir` as "<prefix>-NNNNN.png", NNNNN from `number` on, under the first
 // name no file has, claimed atomically (another Kiln saving into the same folder at the
 // same moment never overwrites it, nor is overwritten); `number` ends past the name used.
@@ -97,15 +100,14 @@ void placeModel(LoadedModel& model, RunEnvironment& env, memory::Device& device,
 // for the picture to carry; empty where a workflow cannot hold its settings yet.
 std::string drawingWorkflow(const RenderParams& asked, const RenderParams& image);
 
-// A Log event carrying `message` (shown to the user as it is).
-Event logEvent(std::string message);
-
 // True when the caller gave an image (even an empty, malformed one, which validation refuses).
 bool hasImage(const Image& image);
 
 // Throws kiln::Error(InvalidArgument) for parameters that can never work.
 void validateJob(const Job& job);
 
+// Runs a render job (kiln::render, kiln-cli render, Engine::submit without a workflow) as
+// its template workflow (see render_graph.h), a video model's as the video template.
 // Throws kiln::Error (Cancelled when interrupted) or whatever libtorch throws (see
 // rethrowAsError). `failed_stage` receives the index of the stage that was running when
 // it threw (-1 outside any stage).

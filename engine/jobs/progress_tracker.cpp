@@ -22,6 +22,7 @@ int ProgressTracker::add(StageKind kind, std::string name, std::string unit, int
   stages_.push_back(std::move(s));
   pixels_.push_back(pixels);
   fraction_done_.push_back(0);
+  shared_.emplace_back(0, 0);
   expected_units_.push_back(expected_units);
   guessed_.push_back(false);
   const int i = static_cast<int>(stages_.size()) - 1;
@@ -71,8 +72,16 @@ void ProgressTracker::start(int i) {
   env_.emit(std::move(e));
 }
 
+void ProgressTracker::share(int i, int64_t before, int64_t total) {
+  shared_[static_cast<std::size_t>(i)] = {before, total};
+}
+
 void ProgressTracker::progress(int i, int64_t done, int64_t total) {
   Stage& s = stages_[static_cast<std::size_t>(i)];
+  if (const auto [before, whole] = shared_[static_cast<std::size_t>(i)]; whole > 0) {
+    done = std::min(before + done, whole);
+    total = whole;
+  }
   s.total = total;
   fraction_done_[static_cast<std::size_t>(i)] =
       total > 0 ? std::clamp(static_cast<double>(done) / static_cast<double>(total), 0.0, 1.0)

@@ -36,6 +36,9 @@ class ProgressTracker {
   // What a stage's units are, where it turns out to count something else (its expected
   // time is kept).
   void setUnit(int i, std::string unit);
+  // A stage that several pieces of work share, one after the other: what the next piece
+  // reports as done of its own total counts from `before` of the stage's `total` units.
+  void share(int i, int64_t before, int64_t total);
 
   int current() const noexcept { return current_; }
   const Stage& stage(int i) const { return stages_[static_cast<std::size_t>(i)]; }
@@ -59,7 +62,8 @@ class ProgressTracker {
   // so no time left is given until it has finished ("estimating").
   std::vector<bool> guessed_;
   std::vector<double> fraction_done_;
-  double last_fraction_ = 0;  // the fraction sent last
+  std::vector<std::pair<int64_t, int64_t>> shared_;  // per stage: (before, total); total 0: not
+  double last_fraction_ = 0;                         // the fraction sent last
   int current_ = -1;
   Clock::time_point job_start_ = Clock::now(), stage_start_ = Clock::now(), last_progress_{};
 };

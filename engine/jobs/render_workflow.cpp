@@ -3,7 +3,9 @@
 #include <string>
 
 #include "jobs/job_runner.h"
+#include "jobs/render_graph.h"
 #include "kiln/error.h"
+#include "kiln/video_io.h"
 
 namespace kiln {
 namespace {
@@ -24,80 +26,203 @@ const char* dtypeName(ComputeDType d) {
 }
 
 void refuse(const std::string& what) {
-  throw Error(ErrorKind::InvalidArgument, "a workflow cannot hold " + what + " yet");
+  throw Error(ErrorKind::InvalidArgument, "a workflow cannot hold " + what);
 }
 
 void checkRepresentable(const RenderParams& p) {
   if (p.width <= 0 || p.height <= 0)
     throw Error(ErrorKind::InvalidArgument, "the render's size is not resolved");
-  if (jobs::hasImage(p.init_image) || jobs::hasImage(p.mask)) refuse("an init image or a mask");
-  for (const LoraSpec& l : p.loras)
-    if (!l.keyframes.empty()) refuse("LoRA strengths that change over the steps");
-  if (p.original_width != 0 || p.original_height != 0 || p.crop_top != 0 || p.crop_left != 0)
-    refuse("SDXL size conditioning other than the output size");
-  if (p.frames > 1) refuse("a video");
+  if (p.frames > 1) refuse("a video yet");
   if (!p.vae_path.empty() || !p.text_encoder_path.empty() || p.flow_shift != 0)
-    refuse("a video model's own VAE, text encoder or flow shift");
+    refuse("a video model's own VAE, text encoder or flow shift yet");
 }
+
+// Builds a render's graph node by node.
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(Workflow& w) : w_(w) {}
+
+  void node(std::string id, std::string type, std::map<std::string, ParamValue> params, double x,
+            double y, std::string title = {}) {
+    w_.nodes.push_back({std::move(id), std::move(type), std::move(params), x, y, std::move(title)});
+  }
+  void link(std::string from, std::string output, std::string to, std::string input) {
+    w_.links.push_back({std::move(from), std::move(output), std::move(to), std::move(input)});
+  }
+
+  // The nodes every picture shares: the model, its LoRAs, the prompts and the latent to
+  // start from (an init image and a mask from the job when `p` has them). Returns the node
+  // whose MODEL and CLIP the pictures take.
+  std::string shared(const RenderParams& p) {
+    node("model", "LoadCheckpoint",
+         {{"ckpt_name", p.model_path}, {"dtype", std::string(dtypeName(p.dtype))}}, 0, 0);
+    const std::string from = loras(p);
+    if (!jobs::hasImage(p.init_image)) {
+      node("latent", "EmptyLatent",
+           {{"width", int64_t{p.width}}, {"height", int64_t{p.height}}, {"batch_size", int64_t{1}}},
+           320, 320);
+      return from;
+    }
+    node("image", "JobImage", {{"width", int64_t{p.width}}, {"height", int64_t{p.height}}}, 160,
+         480, "Init image");
+    std::map<std::string, ParamValue> encode = tiling(p);
+    if (jobs::hasImage(p.mask)) {
+      node("mask", "JobMask", {}, 160, 640, "Mask");
+      encode["mask_feather"] = int64_t{p.mask_feather};
+      link("mask", "MASK", "latent", "mask");
+    }
+    node("latent", "VAEEncode", std::move(encode), 320, 320);
+    link("image", "IMAGE", "latent", "pixels");
+    link("model", "VAE", "latent", "vae");
+    return from;
+  }
+
+  // A video model's shared nodes: the model with its parts, LoRAs, prompts and the empty
+  // video latent.
+  std::string sharedVideo(const RenderParams& p) {
+    node("model", "LoadVideoModel",
+         {{"model_name", p.model_path},
+          {"vae_name", p.vae_path},
+          {"text_encoder_name", p.text_encoder_path},
+          {"dtype", std::string(dtypeName(p.dtype))},
+          {"shift", p.flow_shift}},
+         0, 0);
+    const std::string from = loras(p);
+    node(
+        "latent", "EmptyVideoLatent",
+        {{"width", int64_t{p.width}}, {"height", int64_t{p.height}}, {"frames", int64_t{p.frames}}},
+        320, 320);
+    return from;
+  }
+
+ private:
+  // The LoRAs after "model" and the prompts; returns the node the denoiser comes from.
+  std::string loras(const RenderParams& p) {
+    std::string from = "model";  // each LoRA takes the model and the text encoder from the last
+    for (std::size_t i = 0; i < p.loras.size(); ++i) {
+      const std::string id = "lora" + std::to_string(i + 1);
+      std::map<std::string, ParamValue> params = {{"lora_name", p.loras[i].path},
+                                                  {"strength_model", p.loras[i].unet_strength},
+                                                  {"strength_clip", p.loras[i].text_strength},
+                                                  {"mode", std::string(loraModeName(p.lora_mode))}};
+      if (!p.loras[i].keyframes.empty())
+        params["schedule"] = formatLoraKeyframes(p.loras[i].keyframes);
+      node(id, "LoadLoRA", std::move(params), 160, 160.0 * static_cast<double>(i + 1));
+      link(from, "MODEL", id, "model");
+      link(from, "CLIP", id, "clip");
+      from = id;
+    }
+    prompt("prompt", p.prompt, p.aesthetic_score, p, -120, "Prompt");
+    prompt("negative", p.negative_prompt, p.negative_aesthetic_score, p, 120, "Negative prompt");
+    link(from, "CLIP", "prompt", "clip");
+    link(from, "CLIP", "negative", "clip");
+    return from;
+  }
+
+ public:
+  // One picture: its sampler (seed `p.seed`), its decode and `output` (a node type and its
+  // parameters), the ids ending in `suffix`, laid out at height `y`.
+  void picture(const RenderParams& p, const std::string& from, const std::string& suffix,
+               std::pair<std::string, std::map<std::string, ParamValue>> output, double y) {
+    const bool from_image = jobs::hasImage(p.init_image);
+    const std::string sampler = "sampler" + suffix, decode = "decode" + suffix,
+                      save = "save" + suffix;
+    node(sampler, "Sampler",
+         {{"seed", p.seed},
+          {"steps", int64_t{p.steps}},
+          {"cfg", p.cfg_scale},
+          {"sampler_name", p.sampler},
+          {"scheduler", p.scheduler},
+          {"denoise", from_image ? p.denoise : 1.0}},
+         640, y);
+    node(decode, "VAEDecode", tiling(p), 960, y);
+    node(save, std::move(output.first), std::move(output.second), 1220, y);
+    link(from, "MODEL", sampler, "model");
+    link("prompt", "CONDITIONING", sampler, "positive");
+    link("negative", "CONDITIONING", sampler, "negative");
+    link("latent", "LATENT", sampler, "latent_image");
+    link(sampler, "LATENT", decode, "samples");
+    link("model", "VAE", decode, "vae");
+    link(decode, "IMAGE", save, "images");
+  }
+
+ private:
+  void prompt(const std::string& id, const std::string& text, double aesthetic_score,
+              const RenderParams& p, double y, std::string title) {
+    std::map<std::string, ParamValue> params = {{"text", text},
+                                                {"aesthetic_score", aesthetic_score}};
+    // SDXL's size conditioning where it is not the output size's.
+    if (p.original_width > 0) params["original_width"] = int64_t{p.original_width};
+    if (p.original_height > 0) params["original_height"] = int64_t{p.original_height};
+    if (p.crop_left > 0) params["crop_left"] = int64_t{p.crop_left};
+    if (p.crop_top > 0) params["crop_top"] = int64_t{p.crop_top};
+    node(id, "TextEncode", std::move(params), 320, y, std::move(title));
+  }
+
+  static std::map<std::string, ParamValue> tiling(const RenderParams& p) {
+    return {{"tiling", std::string(vaeTilingName(p.vae_tiling))},
+            {"tile_size", int64_t{p.tile_size}},
+            {"tile_overlap", int64_t{p.tile_overlap}}};
+  }
+
+  Workflow& w_;
+};
 
 }  // namespace
 
 Workflow renderWorkflow(const RenderParams& p) {
   checkRepresentable(p);
+  if (jobs::hasImage(p.init_image) || jobs::hasImage(p.mask))
+    refuse("an init image or a mask given in memory");
   Workflow w;
-  const auto node = [&](std::string id, std::string type, std::map<std::string, ParamValue> params,
-                        double x, double y, std::string title = {}) {
-    w.nodes.push_back({std::move(id), std::move(type), std::move(params), x, y, std::move(title)});
-  };
-  node("model", "LoadCheckpoint",
-       {{"ckpt_name", p.model_path}, {"dtype", std::string(dtypeName(p.dtype))}}, 0, 0);
-  // Each LoRA takes the model and the text encoder from the one before.
-  std::string from = "model";
-  for (std::size_t i = 0; i < p.loras.size(); ++i) {
-    const std::string id = "lora" + std::to_string(i + 1);
-    node(id, "LoadLoRA",
-         {{"lora_name", p.loras[i].path},
-          {"strength_model", p.loras[i].unet_strength},
-          {"strength_clip", p.loras[i].text_strength},
-          {"mode", std::string(loraModeName(p.lora_mode))}},
-         160, 160.0 * static_cast<double>(i + 1));
-    w.links.push_back({from, "MODEL", id, "model"});
-    w.links.push_back({from, "CLIP", id, "clip"});
-    from = id;
-  }
-  node("prompt", "TextEncode", {{"text", p.prompt}, {"aesthetic_score", p.aesthetic_score}}, 320,
-       -120, "Prompt");
-  node("negative", "TextEncode",
-       {{"text", p.negative_prompt}, {"aesthetic_score", p.negative_aesthetic_score}}, 320, 120,
-       "Negative prompt");
-  node("latent", "EmptyLatent",
-       {{"width", int64_t{p.width}}, {"height", int64_t{p.height}}, {"batch_size", int64_t{1}}},
-       320, 320);
-  node("sampler", "Sampler",
-       {{"seed", p.seed},
-        {"steps", int64_t{p.steps}},
-        {"cfg", p.cfg_scale},
-        {"sampler_name", p.sampler},
-        {"scheduler", p.scheduler},
-        {"denoise", 1.0}},
-       640, 0);
-  node("decode", "VAEDecode",
-       {{"tiling", std::string(vaeTilingName(p.vae_tiling))},
-        {"tile_size", int64_t{p.tile_size}},
-        {"tile_overlap", int64_t{p.tile_overlap}}},
-       960, 0);
-  node("save", "SaveImage", {{"filename_prefix", std::string("kiln")}}, 1220, 0);
-  const std::vector<WorkflowLink> links = {{from, "CLIP", "prompt", "clip"},
-                                           {from, "CLIP", "negative", "clip"},
-                                           {from, "MODEL", "sampler", "model"},
-                                           {"prompt", "CONDITIONING", "sampler", "positive"},
-                                           {"negative", "CONDITIONING", "sampler", "negative"},
-                                           {"latent", "LATENT", "sampler", "latent_image"},
-                                           {"sampler", "LATENT", "decode", "samples"},
-                                           {"model", "VAE", "decode", "vae"},
-                                           {"decode", "IMAGE", "save", "images"}};
-  w.links.insert(w.links.end(), links.begin(), links.end());
+  GraphBuilder b(w);
+  const std::string from = b.shared(p);
+  b.picture(p, from, "", {"SaveImage", {{"filename_prefix", std::string("kiln")}}}, 0);
   return w;
 }
 
+namespace jobs {
+
+RenderGraph renderJobGraph(const Job& job, const RenderParams& resolved) {
+  checkRepresentable(resolved);
+  RenderGraph g;
+  GraphBuilder b(g.workflow);
+  const std::string from = b.shared(resolved);
+  for (int i = 0; i < job.batch; ++i) {
+    RenderParams p = resolved;
+    p.seed = resolved.seed + i;
+    const std::string suffix = i == 0 ? std::string() : "-" + std::to_string(i + 1);
+    std::pair<std::string, std::map<std::string, ParamValue>> output{"PreviewImage", {}};
+    if (!job.output_path.empty())
+      output = {"SaveImageAs", {{"path", numberedPath(job.output_path, i)}}};
+    b.picture(p, from, suffix, std::move(output), 480.0 * i);
+    for (const char* id : {"sampler", "decode", "save"}) g.layout.image_of[id + suffix] = i;
+    if (std::string w = drawingWorkflow(job.params, p); !w.empty())
+      g.layout.workflow_of_image[i] = std::move(w);
+  }
+  g.layout.images = job.batch;
+  g.layout.shared_stages = {{"prompt", "negative"}};
+  return g;
+}
+
+RenderGraph renderVideoJobGraph(const Job& job, const RenderParams& resolved) {
+  RenderGraph g;
+  GraphBuilder b(g.workflow);
+  const std::string from = b.sharedVideo(resolved);
+  const std::string& out = job.output_path;
+  std::pair<std::string, std::map<std::string, ParamValue>> output{
+      "SaveVideoAs", {{"path", out}, {"fps", resolved.fps}}};
+  if (!out.empty() && videoFormatFor(out) == VideoFormat::Invalid)
+    output = {"SaveImageAs", {{"path", out}}};  // a still, as a picture
+  b.picture(resolved, from, "", std::move(output), 0);
+  for (const char* id : {"sampler", "decode", "save"}) g.layout.image_of[id] = 0;
+  g.layout.units["save"] = resolved.frames;
+  if (resolved.frames == 1)
+    if (std::string w = drawingWorkflow(job.params, resolved); !w.empty())
+      g.layout.workflow_of_image[0] = std::move(w);
+  g.layout.shared_stages = {{"prompt", "negative"}};
+  return g;
+}
+
+}  // namespace jobs
 }  // namespace kiln

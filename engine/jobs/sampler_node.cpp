@@ -39,7 +39,8 @@ int64_t stepsToRun(NodeCall& c, const LatentValue& latent, int64_t steps, double
 // The A1111 parameters text of image `b` of a Sampler's batch.
 std::string samplerParameters(const NodeCall& c, const ModelRef& ref, const ConditioningValue& pos,
                               const ConditioningValue& neg, int64_t b, int64_t width,
-                              int64_t height, bool from_image) {
+                              int64_t height, const LatentValue& latent) {
+  const bool from_image = latent.from_image;
   RenderParams p;
   p.prompt = pos.text;
   p.negative_prompt = neg.text;
@@ -58,19 +59,15 @@ std::string samplerParameters(const NodeCall& c, const ModelRef& ref, const Cond
                                                        sampling::parseSchedule(p.scheduler)),
                             ref.name);
   if (from_image) text += ", Denoising strength: " + formatNumber(denoise);
+  if (latent.mask.defined() && latent.mask_feather > 0)
+    text += ", Mask blur: " + std::to_string(latent.mask_feather);
   return text;
 }
 
 // A Preview event of the sampler's clean estimate `denoised` after step `done` of `total`.
 void emitPreview(const NodeCall& c, const pipelines::SdPipeline& pipe, const at::Tensor& denoised,
                  int64_t done, int64_t total) {
-  Event e;
-  e.type = EventType::Preview;
-  e.stage = c.stage;
-  e.done = done;
-  e.total = total;
-  e.image = imageFromRgb(pipe.previewRgb(denoised));
-  c.run.env.emit(std::move(e));
+  c.run.env.emit(previewEvent(c.stage, done, total, imageFromRgb(pipe.previewRgb(denoised))));
 }
 
 // The latent to sample: an empty latent laid out on this model's grid; a picture's must
@@ -143,6 +140,10 @@ graph::NodeOutputs sampleImage(NodeCall& c) {
     if (pos.pooled.defined() && neg.pooled.defined())
       cond.pooled = at::cat({neg.pooled, pos.pooled}, 0);
     pipelines::SizeConditioning sizes = pipelines::SizeConditioning::forImage(h * f, w * f);
+    if (pos.original_height > 0) sizes.original_height = pos.original_height;
+    if (pos.original_width > 0) sizes.original_width = pos.original_width;
+    sizes.crop_top = pos.crop_top;
+    sizes.crop_left = pos.crop_left;
     sizes.aesthetic_score = pos.aesthetic_score;
     sizes.negative_aesthetic_score = neg.aesthetic_score;
     for (int64_t b = 0; b < batch; ++b) {
@@ -172,8 +173,7 @@ graph::NodeOutputs sampleImage(NodeCall& c) {
           },
           latent.from_image ? &init : nullptr, settings);
       outs.push_back(toHost(c.run.device, out));
-      result.parameters.push_back(
-          samplerParameters(c, ref, pos, neg, b, w * f, h * f, latent.from_image));
+      result.parameters.push_back(samplerParameters(c, ref, pos, neg, b, w * f, h * f, latent));
     }
   }
   result.samples = at::cat(outs, 0);

@@ -140,7 +140,8 @@ graph::NodeOutputs encodeVideoPrompt(NodeCall& c) {
     const at::Tensor context = pipe.encodePrompt(v.text);
     if (!at::isfinite(context).all().item<bool>())
       throw Error(ErrorKind::NonFinite,
-                  "the text encoder produced NaN or infinity; its weights are probably damaged");
+                  "the text encoder produced NaN or infinity (encoding the prompt); its weights "
+                  "are probably damaged");
     v.context = c.run.device.download(context);
   }
   c.run.tracker.progress(c.stage, 1, 1);
@@ -314,6 +315,13 @@ graph::NodeOutputs decodeVideo(NodeCall& c) {
       tiling.tile_pixels, tiling.overlap_pixels, availableWorkBytes(c.run.device));
   const int64_t total =
       samples.size(0) * samples.size(2) * pipelines::videoTileCount(lh, lw, tiles);
+  if (tiles.tile > 0) {
+    std::string notice = "decoding in tiles of " + std::to_string(tiles.tile * vc.spatialFactor()) +
+                         " pixels (" + std::to_string(pipelines::videoTileCount(lh, lw, tiles)) +
+                         " per frame chunk)";
+    c.run.env.emit(logEvent(notice));
+    c.run.result.notices.push_back(std::move(notice));
+  }
   if (c.run.tracker.stage(c.stage).total != total)
     c.run.tracker.update(c.stage, c.run.tracker.stage(c.stage).name, total);
   std::vector<at::Tensor> chunks;
@@ -403,6 +411,73 @@ NodeDefinition saveVideo() {
     run.result.images.push_back(std::move(first));
     run.result.frames = std::move(frames);
     run.result.fps = options.fps;
+    return graph::NodeOutputs{};
+  };
+  return d;
+}
+
+NodeDefinition saveVideoAs() {
+  NodeDefinition d;
+  d.schema = {
+      "SaveVideoAs",
+      "Save video as",
+      "image",
+      "Saves the frames under a path of your choosing: a video file by its extension "
+      "(.mp4, .webm, .mov) or PNG frames in a folder (a path ending in '/'), with the "
+      "generation parameters inside; empty: the frames are only returned",
+      {in("images", ValueType::Image, "Frames")},
+      {text("path", ValueType::String, std::string(), "Path", "The file or folder to write"),
+       number("fps", ValueType::Float, 16.0, 1, 240, 1, "Frame rate",
+              "Frames per second (Wan 2.1: 16)"),
+       number("crf", ValueType::Int, int64_t{-1}, -1, 63, 1, "Quality",
+              "Constant quality for H.264 and VP9, lower is better; -1: 19 for H.264, 31 "
+              "for VP9")},
+      {}};
+  d.schema.output_node = true;
+  d.stage = StageKind::EncodeVideo;
+  d.stage_name = "Encoding video";
+  d.unit = "frames";
+  d.stage_needed = [](const graph::PlannedNode& n, const RunEnvironment&) {
+    const auto* path = std::get_if<std::string>(&n.params.at("path"));
+    return path && !path->empty();
+  };
+  d.run = [](NodeCall& c) {
+    WorkflowRun& run = c.run;
+    const auto& images = c.input<ImageValue>("images");
+    std::vector<Image> frames = framesOf(images);
+    const double fps = c.floatParam("fps");
+    // A still has no frame rate: its text is what SaveImage writes.
+    const std::string parameters = images.parameters.empty() ? std::string()
+                                   : frames.size() > 1
+                                       ? images.parameters.front() + ", FPS: " + formatNumber(fps)
+                                       : images.parameters.front();
+    const std::string workflow = carriedWorkflow(c);
+    if (const std::string path = c.stringParam("path"); !path.empty()) {
+      if (!run.env.write_video)
+        throw Error(ErrorKind::InvalidArgument, "this engine cannot write videos");
+      VideoWriteOptions options;
+      options.fps = fps;
+      options.crf = static_cast<int>(c.intParam("crf"));
+      if (!parameters.empty()) {
+        options.metadata["parameters"] = parameters;
+        options.metadata["comment"] = parameters;
+      }
+      if (!workflow.empty()) options.metadata["kiln_workflow"] = workflow;
+      const auto total = static_cast<int64_t>(frames.size());
+      options.progress = [&](int done, int) {
+        run.tracker.progress(c.stage, done, total);
+        core::checkInterrupt();
+      };
+      run.env.write_video(path, frames, options);
+      run.result.paths.push_back(path);
+    }
+    Image first = frames.front();
+    if (!parameters.empty()) first.text["parameters"] = parameters;
+    if (!workflow.empty()) first.text["kiln_workflow"] = workflow;
+    if (frames.size() == 1) frames.front().text["parameters"] = parameters;
+    run.result.images.push_back(std::move(first));
+    run.result.frames = std::move(frames);
+    run.result.fps = fps;
     return graph::NodeOutputs{};
   };
   return d;

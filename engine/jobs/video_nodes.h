@@ -1,5 +1,5 @@
-// The workflow nodes of video models (Wan 2.1): LoadVideoModel, EmptyVideoLatent and
-// SaveVideo, and what TextEncode, Sampler and VAEDecode do when their model is a video
+// The workflow nodes of video models (Wan 2.1): LoadVideoModel, EmptyVideoLatent, SaveVideo
+// and SaveVideoAs, and what TextEncode, Sampler and VAEDecode do when their model is a video
 // model (the same nodes serve both, as in ComfyUI).
 #pragma once
 
@@ -15,6 +15,9 @@ graph::NodeOutputs loadVideoModelOutputs(NodeCall& c, const std::string& path,
                                          const std::string& dtype, double shift);
 NodeDefinition emptyVideoLatent();
 NodeDefinition saveVideo();
+// Writes the frames to a path (a video file, or a PNG folder ending in '/'), or with no path
+// only returns them: a video render job's output.
+NodeDefinition saveVideoAs();
 
 // TextEncode, Sampler and VAEDecode for a video model's ref.
 graph::NodeOutputs encodeVideoPrompt(NodeCall& c);

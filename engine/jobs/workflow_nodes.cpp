@@ -147,6 +147,21 @@ NodeDefinition loadCheckpoint() {
   // A model handle stands while the model cache still holds the model.
   d.still_valid = modelStillCached;
   d.reused = timeAsModel;
+  // Nothing to load (no stage) when the model cache holds the image model already.
+  d.stage_needed = [](const graph::PlannedNode& n, const RunEnvironment& env) {
+    if (!env.cache) return true;
+    try {
+      const auto* name = std::get_if<std::string>(&n.params.at("ckpt_name"));
+      const auto* dtype = std::get_if<std::string>(&n.params.at("dtype"));
+      const std::string path = resolveModelPath(name ? *name : std::string());
+      if (!dtype || pipelines::familyOf(path).video) return true;
+      memory::CpuDevice cpu;
+      const memory::Device& device = env.device ? *env.device : cpu;
+      return !env.cache->contains(modelKey(path, computeScalarType(*dtype, device)));
+    } catch (const Error&) {
+      return true;  // the node says what is wrong when it runs
+    }
+  };
   return d;
 }
 
@@ -209,13 +224,22 @@ NodeDefinition loadLora() {
       {text("lora_name", ValueType::File, ParamValue(), "LoRA", "The LoRA file (.safetensors)"),
        number("strength_model", ValueType::Float, 1.0, -10, 10, 0.05, "Model strength", ""),
        number("strength_clip", ValueType::Float, 1.0, -10, 10, 0.05, "Text encoder strength", ""),
-       loraModeParam()},
+       loraModeParam(),
+       text("schedule", ValueType::String, std::string(), "Strength schedule",
+            "The model strength over the steps: \"40%=0.3,80%=0\" is the model strength until "
+            "40% of the steps, 0.3 from there and 0 from 80%; empty: the same throughout. Needs "
+            "hook or auto mode")},
       {out(ValueType::Model, "Model"), out(ValueType::Clip, "Text encoder")}};
   d.run = [](NodeCall& c) {
     const std::string path = existingLora(c);
     ModelRef model = c.input<ModelRef>("model"), clip = c.input<ModelRef>("clip");
     const LoraMode mode = parseLoraMode(c.stringParam("mode"));
-    model.loras.emplace_back(path, c.floatParam("strength_model"), 0.0);
+    std::vector<LoraKeyframe> keyframes = parseLoraKeyframes(c.stringParam("schedule"));
+    if (!keyframes.empty() && mode == LoraMode::Merge)
+      throw Error(
+          ErrorKind::InvalidArgument,
+          "LoRA '" + path + "' changes strength over the steps, which needs hook or auto mode");
+    model.loras.emplace_back(path, c.floatParam("strength_model"), 0.0, std::move(keyframes));
     model.lora_mode = mode;
     clip.loras.emplace_back(path, 0.0, c.floatParam("strength_clip"));
     clip.lora_mode = mode;
@@ -285,7 +309,15 @@ NodeDefinition textEncode() {
        number(
            "aesthetic_score", ValueType::Float, 6.0, 0, 10, 0.5, "Aesthetic score",
            "SDXL refiner only: the aesthetic score this prompt asks for (diffusers uses 6 for the "
-           "prompt and 2.5 for the negative)")},
+           "prompt and 2.5 for the negative)"),
+       number("original_width", ValueType::Int, int64_t{0}, 0, 16384, 8, "Original width",
+              "SDXL only: the width the picture claims to come from; 0: the output width"),
+       number("original_height", ValueType::Int, int64_t{0}, 0, 16384, 8, "Original height",
+              "SDXL only: the height the picture claims to come from; 0: the output height"),
+       number("crop_left", ValueType::Int, int64_t{0}, 0, 16384, 8, "Crop left",
+              "SDXL only: how far from the left the picture claims to be cropped"),
+       number("crop_top", ValueType::Int, int64_t{0}, 0, 16384, 8, "Crop top",
+              "SDXL only: how far from the top the picture claims to be cropped")},
       {out(ValueType::Conditioning, "Conditioning")}};
   d.stage = StageKind::EncodePrompt;
   d.stage_name = "Encoding prompt";
@@ -300,6 +332,10 @@ NodeDefinition textEncode() {
     ConditioningValue v;
     v.text = c.stringParam("text");
     v.aesthetic_score = c.floatParam("aesthetic_score");
+    v.original_width = c.intParam("original_width");
+    v.original_height = c.intParam("original_height");
+    v.crop_left = c.intParam("crop_left");
+    v.crop_top = c.intParam("crop_top");
     const models::EmbeddingLibrary embeddings(c.run.env.embedding_dirs);
     {
       memory::DeviceScope on_device(c.run.device);
@@ -307,7 +343,8 @@ NodeDefinition textEncode() {
           v.text, static_cast<int>(c.intParam("clip_skip")), &embeddings);
       if (!at::isfinite(enc.context).all().item<bool>())
         throw Error(ErrorKind::NonFinite,
-                    "the text encoder produced NaN or infinity; the checkpoint's text encoder "
+                    "the text encoder produced NaN or infinity (encoding the prompt); the "
+                    "checkpoint's text encoder "
                     "weights are probably damaged");
       v.context = toHost(c.run.device, enc.context);
       v.pooled = toHost(c.run.device, enc.pooled);
@@ -317,7 +354,9 @@ NodeDefinition textEncode() {
     return graph::NodeOutputs{makeValue(ValueType::Conditioning, std::move(v), bytes)};
   };
   // A prompt word may name an embedding added since: the folders' files are signed.
-  d.outside_state = [](const RunEnvironment& env) { return embeddingsState(env.embedding_dirs); };
+  d.outside_state = [](const RunEnvironment& env, const Job&) {
+    return embeddingsState(env.embedding_dirs);
+  };
   return d;
 }
 
@@ -331,9 +370,9 @@ NodeDefinition emptyLatent() {
               "layout (SD: 4 channels at 1/8 of the pixels; the starter model: 1/4; a video model: "
               "one frame)",
               {},
-              {number("width", ValueType::Int, int64_t{512}, 64, 8192, 8, "Width",
+              {number("width", ValueType::Int, int64_t{512}, 8, 8192, 8, "Width",
                       "Pixels; snapped down to the model's grid (8 for SD models)"),
-               number("height", ValueType::Int, int64_t{512}, 64, 8192, 8, "Height",
+               number("height", ValueType::Int, int64_t{512}, 8, 8192, 8, "Height",
                       "Pixels; snapped down to the model's grid (8 for SD models)"),
                number("batch_size", ValueType::Int, int64_t{1}, 1, 64, 1, "Batch size",
                       "Pictures at once")},
@@ -458,8 +497,9 @@ NodeDefinition vaeEncode() {
     latent.samples = at::cat(outs, 0);
     if (c.hasInput("mask")) {
       const at::Tensor mask = c.input<MaskValue>("mask").mask;
+      latent.mask_feather = c.intParam("mask_feather");
       latent.pixel_mask =
-          pipelines::featherMask(pipelines::fitImage(mask, fh, fw), c.intParam("mask_feather"));
+          pipelines::featherMask(pipelines::fitImage(mask, fh, fw), latent.mask_feather);
       latent.mask = pipelines::latentMask(latent.pixel_mask, f);
     }
     const int64_t bytes = tensorBytes(latent.samples) + tensorBytes(latent.source_rgb) +
@@ -538,7 +578,7 @@ NodeDefinition saveImage() {
                   "SaveImage needs an output folder and an image writer");
     const std::string prefix = checkedPrefix(c);
     std::vector<Image> images = imagesOf(c.input<ImageValue>("images"));
-    const std::string workflow = workflowToJson(*run.job.workflow);
+    const std::string workflow = carriedWorkflow(c);
     std::error_code ec;
     std::filesystem::create_directories(run.job.output_dir, ec);
     int number = 1;
@@ -566,9 +606,129 @@ NodeDefinition previewImage() {
               {}};
   d.schema.output_node = true;
   d.run = [](NodeCall& c) {
-    for (Image& image : imagesOf(c.input<ImageValue>("images")))
+    // A render's pictures carry their workflow; a workflow's previews are not saved.
+    const std::string workflow = c.run.layout && c.image >= 0 ? carriedWorkflow(c) : std::string();
+    for (Image& image : imagesOf(c.input<ImageValue>("images"))) {
+      if (!workflow.empty()) image.text["kiln_workflow"] = workflow;
       c.run.result.images.push_back(std::move(image));
+    }
     return graph::NodeOutputs{};
+  };
+  return d;
+}
+
+NodeDefinition saveImageAs() {
+  NodeDefinition d;
+  d.schema = {"SaveImageAs",
+              "Save image as",
+              "image",
+              "Saves pictures under a path of your choosing (the format by its extension), "
+              "replacing a file of that name; a batch's second picture gets \"-2\" before the "
+              "extension, and so on. The workflow and the A1111 parameters go inside",
+              {in("images", ValueType::Image, "Images")},
+              {text("path", ValueType::String, std::string(), "Path", "The file to write")},
+              {}};
+  d.schema.output_node = true;
+  d.stage = StageKind::Save;
+  d.stage_name = "Saving";
+  d.unit = "files";
+  d.units = [](const graph::PlannedNode&) { return int64_t{1}; };
+  d.run = [](NodeCall& c) {
+    WorkflowRun& run = c.run;
+    const std::string path = c.stringParam("path");
+    if (path.empty() || !run.env.write_image)
+      throw Error(ErrorKind::InvalidArgument, "SaveImageAs needs a path and an image writer");
+    std::vector<Image> images = imagesOf(c.input<ImageValue>("images"));
+    const std::string workflow = carriedWorkflow(c);
+    const auto n = static_cast<int64_t>(images.size());
+    for (int64_t i = 0; i < n; ++i) {
+      Image& image = images[static_cast<std::size_t>(i)];
+      if (!workflow.empty()) image.text["kiln_workflow"] = workflow;
+      const std::string file = numberedPath(path, i);
+      saveImage(file, image, run.env);
+      run.tracker.progress(c.stage, i + 1, n);
+      run.result.paths.push_back(file);
+      run.result.images.push_back(std::move(image));
+    }
+    return graph::NodeOutputs{};
+  };
+  return d;
+}
+
+// A hash of an image's size and pixels: what a job's own picture is, for the node cache.
+std::string imageState(const Image& image) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the bytes
+  const auto mix = [&h](const void* data, std::size_t n) {
+    const auto* b = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  };
+  const int dims[3] = {image.width, image.height, image.channels};
+  mix(dims, sizeof dims);
+  mix(image.pixels.data(), image.pixels.size() * sizeof(float));
+  return std::to_string(h);
+}
+
+NodeDefinition jobImage() {
+  NodeDefinition d;
+  d.schema = {"JobImage",
+              "Job's picture",
+              "image",
+              "The init image the job carries (a render's, given in memory), scaled to cover the "
+              "size and centre-cropped",
+              {},
+              {number("width", ValueType::Int, int64_t{0}, 0, 8192, 8, "Width",
+                      "Pixels; 0: the picture's own"),
+               number("height", ValueType::Int, int64_t{0}, 0, 8192, 8, "Height",
+                      "Pixels; 0: the picture's own")},
+              {out(ValueType::Image, "Image")}};
+  d.run = [](NodeCall& c) {
+    const Image& given = c.run.job.params.init_image;
+    if (!hasImage(given))
+      throw Error(ErrorKind::InvalidArgument, "JobImage: this job carries no init image");
+    pipelines::checkImage(given, "the init image");
+    const int64_t w = c.intParam("width") > 0 ? c.intParam("width") : given.width;
+    const int64_t h = c.intParam("height") > 0 ? c.intParam("height") : given.height;
+    bool cropped = false;
+    ImageValue image;
+    image.rgb =
+        pipelines::fitImage(pipelines::rgbOf(pipelines::imageTensor(given)), h, w, &cropped);
+    if (given.width != w || given.height != h) {
+      std::string notice = "the init image (" + std::to_string(given.width) + "x" +
+                           std::to_string(given.height) + ") was " +
+                           (cropped ? "scaled and centre-cropped" : "scaled") + " to " +
+                           std::to_string(w) + "x" + std::to_string(h);
+      c.run.env.emit(logEvent(notice));
+      c.run.result.notices.push_back(std::move(notice));
+    }
+    const int64_t bytes = tensorBytes(image.rgb);
+    return graph::NodeOutputs{makeValue(ValueType::Image, std::move(image), bytes)};
+  };
+  d.outside_state = [](const RunEnvironment&, const Job& job) {
+    return imageState(job.params.init_image);
+  };
+  return d;
+}
+
+NodeDefinition jobMask() {
+  NodeDefinition d;
+  d.schema = {"JobMask",
+              "Job's mask",
+              "image",
+              "The inpainting mask the job carries (a render's, given in memory): white repaints, "
+              "black keeps",
+              {},
+              {},
+              {out(ValueType::Mask, "Mask")}};
+  d.run = [](NodeCall& c) {
+    const Image& given = c.run.job.params.mask;
+    if (!hasImage(given))
+      throw Error(ErrorKind::InvalidArgument, "JobMask: this job carries no mask");
+    pipelines::checkImage(given, "the mask");
+    const at::Tensor mask = pipelines::maskTensor(given);
+    return graph::NodeOutputs{makeValue(ValueType::Mask, MaskValue{mask}, tensorBytes(mask))};
+  };
+  d.outside_state = [](const RunEnvironment&, const Job& job) {
+    return imageState(job.params.mask);
   };
   return d;
 }
@@ -800,6 +960,14 @@ bool modelStillCached(const graph::NodeOutputs& outputs, const RunEnvironment& e
   return env.cache != nullptr && env.cache->contains(ref->key);
 }
 
+std::string carriedWorkflow(const NodeCall& c) {
+  if (c.run.layout && c.image >= 0)
+    if (const auto it = c.run.layout->workflow_of_image.find(c.image);
+        it != c.run.layout->workflow_of_image.end())
+      return it->second;
+  return c.run.job.workflow ? workflowToJson(*c.run.job.workflow) : std::string();
+}
+
 std::string checkedPrefix(const NodeCall& c) {
   std::string prefix = c.stringParam("filename_prefix");
   if (prefix.empty() || prefix.find('/') != std::string::npos ||
@@ -812,9 +980,10 @@ std::string checkedPrefix(const NodeCall& c) {
 NodeLibrary builtinNodes() {
   NodeLibrary lib;
   for (NodeDefinition (*make)() :
-       {loadCheckpoint, loadVae, loadLora, loadLoraModelOnly, textEncode, emptyLatent, sampler,
-        vaeDecode, vaeEncode, loadImage, loadMask, saveImage, previewImage, loadVideoModel,
-        emptyVideoLatent, saveVideo})
+       {loadCheckpoint, loadVae,        loadLora,         loadLoraModelOnly, textEncode,
+        emptyLatent,    sampler,        vaeDecode,        vaeEncode,         loadImage,
+        loadMask,       jobImage,       jobMask,          saveImage,         saveImageAs,
+        previewImage,   loadVideoModel, emptyVideoLatent, saveVideo,         saveVideoAs})
     lib.add(make());
   return lib;
 }

@@ -53,6 +53,9 @@ struct ConditioningValue {
   at::Tensor pooled;   // [1, P] (SDXL)
   std::string text;
   double aesthetic_score = 6.0;  // SDXL refiner
+  // SDXL size conditioning: the size the picture claims to come from and its crop offsets
+  // (0: the output size, no crop).
+  int64_t original_width = 0, original_height = 0, crop_top = 0, crop_left = 0;
 };
 
 // What an empty latent (EmptyLatent, EmptyVideoLatent) asks for. Its grid (channels,
@@ -81,9 +84,10 @@ struct LatentValue {
   // A picture's latent (encoded, or sampled before), not an empty one: sampling starts
   // part-way (denoise).
   bool from_image = false;
-  at::Tensor mask;        // [B or 1, 1, h, w]: 1 repaints (inpainting); undefined: all
-  at::Tensor source_rgb;  // [B, 3, H, W] in [-1, 1]: the encoded picture, for exact composites
-  at::Tensor pixel_mask;  // [1, 1, H, W], the mask at pixel resolution
+  at::Tensor mask;           // [B or 1, 1, h, w]: 1 repaints (inpainting); undefined: all
+  at::Tensor source_rgb;     // [B, 3, H, W] in [-1, 1]: the encoded picture, for exact composites
+  at::Tensor pixel_mask;     // [1, 1, H, W], the mask at pixel resolution
+  int64_t mask_feather = 0;  // pixels the mask's edge was blurred over (the A1111 "Mask blur")
   std::vector<std::string> parameters;  // A1111 text per image, once sampled
 };
 
@@ -96,6 +100,23 @@ struct MaskValue {
   at::Tensor mask;  // [1, 1, H, W] in [0, 1]
 };
 
+// How a job lays out its graph beyond the nodes themselves: a render job draws a batch one
+// picture after another, each with its own sampler, decode and output nodes. Their stages
+// are named and numbered for their picture ("Denoising image 2 of 3"), Skip drops the later
+// pictures' nodes, nodes listed together share one stage (a render's prompt and negative
+// prompt: "Encoding prompt"), and each picture carries its own workflow.
+struct GraphLayout {
+  int images = 1;
+  std::map<std::string, int> image_of;  // node id -> its picture; absent: shared by all
+  std::vector<std::vector<std::string>> shared_stages;  // node ids that run as one stage
+  std::map<int, std::string> workflow_of_image;         // the JSON each picture carries
+  // Node id -> the units its stage expects, where the job knows them and the node's
+  // parameters do not (a video's frames before the model snaps them).
+  std::map<std::string, int64_t> units;
+  int threads = 0;  // 0: all cores
+  TimingKey timing{StageKind::Invalid, "workflow", 512 * 512, "fp32"};
+};
+
 // What one workflow run shares between its nodes.
 struct WorkflowRun {
   RunEnvironment& env;
@@ -106,6 +127,7 @@ struct WorkflowRun {
   // Models this run holds: leases on the cache's, or loaded for this job only.
   std::map<std::string, memory::ModelCache::Lease> leases;
   std::map<std::string, std::shared_ptr<LoadedModel>> uncached;
+  const GraphLayout* layout = nullptr;
 
   // The model of cache key `key`: one this run holds already, else the cache's (which
   // calls `load` when it has none), else `load`'s for this run only.
@@ -146,6 +168,7 @@ struct NodeCall {
   const graph::PlannedNode& node;
   std::map<std::string, graph::Value> inputs;
   int stage = -1;
+  int image = -1;  // the batch picture the node draws (GraphLayout); -1: shared or unknown
 
   int64_t intParam(const std::string& name) const;
   double floatParam(const std::string& name) const;
@@ -178,7 +201,10 @@ struct NodeDefinition {
   std::function<void(const graph::NodeOutputs&, ProgressTracker&)> reused;
   // State outside the workflow its result depends on, signed into its cache key and its
   // dependents' (see graph::OutsideState).
-  std::function<std::string(const RunEnvironment&)> outside_state;
+  std::function<std::string(const RunEnvironment&, const Job&)> outside_state;
+  // Whether the node's stage has work to report this time (unset: always); a loader whose
+  // model the model cache holds has none, so its stage is not planned.
+  std::function<bool(const graph::PlannedNode&, const RunEnvironment&)> stage_needed;
 };
 
 // Helpers the node files share: a loader's MODEL, CLIP and VAE outputs (all `ref`); whether
@@ -192,6 +218,9 @@ bool modelStillCached(const graph::NodeOutputs& outputs, const RunEnvironment& e
 // A loader's `reused`: the stages are timed as its model's.
 void timeAsModel(const graph::NodeOutputs& outputs, ProgressTracker& tracker);
 std::string checkedPrefix(const NodeCall& c);
+// The workflow (JSON) an output node's pictures carry: its picture's in the job's layout,
+// else the job's workflow; empty when neither.
+std::string carriedWorkflow(const NodeCall& c);
 // A VAE node's tiling parameters.
 pipelines::VaeTilingSettings tilingOf(const NodeCall& c);
 // The pixel size an empty latent asks for, snapped down to `multiple` (at least one

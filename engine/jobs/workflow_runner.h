@@ -16,4 +16,10 @@ void validateWorkflowJob(const Job& job, const NodeLibrary& library);
 JobResult runWorkflow(const Job& job, RunEnvironment& env, const NodeLibrary& library,
                       graph::ResultCache& cache, int* failed_stage = nullptr);
 
+// Runs `workflow` (valid for `library`) for `job` as `layout` lays it out: what runWorkflow
+// and the render jobs (runJob) share.
+JobResult runGraph(const Job& job, const Workflow& workflow, RunEnvironment& env,
+                   const NodeLibrary& library, graph::ResultCache& cache, const GraphLayout& layout,
+                   int* failed_stage = nullptr);
+
 }  // namespace kiln::jobs

@@ -637,7 +637,8 @@ class TestVideoJob : public QObject {
 
   // A render's picture carries the workflow that draws it: that workflow, run on the
   // engine as the app and `kiln-cli run` run it, draws the same pixels and the same A1111
-  // text, for SD 1.x, SDXL (with a LoRA) and a Wan still.
+  // text, for SD 1.x, SDXL (with a LoRA whose strength changes over the steps, and size
+  // conditioning from a cropped larger original) and a Wan still.
   void renderedPicturesCarryTheirWorkflow_data() {
     QTest::addColumn<QString>("model");
     QTest::addColumn<QString>("sampler");
@@ -671,13 +672,27 @@ class TestVideoJob : public QObject {
           kiln::testing::writeTensors(
               path, {{"lora_unet_" + module + ".lora_down.weight", at::randn({2, in}) * 0.3},
                      {"lora_unet_" + module + ".lora_up.weight", at::randn({out, 2}) * 0.3}});
-          p.loras.push_back({path, 0.8, 1.0, {}});
+          // Its strength changes half-way (hooked), and SDXL's size conditioning claims a
+          // cropped larger original: both travel in the workflow.
+          p.loras.push_back({path, 0.8, 1.0, {{0.5, 0.2}}});
+          p.original_width = 128;
+          p.original_height = 96;
+          p.crop_top = 16;
+          p.crop_left = 8;
           break;
         }
       QCOMPARE(p.loras.size(), std::size_t{1});
     }
     const kiln::RenderResult r = kiln::render(p);
     QVERIFY(r.image.text.count("kiln_workflow"));
+    if (lora) {  // each setting reaches the picture
+      kiln::RenderParams plain_size = p, steady = p;
+      plain_size.original_width = plain_size.original_height = 0;
+      plain_size.crop_top = plain_size.crop_left = 0;
+      steady.loras.front().keyframes.clear();
+      QVERIFY(!samePixels(kiln::render(plain_size).image, r.image));
+      QVERIFY(!samePixels(kiln::render(steady).image, r.image));
+    }
     const kiln::Workflow carried = kiln::parseWorkflow(r.image.text.at("kiln_workflow"));
     QCOMPARE(carried.node("model")->params.at("ckpt_name"), kiln::ParamValue(p.model_path));
     SimEngine sim("cpu", 1);

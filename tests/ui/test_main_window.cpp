@@ -43,6 +43,7 @@
 #include "settings.h"
 #include "stage_progress_bar.h"
 #include "wan_tiny.h"
+#include "workflow_editor.h"
 
 namespace {
 
@@ -79,16 +80,19 @@ class TestMainWindow : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
-  // The Generate button (the default template workflow on the app's engine) draws what
-  // `kiln-cli render` draws with the same settings, at the size asked for: the starter
-  // model (whose VAE downscales by 4), an SD 1.x model (by 8) and a Wan 2.1 video model
-  // picked as the model (a still, 16 latent channels).
+  // One picture whichever way it is asked for: the Generate button (the default template
+  // workflow on the app's engine), `kiln-cli render`, kiln::render and the app's picture
+  // opened in the workflow editor and run again draw the same pixels with the same A1111
+  // text, at the size asked for: the starter model (whose VAE downscales by 4), an SD 1.x
+  // model (by 8), an SDXL model (two text encoders, size conditioning) and a Wan 2.1 video
+  // model picked as the model (a still, 16 latent channels).
   void generateDrawsWhatTheCliRenders_data() {
     QTest::addColumn<QString>("model");
     QTest::addColumn<int>("steps");
     QTest::addColumn<QStringList>("extra");  // kiln-cli options beside the panel's
     QTest::newRow("starter model") << "starter" << 6 << QStringList{};
     QTest::newRow("sd1") << "sd1" << 3 << QStringList{};
+    QTest::newRow("sdxl") << "sdxl" << 2 << QStringList{};
     QTest::newRow("wan21 still") << "wan" << 2 << QStringList{"--frames", "1"};
   }
   void generateDrawsWhatTheCliRenders() {
@@ -101,6 +105,8 @@ class TestMainWindow : public QObject {
     if (model == "wan")
       path = QString::fromStdString(
           kiln::testing::writeWanTinyModel(dir.filePath("wan").toStdString()).folder);
+    if (model == "sdxl")
+      path = QString(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/sdxl/sdxl_tiny_ldm.safetensors";
     auto window = makeWindow(dir);
     QVERIFY(window);
     window->modelEdit()->setText(path);
@@ -135,6 +141,44 @@ class TestMainWindow : public QObject {
     QVERIFY(app.text("parameters").contains("Size: 64x64"));
     QVERIFY(app.convertToFormat(QImage::Format_RGB888) ==
             rendered.convertToFormat(QImage::Format_RGB888));
+
+    // kiln::render, the library call, with the same settings.
+    kiln::RenderParams p;
+    p.model_path = path.toStdString();
+    p.prompt = "a red circle on a blue background";
+    p.negative_prompt = "blurry";
+    p.seed = 7;
+    p.steps = steps;
+    p.cfg_scale = 5;
+    p.width = p.height = 64;
+    if (model == "wan") p.frames = 1;
+    const kiln::RenderResult r = kiln::render(p);
+    QCOMPARE(QString::fromStdString(r.image.text.at("parameters")), app.text("parameters"));
+    QImage library(r.image.width, r.image.height, QImage::Format_RGB888);
+    for (int y = 0; y < r.image.height; ++y)
+      for (int x = 0; x < r.image.width; ++x) {
+        const float* px = &r.image.pixels[static_cast<std::size_t>((y * r.image.width + x) * 3)];
+        const auto byte = [](float v) { return std::lround(std::clamp(v, 0.0f, 1.0f) * 255); };
+        library.setPixel(x, y, qRgb(byte(px[0]), byte(px[1]), byte(px[2])));
+      }
+    QVERIFY(library == app.convertToFormat(QImage::Format_RGB888));
+
+    // The app's picture opened in the workflow editor and run again.
+    const QString app_png = dir.filePath("out/" + pngs(dir).front());
+    kiln::ui::WorkflowEditor* editor = window->openWorkflowEditor();
+    QVERIFY(editor);
+    QVERIFY(editor->open(app_png));
+    QVERIFY(editor->run());
+    QTRY_VERIFY2_WITH_TIMEOUT(!window->bridge()->busy() && editor->statusText() == "Done",
+                              qPrintable(editor->statusText()), 120000);
+    QTRY_COMPARE(pngs(dir).size(), 2);
+    QString editor_png;
+    for (const QString& f : pngs(dir))
+      if (dir.filePath("out/" + f) != app_png) editor_png = dir.filePath("out/" + f);
+    const QImage again(editor_png);
+    QCOMPARE(again.text("parameters"), app.text("parameters"));
+    QVERIFY(again.convertToFormat(QImage::Format_RGB888) ==
+            app.convertToFormat(QImage::Format_RGB888));
   }
 
   void generatesSavesAndListsAResult() {

@@ -49,6 +49,11 @@ struct LoraSpec {
 // keyframes out of order or outside 0-100%.
 LoraSpec parseLoraSpec(const std::string& text);
 
+// Keyframes alone, as a schedule's tail: "40%=0.3,80%=0" (empty: none); throws as
+// parseLoraSpec does. formatLoraKeyframes writes them back in that form.
+std::vector<LoraKeyframe> parseLoraKeyframes(const std::string& text);
+std::string formatLoraKeyframes(const std::vector<LoraKeyframe>& keyframes);
+
 struct LoraReport {
   std::string path;
   std::string format;                     // "kohya", "peft", "lycoris", ...

@@ -149,15 +149,16 @@ int64_t snapFrames(int64_t frames, int64_t factor) {
 WanPipeline::WanPipeline(const WanModelPaths& paths, at::ScalarType dtype, at::ScalarType vae_dtype,
                          const LoadProgress& progress)
     : paths_(paths), dtype_(dtype) {
+  // The parts' headers and configs first: a damaged model is named before a missing file.
+  const auto t = models::openWanTransformer(paths_.transformer);
+  const auto v = models::openWanVae(paths_.vae);
+  const auto u = models::openUmt5(paths_.text_encoder);
   if (paths_.tokenizer.empty())
     throw Error(ErrorKind::FileNotFound,
                 "no UMT5 tokenizer (spiece.model) beside '" + paths_.text_encoder +
                     "'; put the sentencepiece model of google/umt5-xxl there as "
                     "spiece.model (or tokenizer/spiece.model)");
   tokenizer_ = models::T5Tokenizer::open(paths_.tokenizer);
-  const auto t = models::openWanTransformer(paths_.transformer);
-  const auto v = models::openWanVae(paths_.vae);
-  const auto u = models::openUmt5(paths_.text_encoder);
   if (u.config.d_model != t.config.text_dim)
     throw Error(ErrorKind::ShapeMismatch, "the text encoder '" + paths_.text_encoder + "' gives " +
                                               std::to_string(u.config.d_model) +

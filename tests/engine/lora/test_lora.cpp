@@ -815,6 +815,15 @@ class LoraTest : public QObject {
     QCOMPARE(b.text_strength, -0.25);
     QVERIFY_THROWS_EXCEPTION(Error, parseLoraSpec(":0.5"));
     QVERIFY_THROWS_EXCEPTION(Error, parseLoraSpec("x.safetensors:inf"));
+    // A schedule alone (a workflow's LoadLoRA holds it) reads back what it was written from.
+    const LoraSpec keyed = parseLoraSpec("x.safetensors:1,12.5%=0.3,70%=-0.1");
+    QCOMPARE(keyed.keyframes.size(), std::size_t{2});
+    QCOMPARE(formatLoraKeyframes(keyed.keyframes), std::string("12.5%=0.3,70%=-0.1"));
+    QCOMPARE(parseLoraKeyframes(formatLoraKeyframes(keyed.keyframes)), keyed.keyframes);
+    QVERIFY(parseLoraKeyframes("").empty());
+    QVERIFY_THROWS_EXCEPTION(Error, parseLoraKeyframes("70%=1,40%=0"));  // out of order
+    QVERIFY_THROWS_EXCEPTION(Error, parseLoraKeyframes("0.5"));          // not a keyframe
+    QVERIFY_THROWS_EXCEPTION(Error, parseLoraKeyframes("150%=1"));
   }
 };
 

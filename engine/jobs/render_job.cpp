@@ -1,0 +1,170 @@
+// A render job: its settings resolved against the model (size, grid, steps), then drawn as
+// its template workflow by the workflow runner, one picture of the batch after another.
+#include <algorithm>
+#include <cmath>
+
+#include "core/interrupt.h"
+#include "graph/result_cache.h"
+#include "jobs/job_runner.h"
+#include "jobs/model_loading.h"
+#include "jobs/render_graph.h"
+#include "jobs/workflow_runner.h"
+#include "kiln/units.h"
+#include "kiln/video_io.h"
+#include "memory/device.h"
+#include "memory/model_cache.h"
+#include "models/sd/sd_checkpoint.h"
+#include "pipelines/sd/sd_pipeline.h"
+#include "sampling/flow_match.h"
+
+namespace kiln::jobs {
+namespace {
+
+// What the image model at `path` is: the cached model's spec, else its files'.
+models::SdModelSpec modelSpec(const std::string& path, const std::string& key,
+                              const RunEnvironment& env) {
+  if (env.cache && env.cache->contains(key)) {
+    const memory::ModelCache::Lease lease =
+        env.cache->acquire(key, [] { return std::shared_ptr<memory::CachedModel>(); });
+    return static_cast<LoadedModel&>(lease.model()).as<pipelines::SdPipeline>().spec();
+  }
+  return models::openCheckpoint(path).spec;
+}
+
+// The size to draw: the asked one, else the init image's, else the model's native size,
+// snapped down to the model's grid (saying so in `notices`).
+void resolveSize(RenderParams& p, const models::SdModelSpec& spec,
+                 std::vector<std::string>& notices) {
+  if (hasImage(p.init_image) && p.width == 0 && p.height == 0) {
+    p.width = p.init_image.width;
+    p.height = p.init_image.height;
+  }
+  if (p.width == 0 && p.height == 0) {
+    p.width = spec.native_width > 0 ? spec.native_width : 512;
+    p.height = spec.native_height > 0 ? spec.native_height : 512;
+  }
+  const int64_t f = spec.vae.downscale();
+  if (p.width % f != 0 || p.height % f != 0) {
+    const int w = static_cast<int>(std::max<int64_t>(f, p.width / f * f));
+    const int h = static_cast<int>(std::max<int64_t>(f, p.height / f * f));
+    notices.push_back("size " + std::to_string(p.width) + "x" + std::to_string(p.height) +
+                      " is not a multiple of " + std::to_string(f) + "; rendering " +
+                      std::to_string(w) + "x" + std::to_string(h) + " instead");
+    p.width = w;
+    p.height = h;
+  }
+}
+
+// Image-to-image runs the last floor(steps * denoise) steps: at least one.
+void checkSteps(const RenderParams& p, std::vector<std::string>& notices) {
+  if (!hasImage(p.init_image)) {
+    if (p.denoise != 1.0)
+      notices.push_back("denoise " + formatNumber(p.denoise) +
+                        " applies to image-to-image only; ignored");
+    return;
+  }
+  if (std::floor(p.steps * p.denoise + 1e-9) < 1)
+    throw Error(ErrorKind::InvalidArgument,
+                "denoise " + formatNumber(p.denoise) + " of " + std::to_string(p.steps) +
+                    " steps runs no step; raise the denoise strength or the steps");
+}
+
+const NodeLibrary& nodeLibrary() {
+  static const NodeLibrary library = builtinNodes();
+  return library;
+}
+
+constexpr int kDefaultFrames = 81;  // Wan 2.1's 5 seconds at 16 fps
+constexpr int kDefaultWidth = 832, kDefaultHeight = 480;
+
+// A video model's settings, checked, with the frames and size it draws when none are
+// asked (the model snaps them to its grid, saying so).
+void resolveVideo(const Job& job, RenderParams& p) {
+  if (hasImage(p.init_image) || hasImage(p.mask))
+    throw Error(ErrorKind::InvalidArgument,
+                "video models render from text only here (no init image or mask)");
+  if (job.batch != 1)
+    throw Error(ErrorKind::InvalidArgument, "video models render one video per job");
+  if (!(p.fps > 0.0) || p.fps > 240.0)
+    throw Error(ErrorKind::InvalidArgument,
+                "the frame rate must be above 0 and at most 240, not " + formatNumber(p.fps));
+  if (p.flow_shift < 0.0)
+    throw Error(ErrorKind::InvalidArgument, "the flow shift must be positive (0: the model's)");
+  (void)sampling::flowSolverNamed(p.sampler);  // names the ones video models have
+  const std::string& out = job.output_path;
+  const bool image_out = !out.empty() && videoFormatFor(out) == VideoFormat::Invalid;
+  if (p.frames == 0) p.frames = image_out ? 1 : kDefaultFrames;
+  if (image_out && p.frames > 1)
+    throw Error(ErrorKind::InvalidArgument,
+                std::to_string(p.frames) +
+                    " frames need a video file (.mp4, .webm, .mov) or a folder for PNG frames (a "
+                    "name ending in '/'), not '" +
+                    out + "'");
+  if (p.width == 0 && p.height == 0) {
+    p.width = kDefaultWidth;
+    p.height = kDefaultHeight;
+  }
+}
+
+// Runs a render's graph with the job's embeddings folders first, then the engine's.
+JobResult runRenderGraph(const Job& job, RenderGraph& graph, const RenderParams& p,
+                         RunEnvironment& env, int* failed_stage) {
+  graph.layout.threads = p.threads;
+  const NodeLibrary& library = nodeLibrary();
+  if (const std::vector<WorkflowProblem> problems =
+          validateWorkflow(graph.workflow, library.schemas());
+      !problems.empty())
+    throw Error(ErrorKind::InvalidArgument,
+                "these render settings cannot be drawn:\n" + describeProblems(problems));
+  RunEnvironment render_env = env;
+  render_env.embedding_dirs = p.embedding_dirs;
+  render_env.embedding_dirs.insert(render_env.embedding_dirs.end(), env.embedding_dirs.begin(),
+                                   env.embedding_dirs.end());
+  graph::ResultCache nodes(0);  // a render shares its nodes' results within the job only
+  return runGraph(job, graph.workflow, render_env, library, nodes, graph.layout, failed_stage);
+}
+
+}  // namespace
+
+JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
+  validateJob(job);
+  RenderParams p = job.params;
+  if (p.model_path.empty()) p.model_path = starterModelPath();
+  memory::CpuDevice cpu;
+  const memory::Device& device = env.device ? *env.device : cpu;
+  const at::ScalarType dtype = computeScalarType(p.dtype, device);
+  checkComputeDtype(dtype, device);
+  if (const pipelines::Family& family = pipelines::familyOf(p.model_path); family.video) {
+    resolveVideo(job, p);
+    RenderGraph graph = renderVideoJobGraph(job, p);
+    graph.layout.timing = {StageKind::Invalid, family.name,
+                           static_cast<int64_t>(p.width) * p.height * p.frames,
+                           computeDtypeName(dtype)};
+    JobResult result = runRenderGraph(job, graph, p, env, failed_stage);
+    if (result.frames.empty()) {  // a still saved as a picture
+      result.frames = result.images;
+      result.fps = p.fps;
+    }
+    return result;
+  }
+  if (p.frames > 1)
+    throw Error(ErrorKind::InvalidArgument,
+                "'" + p.model_path + "' is an image model; " + std::to_string(p.frames) +
+                    " frames need a video model (Wan 2.1 text-to-video)");
+  core::checkInterrupt();
+  const models::SdModelSpec spec = modelSpec(p.model_path, modelKey(p.model_path, dtype), env);
+  core::checkInterrupt();
+  std::vector<std::string> notices;
+  resolveSize(p, spec, notices);
+  checkSteps(p, notices);
+  for (const std::string& n : notices) env.emit(logEvent(n));
+
+  RenderGraph graph = renderJobGraph(job, p);
+  graph.layout.timing = {StageKind::Invalid, models::familyName(spec.family),
+                         static_cast<int64_t>(p.width) * p.height, computeDtypeName(dtype)};
+  JobResult result = runRenderGraph(job, graph, p, env, failed_stage);
+  result.notices.insert(result.notices.begin(), notices.begin(), notices.end());
+  return result;
+}
+
+}  // namespace kiln::jobs
