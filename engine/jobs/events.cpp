@@ -35,10 +35,9 @@ Event failedEvent(JobId job, const Error& error, int stage) {
   Event e = jobEvent(cancelled ? EventType::JobCancelled : EventType::JobFailed, job);
   e.error = error.kind();
   e.stage = stage;
-  e.message = !cancelled ? error.what()
-              : stage >= 0
-                  ? "cancelled while running stage " + std::to_string(stage + 1)
-                  : "cancelled before the first stage";
+  e.message = !cancelled   ? error.what()
+              : stage >= 0 ? "cancelled while running stage " + std::to_string(stage + 1)
+                           : "cancelled before the first stage";
   return e;
 }
 
