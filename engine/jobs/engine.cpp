@@ -13,74 +13,14 @@
 #include <thread>
 
 #include "core/interrupt.h"
-#include "jobs/job_runner.h"
-#include "jobs/model_loading.h"
-#include "jobs/stage_timings.h"
+#include "jobs/render_job.h"
 #include "jobs/workflow_runner.h"
 #include "memory/device.h"
 #include "memory/model_cache.h"
+#include "nodes/model_loading.h"
+#include "nodes/stage_timings.h"
 
 namespace kiln {
-
-const char* stageKindName(StageKind kind) noexcept {
-  switch (kind) {
-    case StageKind::LoadModel:
-      return "load";
-    case StageKind::ApplyLora:
-      return "lora";
-    case StageKind::EncodePrompt:
-      return "encode";
-    case StageKind::EncodeImage:
-      return "encode_image";
-    case StageKind::Denoise:
-      return "denoise";
-    case StageKind::Decode:
-      return "decode";
-    case StageKind::EncodeVideo:
-      return "video";
-    case StageKind::Save:
-      return "save";
-    case StageKind::Invalid:
-      break;
-  }
-  return "invalid";
-}
-
-const char* eventTypeName(EventType type) noexcept {
-  switch (type) {
-    case EventType::JobQueued:
-      return "job_queued";
-    case EventType::JobStarted:
-      return "job_started";
-    case EventType::StagePlanned:
-      return "stage_planned";
-    case EventType::StageStarted:
-      return "stage_started";
-    case EventType::Progress:
-      return "progress";
-    case EventType::StageFinished:
-      return "stage_finished";
-    case EventType::StageUpdated:
-      return "stage_updated";
-    case EventType::Preview:
-      return "preview";
-    case EventType::JobFinished:
-      return "job_finished";
-    case EventType::JobFailed:
-      return "job_failed";
-    case EventType::JobCancelled:
-      return "job_cancelled";
-    case EventType::Log:
-      return "log";
-    case EventType::MemoryStats:
-      return "memory_stats";
-    case EventType::NodeState:
-      return "node_state";
-    case EventType::Invalid:
-      break;
-  }
-  return "invalid";
-}
 
 const char* nodeStateName(NodeState state) noexcept {
   switch (state) {
@@ -151,10 +91,10 @@ struct Engine::Impl {
   // Touched only by the engine thread, except for the atomics.
   std::unique_ptr<memory::Device> device;
   memory::ModelCache cache;
-  jobs::StageTimings timings;
+  nodes::StageTimings timings;
   std::atomic<int64_t> job_bytes{0};
   InterruptStats interrupt_stats;  // guarded by mutex
-  const jobs::NodeLibrary nodes = jobs::builtinNodes();
+  const nodes::NodeLibrary nodes = nodes::builtinNodes();
   graph::ResultCache node_cache;
 
   std::thread thread;
@@ -202,7 +142,7 @@ struct Engine::Impl {
     return m;
   }
 
-  void emitMemory(JobId id) { emit(jobs::memoryEvent(id, memory())); }
+  void emitMemory(JobId id) { emit(nodes::memoryEvent(id, memory())); }
 
   void loop() {
     for (;;) {
@@ -244,7 +184,7 @@ struct Engine::Impl {
     // (from the host copies; nothing is read from the file again).
     const bool afresh = settings.working_reserve_bytes != placed_reserve;
     placed_reserve = settings.working_reserve_bytes;
-    jobs::RunEnvironment env;
+    nodes::RunEnvironment env;
     env.cache = &cache;
     env.device = device.get();
     env.offload = settings;
@@ -258,12 +198,12 @@ struct Engine::Impl {
         // No work follows: room only for the weights (and the reserve).
         if (auto* m = dynamic_cast<pipelines::LoadedModel*>(&lease.model())) {
           if (afresh) m->offload();
-          jobs::placeModel(*m, env, *device, 0);
+          nodes::placeModel(*m, env, *device, 0);
         }
       } catch (const std::exception& e) {
-        emit(jobs::logEvent("could not place " + info.description +
-                            " with the new memory settings (the next job " +
-                            "tries again): " + e.what()));
+        emit(nodes::logEvent("could not place " + info.description +
+                             " with the new memory settings (the next job " +
+                             "tries again): " + e.what()));
       }
     }
     emitMemory(0);
@@ -271,8 +211,8 @@ struct Engine::Impl {
 
   // What a job runs with: the cache, the device, the offload settings of now, the writers,
   // its embeddings folders before the engine's, its Skip flag.
-  jobs::RunEnvironment environmentFor(JobRecord& rec) {
-    jobs::RunEnvironment env;
+  nodes::RunEnvironment environmentFor(JobRecord& rec) {
+    nodes::RunEnvironment env;
     env.cache = &cache;
     env.device = device.get();
     {
@@ -298,9 +238,9 @@ struct Engine::Impl {
   }
 
   void run(JobRecord& rec) {
-    emit(jobs::jobEvent(EventType::JobStarted, rec.id));
+    emit(nodes::jobEvent(EventType::JobStarted, rec.id));
     emitMemory(rec.id);
-    jobs::RunEnvironment env = environmentFor(rec);
+    nodes::RunEnvironment env = environmentFor(rec);
     placed_reserve = env.offload.working_reserve_bytes;
     device->resetPeak();
     Event end;
@@ -315,15 +255,15 @@ struct Engine::Impl {
             node_cache.setLimit(
                 std::clamp<int64_t>(options.host_budget_bytes - cache.hostBytes(), 0,
                                     std::max<int64_t>(options.node_cache_bytes, 0)));
-          end = jobs::finishedEvent(
+          end = nodes::finishedEvent(
               rec.id, rec.job.workflow
                           ? jobs::runWorkflow(rec.job, env, nodes, node_cache, &failed_stage)
                           : jobs::runJob(rec.job, env, &failed_stage));
         } catch (...) {
-          jobs::rethrowAsError();
+          nodes::rethrowAsError();
         }
       } catch (const Error& e) {
-        end = jobs::failedEvent(rec.id, e, failed_stage);
+        end = nodes::failedEvent(rec.id, e, failed_stage);
       }
       const core::InterruptStats s = scope.stats();
       std::lock_guard<std::mutex> lock(mutex);
@@ -338,7 +278,7 @@ struct Engine::Impl {
       try {
         timings.save(options.timings_path);
       } catch (const Error& e) {
-        emit(jobs::logEvent(e.what(), rec.id));
+        emit(nodes::logEvent(e.what(), rec.id));
       }
     }
     emit(std::move(end));
@@ -348,8 +288,8 @@ struct Engine::Impl {
 
 Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
   std::string problem;
-  impl_->timings = jobs::StageTimings::load(impl_->options.timings_path, &problem);
-  if (!problem.empty()) impl_->emit(jobs::logEvent(problem));
+  impl_->timings = nodes::StageTimings::load(impl_->options.timings_path, &problem);
+  if (!problem.empty()) impl_->emit(nodes::logEvent(problem));
   impl_->thread = std::thread([this] { impl_->loop(); });
 }
 
@@ -388,7 +328,7 @@ JobId Engine::submit(Job job) {
     impl_->queue.push_back(rec);
   }
   // Still holding the sink: JobQueued reaches the sink before the job's JobStarted.
-  impl_->emit(jobs::jobEvent(EventType::JobQueued, rec->id));
+  impl_->emit(nodes::jobEvent(EventType::JobQueued, rec->id));
   impl_->wake.notify_one();
   return rec->id;
 }
@@ -408,7 +348,7 @@ bool Engine::cancel(JobId id) {
     removed = *it;
     q.erase(it);
   }
-  impl_->emit(jobs::unstartedEvent(id));
+  impl_->emit(nodes::unstartedEvent(id));
   impl_->idle.notify_all();
   return true;
 }
@@ -421,7 +361,7 @@ void Engine::cancelAll() {
     if (impl_->running) impl_->running->token.cancel();
     removed.swap(impl_->queue);
   }
-  for (const auto& r : removed) impl_->emit(jobs::unstartedEvent(r->id));
+  for (const auto& r : removed) impl_->emit(nodes::unstartedEvent(r->id));
   impl_->idle.notify_all();
 }
 

@@ -3,8 +3,9 @@
 // batch, drawn one after another.
 #pragma once
 
-#include "jobs/workflow_nodes.h"
+#include "jobs/render_job.h"
 #include "kiln/workflow.h"
+#include "nodes/node_library.h"
 
 namespace kiln::jobs {
 

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "jobs/job_runner.h"
 #include "jobs/render_graph.h"
+#include "jobs/render_job.h"
 #include "kiln/error.h"
 #include "kiln/video_io.h"
 
@@ -57,7 +57,7 @@ class GraphBuilder {
     node("model", "LoadCheckpoint",
          {{"ckpt_name", p.model_path}, {"dtype", std::string(dtypeName(p.dtype))}}, 0, 0);
     const std::string from = loras(p);
-    if (!jobs::hasImage(p.init_image)) {
+    if (!nodes::hasImage(p.init_image)) {
       node("latent", "EmptyLatent",
            {{"width", int64_t{p.width}}, {"height", int64_t{p.height}}, {"batch_size", int64_t{1}}},
            320, 320);
@@ -66,7 +66,7 @@ class GraphBuilder {
     node("image", "JobImage", {{"width", int64_t{p.width}}, {"height", int64_t{p.height}}}, 160,
          480, "Init image");
     std::map<std::string, ParamValue> encode = tiling(p);
-    if (jobs::hasImage(p.mask)) {
+    if (nodes::hasImage(p.mask)) {
       node("mask", "JobMask", {}, 160, 640, "Mask");
       encode["mask_feather"] = int64_t{p.mask_feather};
       link("mask", "MASK", "latent", "mask");
@@ -124,7 +124,7 @@ class GraphBuilder {
   // parameters), the ids ending in `suffix`, laid out at height `y`.
   void picture(const RenderParams& p, const std::string& from, const std::string& suffix,
                std::pair<std::string, std::map<std::string, ParamValue>> output, double y) {
-    const bool from_image = jobs::hasImage(p.init_image);
+    const bool from_image = nodes::hasImage(p.init_image);
     const std::string sampler = "sampler" + suffix, decode = "decode" + suffix,
                       save = "save" + suffix;
     node(sampler, "Sampler",
@@ -172,7 +172,7 @@ class GraphBuilder {
 
 Workflow renderWorkflow(const RenderParams& p) {
   checkRepresentable(p);
-  if (jobs::hasImage(p.init_image) || jobs::hasImage(p.mask))
+  if (nodes::hasImage(p.init_image) || nodes::hasImage(p.mask))
     refuse("an init image or a mask given in memory");
   Workflow w;
   GraphBuilder b(w);

@@ -4,8 +4,8 @@
 #pragma once
 
 #include "graph/result_cache.h"
-#include "jobs/job_runner.h"
-#include "jobs/workflow_nodes.h"
+#include "jobs/render_job.h"
+#include "nodes/node_library.h"
 
 namespace kiln::jobs {
 

@@ -12,7 +12,6 @@
 #include <mutex>
 
 #include "checkpoint_variants.h"
-#include "jobs/model_loading.h"
 #include "kiln/engine.h"
 #include "kiln/error.h"
 #include "kiln/render.h"
@@ -21,6 +20,7 @@
 #include "kiln/workflow.h"
 #include "lora_files.h"
 #include "memory/device.h"
+#include "nodes/model_loading.h"
 #include "pipelines/wan/wan_pipeline.h"
 #include "sanitizer_skips.h"
 #include "tensor_io/materialize.h"
@@ -611,8 +611,8 @@ class TestVideoJob : public QObject {
     kiln::memory::SimulatedDevice device(int64_t{256} << 20);
     const auto& family = kiln::pipelines::familyOf(model_.folder);
     QVERIFY(family.video);
-    auto model = kiln::jobs::loadModel(family, family.resolve({model_.folder, {}, {}, at::kFloat}),
-                                       device, {});
+    auto model = kiln::nodes::loadModel(family, family.resolve({model_.folder, {}, {}, at::kFloat}),
+                                        device, {});
     kiln::memory::OffloadSettings settings;
     settings.vae_resident_threshold_bytes = 1024;  // the tiny VAE counts as large
     model->place(settings, 0);

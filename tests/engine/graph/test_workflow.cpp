@@ -4,14 +4,14 @@
 #include <QtTest>
 
 #include "graph/plan.h"
-#include "jobs/workflow_nodes.h"
 #include "kiln/error.h"
 #include "kiln/workflow.h"
+#include "nodes/node_library.h"
 
 namespace {
 
 const std::vector<kiln::NodeSchema>& schemas() {
-  static const kiln::jobs::NodeLibrary lib = kiln::jobs::builtinNodes();
+  static const kiln::nodes::NodeLibrary lib = kiln::nodes::builtinNodes();
   return lib.schemas();
 }
 

@@ -1,6 +1,7 @@
 // Workflow jobs on the engine with the sd1 conformance model: a text-to-image graph draws
 // what kiln::render draws, results are cached by input signature across jobs (counted per
-// node), image-to-image and inpainting run through VAEEncode with a mask, LoRA nodes
+// node), image-to-image and inpainting run through VAEEncode with a mask (from a file or
+// the job's own picture), LoRA nodes
 // change the picture and leave the model as it was, and failures name their node.
 #include <QDir>
 #include <QTemporaryDir>
@@ -598,6 +599,68 @@ class TestWorkflowRun : public QObject {
         }
     QVERIFY2(kept < 1e-6, qPrintable(QString::number(kept)));
     QVERIFY2(repainted > 0.05, qPrintable(QString::number(repainted)));
+  }
+
+  // A job's own picture and mask (JobImage, JobMask: what kiln::render's init image and
+  // mask become) are signed into the node cache by their pixels: another picture in the
+  // next job is encoded afresh, the same one again is taken from the cache; the workflow
+  // draws what kiln::render draws from the same picture.
+  void jobPicturesAreSignedByTheirPixels() {
+    kiln::Workflow w = textToImage(5);
+    w.nodes.push_back({"image", "JobImage", {}, 0, 0, ""});
+    w.nodes.push_back({"mask", "JobMask", {}, 0, 0, ""});
+    w.nodes.push_back({"encode", "VAEEncode", {{"mask_feather", int64_t{4}}}, 0, 0, ""});
+    w.nodes.push_back({"show", "PreviewImage", {}, 0, 0, ""});
+    w.node("sampler")->params["denoise"] = 0.6;
+    w.links[5] = {"encode", "LATENT", "sampler", "latent_image"};
+    w.links.push_back({"image", "IMAGE", "encode", "pixels"});
+    w.links.push_back({"mask", "MASK", "encode", "mask"});
+    w.links.push_back({"ckpt", "VAE", "encode", "vae"});
+    w.links.push_back({"decode", "IMAGE", "show", "images"});
+    w.nodes.erase(w.nodes.begin() + 6);  // the preview is the output
+    w.links.erase(w.links.begin() + 8);
+    const auto picture = [](float red) {
+      kiln::Image image;
+      image.width = image.height = 64;
+      image.channels = 3;
+      for (int i = 0; i < 64 * 64; ++i)
+        image.pixels.insert(image.pixels.end(), {red, 0.3f, static_cast<float>(i % 64) / 64});
+      return image;
+    };
+    kiln::Image mask;
+    mask.width = mask.height = 64;
+    mask.channels = 1;
+    for (int i = 0; i < 64 * 64; ++i) mask.pixels.push_back(i % 64 < 32 ? 1.0f : 0.0f);
+    const auto run = [&](const kiln::Image& image) {
+      kiln::Job job;
+      job.workflow = std::make_shared<const kiln::Workflow>(w);
+      job.params.init_image = image;
+      job.params.mask = mask;
+      const kiln::JobId id = engine_->submit(std::move(job));
+      const kiln::Event end = rec_.waitEnd(id);
+      return std::make_pair(end, rec_.states(id));
+    };
+    const auto [red, red_states] = run(picture(0.9f));
+    QVERIFY2(red.type == EventType::JobFinished, red.message.c_str());
+    QCOMPARE(red_states.at("encode"), NodeState::Done);
+    const auto [green, green_states] = run(picture(0.1f));
+    QVERIFY2(green.type == EventType::JobFinished, green.message.c_str());
+    QCOMPARE(green_states.at("image"), NodeState::Done);  // not the red picture's result
+    QCOMPARE(green_states.at("encode"), NodeState::Done);
+    QVERIFY(maxDiff(red.outputs.at(0), green.outputs.at(0)) > 0.1);
+    const auto [again, again_states] = run(picture(0.9f));
+    QCOMPARE(again_states.at("encode"), NodeState::Cached);
+    QCOMPARE(maxDiff(again.outputs.at(0), red.outputs.at(0)), 0.0);
+    // kiln::render with the same picture, mask and settings draws the same.
+    kiln::RenderParams p = sameAsRender(5);
+    p.init_image = picture(0.9f);
+    p.mask = mask;
+    p.mask_feather = 4;
+    p.denoise = 0.6;
+    const kiln::RenderResult r = kiln::render(p);
+    QCOMPARE(maxDiff(r.image, red.outputs.at(0)), 0.0);
+    QCOMPARE(r.image.text.at("parameters"), red.outputs.at(0).text.at("parameters"));
+    QVERIFY(r.image.text.at("parameters").find("Mask blur: 4") != std::string::npos);
   }
 
   // A LoRA node changes the picture; the same graph without it draws the original again.

@@ -9,13 +9,13 @@
 #include <filesystem>
 #include <fstream>
 
-#include "jobs/model_loading.h"
 #include "kiln/error.h"
 #include "lora/lora_file.h"
 #include "lora/lora_patcher.h"
 #include "lora_files.h"
 #include "memory/device.h"
 #include "memory/model_cache.h"
+#include "nodes/model_loading.h"
 #include "pipelines/sd/sd_lora_targets.h"
 #include "pipelines/sd/sd_pipeline.h"
 #include "ref_tensors.h"

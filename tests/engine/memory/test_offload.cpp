@@ -4,13 +4,13 @@
 // skip unchanged settings, and give every byte back.
 #include <QtTest>
 
-#include "jobs/model_loading.h"
 #include "kiln/engine.h"
 #include "kiln/error.h"
 #include "memory/device.h"
 #include "memory/model_cache.h"
 #include "memory/offload.h"
 #include "models/vae/vae_tiling.h"
+#include "nodes/model_loading.h"
 #include "pipelines/sd/sd_pipeline.h"
 #include "ref_tensors.h"
 

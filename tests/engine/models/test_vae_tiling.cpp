@@ -9,10 +9,10 @@
 #include <map>
 #include <memory>
 
-#include "jobs/progress_tracker.h"
-#include "jobs/vae_stage.h"
 #include "memory/device.h"
 #include "models/vae/vae_tiling.h"
+#include "nodes/progress_tracker.h"
+#include "nodes/vae_stage.h"
 #include "pipelines/common/vae_plan.h"
 #include "pipelines/sd/sd_pipeline.h"
 #include "ref_tensors.h"
@@ -330,20 +330,20 @@ class TestVaeTiling : public QObject {
     const int64_t full = kiln::models::decodeWorkingBytes(p.vae().config(), 64, 64, at::kFloat);
     kiln::memory::SimulatedDevice device(full / 3);
     std::vector<kiln::Event> events;
-    kiln::jobs::RunEnvironment env;
+    kiln::nodes::RunEnvironment env;
     env.emit = [&](kiln::Event e) { events.push_back(std::move(e)); };
-    kiln::jobs::ProgressTracker tracker(env, {kiln::StageKind::Invalid, "sd1", 512 * 512, "fp32"});
+    kiln::nodes::ProgressTracker tracker(env, {kiln::StageKind::Invalid, "sd1", 512 * 512, "fp32"});
     const int stage = tracker.add(kiln::StageKind::Decode, "Decoding", "tile passes", 1, 0, 1);
     tracker.plan();
     tracker.start(stage);
     at::Tensor image;
     {
       kiln::memory::DeviceScope scope(device);
-      image =
-          kiln::jobs::runVaeStage(kiln::pipelines::VaeWork::Decode, p, latent,
-                                  {tracker, stage, env, device, {kiln::VaeTiling::Auto, 0, 64}, [] {
-                                     return int64_t{64} << 30;
-                                   }});  // believes there is plenty
+      image = kiln::nodes::runVaeStage(
+          kiln::pipelines::VaeWork::Decode, p, latent,
+          {tracker, stage, env, device, {kiln::VaeTiling::Auto, 0, 64}, [] {
+             return int64_t{64} << 30;
+           }});  // believes there is plenty
     }
     tracker.finish(stage);
     bool logged = false, relabelled = false;
@@ -373,19 +373,19 @@ class TestVaeTiling : public QObject {
     const auto& p = pipeline("sd1");
     const at::Tensor latent = randomLatent(32, 32, 9);
     kiln::memory::SimulatedDevice device(8 * kMiB);
-    kiln::jobs::RunEnvironment env;
+    kiln::nodes::RunEnvironment env;
     env.emit = [](kiln::Event) {};
-    kiln::jobs::ProgressTracker tracker(env, {kiln::StageKind::Invalid, "sd1", 256 * 256, "fp32"});
+    kiln::nodes::ProgressTracker tracker(env, {kiln::StageKind::Invalid, "sd1", 256 * 256, "fp32"});
     const int stage = tracker.add(kiln::StageKind::Decode, "Decoding", "tile passes", 1, 0, 1);
     tracker.start(stage);
     kiln::memory::DeviceScope scope(device);
     bool out_of_memory = false;
     try {
-      (void)kiln::jobs::runVaeStage(
+      (void)kiln::nodes::runVaeStage(
           kiln::pipelines::VaeWork::Decode, p, latent,
           {tracker, stage, env, device, {kiln::VaeTiling::Never, 0, 64}, {}});
     } catch (...) {
-      out_of_memory = kiln::jobs::isOutOfMemory(std::current_exception());
+      out_of_memory = kiln::nodes::isOutOfMemory(std::current_exception());
     }
     QVERIFY(out_of_memory);
   }

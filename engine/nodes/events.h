@@ -8,7 +8,7 @@
 
 #include "kiln/engine.h"
 
-namespace kiln::jobs {
+namespace kiln::nodes {
 
 struct JobResult;
 
@@ -28,4 +28,4 @@ Event nodeEvent(std::string node, NodeState state, std::string message = {});
 // The sampler's clean estimate after step `done` of `total` of stage `stage`.
 Event previewEvent(int stage, int64_t done, int64_t total, Image image);
 
-}  // namespace kiln::jobs
+}  // namespace kiln::nodes

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "jobs/job_runner.h"
-#include "jobs/stage_timings.h"
+#include "nodes/run_environment.h"
+#include "nodes/stage_timings.h"
 
-namespace kiln::jobs {
+namespace kiln::nodes {
 
 class ProgressTracker {
  public:
@@ -68,4 +68,4 @@ class ProgressTracker {
   Clock::time_point job_start_ = Clock::now(), stage_start_ = Clock::now(), last_progress_{};
 };
 
-}  // namespace kiln::jobs
+}  // namespace kiln::nodes

@@ -1,8 +1,8 @@
-#include "jobs/model_loading.h"
+#include "nodes/model_loading.h"
 
 #include "kiln/error.h"
 
-namespace kiln::jobs {
+namespace kiln::nodes {
 
 at::ScalarType computeScalarType(ComputeDType dtype, const memory::Device& device) {
   if (dtype == ComputeDType::Auto)
@@ -39,4 +39,4 @@ std::shared_ptr<LoadedModel> loadModel(const pipelines::Family& family,
   return std::make_shared<LoadedModel>(family.open(request, progress), device);
 }
 
-}  // namespace kiln::jobs
+}  // namespace kiln::nodes

@@ -3,9 +3,9 @@
 // model (the same nodes serve both, as in ComfyUI).
 #pragma once
 
-#include "jobs/workflow_nodes.h"
+#include "nodes/node_library.h"
 
-namespace kiln::jobs {
+namespace kiln::nodes {
 
 NodeDefinition loadVideoModel();
 // A video model's MODEL, CLIP and VAE outputs, loaded (LoadVideoModel, and LoadCheckpoint
@@ -24,4 +24,4 @@ graph::NodeOutputs encodeVideoPrompt(NodeCall& c);
 graph::NodeOutputs sampleVideo(NodeCall& c);
 graph::NodeOutputs decodeVideo(NodeCall& c);
 
-}  // namespace kiln::jobs
+}  // namespace kiln::nodes

@@ -1,4 +1,4 @@
-#include "jobs/stage_timings.h"
+#include "nodes/stage_timings.h"
 
 #include <cmath>
 #include <filesystem>
@@ -9,7 +9,7 @@
 
 #include "core/atomic_file.h"
 
-namespace kiln::jobs {
+namespace kiln::nodes {
 namespace {
 
 // Before anything is measured: rough seconds per unit on a desktop CPU at 512x512.
@@ -164,4 +164,4 @@ void StageTimings::record(const TimingKey& key, int64_t units, double seconds) {
   ++e.runs;
 }
 
-}  // namespace kiln::jobs
+}  // namespace kiln::nodes

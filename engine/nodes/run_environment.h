@@ -1,6 +1,6 @@
-// Runs one job's stages on the calling thread: plans them, reports each stage's progress
-// with the calibrated overall fraction and ETA, checks the non-finite guards, saves
-// without leaving partial files. Interruption comes from the thread's InterruptScope.
+// What a job's work runs with (the model cache, the device, the writers, the Skip flag) and
+// what it returns, with the pieces every node and job shares: saving without leaving
+// partial files, placing a model with room for the work, telling out-of-memory apart.
 #pragma once
 
 #include <atomic>
@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "jobs/events.h"
 #include "kiln/engine.h"
 #include "kiln/units.h"  // formatNumber: numbers in messages and the A1111 text
+#include "nodes/events.h"
 
 namespace at {
 class Tensor;
@@ -27,7 +27,7 @@ namespace kiln::pipelines {
 class LoadedModel;
 }  // namespace kiln::pipelines
 
-namespace kiln::jobs {
+namespace kiln::nodes {
 
 class StageTimings;
 using pipelines::LoadedModel;
@@ -96,22 +96,8 @@ std::string saveNewImage(const std::string& dir, const std::string& prefix, int&
 void placeModel(LoadedModel& model, RunEnvironment& env, memory::Device& device,
                 int64_t working_bytes);
 
-// The workflow (JSON) that draws `image`, one picture of the render asked with `asked`,
-// for the picture to carry; empty where a workflow cannot hold its settings yet.
-std::string drawingWorkflow(const RenderParams& asked, const RenderParams& image);
-
 // True when the caller gave an image (even an empty, malformed one, which validation refuses).
 bool hasImage(const Image& image);
-
-// Throws kiln::Error(InvalidArgument) for parameters that can never work.
-void validateJob(const Job& job);
-
-// Runs a render job (kiln::render, kiln-cli render, Engine::submit without a workflow) as
-// its template workflow (see render_graph.h), a video model's as the video template.
-// Throws kiln::Error (Cancelled when interrupted) or whatever libtorch throws (see
-// rethrowAsError). `failed_stage` receives the index of the stage that was running when
-// it threw (-1 outside any stage).
-JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage = nullptr);
 
 // True for the errors allocators throw when memory runs out (std::bad_alloc,
 // c10::OutOfMemoryError, libtorch's CPU allocation failures, kiln::Error(OutOfMemory)).
@@ -121,4 +107,4 @@ bool isOutOfMemory(const std::exception_ptr& error);
 // failures as OutOfMemory, anything else unexpected as Internal).
 [[noreturn]] void rethrowAsError();
 
-}  // namespace kiln::jobs
+}  // namespace kiln::nodes

@@ -1,8 +1,8 @@
-#include "jobs/progress_tracker.h"
+#include "nodes/progress_tracker.h"
 
 #include <algorithm>
 
-namespace kiln::jobs {
+namespace kiln::nodes {
 
 TimingKey ProgressTracker::keyOf(int i) const {
   TimingKey key = base_;
@@ -176,4 +176,4 @@ void ProgressTracker::fill(Event& e) {
     if (guessed_[k] && fraction_done_[k] < 1.0) e.eta_seconds = -1;
 }
 
-}  // namespace kiln::jobs
+}  // namespace kiln::nodes

@@ -1,9 +1,9 @@
-#include "jobs/vae_stage.h"
+#include "nodes/vae_stage.h"
 
 #include "kiln/units.h"
 #include "memory/device.h"
 
-namespace kiln::jobs {
+namespace kiln::nodes {
 namespace {
 
 constexpr int64_t kSmallestTile = 128;
@@ -99,4 +99,4 @@ at::Tensor runVaeStage(pipelines::VaeWork work, const pipelines::VaeCodec& codec
   }
 }
 
-}  // namespace kiln::jobs
+}  // namespace kiln::nodes

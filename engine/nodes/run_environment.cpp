@@ -1,4 +1,4 @@
-#include "jobs/job_runner.h"
+#include "nodes/run_environment.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,15 +7,15 @@
 
 #include "core/atomic_file.h"
 #include "core/interrupt.h"
-#include "jobs/model_loading.h"
-#include "jobs/vae_stage.h"
 #include "kiln/render_workflow.h"
 #include "kiln/units.h"
 #include "memory/device.h"
 #include "memory/model_cache.h"
+#include "nodes/model_loading.h"
+#include "nodes/vae_stage.h"
 #include "pipelines/common/image_prep.h"
 
-namespace kiln::jobs {
+namespace kiln::nodes {
 
 Image imageFromRgb(const at::Tensor& rgb) {
   const at::Tensor hwc = rgb.to(at::kFloat).contiguous();
@@ -102,74 +102,6 @@ bool hasImage(const Image& image) {
   return image.width != 0 || image.height != 0 || image.channels != 0 || !image.pixels.empty();
 }
 
-void validateJob(const Job& job) {
-  const RenderParams& p = job.params;
-  if (p.lora_mode == LoraMode::Invalid) throw Error(ErrorKind::InvalidArgument, "no LoRA mode set");
-  if (p.lora_mode == LoraMode::Merge)
-    for (const auto& l : p.loras)
-      if (!l.keyframes.empty())
-        throw Error(
-            ErrorKind::InvalidArgument,
-            "LoRA '" + l.path + "' changes strength over the steps, which needs hook or auto mode");
-  if (p.steps < 1 || p.steps > 1000)
-    throw Error(ErrorKind::InvalidArgument,
-                "steps must be between 1 and 1000, got " + std::to_string(p.steps));
-  if (p.frames < 0 || p.frames > 1025)
-    throw Error(ErrorKind::InvalidArgument,
-                "frames must be between 1 and 1025 (0: the model's default), got " +
-                    std::to_string(p.frames));
-  if (!std::isfinite(p.cfg_scale) || p.cfg_scale < 0 || p.cfg_scale > 100)
-    throw Error(ErrorKind::InvalidArgument,
-                "CFG scale must be between 0 and 100, got " + formatNumber(p.cfg_scale));
-  const bool native = p.width == 0 && p.height == 0;
-  if (!native && (p.width < 8 || p.height < 8 || p.width > 8192 || p.height > 8192))
-    throw Error(ErrorKind::InvalidArgument,
-                "width and height must be between 8 and 8192 pixels (or both 0 for the "
-                "model's native size), got " +
-                    std::to_string(p.width) + "x" + std::to_string(p.height));
-  if (p.original_width < 0 || p.original_height < 0 || p.crop_top < 0 || p.crop_left < 0)
-    throw Error(ErrorKind::InvalidArgument, "original size and crop offsets cannot be negative");
-  if (p.dtype == ComputeDType::Invalid)
-    throw Error(ErrorKind::InvalidArgument, "no compute dtype set");
-  (void)sampling::parseSampler(p.sampler);  // an unknown name throws, naming the ones Kiln has
-  (void)sampling::parseSchedule(p.scheduler);
-  pipelines::validateTiling(vaeTilingSettings(p));
-  if (!std::isfinite(p.denoise) || p.denoise <= 0 || p.denoise > 1)
-    throw Error(ErrorKind::InvalidArgument,
-                "denoise must be more than 0 and at most 1, got " + formatNumber(p.denoise));
-  const bool init = hasImage(p.init_image), mask = hasImage(p.mask);
-  if (init) pipelines::checkImage(p.init_image, "the init image");
-  if (mask && !init)
-    throw Error(ErrorKind::InvalidArgument,
-                "a mask needs an init image: inpainting repaints part of a picture");
-  if (mask) {
-    pipelines::checkImage(p.mask, "the mask");
-    if (p.mask.width != p.init_image.width || p.mask.height != p.init_image.height)
-      throw Error(ErrorKind::InvalidArgument,
-                  "the mask is " + std::to_string(p.mask.width) + "x" +
-                      std::to_string(p.mask.height) + " pixels but the init image is " +
-                      std::to_string(p.init_image.width) + "x" +
-                      std::to_string(p.init_image.height) + "; they must be the same size");
-  }
-  if (p.mask_feather < 0 || p.mask_feather > 256)
-    throw Error(
-        ErrorKind::InvalidArgument,
-        "the mask feather must be between 0 and 256 pixels, got " + std::to_string(p.mask_feather));
-  if (job.batch < 1 || job.batch > 1000)
-    throw Error(ErrorKind::InvalidArgument,
-                "a batch has 1 to 1000 images, got " + std::to_string(job.batch));
-}
-
-std::string drawingWorkflow(const RenderParams& asked, const RenderParams& image) {
-  RenderParams w = image;
-  w.model_path = asked.model_path;  // the starter model stays "the starter model"
-  try {
-    return workflowToJson(renderWorkflow(w));
-  } catch (const Error&) {
-    return {};
-  }
-}
-
 namespace {
 
 bool isAllocationMessage(const std::string& what) {
@@ -213,4 +145,4 @@ bool isOutOfMemory(const std::exception_ptr& error) {
   }
 }
 
-}  // namespace kiln::jobs
+}  // namespace kiln::nodes

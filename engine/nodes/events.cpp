@@ -1,9 +1,73 @@
-#include "jobs/events.h"
+#include "nodes/events.h"
 
-#include "jobs/job_runner.h"
 #include "kiln/error.h"
+#include "nodes/run_environment.h"
 
-namespace kiln::jobs {
+namespace kiln {
+
+const char* stageKindName(StageKind kind) noexcept {
+  switch (kind) {
+    case StageKind::LoadModel:
+      return "load";
+    case StageKind::ApplyLora:
+      return "lora";
+    case StageKind::EncodePrompt:
+      return "encode";
+    case StageKind::EncodeImage:
+      return "encode_image";
+    case StageKind::Denoise:
+      return "denoise";
+    case StageKind::Decode:
+      return "decode";
+    case StageKind::EncodeVideo:
+      return "video";
+    case StageKind::Save:
+      return "save";
+    case StageKind::Invalid:
+      break;
+  }
+  return "invalid";
+}
+
+const char* eventTypeName(EventType type) noexcept {
+  switch (type) {
+    case EventType::JobQueued:
+      return "job_queued";
+    case EventType::JobStarted:
+      return "job_started";
+    case EventType::StagePlanned:
+      return "stage_planned";
+    case EventType::StageStarted:
+      return "stage_started";
+    case EventType::Progress:
+      return "progress";
+    case EventType::StageFinished:
+      return "stage_finished";
+    case EventType::StageUpdated:
+      return "stage_updated";
+    case EventType::Preview:
+      return "preview";
+    case EventType::JobFinished:
+      return "job_finished";
+    case EventType::JobFailed:
+      return "job_failed";
+    case EventType::JobCancelled:
+      return "job_cancelled";
+    case EventType::Log:
+      return "log";
+    case EventType::MemoryStats:
+      return "memory_stats";
+    case EventType::NodeState:
+      return "node_state";
+    case EventType::Invalid:
+      break;
+  }
+  return "invalid";
+}
+
+}  // namespace kiln
+
+namespace kiln::nodes {
 
 Event logEvent(std::string message, JobId job) {
   Event e;
@@ -73,4 +137,4 @@ Event previewEvent(int stage, int64_t done, int64_t total, Image image) {
   return e;
 }
 
-}  // namespace kiln::jobs
+}  // namespace kiln::nodes

@@ -9,7 +9,7 @@
 
 #include "kiln/engine.h"
 
-namespace kiln::jobs {
+namespace kiln::nodes {
 
 struct TimingKey {
   StageKind kind = StageKind::Invalid;
@@ -46,4 +46,4 @@ class StageTimings {
   std::map<std::string, Entry> entries_;
 };
 
-}  // namespace kiln::jobs
+}  // namespace kiln::nodes

@@ -12,7 +12,7 @@
 #include "pipelines/common/loaded_model.h"
 #include "pipelines/registry.h"
 
-namespace kiln::jobs {
+namespace kiln::nodes {
 
 using pipelines::LoadedModel;
 using pipelines::modelKey;
@@ -33,4 +33,4 @@ std::shared_ptr<LoadedModel> loadModel(const pipelines::Family& family,
                                        const memory::Device& device,
                                        const pipelines::LoadProgress& progress);
 
-}  // namespace kiln::jobs
+}  // namespace kiln::nodes

@@ -10,7 +10,7 @@
 #include <functional>
 #include <string>
 
-#include "jobs/progress_tracker.h"
+#include "nodes/progress_tracker.h"
 #include "pipelines/common/vae_plan.h"
 #include "pipelines/sd/sd_pipeline.h"
 
@@ -18,7 +18,7 @@ namespace kiln::memory {
 class Device;
 }
 
-namespace kiln::jobs {
+namespace kiln::nodes {
 
 // Bytes the device can give for work now: its free memory, or for the CPU what the
 // operating system has available (-1 where unknown).
@@ -58,4 +58,4 @@ at::Tensor runVaeStage(pipelines::VaeWork work, const pipelines::VaeCodec& codec
 at::Tensor runVaeStage(pipelines::VaeWork work, const pipelines::SdPipeline& pipeline,
                        const at::Tensor& input, const VaeStageRun& run);
 
-}  // namespace kiln::jobs
+}  // namespace kiln::nodes

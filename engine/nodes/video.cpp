@@ -1,18 +1,18 @@
-#include "jobs/video_nodes.h"
+#include "nodes/video.h"
 
 #include <cstdio>
 #include <filesystem>
 
 #include "core/interrupt.h"
-#include "jobs/model_loading.h"
-#include "jobs/node_schema.h"
-#include "jobs/vae_stage.h"
 #include "kiln/error.h"
 #include "kiln/units.h"
 #include "memory/device.h"
+#include "nodes/model_loading.h"
+#include "nodes/node_schema.h"
+#include "nodes/vae_stage.h"
 #include "pipelines/wan/wan_pipeline.h"
 
-namespace kiln::jobs {
+namespace kiln::nodes {
 namespace {
 
 using schema::choice;
@@ -483,4 +483,4 @@ NodeDefinition saveVideoAs() {
   return d;
 }
 
-}  // namespace kiln::jobs
+}  // namespace kiln::nodes

@@ -1,7 +1,7 @@
-// The built-in workflow nodes: their schemas, the stage each runs as, and what each does.
-// They live beside the job machinery because they use it (the model cache's leases, the
-// progress tracker, the VAE stage with its out-of-memory retry); the model-level work
-// they call is in nodes/.
+// What a workflow node is (its schema, the stage it runs as, what it does) and what the
+// node files share: the values on links, the models one run holds (the model cache's
+// leases, LoRAs, placement), the library of built-in nodes. The model-level work they call
+// is in pipelines/; the runner that plans and runs a workflow is jobs/workflow_runner.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -15,16 +15,16 @@
 
 #include "graph/plan.h"
 #include "graph/result_cache.h"
-#include "jobs/job_runner.h"
-#include "jobs/model_loading.h"
-#include "jobs/progress_tracker.h"
 #include "kiln/engine.h"
+#include "nodes/model_loading.h"
+#include "nodes/progress_tracker.h"
+#include "nodes/run_environment.h"
 #include "pipelines/common/loaded_model.h"
 #include "pipelines/common/vae_plan.h"
 #include "pipelines/sd/sd_pipeline.h"
 #include "pipelines/wan/wan_pipeline.h"
 
-namespace kiln::jobs {
+namespace kiln::nodes {
 
 // What travels on MODEL, CLIP and VAE links: which loaded checkpoint, and the LoRAs this
 // branch of the graph applies to it (MODEL: UNet strengths; CLIP: text strengths).
@@ -242,9 +242,7 @@ class NodeLibrary {
   std::vector<NodeSchema> schemas_;
 };
 
-// LoadCheckpoint, LoadLoRA, TextEncode, EmptyLatent, Sampler, VAEDecode, VAEEncode,
-// LoadImage, LoadMask, SaveImage, PreviewImage, and for video models LoadVideoModel,
-// EmptyVideoLatent and SaveVideo (TextEncode, Sampler and VAEDecode take video models).
+// Every built-in node (nodes.h lists them; video.h the video models' own).
 NodeLibrary builtinNodes();
 
-}  // namespace kiln::jobs
+}  // namespace kiln::nodes

@@ -6,7 +6,7 @@
 
 #include "kiln/workflow.h"
 
-namespace kiln::jobs::schema {
+namespace kiln::nodes::schema {
 
 inline ParamSpec number(std::string name, ValueType type, ParamValue def, double min, double max,
                         double step, std::string display, std::string description) {
@@ -42,4 +42,4 @@ inline OutputSpec out(ValueType type, std::string display) {
   return {valueTypeName(type), type, std::move(display)};
 }
 
-}  // namespace kiln::jobs::schema
+}  // namespace kiln::nodes::schema

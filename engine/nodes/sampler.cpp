@@ -1,16 +1,16 @@
-#include "jobs/sampler_node.h"
+#include "nodes/nodes.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "jobs/node_schema.h"
-#include "jobs/video_nodes.h"
 #include "kiln/error.h"
 #include "kiln/units.h"
 #include "memory/device.h"
+#include "nodes/node_schema.h"
+#include "nodes/video.h"
 #include "sampling/sampler_names.h"
 
-namespace kiln::jobs {
+namespace kiln::nodes {
 namespace {
 
 using schema::choice;
@@ -84,6 +84,29 @@ at::Tensor latentOnGrid(NodeCall& c, const LatentValue& latent, const pipelines:
   return samples;
 }
 
+// Classifier-free guidance's pair: the negative first, as the UNet's batch takes them.
+pipelines::Conditioning guidance(const ConditioningValue& pos, const ConditioningValue& neg) {
+  pipelines::Conditioning cond{pipelines::batchContexts(neg.context, pos.context), {}};
+  if (pos.pooled.defined() && neg.pooled.defined())
+    cond.pooled = at::cat({neg.pooled, pos.pooled}, 0);
+  return cond;
+}
+
+// SDXL's size conditioning for a picture of `height` x `width`: what the prompt claims
+// (its original size and crop, 0: the picture's own) and both prompts' aesthetic scores.
+pipelines::SizeConditioning sizeConditioning(const ConditioningValue& pos,
+                                             const ConditioningValue& neg, int64_t height,
+                                             int64_t width) {
+  pipelines::SizeConditioning sizes = pipelines::SizeConditioning::forImage(height, width);
+  if (pos.original_height > 0) sizes.original_height = pos.original_height;
+  if (pos.original_width > 0) sizes.original_width = pos.original_width;
+  sizes.crop_top = pos.crop_top;
+  sizes.crop_left = pos.crop_left;
+  sizes.aesthetic_score = pos.aesthetic_score;
+  sizes.negative_aesthetic_score = neg.aesthetic_score;
+  return sizes;
+}
+
 // An image model's Sampler: each image of the batch from its own seed (seed + b), on the
 // model's latent grid, with previews when the job asks for them.
 graph::NodeOutputs sampleImage(NodeCall& c) {
@@ -136,16 +159,8 @@ graph::NodeOutputs sampleImage(NodeCall& c) {
   std::vector<at::Tensor> outs;
   {
     memory::DeviceScope on_device(c.run.device);
-    pipelines::Conditioning cond{pipelines::batchContexts(neg.context, pos.context), {}};
-    if (pos.pooled.defined() && neg.pooled.defined())
-      cond.pooled = at::cat({neg.pooled, pos.pooled}, 0);
-    pipelines::SizeConditioning sizes = pipelines::SizeConditioning::forImage(h * f, w * f);
-    if (pos.original_height > 0) sizes.original_height = pos.original_height;
-    if (pos.original_width > 0) sizes.original_width = pos.original_width;
-    sizes.crop_top = pos.crop_top;
-    sizes.crop_left = pos.crop_left;
-    sizes.aesthetic_score = pos.aesthetic_score;
-    sizes.negative_aesthetic_score = neg.aesthetic_score;
+    const pipelines::Conditioning cond = guidance(pos, neg);
+    const pipelines::SizeConditioning sizes = sizeConditioning(pos, neg, h * f, w * f);
     for (int64_t b = 0; b < batch; ++b) {
       // Image b's noise comes from a generator seeded with seed + b.
       pipelines::SeededNoise seeded = pipelines::seededNoiseSource(seed + b, {1, channels, h, w});
@@ -221,4 +236,4 @@ NodeDefinition sampler() {
   return d;
 }
 
-}  // namespace kiln::jobs
+}  // namespace kiln::nodes
