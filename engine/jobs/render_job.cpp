@@ -138,6 +138,9 @@ void validateJob(const Job& job) {
         throw Error(
             ErrorKind::InvalidArgument,
             "LoRA '" + l.path + "' changes strength over the steps, which needs hook or auto mode");
+  if (p.seed < 0)
+    throw Error(ErrorKind::InvalidArgument,
+                "the seed must be 0 or more, got " + std::to_string(p.seed));
   if (p.steps < 1 || p.steps > 1000)
     throw Error(ErrorKind::InvalidArgument,
                 "steps must be between 1 and 1000, got " + std::to_string(p.steps));

@@ -206,8 +206,8 @@ NodeDefinition loadLora() {
       "Adds a LoRA to the model and the text encoder (kohya, diffusers, PEFT, LyCORIS)",
       {in("model", ValueType::Model, "Model"), in("clip", ValueType::Clip, "Text encoder")},
       {text("lora_name", ValueType::File, ParamValue(), "LoRA", "The LoRA file (.safetensors)"),
-       number("strength_model", ValueType::Float, 1.0, -10, 10, 0.05, "Model strength", ""),
-       number("strength_clip", ValueType::Float, 1.0, -10, 10, 0.05, "Text encoder strength", ""),
+       number("strength_model", ValueType::Float, 1.0, -100, 100, 0.05, "Model strength", ""),
+       number("strength_clip", ValueType::Float, 1.0, -100, 100, 0.05, "Text encoder strength", ""),
        loraModeParam(),
        text("schedule", ValueType::String, std::string(), "Strength schedule",
             "The model strength over the steps: \"40%=0.3,80%=0\" is the model strength until "
@@ -241,7 +241,7 @@ NodeDefinition loadLoraModelOnly() {
       "Adds a LoRA to the model's denoiser only",
       {in("model", ValueType::Model, "Model")},
       {text("lora_name", ValueType::File, ParamValue(), "LoRA", "The LoRA file (.safetensors)"),
-       number("strength_model", ValueType::Float, 1.0, -10, 10, 0.05, "Model strength", ""),
+       number("strength_model", ValueType::Float, 1.0, -100, 100, 0.05, "Model strength", ""),
        loraModeParam()},
       {out(ValueType::Model, "Model")}};
   d.run = [](NodeCall& c) {

@@ -427,7 +427,7 @@ NodeDefinition saveVideoAs() {
       "generation parameters inside; empty: the frames are only returned",
       {in("images", ValueType::Image, "Frames")},
       {text("path", ValueType::String, std::string(), "Path", "The file or folder to write"),
-       number("fps", ValueType::Float, 16.0, 1, 240, 1, "Frame rate",
+       number("fps", ValueType::Float, 16.0, 0, 240, 1, "Frame rate",
               "Frames per second (Wan 2.1: 16)"),
        number("crf", ValueType::Int, int64_t{-1}, -1, 63, 1, "Quality",
               "Constant quality for H.264 and VP9, lower is better; -1: 19 for H.264, 31 "
