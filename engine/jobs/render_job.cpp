@@ -13,41 +13,42 @@
 #include "kiln/video_io.h"
 #include "memory/device.h"
 #include "memory/model_cache.h"
-#include "models/sd/sd_checkpoint.h"
 #include "nodes/model_loading.h"
 #include "nodes/vae_stage.h"
 #include "pipelines/common/image_prep.h"
-#include "pipelines/sd/sd_pipeline.h"
+#include "pipelines/registry.h"
 #include "sampling/flow_match.h"
+#include "sampling/sampler_names.h"
 
 namespace kiln::jobs {
 namespace {
 
-// What the image model at `path` is: the cached model's spec, else its files'.
-models::SdModelSpec modelSpec(const std::string& path, const std::string& key,
-                              const RunEnvironment& env) {
+// What the image model at `path` is: the cached model's, else its files'.
+pipelines::ModelInfo modelInfo(const pipelines::Family& family, const std::string& path,
+                               const std::string& key, const RunEnvironment& env) {
   if (env.cache && env.cache->contains(key)) {
     const memory::ModelCache::Lease lease =
         env.cache->acquire(key, [] { return std::shared_ptr<memory::CachedModel>(); });
-    return static_cast<LoadedModel&>(lease.model()).as<pipelines::SdPipeline>().spec();
+    const auto& pipe = static_cast<LoadedModel&>(lease.model()).as<pipelines::Pipeline>();
+    return {pipe.kindName(), pipe.nativeSize(), pipe.latentFormat().side_multiple};
   }
-  return models::openCheckpoint(path).spec;
+  return family.inspect(path);
 }
 
 // The size to draw: the asked one, else the init image's, else the model's native size,
 // snapped down to the model's grid (saying so in `notices`).
-void resolveSize(RenderParams& p, const models::SdModelSpec& spec,
+void resolveSize(RenderParams& p, const pipelines::ModelInfo& model,
                  std::vector<std::string>& notices) {
   if (hasImage(p.init_image) && p.width == 0 && p.height == 0) {
     p.width = p.init_image.width;
     p.height = p.init_image.height;
   }
   if (p.width == 0 && p.height == 0) {
-    p.width = spec.native_width > 0 ? spec.native_width : 512;
-    p.height = spec.native_height > 0 ? spec.native_height : 512;
+    p.width = static_cast<int>(model.native.width);
+    p.height = static_cast<int>(model.native.height);
   }
-  const int64_t f = spec.vae.downscale();
-  if (p.width % f != 0 || p.height % f != 0) {
+  const int64_t f = model.side_multiple;
+  if (f > 1 && (p.width % f != 0 || p.height % f != 0)) {
     const int w = static_cast<int>(std::max<int64_t>(f, p.width / f * f));
     const int h = static_cast<int>(std::max<int64_t>(f, p.height / f * f));
     notices.push_back("size " + std::to_string(p.width) + "x" + std::to_string(p.height) +
@@ -77,12 +78,9 @@ const NodeLibrary& nodeLibrary() {
   return library;
 }
 
-constexpr int kDefaultFrames = 81;  // Wan 2.1's 5 seconds at 16 fps
-constexpr int kDefaultWidth = 832, kDefaultHeight = 480;
-
 // A video model's settings, checked, with the frames and size it draws when none are
 // asked (the model snaps them to its grid, saying so).
-void resolveVideo(const Job& job, RenderParams& p) {
+void resolveVideo(const Job& job, RenderParams& p, const pipelines::NativeSize& native) {
   if (hasImage(p.init_image) || hasImage(p.mask))
     throw Error(ErrorKind::InvalidArgument,
                 "video models render from text only here (no init image or mask)");
@@ -96,7 +94,7 @@ void resolveVideo(const Job& job, RenderParams& p) {
   (void)sampling::flowSolverNamed(p.sampler);  // names the ones video models have
   const std::string& out = job.output_path;
   const bool image_out = !out.empty() && videoFormatFor(out) == VideoFormat::Invalid;
-  if (p.frames == 0) p.frames = image_out ? 1 : kDefaultFrames;
+  if (p.frames == 0) p.frames = image_out ? 1 : static_cast<int>(native.frames);
   if (image_out && p.frames > 1)
     throw Error(ErrorKind::InvalidArgument,
                 std::to_string(p.frames) +
@@ -104,8 +102,8 @@ void resolveVideo(const Job& job, RenderParams& p) {
                     "name ending in '/'), not '" +
                     out + "'");
   if (p.width == 0 && p.height == 0) {
-    p.width = kDefaultWidth;
-    p.height = kDefaultHeight;
+    p.width = static_cast<int>(native.width);
+    p.height = static_cast<int>(native.height);
   }
 }
 
@@ -208,8 +206,9 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
   const memory::Device& device = env.device ? *env.device : cpu;
   const at::ScalarType dtype = computeScalarType(p.dtype, device);
   checkComputeDtype(dtype, device);
-  if (const pipelines::Family& family = pipelines::familyOf(p.model_path); family.video) {
-    resolveVideo(job, p);
+  const pipelines::Family& family = pipelines::familyOf(p.model_path);
+  if (family.video) {
+    resolveVideo(job, p, family.inspect(p.model_path).native);
     RenderGraph graph = renderVideoJobGraph(job, p);
     graph.layout.timing = {StageKind::Invalid, family.name,
                            static_cast<int64_t>(p.width) * p.height * p.frames,
@@ -226,16 +225,17 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
                 "'" + p.model_path + "' is an image model; " + std::to_string(p.frames) +
                     " frames need a video model (Wan 2.1 text-to-video)");
   core::checkInterrupt();
-  const models::SdModelSpec spec = modelSpec(p.model_path, modelKey(p.model_path, dtype), env);
+  const pipelines::ModelInfo model =
+      modelInfo(family, p.model_path, family.cacheKey({p.model_path, {}, {}, dtype}), env);
   core::checkInterrupt();
   std::vector<std::string> notices;
-  resolveSize(p, spec, notices);
+  resolveSize(p, model, notices);
   checkSteps(p, notices);
   for (const std::string& n : notices) env.emit(logEvent(n));
 
   RenderGraph graph = renderJobGraph(job, p);
-  graph.layout.timing = {StageKind::Invalid, models::familyName(spec.family),
-                         static_cast<int64_t>(p.width) * p.height, computeDtypeName(dtype)};
+  graph.layout.timing = {StageKind::Invalid, model.kind, static_cast<int64_t>(p.width) * p.height,
+                         computeDtypeName(dtype)};
   JobResult result = runRenderGraph(job, graph, p, env, failed_stage);
   result.notices.insert(result.notices.begin(), notices.begin(), notices.end());
   return result;

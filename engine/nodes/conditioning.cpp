@@ -5,16 +5,9 @@
 #include <cmath>
 #include <filesystem>
 
-#include "core/data_paths.h"
-#include "core/interrupt.h"
 #include "memory/device.h"
-#include "models/sd/sd_checkpoint.h"
+#include "models/text/embeddings.h"
 #include "nodes/node_schema.h"
-#include "nodes/vae_stage.h"
-#include "nodes/video.h"
-#include "pipelines/common/image_prep.h"
-#include "pipelines/common/vae_file.h"
-#include "pipelines/wan/wan_pipeline.h"
 
 namespace kiln::nodes {
 namespace {
@@ -83,10 +76,11 @@ NodeDefinition textEncode() {
   d.units = [](const graph::PlannedNode&) { return int64_t{1}; };
   d.run = [](NodeCall& c) {
     const ModelRef& ref = c.input<ModelRef>("clip");
-    if (ref.video) return encodeVideoPrompt(c);
-    LoadedModel& model =
-        c.run.prepare(ref, WorkflowRun::Part::Text,
-                      [](const pipelines::SdPipeline& p) { return p.encodingWorkingBytes(); });
+    const pipelines::Pipeline& pipe =
+        c.run
+            .prepare(ref, WorkflowRun::Part::Text,
+                     [](const pipelines::Pipeline& p) { return p.promptWorkingBytes(); })
+            .as<pipelines::Pipeline>();
     ConditioningValue v;
     v.text = c.stringParam("text");
     v.aesthetic_score = c.floatParam("aesthetic_score");
@@ -97,13 +91,12 @@ NodeDefinition textEncode() {
     const models::EmbeddingLibrary embeddings(c.run.env.embedding_dirs);
     {
       memory::DeviceScope on_device(c.run.device);
-      const pipelines::TextEncoding enc = model.as<pipelines::SdPipeline>().encodeWeighted(
-          v.text, static_cast<int>(c.intParam("clip_skip")), &embeddings);
+      const pipelines::PromptEncoding enc =
+          pipe.promptEncoding(v.text, {static_cast<int>(c.intParam("clip_skip")), &embeddings});
       if (!at::isfinite(enc.context).all().item<bool>())
         throw Error(ErrorKind::NonFinite,
                     "the text encoder produced NaN or infinity (encoding the prompt); the "
-                    "checkpoint's text encoder "
-                    "weights are probably damaged");
+                    "model's text encoder weights are probably damaged");
       v.context = toHost(c.run.device, enc.context);
       v.pooled = toHost(c.run.device, enc.pooled);
     }

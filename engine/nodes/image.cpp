@@ -8,13 +8,11 @@
 #include "core/data_paths.h"
 #include "core/interrupt.h"
 #include "memory/device.h"
-#include "models/sd/sd_checkpoint.h"
 #include "nodes/node_schema.h"
 #include "nodes/vae_stage.h"
 #include "nodes/video.h"
 #include "pipelines/common/image_prep.h"
 #include "pipelines/common/vae_file.h"
-#include "pipelines/wan/wan_pipeline.h"
 
 namespace kiln::nodes {
 namespace {

@@ -8,13 +8,11 @@
 #include "core/data_paths.h"
 #include "core/interrupt.h"
 #include "memory/device.h"
-#include "models/sd/sd_checkpoint.h"
 #include "nodes/node_schema.h"
 #include "nodes/vae_stage.h"
 #include "nodes/video.h"
 #include "pipelines/common/image_prep.h"
 #include "pipelines/common/vae_file.h"
-#include "pipelines/wan/wan_pipeline.h"
 
 namespace kiln::nodes {
 namespace {
@@ -127,9 +125,9 @@ NodeDefinition loadCheckpoint() {
     const auto progress = [&c](std::size_t done, std::size_t total) {
       c.run.tracker.progress(c.stage, static_cast<int64_t>(done), static_cast<int64_t>(total));
     };
-    const pipelines::SdPipeline& pipe = run.load(ref, progress).as<pipelines::SdPipeline>();
-    ref.name = pipe.checkpoint().display_name;
-    ref.family = models::familyName(pipe.spec().family);
+    const pipelines::ModelParts& model = run.load(ref, progress).parts();
+    ref.name = model.displayName();
+    ref.family = model.kindName();
     run.result.model_family = ref.family;
     run.tracker.setModel(ref.family, computeDtypeName(ref.dtype));
     return modelOutputs(ref);

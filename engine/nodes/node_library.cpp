@@ -83,22 +83,6 @@ LoadedModel& WorkflowRun::model(const ModelRef& ref) {
   return load(ref);
 }
 
-LoadedModel& WorkflowRun::videoModel(
-    const ModelRef& ref, Part part,
-    const std::function<int64_t(const pipelines::WanPipeline&)>& working,
-    const std::function<void(std::size_t, std::size_t)>& progress) {
-  if (!ref.video)
-    throw Error(ErrorKind::InvalidArgument, "'" + ref.path + "' is not a video model");
-  LoadedModel& found = load(ref, progress);
-  applyLoras(found, ref, part);
-  if (device.isAccelerator())
-    placeModel(found, env, device,
-               working ? workingBytes("the video model's work",
-                                      [&] { return working(found.as<pipelines::WanPipeline>()); })
-                       : 0);
-  return found;
-}
-
 int64_t WorkflowRun::workingBytes(const std::string& what,
                                   const std::function<int64_t()>& estimate) {
   try {
@@ -123,16 +107,20 @@ void WorkflowRun::applyLoras(LoadedModel& m, const ModelRef& ref, Part part) {
   }
 }
 
-LoadedModel& WorkflowRun::prepare(
-    const ModelRef& ref, Part part,
-    const std::function<int64_t(const pipelines::SdPipeline&)>& working) {
-  LoadedModel& m = model(ref);
+LoadedModel& WorkflowRun::prepare(const ModelRef& ref, Part part,
+                                  const std::function<int64_t(const pipelines::Pipeline&)>& working,
+                                  const pipelines::LoadProgress& progress) {
+  if (ref.vae_file)
+    throw Error(ErrorKind::InvalidArgument, "'" + ref.path +
+                                                "' is a VAE file; this node needs a model's part "
+                                                "(LoadCheckpoint or LoadVideoModel)");
+  LoadedModel& m = load(ref, progress);
   applyLoras(m, ref, part);
   if (device.isAccelerator())
-    placeModel(
-        m, env, device,
-        working ? workingBytes("this work", [&] { return working(m.as<pipelines::SdPipeline>()); })
-                : 0);
+    placeModel(m, env, device,
+               working
+                   ? workingBytes("this work", [&] { return working(m.as<pipelines::Pipeline>()); })
+                   : 0);
   return m;
 }
 
@@ -140,11 +128,17 @@ pipelines::VaeCodec WorkflowRun::vae(
     const ModelRef& ref, double scaling_factor,
     const std::function<int64_t(const pipelines::VaeCodec&)>& working) {
   if (!ref.vae_file) {
-    pipelines::VaeCodec codec =
-        prepare(ref, Part::Vae,
-                [&](const pipelines::SdPipeline& p) { return working ? working(p.codec()) : 0; })
-            .as<pipelines::SdPipeline>()
-            .codec();
+    (void)model(ref);  // an image model's
+    const auto codecOf = [&](const pipelines::Pipeline& p) {
+      std::optional<pipelines::VaeCodec> codec = p.imageCodec();
+      if (!codec)
+        throw Error(ErrorKind::InvalidArgument,
+                    p.describe() + " has no VAE for pictures; link a picture model's VAE");
+      return *codec;
+    };
+    pipelines::VaeCodec codec = codecOf(prepare(ref, Part::Vae, [&](const pipelines::Pipeline& p) {
+                                          return working ? working(codecOf(p)) : 0;
+                                        }).as<pipelines::Pipeline>());
     if (scaling_factor > 0) codec.scaling_factor = scaling_factor;
     return codec;
   }

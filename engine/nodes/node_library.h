@@ -20,9 +20,9 @@
 #include "nodes/progress_tracker.h"
 #include "nodes/run_environment.h"
 #include "pipelines/common/loaded_model.h"
+#include "pipelines/common/pipeline.h"
 #include "pipelines/common/vae_plan.h"
-#include "pipelines/sd/sd_pipeline.h"
-#include "pipelines/wan/wan_pipeline.h"
+#include "pipelines/registry.h"
 
 namespace kiln::nodes {
 
@@ -68,12 +68,7 @@ struct LatentRequest {
   int64_t frames = 0;  // 0: a picture's latent; else a video's frames (snapped to the grid)
 };
 
-// A model's latent grid.
-struct LatentFormat {
-  int64_t channels = 0;
-  int64_t spatial = 0;        // pixels per latent cell
-  int64_t side_multiple = 0;  // sides snap down to a multiple of this (spatial, times a patch)
-};
+using pipelines::LatentFormat;
 
 struct LatentValue {
   // [B, C, h, w], scaled by scaling_factor; a video's [1, C, T, h, w]. Undefined for an
@@ -143,15 +138,12 @@ struct WorkflowRun {
   // Applies the LoRAs of `ref` to the part (their model strengths to the denoiser, their
   // text strengths to the text encoders), keeping the other part's; the VAE takes none.
   void applyLoras(LoadedModel& model, const ModelRef& ref, Part part);
-  // Applies the LoRAs of `ref` to its part, then places the model on the device with room
-  // for the work `working` estimates from the loaded model.
+  // The model behind `ref` (any family's; not a VAE file) with the LoRAs of `ref` applied to
+  // the part, placed on the device with room for the work `working` estimates from the
+  // loaded model (none: room for the weights only); `progress` reports loading.
   LoadedModel& prepare(const ModelRef& ref, Part part,
-                       const std::function<int64_t(const pipelines::SdPipeline&)>& working);
-  // The same for a video model's ref (none: room for the weights only); `progress`
-  // reports loading.
-  LoadedModel& videoModel(const ModelRef& ref, Part part,
-                          const std::function<int64_t(const pipelines::WanPipeline&)>& working = {},
-                          const std::function<void(std::size_t, std::size_t)>& progress = {});
+                       const std::function<int64_t(const pipelines::Pipeline&)>& working = {},
+                       const pipelines::LoadProgress& progress = {});
   // The VAE behind a VAE link (a checkpoint's, or a file's from LoadVAE), placed with
   // room for the work `working` estimates (none: only the weights), for latents of
   // `scaling_factor` (0: the VAE's model's own).

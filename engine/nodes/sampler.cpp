@@ -39,7 +39,7 @@ int64_t stepsToRun(NodeCall& c, const LatentValue& latent, int64_t steps, double
 // The A1111 parameters text of image `b` of a Sampler's batch.
 std::string samplerParameters(const NodeCall& c, const ModelRef& ref, const ConditioningValue& pos,
                               const ConditioningValue& neg, int64_t b, int64_t width,
-                              int64_t height, const LatentValue& latent) {
+                              int64_t height, const LatentValue& latent, const std::string& label) {
   const bool from_image = latent.from_image;
   RenderParams p;
   p.prompt = pos.text;
@@ -53,43 +53,24 @@ std::string samplerParameters(const NodeCall& c, const ModelRef& ref, const Cond
   p.height = static_cast<int>(height);
   const double denoise = c.floatParam("denoise");
   if (from_image) p.denoise = denoise;
-  std::string text =
-      formatA1111Parameters(p,
-                            sampling::a1111SamplerName(sampling::parseSampler(p.sampler),
-                                                       sampling::parseSchedule(p.scheduler)),
-                            ref.name);
+  std::string text = formatA1111Parameters(p, label, ref.name);
   if (from_image) text += ", Denoising strength: " + formatNumber(denoise);
   if (latent.mask.defined() && latent.mask_feather > 0)
     text += ", Mask blur: " + std::to_string(latent.mask_feather);
   return text;
 }
 
-// A Preview event of the sampler's clean estimate `denoised` after step `done` of `total`.
-void emitPreview(const NodeCall& c, const pipelines::SdPipeline& pipe, const at::Tensor& denoised,
-                 int64_t done, int64_t total) {
-  c.run.env.emit(previewEvent(c.stage, done, total, imageFromRgb(pipe.previewRgb(denoised))));
-}
-
 // The latent to sample: an empty latent laid out on this model's grid; a picture's must
 // already be on it.
-at::Tensor latentOnGrid(NodeCall& c, const LatentValue& latent, const pipelines::SdPipeline& pipe) {
-  const int64_t f = pipe.spec().vae.downscale(), channels = pipe.spec().unet.in_channels;
+at::Tensor latentOnGrid(NodeCall& c, const LatentValue& latent, const LatentFormat& format) {
   const at::Tensor samples =
-      latent.empty ? emptyImageLatent(c.run, *latent.empty, {channels, f, f}) : latent.samples;
-  if (samples.size(1) != channels)
+      latent.empty ? emptyImageLatent(c.run, *latent.empty, format) : latent.samples;
+  if (samples.size(1) != format.channels)
     throw Error(ErrorKind::InvalidArgument, "the latent has " + std::to_string(samples.size(1)) +
                                                 " channels but this model samples " +
-                                                std::to_string(channels) +
+                                                std::to_string(format.channels) +
                                                 "; it was made by another model's VAE");
   return samples;
-}
-
-// Classifier-free guidance's pair: the negative first, as the UNet's batch takes them.
-pipelines::Conditioning guidance(const ConditioningValue& pos, const ConditioningValue& neg) {
-  pipelines::Conditioning cond{pipelines::batchContexts(neg.context, pos.context), {}};
-  if (pos.pooled.defined() && neg.pooled.defined())
-    cond.pooled = at::cat({neg.pooled, pos.pooled}, 0);
-  return cond;
 }
 
 // SDXL's size conditioning for a picture of `height` x `width`: what the prompt claims
@@ -119,35 +100,37 @@ graph::NodeOutputs sampleImage(NodeCall& c) {
                 "an image model samples an image latent; a video latent needs a video "
                 "model (LoadVideoModel)");
   const int64_t steps = c.intParam("steps"), seed = c.intParam("seed");
-  const sampling::SamplerKind kind = sampling::parseSampler(c.stringParam("sampler_name"));
-  const sampling::Schedule schedule = sampling::parseSchedule(c.stringParam("scheduler"));
-  const double cfg = c.floatParam("cfg");
+  // The names are checked before any model loads.
+  (void)sampling::parseSampler(c.stringParam("sampler_name"));
+  (void)sampling::parseSchedule(c.stringParam("scheduler"));
   const int64_t steps_run = stepsToRun(c, latent, steps, c.floatParam("denoise"));
   if (pos.context.size(-1) != neg.context.size(-1) || pos.context.dim() != neg.context.dim())
     throw Error(ErrorKind::InvalidArgument,
                 "the positive and negative conditioning come from different text "
                 "encoders; link both to the same model's TextEncode nodes");
-  const auto sampling = [&](const pipelines::SdPipeline& p) {
-    const int64_t cell = p.spec().vae.downscale();
-    const int64_t lh = latent.empty ? latent.empty->height / cell : latent.samples.size(2);
-    const int64_t lw = latent.empty ? latent.empty->width / cell : latent.samples.size(3);
-    return p.samplingWorkingBytes(lh, lw, std::max(pos.context.size(1), neg.context.size(1)));
+  const auto sampling = [&](const pipelines::Pipeline& p) {
+    const int64_t cell = p.latentFormat().spatial;
+    const int64_t height = latent.empty ? latent.empty->height : latent.samples.size(2) * cell;
+    const int64_t width = latent.empty ? latent.empty->width : latent.samples.size(3) * cell;
+    return p.sampleWorkingBytes(height, width, 0,
+                                std::max(pos.context.size(1), neg.context.size(1)));
   };
   LoadedModel& model = c.run.prepare(ref, WorkflowRun::Part::Unet, sampling);
-  const pipelines::SdPipeline& pipe = model.as<pipelines::SdPipeline>();
-  if (pos.context.size(-1) != pipe.unet().config().context_dim)
+  const pipelines::Pipeline& pipe = model.as<pipelines::Pipeline>();
+  if (pos.context.size(-1) != pipe.contextWidth())
     throw Error(ErrorKind::InvalidArgument,
                 "the conditioning was encoded for another model (context width " +
                     std::to_string(pos.context.size(-1)) + ", the model needs " +
-                    std::to_string(pipe.unet().config().context_dim) + ")");
-  const int64_t f = pipe.spec().vae.downscale(), channels = pipe.spec().unet.in_channels;
-  const at::Tensor samples = latentOnGrid(c, latent, pipe);
+                    std::to_string(pipe.contextWidth()) + ")");
+  const LatentFormat format = pipe.latentFormat();
+  const int64_t f = format.spatial;
+  const at::Tensor samples = latentOnGrid(c, latent, format);
   const int64_t batch = samples.size(0), h = samples.size(2), w = samples.size(3);
   const int64_t total = batch * steps_run;
   c.run.tracker.update(c.stage, c.run.tracker.stage(c.stage).name, total, h * f * w * f);
 
   // A latent made with another scaling (a VAE of its own) is brought to the model's.
-  const double scale = pipe.spec().vae.scaling_factor;
+  const double scale = format.scaling_factor;
   const at::Tensor start = latent.scaling_factor > 0 && latent.scaling_factor != scale
                                ? samples * (scale / latent.scaling_factor)
                                : samples;
@@ -156,20 +139,24 @@ graph::NodeOutputs sampleImage(NodeCall& c) {
   result.from_image = true;   // a further Sampler refines it (denoise), as an SDXL refiner does
   result.parameters.clear();  // this sampling's, not an earlier one's
   result.scaling_factor = scale;
+  pipelines::SampleRequest request;
+  request.positive = {pos.context, pos.pooled};
+  request.negative = {neg.context, neg.pooled};
+  request.cfg = c.floatParam("cfg");
+  request.sizes = sizeConditioning(pos, neg, h * f, w * f);
+  request.height = h * f;
+  request.width = w * f;
+  request.steps = steps;
+  request.sampler = c.stringParam("sampler_name");
+  request.scheduler = c.stringParam("scheduler");
+  request.prediction = ref.prediction;
+  request.zero_terminal_snr = ref.zero_terminal_snr;
+  const std::string label = pipe.samplerLabel(request);
   std::vector<at::Tensor> outs;
   {
     memory::DeviceScope on_device(c.run.device);
-    const pipelines::Conditioning cond = guidance(pos, neg);
-    const pipelines::SizeConditioning sizes = sizeConditioning(pos, neg, h * f, w * f);
     for (int64_t b = 0; b < batch; ++b) {
-      // Image b's noise comes from a generator seeded with seed + b.
-      pipelines::SeededNoise seeded = pipelines::seededNoiseSource(seed + b, {1, channels, h, w});
-      pipelines::SamplerSettings settings;
-      settings.sampler = kind;
-      settings.schedule = schedule;
-      settings.noise = std::move(seeded.more);
-      settings.prediction = ref.prediction;
-      settings.zero_terminal_snr = ref.zero_terminal_snr;
+      request.seed = seed + b;  // image b's noise
       sampling::LatentInit init;
       if (latent.from_image) {
         init.latent = start.narrow(0, b, 1);
@@ -177,18 +164,19 @@ graph::NodeOutputs sampleImage(NodeCall& c) {
         if (latent.mask.defined())
           init.mask = latent.mask.size(0) > 1 ? latent.mask.narrow(0, b, 1) : latent.mask;
       }
+      request.init = latent.from_image ? &init : nullptr;
       model.setLoraProgress(0.0);
-      const at::Tensor out = pipe.sample(
-          cond, seeded.initial, steps, cfg, sizes,
-          [&](const sampling::StepInfo& s) {
-            model.setLoraProgress(static_cast<double>(s.step + 1) / static_cast<double>(s.total));
-            c.run.tracker.progress(c.stage, b * steps_run + s.step + 1, total);
-            if (c.run.job.previews)
-              emitPreview(c, pipe, *s.denoised, b * steps_run + s.step + 1, total);
-          },
-          latent.from_image ? &init : nullptr, settings);
+      const at::Tensor out = pipe.sampleLatent(request, [&](const pipelines::SampleStep& s) {
+        model.setLoraProgress(static_cast<double>(s.step + 1) / static_cast<double>(s.total));
+        const int64_t done = b * steps_run + s.step + 1;
+        c.run.tracker.progress(c.stage, done, total);
+        if (c.run.job.previews && s.denoised)
+          if (const at::Tensor rgb = pipe.previewRgb(*s.denoised); rgb.defined())
+            c.run.env.emit(previewEvent(c.stage, done, total, imageFromRgb(rgb)));
+      });
       outs.push_back(toHost(c.run.device, out));
-      result.parameters.push_back(samplerParameters(c, ref, pos, neg, b, w * f, h * f, latent));
+      result.parameters.push_back(
+          samplerParameters(c, ref, pos, neg, b, w * f, h * f, latent, label));
     }
   }
   result.samples = at::cat(outs, 0);

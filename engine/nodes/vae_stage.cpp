@@ -19,13 +19,6 @@ pipelines::VaeTilingSettings vaeTilingSettings(const RenderParams& p) {
   return {p.vae_tiling, p.tile_size, p.tile_overlap};
 }
 
-pipelines::VaePlan planVaeStage(pipelines::VaeWork work, const pipelines::SdPipeline& pipeline,
-                                const RenderParams& params, int64_t height, int64_t width,
-                                const memory::Device& device) {
-  return pipelines::planVae(work, vaeTilingSettings(params), pipeline.spec().vae, height, width,
-                            pipeline.codec().dtype, availableWorkBytes(device));
-}
-
 int64_t vaeStageWorkingBytes(pipelines::VaeWork work, const pipelines::VaeCodec& codec,
                              const pipelines::VaeTilingSettings& tiling, int64_t height,
                              int64_t width, const memory::Device& device) {
@@ -34,11 +27,6 @@ int64_t vaeStageWorkingBytes(pipelines::VaeWork work, const pipelines::VaeCodec&
   return pipelines::planVae(work, tiling, codec.config(), std::max(f, height / f * f),
                             std::max(f, width / f * f), codec.dtype, available)
       .estimated_bytes;
-}
-
-at::Tensor runVaeStage(pipelines::VaeWork work, const pipelines::SdPipeline& pipeline,
-                       const at::Tensor& input, const VaeStageRun& run) {
-  return runVaeStage(work, pipeline.codec(), input, run);
 }
 
 at::Tensor runVaeStage(pipelines::VaeWork work, const pipelines::VaeCodec& codec,

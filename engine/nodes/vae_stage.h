@@ -11,8 +11,9 @@
 #include <string>
 
 #include "nodes/progress_tracker.h"
+#include "nodes/run_environment.h"
+#include "pipelines/common/vae_codec.h"
 #include "pipelines/common/vae_plan.h"
-#include "pipelines/sd/sd_pipeline.h"
 
 namespace kiln::memory {
 class Device;
@@ -26,11 +27,6 @@ int64_t availableWorkBytes(const memory::Device& device);
 
 // The VAE's settings from a job's parameters.
 pipelines::VaeTilingSettings vaeTilingSettings(const RenderParams& params);
-
-// Plans with the memory available now.
-pipelines::VaePlan planVaeStage(pipelines::VaeWork work, const pipelines::SdPipeline& pipeline,
-                                const RenderParams& params, int64_t height, int64_t width,
-                                const memory::Device& device);
 
 // Device memory beyond the weights the stage will need for a height x width picture: the
 // plan's estimate against half the device's memory in auto mode (the full pass where it
@@ -53,9 +49,6 @@ struct VaeStageRun {
 // Decode: `input` is a scaled latent, the result an image in [-1, 1]. Encode: `input` an
 // image in [-1, 1], the result a scaled latent. The stage must have been started.
 at::Tensor runVaeStage(pipelines::VaeWork work, const pipelines::VaeCodec& codec,
-                       const at::Tensor& input, const VaeStageRun& run);
-// The same with the pipeline's VAE and latent scaling.
-at::Tensor runVaeStage(pipelines::VaeWork work, const pipelines::SdPipeline& pipeline,
                        const at::Tensor& input, const VaeStageRun& run);
 
 }  // namespace kiln::nodes

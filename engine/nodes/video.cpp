@@ -10,7 +10,6 @@
 #include "nodes/model_loading.h"
 #include "nodes/node_schema.h"
 #include "nodes/vae_stage.h"
-#include "pipelines/wan/wan_pipeline.h"
 
 namespace kiln::nodes {
 namespace {
@@ -53,11 +52,11 @@ graph::NodeOutputs loadVideoModelOutputs(NodeCall& c, const std::string& path,
   ref.video = true;
   ref.flow_shift = shift;
   const LoadedModel& model =
-      c.run.videoModel(ref, WorkflowRun::Part::Vae, {}, [&c](std::size_t done, std::size_t total) {
+      c.run.prepare(ref, WorkflowRun::Part::Vae, {}, [&c](std::size_t done, std::size_t total) {
         if (c.stage >= 0)
           c.run.tracker.progress(c.stage, static_cast<int64_t>(done), static_cast<int64_t>(total));
       });
-  const pipelines::WanPipeline& pipe = model.as<pipelines::WanPipeline>();
+  const pipelines::ModelParts& pipe = model.parts();
   ref.family = pipe.kindName();
   ref.name = pipe.displayName();
   for (const auto& n : pipe.notes()) c.run.env.emit(logEvent(n));
@@ -126,70 +125,45 @@ NodeDefinition emptyVideoLatent() {
   return d;
 }
 
-graph::NodeOutputs encodeVideoPrompt(NodeCall& c) {
-  const ModelRef& ref = c.input<ModelRef>("clip");
-  const pipelines::WanPipeline& pipe =
-      c.run
-          .videoModel(ref, WorkflowRun::Part::Text,
-                      [](const pipelines::WanPipeline& p) { return p.encodingWorkingBytes(); })
-          .as<pipelines::WanPipeline>();
-  ConditioningValue v;
-  v.text = c.stringParam("text");
-  {
-    memory::DeviceScope on_device(c.run.device);
-    const at::Tensor context = pipe.encodePrompt(v.text);
-    if (!at::isfinite(context).all().item<bool>())
-      throw Error(ErrorKind::NonFinite,
-                  "the text encoder produced NaN or infinity (encoding the prompt); its weights "
-                  "are probably damaged");
-    v.context = c.run.device.download(context);
-  }
-  c.run.tracker.progress(c.stage, 1, 1);
-  const int64_t bytes = tensorBytes(v.context);
-  return graph::NodeOutputs{makeValue(ValueType::Conditioning, std::move(v), bytes)};
-}
-
 namespace {
 
 struct VideoRequest {
   int64_t frames = 1, height = 0, width = 0, batch = 1;
 };
 
-// The size of the video `latent` holds or asks for on `pipe`'s grid, for estimates (no
+// The size of the video `latent` holds or asks for on `format`'s grid, for estimates (no
 // notices).
-VideoRequest videoSize(const LatentValue& latent, const pipelines::WanPipeline& p) {
+VideoRequest videoSize(const LatentValue& latent, const LatentFormat& format) {
   VideoRequest r;
-  const int64_t s = p.vae().config().spatialFactor();
+  const int64_t s = format.spatial;
   if (latent.empty) {
-    const int64_t m = p.spatialMultiple();
+    const int64_t m = format.side_multiple;
     r.width = std::max(m, latent.empty->width / m * m);
     r.height = std::max(m, latent.empty->height / m * m);
     if (latent.empty->frames > 0)
-      r.frames = pipelines::snapFrames(latent.empty->frames, p.temporalFactor());
+      r.frames = pipelines::snapFrames(latent.empty->frames, format.temporal);
   } else if (latent.samples.dim() == 5) {
-    r.frames = 1 + (latent.samples.size(2) - 1) * p.temporalFactor();
+    r.frames = 1 + (latent.samples.size(2) - 1) * format.temporal;
     r.height = latent.samples.size(3) * s;
     r.width = latent.samples.size(4) * s;
   }
   return r;
 }
 
-// The video an empty latent asks for on `pipe`'s grid: frames 1 + tf n (a picture's
+// The video an empty latent asks for on `format`'s grid: frames 1 + tf n (a picture's
 // latent: one frame), sides multiples of the model's; changes are logged.
-
-VideoRequest videoRequest(NodeCall& c, const LatentRequest& request,
-                          const pipelines::WanPipeline& pipe) {
+VideoRequest videoRequest(NodeCall& c, const LatentRequest& request, const LatentFormat& format) {
   VideoRequest r;
-  const auto [w, h] = snappedLatentSize(c.run, request, pipe.spatialMultiple());
+  const auto [w, h] = snappedLatentSize(c.run, request, format.side_multiple);
   r.width = w;
   r.height = h;
   r.batch = request.batch;
   if (request.frames > 0) {
-    r.frames = pipelines::snapFrames(request.frames, pipe.temporalFactor());
+    r.frames = pipelines::snapFrames(request.frames, format.temporal);
     if (r.frames != request.frames) {
       std::string notice =
           std::to_string(request.frames) + " frames are not on the model's grid of 1 + " +
-          std::to_string(pipe.temporalFactor()) + "n; rendering " + std::to_string(r.frames);
+          std::to_string(format.temporal) + "n; rendering " + std::to_string(r.frames);
       c.run.env.emit(logEvent(notice));
       c.run.result.notices.push_back(std::move(notice));
     }
@@ -209,56 +183,58 @@ graph::NodeOutputs sampleVideo(NodeCall& c) {
   const auto& neg = c.input<ConditioningValue>("negative");
   const LatentValue& latent = c.input<LatentValue>("latent_image");
   LoadedModel& model =
-      c.run.videoModel(ref, WorkflowRun::Part::Unet, [&](const pipelines::WanPipeline& p) {
-        const VideoRequest r = videoSize(latent, p);
-        return p.samplingWorkingBytes(r.frames, r.height, r.width);
+      c.run.prepare(ref, WorkflowRun::Part::Unet, [&](const pipelines::Pipeline& p) {
+        const VideoRequest r = videoSize(latent, p.latentFormat());
+        return p.sampleWorkingBytes(r.height, r.width, r.frames, pos.context.size(1));
       });
-  const pipelines::WanPipeline& pipe = model.as<pipelines::WanPipeline>();
-  const auto& tc = pipe.transformer().config();
-  if (pos.context.dim() != 3 || pos.context.size(-1) != tc.text_dim ||
-      neg.context.size(-1) != tc.text_dim)
+  const pipelines::Pipeline& pipe = model.as<pipelines::Pipeline>();
+  const LatentFormat format = pipe.latentFormat();
+  if (pos.context.dim() != 3 || pos.context.size(-1) != pipe.contextWidth() ||
+      neg.context.size(-1) != pipe.contextWidth())
     throw Error(ErrorKind::InvalidArgument,
                 "the conditioning was not encoded by this video model's text encoder; "
                 "link its Text encoder output to both TextEncode nodes");
-  VideoRequest request;
+  VideoRequest size;
   if (latent.empty) {
-    request = videoRequest(c, *latent.empty, pipe);
+    size = videoRequest(c, *latent.empty, format);
   } else {
     // A sampled video latent: sampled again from noise at its size.
-    if (latent.samples.dim() != 5 || latent.samples.size(1) != tc.in_channels)
+    if (latent.samples.dim() != 5 || latent.samples.size(1) != format.channels)
       throw Error(ErrorKind::InvalidArgument,
                   "a video model samples a video latent (EmptyVideoLatent) of " +
-                      std::to_string(tc.in_channels) + " channels");
-    const int64_t s = pipe.vae().config().spatialFactor();
-    request.frames = 1 + (latent.samples.size(2) - 1) * pipe.temporalFactor();
-    request.height = latent.samples.size(3) * s;
-    request.width = latent.samples.size(4) * s;
-    request.batch = latent.samples.size(0);
+                      std::to_string(format.channels) + " channels");
+    size = videoSize(latent, format);
+    size.batch = latent.samples.size(0);
   }
   if (c.floatParam("denoise") != 1.0)
     c.run.env.emit(logEvent("denoise applies to image latents; a video is sampled from noise"));
-  pipelines::WanSampleSettings settings;
-  settings.steps = c.intParam("steps");
-  settings.guidance = c.floatParam("cfg");
-  settings.shift = ref.flow_shift > 0 ? ref.flow_shift : pipe.defaults().flow_shift;
-  settings.solver = sampling::flowSolverNamed(c.stringParam("sampler_name"));
+  pipelines::SampleRequest request;
+  request.positive = {pos.context, pos.pooled};
+  request.negative = {neg.context, neg.pooled};
+  request.cfg = c.floatParam("cfg");
+  request.height = size.height;
+  request.width = size.width;
+  request.frames = size.frames;
+  request.steps = c.intParam("steps");
+  request.sampler = c.stringParam("sampler_name");
+  request.scheduler = c.stringParam("scheduler");
+  request.flow_shift = ref.flow_shift;
+  const std::string label = pipe.samplerLabel(request);  // checks the sampler's name
   const int64_t seed = c.intParam("seed");
-  const int64_t total = request.batch * settings.steps;
+  const int64_t total = size.batch * request.steps;
   c.run.tracker.update(c.stage, c.run.tracker.stage(c.stage).name, total,
-                       request.width * request.height * request.frames);
+                       size.width * size.height * size.frames);
   LatentValue result;
   std::vector<at::Tensor> outs;
-  for (int64_t b = 0; b < request.batch; ++b) {
-    // Image b of a batch of stills uses seed + b.
+  for (int64_t b = 0; b < size.batch; ++b) {
+    request.seed = seed + b;  // image b of a batch of stills
     {
       memory::DeviceScope on_device(c.run.device);
       model.setLoraProgress(0.0);
-      outs.push_back(pipe.sample(
-          pos.context, neg.context, request.frames, request.height, request.width, seed + b,
-          settings, [&](const sampling::FlowStep& st) {
-            model.setLoraProgress(static_cast<double>(st.step + 1) / static_cast<double>(st.total));
-            c.run.tracker.progress(c.stage, b * settings.steps + st.step + 1, total);
-          }));
+      outs.push_back(pipe.sampleLatent(request, [&](const pipelines::SampleStep& st) {
+        model.setLoraProgress(static_cast<double>(st.step + 1) / static_cast<double>(st.total));
+        c.run.tracker.progress(c.stage, b * request.steps + st.step + 1, total);
+      }));
     }
     if (!at::isfinite(outs.back()).all().item<bool>())
       throw Error(ErrorKind::NonFinite,
@@ -266,15 +242,13 @@ graph::NodeOutputs sampleVideo(NodeCall& c) {
     RenderParams p;
     p.prompt = pos.text;
     p.negative_prompt = neg.text;
-    p.seed = seed + b;
-    p.steps = static_cast<int>(settings.steps);
-    p.cfg_scale = settings.guidance;
-    p.width = static_cast<int>(request.width);
-    p.height = static_cast<int>(request.height);
-    result.parameters.push_back(
-        formatA1111Parameters(p, settings.solver == sampling::FlowSolver::UniPc ? "UniPC" : "Euler",
-                              ref.name) +
-        ", Frames: " + std::to_string(request.frames) + ", Shift: " + formatNumber(settings.shift));
+    p.seed = request.seed;
+    p.steps = static_cast<int>(request.steps);
+    p.cfg_scale = request.cfg;
+    p.width = static_cast<int>(size.width);
+    p.height = static_cast<int>(size.height);
+    result.parameters.push_back(formatA1111Parameters(p, label, ref.name) +
+                                pipe.parametersSuffix(request));
   }
   result.samples = outs.size() == 1 ? outs.front() : at::cat(outs, 0);
   const int64_t bytes = tensorBytes(result.samples);
@@ -285,40 +259,36 @@ graph::NodeOutputs decodeVideo(NodeCall& c) {
   const LatentValue& latent = c.input<LatentValue>("samples");
   const pipelines::VaeTilingSettings tiling = tilingOf(c);
   pipelines::validateTiling(tiling);
-  const auto decoding = [&](const pipelines::WanPipeline& p) {
-    const VideoRequest r = videoSize(latent, p);
-    const auto& vc = p.vae().config();
-    const int64_t s = vc.spatialFactor();
-    const models::WanSpatialTiles tiles = pipelines::planVideoTiles(
-        vc, r.height / s, r.width / s, 1, p.vae().params().slots().front().tensor->scalar_type(),
-        tiling.mode, tiling.tile_pixels, tiling.overlap_pixels,
-        c.run.device.memory().total_bytes / 2);
-    return p.decodingWorkingBytes(r.height, r.width, tiles);
+  const auto decoding = [&](const pipelines::Pipeline& p) {
+    const LatentFormat format = p.latentFormat();
+    const VideoRequest r = videoSize(latent, format);
+    const pipelines::ClipTiles tiles =
+        p.planClipDecode(r.height / format.spatial, r.width / format.spatial, tiling,
+                         c.run.device.memory().total_bytes / 2);
+    return p.clipDecodeWorkingBytes(r.height, r.width, tiles);
   };
-  const pipelines::WanPipeline& pipe =
-      c.run.videoModel(c.input<ModelRef>("vae"), WorkflowRun::Part::Vae, decoding)
-          .as<pipelines::WanPipeline>();
-  const auto& vc = pipe.vae().config();
+  const pipelines::Pipeline& pipe =
+      c.run.prepare(c.input<ModelRef>("vae"), WorkflowRun::Part::Vae, decoding)
+          .as<pipelines::Pipeline>();
+  const LatentFormat format = pipe.latentFormat();
   at::Tensor samples = latent.samples;
   if (latent.empty) {  // nothing sampled: the VAE's picture of an all-zero latent
-    const VideoRequest r = videoRequest(c, *latent.empty, pipe);
-    samples = at::zeros({r.batch, vc.z_dim, vc.latentFrames(r.frames),
-                         r.height / vc.spatialFactor(), r.width / vc.spatialFactor()});
+    const VideoRequest r = videoRequest(c, *latent.empty, format);
+    samples = at::zeros({r.batch, format.channels, 1 + (r.frames - 1) / format.temporal,
+                         r.height / format.spatial, r.width / format.spatial});
   }
-  if (samples.dim() != 5 || samples.size(1) != vc.z_dim)
+  if (samples.dim() != 5 || samples.size(1) != format.channels)
     throw Error(ErrorKind::InvalidArgument,
                 "a video VAE decodes a video latent (from a video model's Sampler)");
   // One pass per latent frame (carrying the causal cache) and spatial tile.
   const int64_t lh = samples.size(3), lw = samples.size(4);
-  const models::WanSpatialTiles tiles = pipelines::planVideoTiles(
-      vc, lh, lw, 1, pipe.vae().params().slots().front().tensor->scalar_type(), tiling.mode,
-      tiling.tile_pixels, tiling.overlap_pixels, availableWorkBytes(c.run.device));
-  const int64_t total =
-      samples.size(0) * samples.size(2) * pipelines::videoTileCount(lh, lw, tiles);
+  const pipelines::ClipTiles tiles =
+      pipe.planClipDecode(lh, lw, tiling, availableWorkBytes(c.run.device));
+  const int64_t passes = pipelines::clipTilePasses(lh, lw, tiles);
+  const int64_t total = samples.size(0) * samples.size(2) * passes;
   if (tiles.tile > 0) {
-    std::string notice = "decoding in tiles of " + std::to_string(tiles.tile * vc.spatialFactor()) +
-                         " pixels (" + std::to_string(pipelines::videoTileCount(lh, lw, tiles)) +
-                         " per frame chunk)";
+    std::string notice = "decoding in tiles of " + std::to_string(tiles.tile * format.spatial) +
+                         " pixels (" + std::to_string(passes) + " per frame chunk)";
     c.run.env.emit(logEvent(notice));
     c.run.result.notices.push_back(std::move(notice));
   }
@@ -329,12 +299,12 @@ graph::NodeOutputs decodeVideo(NodeCall& c) {
   {
     memory::DeviceScope on_device(c.run.device);
     for (int64_t b = 0; b < samples.size(0); ++b)
-      pipe.decode(
-          samples.narrow(0, b, 1), 1,
-          [&](const at::Tensor& frames) {
+      pipe.decodeClip(
+          samples.narrow(0, b, 1), tiles,
+          [&](const at::Tensor& frames) {  // [1, 3, n, H, W] -> [n, 3, H, W]
             chunks.push_back(frames[0].permute({1, 0, 2, 3}).contiguous());
-          },  // [n, 3, H, W]
-          tiles, [&] { c.run.tracker.progress(c.stage, ++done, total); });
+          },
+          [&] { c.run.tracker.progress(c.stage, ++done, total); });
   }
   ImageValue image;
   image.rgb = at::cat(chunks, 0);

@@ -19,8 +19,7 @@ NodeDefinition saveVideo();
 // only returns them: a video render job's output.
 NodeDefinition saveVideoAs();
 
-// TextEncode, Sampler and VAEDecode for a video model's ref.
-graph::NodeOutputs encodeVideoPrompt(NodeCall& c);
+// Sampler and VAEDecode for a video model's ref.
 graph::NodeOutputs sampleVideo(NodeCall& c);
 graph::NodeOutputs decodeVideo(NodeCall& c);
 

@@ -1,5 +1,5 @@
 // The model families Kiln loads, each registered once (registry.cpp) as {detect, resolve,
-// cacheKey, open}: loading a file asks the registry which family it is, and nothing
+// cacheKey, inspect, open}: loading a file asks the registry which family it is, and nothing
 // outside a family's own folder names one.
 #pragma once
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "pipelines/common/model_parts.h"
+#include "pipelines/common/pipeline.h"
 
 namespace kiln::pipelines {
 
@@ -21,6 +21,15 @@ struct ModelRequest {
   std::string path;
   std::string vae_path, text_encoder_path;
   at::ScalarType dtype = at::kFloat;
+};
+
+// What a render must know of a model before it loads: its kind (as ModelParts::kindName
+// says it), the size it draws when none is asked, and the multiple picture sides snap down
+// to (0: its nodes snap them).
+struct ModelInfo {
+  std::string kind;
+  NativeSize native;
+  int64_t side_multiple = 0;
 };
 
 // Bytes or tensors read so far, of all.
@@ -38,6 +47,8 @@ struct Family {
   std::function<ModelRequest(const ModelRequest&)> resolve;
   // The model cache's key of a resolved request: each part's file as it is on disk.
   std::function<std::string(const ModelRequest&)> cacheKey;
+  // What `path` holds, from its configs and headers (kiln::Error for a bad file).
+  std::function<ModelInfo(const std::string& path)> inspect;
   // Loads a resolved request (kiln::Error for a bad file).
   std::function<std::unique_ptr<ModelParts>(const ModelRequest&, const LoadProgress&)> open;
 };

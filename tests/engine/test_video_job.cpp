@@ -21,6 +21,7 @@
 #include "lora_files.h"
 #include "memory/device.h"
 #include "nodes/model_loading.h"
+#include "pipelines/registry.h"
 #include "pipelines/wan/wan_pipeline.h"
 #include "sanitizer_skips.h"
 #include "tensor_io/materialize.h"
@@ -848,6 +849,80 @@ class TestVideoJob : public QObject {
     QVERIFY(meanAbsDiff(v.frames.back(), cpu.frames.back()) <
             1.0 / 255.0);  // PNG: 8-bit rounding only
     QVERIFY(samePixels(run.end.outputs.at(0), cpu.frames.front()));
+  }
+
+  // Both families drawn by one function that knows only pipelines::Pipeline, as the nodes
+  // draw them: the latent format says the grid of what is sampled, the native size is what
+  // the registry reads from the files, a picture family decodes through its image VAE and
+  // a video family through its clip decoder, and each refuses the other's work.
+  void bothFamiliesBehindOnePipelineInterface() {
+    struct Case {
+      std::string path;
+      int64_t frames;
+    };
+    for (const Case& c : {Case{sd1Tiny(), 0}, Case{model_.folder, 5}}) {
+      const kiln::pipelines::Family& family = kiln::pipelines::familyOf(c.path);
+      const kiln::pipelines::ModelRequest request = family.resolve({c.path, {}, {}, at::kFloat});
+      const std::unique_ptr<kiln::pipelines::ModelParts> parts = family.open(request, {});
+      const auto* pipe = dynamic_cast<const kiln::pipelines::Pipeline*>(parts.get());
+      QVERIFY2(pipe, c.path.c_str());
+      const kiln::pipelines::LatentFormat format = pipe->latentFormat();
+      QCOMPARE(format.video(), family.video);
+      QCOMPARE(format.side_multiple % format.spatial, int64_t{0});
+      const kiln::pipelines::ModelInfo info = family.inspect(c.path);
+      QCOMPARE(info.kind, parts->kindName());
+      QCOMPARE(info.native.width, pipe->nativeSize().width);
+      QCOMPARE(info.native.height, pipe->nativeSize().height);
+      QCOMPARE(info.native.frames, pipe->nativeSize().frames);
+
+      kiln::pipelines::SampleRequest r;
+      r.positive = pipe->promptEncoding("a red cat runs across a field");
+      r.negative = pipe->promptEncoding("blurry");
+      QCOMPARE(r.positive.context.size(-1), pipe->contextWidth());
+      r.cfg = 5.0;
+      r.height = 48;
+      r.width = 64;
+      r.frames = c.frames;
+      r.steps = 2;
+      r.seed = 7;
+      r.sampler = format.video() ? "uni_pc" : "euler";
+      int64_t steps_seen = 0;
+      const at::Tensor latent = pipe->sampleLatent(r, [&](const kiln::pipelines::SampleStep& s) {
+        QCOMPARE(s.total, r.steps);
+        ++steps_seen;
+      });
+      QCOMPARE(steps_seen, r.steps);
+      QCOMPARE(latent.size(1), format.channels);
+      QCOMPARE(latent.size(-2) * format.spatial, r.height);
+      QCOMPARE(latent.size(-1) * format.spatial, r.width);
+      QVERIFY(at::equal(latent, pipe->sampleLatent(r)));  // the seed fixes it
+
+      at::Tensor frames;  // [n, 3, H, W] in [0, 1]
+      if (const std::optional<kiln::pipelines::VaeCodec> codec = pipe->imageCodec()) {
+        QCOMPARE(latent.dim(), int64_t{4});
+        frames = (codec->decode(latent) / 2 + 0.5).clamp(0, 1);
+        QVERIFY_THROWS_EXCEPTION(kiln::Error,
+                                 pipe->planClipDecode(latent.size(2), latent.size(3), {}, -1));
+      } else {
+        QCOMPARE(latent.dim(), int64_t{5});
+        QCOMPARE(1 + (latent.size(2) - 1) * format.temporal, c.frames);
+        const kiln::pipelines::ClipTiles tiles =
+            pipe->planClipDecode(latent.size(3), latent.size(4), {}, -1);
+        QCOMPARE(tiles.tile, int64_t{0});  // unknown memory: whole frames
+        std::vector<at::Tensor> chunks;
+        QCOMPARE(pipe->decodeClip(latent, tiles,
+                                  [&](const at::Tensor& f) {
+                                    chunks.push_back(f[0].permute({1, 0, 2, 3}));
+                                  }),
+                 c.frames);
+        frames = at::cat(chunks, 0);
+      }
+      QCOMPARE(frames.size(0), std::max<int64_t>(c.frames, 1));
+      QCOMPARE(frames.size(2), r.height);
+      QCOMPARE(frames.size(3), r.width);
+      QVERIFY(at::isfinite(frames).all().item<bool>());
+      QVERIFY(frames.std().item<double>() > 0.0);  // a picture, not a flat field
+    }
   }
 
   void refusals() {

@@ -40,6 +40,9 @@ class ModelParts {
   // nothing where the model takes no LoRA.
   virtual std::optional<lora::LoraTargets> loraTargets() const { return std::nullopt; }
 
+  // What loading assumed that the user should hear (a default taken for a missing config).
+  virtual std::vector<std::string> notes() const { return {}; }
+
   // Every component's weights, in components() order.
   std::vector<const weights::ParamList*> paramLists() const;
   // Bytes of all loaded weights.

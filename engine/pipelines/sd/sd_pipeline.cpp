@@ -63,21 +63,6 @@ void loadComponent(const weights::ParamList& params, const models::Checkpoint& c
 
 }  // namespace
 
-at::Tensor seededNoise(int64_t seed, at::IntArrayRef shape) {
-  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed));
-  return at::randn(shape, gen, at::TensorOptions().dtype(at::kFloat));
-}
-
-SeededNoise seededNoiseSource(int64_t seed, std::vector<int64_t> shape) {
-  auto gen = std::make_shared<at::Generator>(
-      at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed)));
-  sampling::NoiseFn draw = [gen, shape] {
-    return at::randn(shape, *gen, at::TensorOptions().dtype(at::kFloat));
-  };
-  at::Tensor initial = draw();
-  return {std::move(initial), std::move(draw)};
-}
-
 SdPipeline::SdPipeline(models::Checkpoint checkpoint, at::ScalarType dtype,
                        const LoadProgress& progress)
     : checkpoint_(std::move(checkpoint)),

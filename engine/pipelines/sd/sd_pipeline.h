@@ -16,7 +16,8 @@
 #include "models/text/embeddings.h"
 #include "models/unet/unet.h"
 #include "models/vae/vae_tiling.h"
-#include "pipelines/common/model_parts.h"
+#include "pipelines/common/noise.h"
+#include "pipelines/common/pipeline.h"
 #include "pipelines/common/vae_codec.h"
 #include "sampling/k_samplers.h"
 #include "sampling/sigmas.h"
@@ -27,21 +28,6 @@ namespace kiln::pipelines {
 struct Conditioning {
   at::Tensor context;  // [2, 77, C]: negative, positive (the CFG batch order)
   at::Tensor pooled;   // [2, P] for SDXL, undefined otherwise
-};
-
-// SDXL's size conditioning ("micro-conditioning"): the size the image pretends to come
-// from, the crop taken from it, and the target size. Defaults: no crop, original = target.
-// The SDXL refiner takes an aesthetic score per prompt in place of the target size (the
-// defaults are diffusers': 6 for the prompt, 2.5 for the negative).
-struct SizeConditioning {
-  int64_t original_height = 0, original_width = 0;
-  int64_t crop_top = 0, crop_left = 0;
-  int64_t target_height = 0, target_width = 0;
-  double aesthetic_score = 6.0, negative_aesthetic_score = 2.5;
-
-  static SizeConditioning forImage(int64_t height, int64_t width) {
-    return {height, width, 0, 0, height, width};
-  }
 };
 
 // Which sampler walks which schedule. The defaults are what diffusers' Euler computes
@@ -64,7 +50,7 @@ struct TextEncoding {
   at::Tensor pooled;   // [B, P] (SDXL)
 };
 
-class SdPipeline final : public pipelines::ModelParts {
+class SdPipeline final : public Pipeline {
  public:
   // Bytes of the file read so far, of all the components' bytes.
   using LoadProgress = std::function<void(std::size_t done, std::size_t total)>;
@@ -121,7 +107,7 @@ class SdPipeline final : public pipelines::ModelParts {
                     const models::TileProgress& progress = {}) const;
   // A cheap picture of a scaled latent [1, C, h, w]: RGB [h, w, 3] in [0, 1] at latent
   // resolution, through a linear map fitted once to this model's VAE decoder.
-  at::Tensor previewRgb(const at::Tensor& latent) const;
+  at::Tensor previewRgb(const at::Tensor& latent) const override;
 
   // Device memory beyond the weights that encoding a prompt of `windows` 77-token
   // windows, and sampling one image of a latent_h x latent_w latent (the CFG batch of two,
@@ -135,6 +121,21 @@ class SdPipeline final : public pipelines::ModelParts {
   std::string kindName() const override;
   std::vector<std::shared_ptr<tensor_io::SafetensorsFile>> sourceFiles() const override;
   std::optional<lora::LoraTargets> loraTargets() const override;
+
+  // The family's side of Pipeline: the stages above with ComfyUI's sampler and scheduler
+  // names, the prompt with emphasis syntax (encodeWeighted).
+  LatentFormat latentFormat() const override;
+  NativeSize nativeSize() const override;
+  int64_t contextWidth() const override { return unet_->config().context_dim; }
+  PromptEncoding promptEncoding(const std::string& text,
+                                const PromptOptions& options = {}) const override;
+  int64_t promptWorkingBytes() const override { return encodingWorkingBytes(); }
+  at::Tensor sampleLatent(const SampleRequest& request,
+                          const SampleProgress& on_step = {}) const override;
+  int64_t sampleWorkingBytes(int64_t height, int64_t width, int64_t frames,
+                             int64_t context_tokens) const override;
+  std::string samplerLabel(const SampleRequest& request) const override;
+  std::optional<VaeCodec> imageCodec() const override { return codec(); }
 
  private:
   models::Checkpoint checkpoint_;
@@ -152,17 +153,5 @@ class SdPipeline final : public pipelines::ModelParts {
 // The two contexts at one length for a CFG batch: the shorter one repeated, as ComfyUI
 // does when prompts span different numbers of windows. Returns [negative, positive].
 at::Tensor batchContexts(const at::Tensor& negative, const at::Tensor& positive);
-
-// Seeded initial noise from libtorch's CPU generator: the same numbers as
-// torch.manual_seed(seed); torch.randn(shape) in PyTorch.
-at::Tensor seededNoise(int64_t seed, at::IntArrayRef shape);
-
-// One image's noise: a generator seeded with `seed` gives the initial noise and then, in
-// order, what the sampler adds (see sampling/k_samplers.h). The source owns the generator.
-struct SeededNoise {
-  at::Tensor initial;
-  sampling::NoiseFn more;
-};
-SeededNoise seededNoiseSource(int64_t seed, std::vector<int64_t> shape);
 
 }  // namespace kiln::pipelines

@@ -26,6 +26,7 @@ Family wanFamily() {
     return modelKey(r.path, r.dtype) + "|" + modelKey(r.vae_path, at::kFloat) + "|" +
            modelKey(r.text_encoder_path, r.dtype);
   };
+  f.inspect = [](const std::string&) { return ModelInfo{"wan21", wanNativeSize(), 0}; };
   f.open = [vaeDtype](const ModelRequest& r,
                       const LoadProgress& progress) -> std::unique_ptr<ModelParts> {
     const WanModelPaths paths{r.path, r.vae_path, r.text_encoder_path,

@@ -10,8 +10,9 @@
 #include "core/interrupt.h"
 #include "core/json_file.h"
 #include "kiln/error.h"
+#include "kiln/units.h"
 #include "models/vae/vae_tiling.h"
-#include "pipelines/sd/sd_pipeline.h"
+#include "pipelines/common/noise.h"
 #include "pipelines/wan/wan_lora_targets.h"
 #include "tensor_io/safetensors.h"
 
@@ -138,12 +139,6 @@ WanModelPaths resolveWanModel(const std::string& path, const std::string& vae,
   }
   out.tokenizer = models::findT5TokenizerModel(out.text_encoder);
   return out;
-}
-
-int64_t snapFrames(int64_t frames, int64_t factor) {
-  if (frames <= 1 || factor <= 1) return std::max<int64_t>(frames, 1);
-  const int64_t n = (frames - 1 + factor / 2) / factor;
-  return 1 + n * factor;
 }
 
 WanPipeline::WanPipeline(const WanModelPaths& paths, at::ScalarType dtype, at::ScalarType vae_dtype,
@@ -314,13 +309,6 @@ models::WanSpatialTiles planVideoTiles(const models::WanVaeConfig& config, int64
   return withOverlap(4);  // the smallest sensible tile; if even that fails, the error says so
 }
 
-int64_t videoTileCount(int64_t latent_h, int64_t latent_w, const models::WanSpatialTiles& tiles) {
-  if (tiles.tile <= 0 || (tiles.tile >= latent_h && tiles.tile >= latent_w)) return 1;
-  return static_cast<int64_t>(
-      models::tileStarts(latent_h, std::min(tiles.tile, latent_h), tiles.overlap).size() *
-      models::tileStarts(latent_w, std::min(tiles.tile, latent_w), tiles.overlap).size());
-}
-
 std::vector<memory::ComponentInfo> WanPipeline::components() const {
   return {{"text_encoder", "UMT5EncoderModel", memory::ComponentRole::TextEncoder, &text_->params(),
            true},
@@ -331,6 +319,74 @@ std::vector<memory::ComponentInfo> WanPipeline::components() const {
 
 std::optional<lora::LoraTargets> WanPipeline::loraTargets() const {
   return wanLoraTargets(*transformer_);
+}
+
+LatentFormat WanPipeline::latentFormat() const {
+  // Scaling 1, shift 0: the VAE normalises each channel by its own mean and std itself.
+  return {vae_->config().z_dim, vae_->config().spatialFactor(), spatialMultiple(), temporalFactor(),
+          1.0};
+}
+
+NativeSize wanNativeSize() {
+  return {832, 480, 81};
+}
+
+NativeSize WanPipeline::nativeSize() const {
+  return wanNativeSize();
+}
+
+PromptEncoding WanPipeline::promptEncoding(const std::string& text, const PromptOptions&) const {
+  return {encodePrompt(text), {}};
+}
+
+WanSampleSettings WanPipeline::settingsFor(const SampleRequest& r) const {
+  WanSampleSettings settings;
+  settings.steps = r.steps;
+  settings.guidance = r.cfg;
+  settings.shift = r.flow_shift > 0 ? r.flow_shift : defaults_.flow_shift;
+  settings.solver = sampling::flowSolverNamed(r.sampler);
+  return settings;
+}
+
+at::Tensor WanPipeline::sampleLatent(const SampleRequest& r, const SampleProgress& on_step) const {
+  return sample(r.positive.context, r.negative.context, std::max<int64_t>(r.frames, 1), r.height,
+                r.width, r.seed, settingsFor(r), [&](const sampling::FlowStep& s) {
+                  if (on_step) on_step({s.step, s.total, nullptr});
+                });
+}
+
+int64_t WanPipeline::sampleWorkingBytes(int64_t height, int64_t width, int64_t frames,
+                                        int64_t) const {
+  return samplingWorkingBytes(std::max<int64_t>(frames, 1), height, width);
+}
+
+std::string WanPipeline::samplerLabel(const SampleRequest& r) const {
+  return settingsFor(r).solver == sampling::FlowSolver::UniPc ? "UniPC" : "Euler";
+}
+
+std::string WanPipeline::parametersSuffix(const SampleRequest& r) const {
+  return ", Frames: " + std::to_string(std::max<int64_t>(r.frames, 1)) +
+         ", Shift: " + formatNumber(settingsFor(r).shift);
+}
+
+ClipTiles WanPipeline::planClipDecode(int64_t latent_h, int64_t latent_w,
+                                      const VaeTilingSettings& tiling,
+                                      int64_t available_bytes) const {
+  const models::WanSpatialTiles t = planVideoTiles(
+      vae_->config(), latent_h, latent_w, 1, vae_->params().slots().front().tensor->scalar_type(),
+      tiling.mode, tiling.tile_pixels, tiling.overlap_pixels, available_bytes);
+  return {t.tile, t.overlap};
+}
+
+int64_t WanPipeline::clipDecodeWorkingBytes(int64_t height, int64_t width,
+                                            const ClipTiles& tiles) const {
+  return decodingWorkingBytes(height, width, {tiles.tile, tiles.overlap});
+}
+
+int64_t WanPipeline::decodeClip(const at::Tensor& latent, const ClipTiles& tiles,
+                                const std::function<void(const at::Tensor&)>& on_frames,
+                                const std::function<void()>& on_tile) const {
+  return decode(latent, 1, on_frames, {tiles.tile, tiles.overlap}, on_tile);
 }
 
 }  // namespace kiln::pipelines

@@ -15,7 +15,7 @@
 #include "kiln/render.h"
 #include "models/text/t5_tokenizer.h"
 #include "models/wan/wan_model.h"
-#include "pipelines/common/model_parts.h"
+#include "pipelines/common/pipeline.h"
 #include "sampling/flow_match.h"
 
 namespace kiln::pipelines {
@@ -37,8 +37,8 @@ bool isWanModel(const std::string& path);
 WanModelPaths resolveWanModel(const std::string& path, const std::string& vae = {},
                               const std::string& text_encoder = {});
 
-// Frames on the model's grid (1 + factor n): the nearest count, at least 1.
-int64_t snapFrames(int64_t frames, int64_t factor);
+// What Wan 2.1 draws when no size is asked: 832x480, 81 frames (5 seconds at 16 fps).
+NativeSize wanNativeSize();
 
 // Spatial tiles for decoding a video of latent_h x latent_w cells one chunk at a time:
 // none with VaeTiling::Never; the given size (pixels, default 512) with Always; with Auto,
@@ -49,9 +49,6 @@ models::WanSpatialTiles planVideoTiles(const models::WanVaeConfig& config, int64
                                        int64_t latent_w, int64_t chunk_frames, at::ScalarType dtype,
                                        VaeTiling mode, int64_t tile_pixels, int64_t overlap_pixels,
                                        int64_t available_bytes);
-// Tile passes per chunk of that plan.
-int64_t videoTileCount(int64_t latent_h, int64_t latent_w, const models::WanSpatialTiles& tiles);
-
 struct WanSampleSettings {
   int64_t steps = 50;
   double guidance = 5.0;
@@ -59,7 +56,7 @@ struct WanSampleSettings {
   sampling::FlowSolver solver = sampling::FlowSolver::UniPc;
 };
 
-class WanPipeline final : public pipelines::ModelParts {
+class WanPipeline final : public Pipeline {
  public:
   using LoadProgress = std::function<void(std::size_t done, std::size_t total)>;
   // Loads the three parts (the transformer and text encoder in `dtype`; the VAE in
@@ -91,7 +88,7 @@ class WanPipeline final : public pipelines::ModelParts {
   // Pixels per latent cell times the patch: sides are multiples of this.
   int64_t spatialMultiple() const;
   int64_t temporalFactor() const { return vae_->config().temporalFactor(); }
-  std::vector<std::string> notes() const { return notes_; }
+  std::vector<std::string> notes() const override { return notes_; }
 
   // [1, text_len, text_dim]: the prompt's UMT5 encoding, rows past its tokens zero.
   at::Tensor encodePrompt(const std::string& text) const;
@@ -119,7 +116,30 @@ class WanPipeline final : public pipelines::ModelParts {
                  const models::WanSpatialTiles& tiles = {},
                  const std::function<void()>& on_tile = {}) const;
 
+  // The family's side of Pipeline: a picture is a one-frame clip; the sampler names are
+  // the flow solvers' (uni_pc, euler), the scheduler the flow shift's.
+  LatentFormat latentFormat() const override;
+  NativeSize nativeSize() const override;
+  int64_t contextWidth() const override { return transformer_->config().text_dim; }
+  PromptEncoding promptEncoding(const std::string& text,
+                                const PromptOptions& options = {}) const override;
+  int64_t promptWorkingBytes() const override { return encodingWorkingBytes(); }
+  at::Tensor sampleLatent(const SampleRequest& request,
+                          const SampleProgress& on_step = {}) const override;
+  int64_t sampleWorkingBytes(int64_t height, int64_t width, int64_t frames,
+                             int64_t context_tokens) const override;
+  std::string samplerLabel(const SampleRequest& request) const override;
+  std::string parametersSuffix(const SampleRequest& request) const override;
+  ClipTiles planClipDecode(int64_t latent_h, int64_t latent_w, const VaeTilingSettings& tiling,
+                           int64_t available_bytes) const override;
+  int64_t clipDecodeWorkingBytes(int64_t height, int64_t width,
+                                 const ClipTiles& tiles) const override;
+  int64_t decodeClip(const at::Tensor& latent, const ClipTiles& tiles,
+                     const std::function<void(const at::Tensor& frames)>& on_frames,
+                     const std::function<void()>& on_tile = {}) const override;
+
  private:
+  WanSampleSettings settingsFor(const SampleRequest& request) const;
   WanModelPaths paths_;
   std::string name_;
   at::ScalarType dtype_;

@@ -340,7 +340,7 @@ class TestVaeTiling : public QObject {
     {
       kiln::memory::DeviceScope scope(device);
       image = kiln::nodes::runVaeStage(
-          kiln::pipelines::VaeWork::Decode, p, latent,
+          kiln::pipelines::VaeWork::Decode, p.codec(), latent,
           {tracker, stage, env, device, {kiln::VaeTiling::Auto, 0, 64}, [] {
              return int64_t{64} << 30;
            }});  // believes there is plenty
@@ -382,7 +382,7 @@ class TestVaeTiling : public QObject {
     bool out_of_memory = false;
     try {
       (void)kiln::nodes::runVaeStage(
-          kiln::pipelines::VaeWork::Decode, p, latent,
+          kiln::pipelines::VaeWork::Decode, p.codec(), latent,
           {tracker, stage, env, device, {kiln::VaeTiling::Never, 0, 64}, {}});
     } catch (...) {
       out_of_memory = kiln::nodes::isOutOfMemory(std::current_exception());
