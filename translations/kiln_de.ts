@@ -519,41 +519,41 @@
     <name>kiln::app::Workflow</name>
     <message>
         <location filename="../app/workflows/node_texts.cpp" line="+47"/>
-        <location filename="../app/workflows/template_workflow.cpp" line="+55"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+28"/>
         <source>Model</source>
         <translation>Modell</translation>
     </message>
     <message>
-        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+2"/>
         <source>Prompt</source>
         <translation>Prompt</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Negative prompt</source>
         <translation>Negativer Prompt</translation>
     </message>
     <message>
         <location filename="../app/workflows/node_texts.cpp" line="+10"/>
-        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+2"/>
         <source>Sampler</source>
         <translation>Sampler</translation>
     </message>
     <message>
         <location line="+6"/>
-        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+2"/>
         <source>Seed</source>
         <translation>Seed</translation>
     </message>
     <message>
         <location line="+2"/>
-        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+2"/>
         <source>Steps</source>
         <translation>Schritte</translation>
     </message>
     <message>
         <location line="-49"/>
-        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+2"/>
         <source>CFG scale</source>
         <translation>CFG-Skala</translation>
     </message>
@@ -629,6 +629,7 @@
     </message>
     <message>
         <location line="+1"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+6"/>
         <source>Frames</source>
         <translation>Bilder</translation>
     </message>
@@ -844,7 +845,7 @@
     </message>
     <message>
         <location line="+1"/>
-        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="-4"/>
         <source>Width</source>
         <translation>Breite</translation>
     </message>
@@ -880,7 +881,7 @@
     </message>
     <message>
         <location line="-53"/>
-        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+2"/>
         <source>Height</source>
         <translation>Höhe</translation>
     </message>
@@ -1325,7 +1326,7 @@
 <context>
     <name>kiln::ui::GalleryPanel</name>
     <message>
-        <location filename="../ui/gallery_panel.cpp" line="+64"/>
+        <location filename="../ui/gallery_panel.cpp" line="+63"/>
         <source>Show</source>
         <translation>Anzeigen</translation>
     </message>
@@ -1393,12 +1394,12 @@ Seed %2</translation>
 <context>
     <name>kiln::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+353"/>
+        <location filename="../ui/main_window.cpp" line="+354"/>
         <source>Kiln</source>
         <translation>Kiln</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+8"/>
         <source>Generate</source>
         <translation>Generieren</translation>
     </message>
@@ -1413,7 +1414,7 @@ Seed %2</translation>
         <translation>Das Rendern unterbrechen (Esc)</translation>
     </message>
     <message>
-        <location line="-195"/>
+        <location line="-198"/>
         <source>Idle</source>
         <translation>Bereit</translation>
     </message>
@@ -1423,7 +1424,7 @@ Seed %2</translation>
         <translation>Speichereinstellungen ignoriert: %1</translation>
     </message>
     <message>
-        <location line="+130"/>
+        <location line="+131"/>
         <source>&amp;Edit</source>
         <translation>&amp;Bearbeiten</translation>
     </message>
@@ -1433,7 +1434,7 @@ Seed %2</translation>
         <translation>&amp;Einstellungen…</translation>
     </message>
     <message>
-        <location line="-83"/>
+        <location line="-84"/>
         <source>Starting…</source>
         <translation>Starte…</translation>
     </message>
@@ -1466,7 +1467,12 @@ Seed %2</translation>
         <translation>&amp;Datei</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+5"/>
+        <source>Default &amp;Video Workflow</source>
+        <translation>Standard-&amp;Video-Workflow</translation>
+    </message>
+    <message>
+        <location line="+2"/>
         <source>&amp;Save Image As…</source>
         <translation>Bild &amp;speichern unter…</translation>
     </message>
@@ -1521,7 +1527,12 @@ Seed %2</translation>
         <translation>Bilder nacheinander, mit Seed, Seed + 1, …</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+4"/>
+        <source>text to video (built in)</source>
+        <translation>Text zu Video (eingebaut)</translation>
+    </message>
+    <message>
+        <location line="+4"/>
         <source>Render with these settings (Ctrl+Enter); while a render runs, queue another</source>
         <translation>Mit diesen Einstellungen erzeugen (Strg+Eingabe); während einer läuft, einen weiteren einreihen</translation>
     </message>
@@ -1571,7 +1582,12 @@ Seed %2</translation>
         <translation>Das Startermodell fehlt. Bitte ein Modell wählen.</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+8"/>
+        <source>Video workflow: choose a video model (Wan 2.1)</source>
+        <translation>Video-Workflow: Wählen Sie ein Videomodell (Wan 2.1)</translation>
+    </message>
+    <message>
+        <location line="+12"/>
         <source>%1 cannot run</source>
         <translation>%1 kann nicht laufen</translation>
     </message>
@@ -1604,7 +1620,7 @@ Seed %2</translation>
         <translation>Speichern fehlgeschlagen</translation>
     </message>
     <message>
-        <location line="-283"/>
+        <location line="-293"/>
         <source>&amp;Open Workflow…</source>
         <translation>Workflow ö&amp;ffnen…</translation>
     </message>
@@ -1619,7 +1635,7 @@ Seed %2</translation>
         <translation>&amp;Standard-Workflow</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+14"/>
         <source>&amp;Workflow Editor</source>
         <translation>&amp;Workflow-Editor</translation>
     </message>
@@ -1664,9 +1680,9 @@ Seed %2</translation>
         <translation>Text zu Bild (eingebaut)</translation>
     </message>
     <message>
-        <location line="-88"/>
+        <location line="-89"/>
         <location line="+8"/>
-        <location line="+168"/>
+        <location line="+178"/>
         <source>%1: %2</source>
         <translation>%1: %2</translation>
     </message>

@@ -518,41 +518,41 @@
     <name>kiln::app::Workflow</name>
     <message>
         <location filename="../app/workflows/node_texts.cpp" line="+47"/>
-        <location filename="../app/workflows/template_workflow.cpp" line="+55"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+28"/>
         <source>Model</source>
         <translation>モデル</translation>
     </message>
     <message>
-        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+2"/>
         <source>Prompt</source>
         <translation>プロンプト</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Negative prompt</source>
         <translation>ネガティブプロンプト</translation>
     </message>
     <message>
         <location filename="../app/workflows/node_texts.cpp" line="+10"/>
-        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+2"/>
         <source>Sampler</source>
         <translation>サンプラー</translation>
     </message>
     <message>
         <location line="+6"/>
-        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+2"/>
         <source>Seed</source>
         <translation>シード</translation>
     </message>
     <message>
         <location line="+2"/>
-        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+2"/>
         <source>Steps</source>
         <translation>ステップ数</translation>
     </message>
     <message>
         <location line="-49"/>
-        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+2"/>
         <source>CFG scale</source>
         <translation>CFG スケール</translation>
     </message>
@@ -628,6 +628,7 @@
     </message>
     <message>
         <location line="+1"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+6"/>
         <source>Frames</source>
         <translation>フレーム数</translation>
     </message>
@@ -843,7 +844,7 @@
     </message>
     <message>
         <location line="+1"/>
-        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="-4"/>
         <source>Width</source>
         <translation>幅</translation>
     </message>
@@ -879,7 +880,7 @@
     </message>
     <message>
         <location line="-53"/>
-        <location filename="../app/workflows/template_workflow.cpp" line="+1"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+2"/>
         <source>Height</source>
         <translation>高さ</translation>
     </message>
@@ -1324,7 +1325,7 @@
 <context>
     <name>kiln::ui::GalleryPanel</name>
     <message>
-        <location filename="../ui/gallery_panel.cpp" line="+64"/>
+        <location filename="../ui/gallery_panel.cpp" line="+63"/>
         <source>Show</source>
         <translation>表示</translation>
     </message>
@@ -1392,12 +1393,12 @@ seed %2</source>
 <context>
     <name>kiln::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+353"/>
+        <location filename="../ui/main_window.cpp" line="+354"/>
         <source>Kiln</source>
         <translation>Kiln</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+8"/>
         <source>Generate</source>
         <translation>生成</translation>
     </message>
@@ -1412,7 +1413,7 @@ seed %2</source>
         <translation>生成を中断する（Esc）</translation>
     </message>
     <message>
-        <location line="-195"/>
+        <location line="-198"/>
         <source>Idle</source>
         <translation>待機中</translation>
     </message>
@@ -1422,7 +1423,7 @@ seed %2</source>
         <translation>メモリ設定を無視しました：%1</translation>
     </message>
     <message>
-        <location line="+130"/>
+        <location line="+131"/>
         <source>&amp;Edit</source>
         <translation>編集(&amp;E)</translation>
     </message>
@@ -1432,7 +1433,7 @@ seed %2</source>
         <translation>設定(&amp;P)…</translation>
     </message>
     <message>
-        <location line="-83"/>
+        <location line="-84"/>
         <source>Starting…</source>
         <translation>開始中…</translation>
     </message>
@@ -1464,7 +1465,12 @@ seed %2</source>
         <translation>ファイル(&amp;F)</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+5"/>
+        <source>Default &amp;Video Workflow</source>
+        <translation>標準動画ワークフロー(&amp;V)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
         <source>&amp;Save Image As…</source>
         <translation>画像に名前を付けて保存(&amp;S)…</translation>
     </message>
@@ -1519,7 +1525,12 @@ seed %2</source>
         <translation>順に描く枚数（シード、シード + 1、…）</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+4"/>
+        <source>text to video (built in)</source>
+        <translation>テキストから動画（内蔵）</translation>
+    </message>
+    <message>
+        <location line="+4"/>
         <source>Render with these settings (Ctrl+Enter); while a render runs, queue another</source>
         <translation>この設定で生成（Ctrl+Enter）。実行中なら次をキューに追加</translation>
     </message>
@@ -1569,7 +1580,12 @@ seed %2</source>
         <translation>スターターモデルがありません。モデルを選んでください。</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+8"/>
+        <source>Video workflow: choose a video model (Wan 2.1)</source>
+        <translation>動画ワークフロー：動画モデル（Wan 2.1）を選んでください</translation>
+    </message>
+    <message>
+        <location line="+12"/>
         <source>%1 cannot run</source>
         <translation>%1 は実行できません</translation>
     </message>
@@ -1617,7 +1633,7 @@ seed %2</source>
         <translation>保存に失敗しました</translation>
     </message>
     <message>
-        <location line="-283"/>
+        <location line="-293"/>
         <source>&amp;Open Workflow…</source>
         <translation>ワークフローを開く(&amp;O)…</translation>
     </message>
@@ -1632,7 +1648,7 @@ seed %2</source>
         <translation>標準ワークフロー(&amp;D)</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+14"/>
         <source>&amp;Workflow Editor</source>
         <translation>ワークフローエディタ(&amp;W)</translation>
     </message>
@@ -1677,9 +1693,9 @@ seed %2</source>
         <translation>テキストから画像（内蔵）</translation>
     </message>
     <message>
-        <location line="-88"/>
+        <location line="-89"/>
         <location line="+8"/>
-        <location line="+168"/>
+        <location line="+178"/>
         <source>%1: %2</source>
         <translation>%1：%2</translation>
     </message>

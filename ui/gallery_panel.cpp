@@ -3,7 +3,6 @@
 #include <QEvent>
 #include <QFileInfo>
 #include <QHBoxLayout>
-#include <QImageReader>
 #include <QListWidget>
 #include <QPixmap>
 #include <QPushButton>
@@ -135,10 +134,7 @@ void GalleryPanel::addItem(const app::ResultFile& r, bool first) {
 void GalleryPanel::loadThumbnails() {
   for (int n = 0; n < 2 && !thumbnails_todo_.isEmpty(); ++n) {
     QListWidgetItem* item = thumbnails_todo_.takeFirst();
-    QImageReader reader(item->data(kResultRole).toString());
-    const QSize size = reader.size();
-    if (size.isValid()) reader.setScaledSize(size.scaled(kThumb, kThumb, Qt::KeepAspectRatio));
-    const QImage thumb = reader.read();
+    const QImage thumb = app::readThumbnail(item->data(kResultRole).toString(), kThumb);
     if (!thumb.isNull()) item->setIcon(QPixmap::fromImage(thumb));
   }
   if (thumbnails_todo_.isEmpty()) thumbnail_timer_->stop();

@@ -287,6 +287,7 @@ void MainWindow::buildMenus() {
   open->setShortcut(QKeySequence::Open);
   file->addAction(tr("Save &Workflow As…"), this, &MainWindow::saveTemplateDialog);
   file->addAction(tr("&Default Workflow"), this, &MainWindow::applyDefaultWorkflow);
+  file->addAction(tr("Default &Video Workflow"), this, &MainWindow::applyVideoWorkflow);
   file->addSeparator();
   QAction* save = file->addAction(tr("&Save Image As…"), this, &MainWindow::saveResult);
   save->setShortcut(QKeySequence::SaveAs);
@@ -353,9 +354,10 @@ void MainWindow::retranslate() {
   setWindowTitle(tr("Kiln"));
   batch_label_->setText(tr("Batch count"));
   batch_->setToolTip(tr("Images rendered one after another, seed, seed + 1, …"));
-  template_label_->setText(
-      tr("Workflow: %1")
-          .arg(template_source_ == "default" ? tr("text to image (built in)") : template_source_));
+  template_label_->setText(tr("Workflow: %1")
+                               .arg(template_source_ == "default" ? tr("text to image (built in)")
+                                    : template_source_ == "video" ? tr("text to video (built in)")
+                                                                  : template_source_));
   generate_->setText(tr("Generate"));
   generate_->setToolTip(
       tr("Render with these settings (Ctrl+Enter); while a render runs, queue another"));
@@ -437,6 +439,13 @@ void MainWindow::applyDefaultWorkflow() {
   } catch (const kiln::Error&) {
     setStatus([] { return tr("The starter model is missing. Choose a model."); });
   }
+}
+
+// The built-in text-to-video workflow: a clip of the video model the artist picks.
+void MainWindow::applyVideoWorkflow() {
+  setTemplate(app::videoTemplate(), "video");
+  if (QCheckBox* random = randomSeedCheck()) random->setChecked(true);
+  setStatus([] { return tr("Video workflow: choose a video model (Wan 2.1)"); });
 }
 
 bool MainWindow::openTemplate(const QString& path) {

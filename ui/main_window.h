@@ -115,6 +115,7 @@ class MainWindow : public QMainWindow {
   void buildMenus();
   void retranslate();
   void applyDefaultWorkflow();
+  void applyVideoWorkflow();
   void openTemplateDialog();
   void saveTemplateDialog();
   void onModelChanged(const QString& path);

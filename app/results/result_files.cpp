@@ -1,8 +1,6 @@
 #include "result_files.h"
 
-#include <QDir>
 #include <QFile>
-#include <QFileInfo>
 #include <QRegularExpression>
 
 #include <zlib.h>
@@ -90,27 +88,6 @@ QMap<QString, QString> readPngText(const QString& path) {
     }
   }
   return texts;
-}
-
-ResultFile readResult(const QString& path) {
-  ResultFile r;
-  r.path = path;
-  r.modified = QFileInfo(path).lastModified();
-  const QMap<QString, QString> texts = readPngText(path);
-  r.parameters = texts.value("parameters");
-  r.workflow = texts.value("kiln_workflow");
-  return r;
-}
-
-QList<ResultFile> listResults(const QString& folder, int limit) {
-  QFileInfoList files =
-      QDir(folder).entryInfoList({"*.png", "*.PNG"}, QDir::Files | QDir::Readable, QDir::Time);
-  QList<ResultFile> results;
-  for (const QFileInfo& f : files) {
-    if (results.size() >= limit) break;
-    results.push_back(readResult(f.absoluteFilePath()));
-  }
-  return results;
 }
 
 std::optional<RecordedSettings> parseParametersText(const QString& text) {

@@ -1,4 +1,4 @@
-// Results on disk: the PNGs a job wrote, their metadata (the A1111 parameters text and
+// Results on disk: the PNGs and videos a job wrote, their metadata (the A1111 parameters text and
 // the Kiln workflow), and the render settings read back from the parameters text.
 #pragma once
 
@@ -9,6 +9,8 @@
 
 #include <optional>
 
+class QImage;
+
 namespace kiln::app {
 
 struct ResultFile {
@@ -18,10 +20,14 @@ struct ResultFile {
   QString workflow;    // the "kiln_workflow" text chunk ("" when absent)
 };
 
-// The PNG files of `folder`, newest first, at most `limit`, with their metadata (read
+// The PNG and video files of `folder`, newest first, at most `limit`, with their metadata (read
 // from the headers, without decoding the pictures).
 QList<ResultFile> listResults(const QString& folder, int limit = 500);
+// A picture's text chunks, or a video's container tags (MP4, WebM, MOV; a PNG folder's
+// first frame).
 ResultFile readResult(const QString& path);
+// A picture scaled to fit `side` x `side`, or a video's first frame; null when unreadable.
+QImage readThumbnail(const QString& path, int side);
 // A PNG's text chunks (tEXt, zTXt, iTXt) by keyword, read from the header only; a
 // compressed chunk that is damaged or inflates past 16 MiB is left out.
 QMap<QString, QString> readPngText(const QString& path);

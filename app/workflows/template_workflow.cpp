@@ -21,6 +21,48 @@ const kiln::WorkflowNode* firstOfType(const kiln::Workflow& w, const std::string
   return nullptr;
 }
 
+// The panel's label for each role, translated where the panel shows them.
+const char* roleLabel(PanelRole role) {
+  switch (role) {
+    case PanelRole::Model:
+      return QT_TRANSLATE_NOOP("kiln::app::Workflow", "Model");
+    case PanelRole::Prompt:
+      return QT_TRANSLATE_NOOP("kiln::app::Workflow", "Prompt");
+    case PanelRole::Negative:
+      return QT_TRANSLATE_NOOP("kiln::app::Workflow", "Negative prompt");
+    case PanelRole::Sampler:
+      return QT_TRANSLATE_NOOP("kiln::app::Workflow", "Sampler");
+    case PanelRole::Seed:
+      return QT_TRANSLATE_NOOP("kiln::app::Workflow", "Seed");
+    case PanelRole::Steps:
+      return QT_TRANSLATE_NOOP("kiln::app::Workflow", "Steps");
+    case PanelRole::Cfg:
+      return QT_TRANSLATE_NOOP("kiln::app::Workflow", "CFG scale");
+    case PanelRole::Width:
+      return QT_TRANSLATE_NOOP("kiln::app::Workflow", "Width");
+    case PanelRole::Height:
+      return QT_TRANSLATE_NOOP("kiln::app::Workflow", "Height");
+    case PanelRole::Frames:
+      return QT_TRANSLATE_NOOP("kiln::app::Workflow", "Frames");
+  }
+  return "";
+}
+
+constexpr PanelRole kRoles[] = {PanelRole::Model,   PanelRole::Prompt, PanelRole::Negative,
+                                PanelRole::Sampler, PanelRole::Seed,   PanelRole::Steps,
+                                PanelRole::Cfg,     PanelRole::Width,  PanelRole::Height,
+                                PanelRole::Frames};
+
+// The engine's template for `p`, with tiling left to Preferences (applyNodeDefaults), as
+// the app's other workflows leave it, and the roles it has exposed.
+kiln::Workflow templateFor(const kiln::RenderParams& p) {
+  kiln::Workflow w = kiln::renderWorkflow(p);
+  for (kiln::WorkflowNode& n : w.nodes)
+    if (n.type == "VAEDecode") n.params.clear();
+  exposeCommonParameters(w);
+  return w;
+}
+
 }  // namespace
 
 kiln::Workflow defaultTemplate() {
@@ -28,21 +70,19 @@ kiln::Workflow defaultTemplate() {
   // kiln::render draw, at the starter model's size.
   kiln::RenderParams d = kiln::defaultRenderParams();
   d.width = d.height = 64;
-  kiln::Workflow w = kiln::renderWorkflow(d);
-  // Tiling is left to Preferences (applyNodeDefaults), as the app's other workflows leave it.
-  for (kiln::WorkflowNode& n : w.nodes)
-    if (n.type == "VAEDecode") n.params.clear();
-  // The labels are translated where the panel shows them.
-  w.exposed = {{"model", "ckpt_name", QT_TRANSLATE_NOOP("kiln::app::Workflow", "Model")},
-               {"prompt", "text", QT_TRANSLATE_NOOP("kiln::app::Workflow", "Prompt")},
-               {"negative", "text", QT_TRANSLATE_NOOP("kiln::app::Workflow", "Negative prompt")},
-               {"sampler", "sampler_name", QT_TRANSLATE_NOOP("kiln::app::Workflow", "Sampler")},
-               {"sampler", "seed", QT_TRANSLATE_NOOP("kiln::app::Workflow", "Seed")},
-               {"sampler", "steps", QT_TRANSLATE_NOOP("kiln::app::Workflow", "Steps")},
-               {"sampler", "cfg", QT_TRANSLATE_NOOP("kiln::app::Workflow", "CFG scale")},
-               {"latent", "width", QT_TRANSLATE_NOOP("kiln::app::Workflow", "Width")},
-               {"latent", "height", QT_TRANSLATE_NOOP("kiln::app::Workflow", "Height")}};
-  return w;
+  return templateFor(d);
+}
+
+kiln::Workflow videoTemplate() {
+  kiln::RenderParams d = kiln::defaultRenderParams();
+  d.width = 832;
+  d.height = 480;
+  d.frames = 81;
+  d.fps = 16;
+  d.steps = 50;
+  d.cfg_scale = 5.0;
+  d.sampler = "uni_pc";
+  return templateFor(d);
 }
 
 ParamRef findRole(const kiln::Workflow& w, PanelRole role) {
@@ -52,7 +92,8 @@ ParamRef findRole(const kiln::Workflow& w, PanelRole role) {
   };
   switch (role) {
     case PanelRole::Model:
-      return first("LoadCheckpoint", "ckpt_name");
+      return firstOfType(w, "LoadCheckpoint") ? first("LoadCheckpoint", "ckpt_name")
+                                              : first("LoadVideoModel", "model_name");
     case PanelRole::Sampler:
       return first("Sampler", "sampler_name");
     case PanelRole::Seed:
@@ -62,9 +103,13 @@ ParamRef findRole(const kiln::Workflow& w, PanelRole role) {
     case PanelRole::Cfg:
       return first("Sampler", "cfg");
     case PanelRole::Width:
-      return first("EmptyLatent", "width");
+      return firstOfType(w, "EmptyLatent") ? first("EmptyLatent", "width")
+                                           : first("EmptyVideoLatent", "width");
     case PanelRole::Height:
-      return first("EmptyLatent", "height");
+      return firstOfType(w, "EmptyLatent") ? first("EmptyLatent", "height")
+                                           : first("EmptyVideoLatent", "height");
+    case PanelRole::Frames:
+      return first("EmptyVideoLatent", "frames");
     case PanelRole::Prompt:
     case PanelRole::Negative: {
       const kiln::WorkflowNode* sampler = firstOfType(w, "Sampler");
@@ -82,13 +127,9 @@ ParamRef findRole(const kiln::Workflow& w, PanelRole role) {
 
 void exposeCommonParameters(kiln::Workflow& w) {
   if (!w.exposed.empty()) return;
-  const kiln::Workflow labels = defaultTemplate();
-  const PanelRole roles[] = {PanelRole::Model,   PanelRole::Prompt, PanelRole::Negative,
-                             PanelRole::Sampler, PanelRole::Seed,   PanelRole::Steps,
-                             PanelRole::Cfg,     PanelRole::Width,  PanelRole::Height};
-  for (std::size_t i = 0; i < std::size(roles); ++i) {
-    const ParamRef ref = findRole(w, roles[i]);
-    if (ref.valid()) w.exposed.push_back({ref.node, ref.param, labels.exposed[i].label});
+  for (const PanelRole role : kRoles) {
+    const ParamRef ref = findRole(w, role);
+    if (ref.valid()) w.exposed.push_back({ref.node, ref.param, roleLabel(role)});
   }
 }
 
@@ -140,6 +181,7 @@ kiln::RenderParams roleParams(const kiln::Workflow& w, int index) {
   if (const auto* d = std::get_if<double>(&cfg)) p.cfg_scale = *d;
   p.width = static_cast<int>(integer(PanelRole::Width));
   p.height = static_cast<int>(integer(PanelRole::Height));
+  p.frames = static_cast<int>(integer(PanelRole::Frames));
   return p;
 }
 
@@ -156,7 +198,7 @@ kiln::Workflow prepareRun(const kiln::Workflow& workflow,
         if (const auto* seed = std::get_if<int64_t>(&v)) n.params[p.name] = *seed + index;
       }
     }
-    if (n.type == "SaveImage" && !file_prefix.isEmpty())
+    if ((n.type == "SaveImage" || n.type == "SaveVideo") && !file_prefix.isEmpty())
       n.params["filename_prefix"] = file_prefix.toStdString();
   }
   return w;

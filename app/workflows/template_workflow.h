@@ -18,25 +18,33 @@ namespace kiln::app {
 // model, prompts, sampler, seed, steps, CFG scale, width and height exposed.
 kiln::Workflow defaultTemplate();
 
+// The engine's render template for a clip (kiln::renderWorkflow with more than one frame):
+// load video model (empty: to be picked) -> prompts -> empty video latent -> sampler ->
+// decode -> save video, at Wan 2.1's recommended settings (832x480, 81 frames at 16 fps, 50
+// steps of UniPC at CFG 5), with the model, prompts, sampler, seed, steps, CFG scale, width,
+// height and frames exposed.
+kiln::Workflow videoTemplate();
+
 // What the panel knows parameters by, whatever the template's node ids.
-enum class PanelRole { Model, Prompt, Negative, Sampler, Seed, Steps, Cfg, Width, Height };
+enum class PanelRole { Model, Prompt, Negative, Sampler, Seed, Steps, Cfg, Width, Height, Frames };
 
 struct ParamRef {
   std::string node, param;
   bool valid() const noexcept { return !node.empty(); }
 };
 
-// The parameter playing `role`: the first LoadCheckpoint's ckpt_name, the TextEncode
-// feeding the first Sampler's positive (Prompt) or negative (Negative) input, the first
-// Sampler's sampler_name/seed/steps/cfg, the first EmptyLatent's width/height. Invalid
-// when the workflow has none.
+// The parameter playing `role`: the first LoadCheckpoint's ckpt_name (else the first
+// LoadVideoModel's model_name), the TextEncode feeding the first Sampler's positive
+// (Prompt) or negative (Negative) input, the first Sampler's sampler_name/seed/steps/cfg,
+// the first EmptyLatent's width/height (else the first EmptyVideoLatent's), the first
+// EmptyVideoLatent's frames. Invalid when the workflow has none.
 ParamRef findRole(const kiln::Workflow& workflow, PanelRole role);
 
 // A workflow without exposed parameters gets the ones the panel has roles for.
 void exposeCommonParameters(kiln::Workflow& workflow);
 
 // The workflow for image `index` of a batch: every SEED parameter + index, every
-// SaveImage's file name prefix `file_prefix` (when not empty).
+// SaveImage's and SaveVideo's file name prefix `file_prefix` (when not empty).
 kiln::Workflow prepareRun(const kiln::Workflow& workflow,
                           const std::vector<kiln::NodeSchema>& schemas, int index,
                           const QString& file_prefix);
@@ -52,7 +60,7 @@ struct NodeDefaults {
 void applyNodeDefaults(kiln::Workflow& workflow, const NodeDefaults& defaults);
 
 // The render settings the workflow's role parameters hold (model, prompts, seed + index,
-// steps, CFG scale, size), for file names and labels.
+// steps, CFG scale, size, frames), for file names and labels.
 kiln::RenderParams roleParams(const kiln::Workflow& workflow, int index = 0);
 
 // A parameter's value in the workflow, or its schema default when the node leaves it unset.

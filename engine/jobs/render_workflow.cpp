@@ -32,9 +32,11 @@ void refuse(const std::string& what) {
 void checkRepresentable(const RenderParams& p) {
   if (p.width <= 0 || p.height <= 0)
     throw Error(ErrorKind::InvalidArgument, "the render's size is not resolved");
-  if (p.frames > 1) refuse("a video yet");
-  if (!p.vae_path.empty() || !p.text_encoder_path.empty() || p.flow_shift != 0)
-    refuse("a video model's own VAE, text encoder or flow shift yet");
+}
+
+// A clip, or a video model's parts or shift given: drawn by LoadVideoModel's graph.
+bool drawsWithVideoGraph(const RenderParams& p) {
+  return p.frames > 1 || !p.vae_path.empty() || !p.text_encoder_path.empty() || p.flow_shift != 0;
 }
 
 // Builds a render's graph node by node.
@@ -176,8 +178,17 @@ Workflow renderWorkflow(const RenderParams& p) {
     refuse("an init image or a mask given in memory");
   Workflow w;
   GraphBuilder b(w);
-  const std::string from = b.shared(p);
-  b.picture(p, from, "", {"SaveImage", {{"filename_prefix", std::string("kiln")}}}, 0);
+  if (!drawsWithVideoGraph(p)) {
+    const std::string from = b.shared(p);
+    b.picture(p, from, "", {"SaveImage", {{"filename_prefix", std::string("kiln")}}}, 0);
+    return w;
+  }
+  const std::string from = b.sharedVideo(p);
+  if (p.frames > 1)
+    b.picture(p, from, "",
+              {"SaveVideo", {{"filename_prefix", std::string("kiln")}, {"fps", p.fps}}}, 0);
+  else
+    b.picture(p, from, "", {"SaveImage", {{"filename_prefix", std::string("kiln")}}}, 0);
   return w;
 }
 
@@ -217,9 +228,9 @@ RenderGraph renderVideoJobGraph(const Job& job, const RenderParams& resolved) {
   b.picture(resolved, from, "", std::move(output), 0);
   for (const char* id : {"sampler", "decode", "save"}) g.layout.image_of[id] = 0;
   g.layout.units["save"] = resolved.frames;
-  if (resolved.frames == 1)
-    if (std::string w = drawingWorkflow(job.params, resolved); !w.empty())
-      g.layout.workflow_of_image[0] = std::move(w);
+  // A still carries a still's workflow, a clip a clip's.
+  if (std::string w = drawingWorkflow(job.params, resolved); !w.empty())
+    g.layout.workflow_of_image[0] = std::move(w);
   g.layout.shared_stages = {{"prompt", "negative"}};
   return g;
 }

@@ -6,10 +6,18 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <condition_variable>
+#include <mutex>
+
+#include "kiln/engine.h"
+#include "kiln/error.h"
+#include "kiln/render.h"
+#include "kiln/video_io.h"
 #include "kiln/workflow.h"
 #include "model_list.h"
 #include "node_texts.h"
 #include "template_workflow.h"
+#include "wan_tiny.h"
 
 using namespace kiln::app;
 
@@ -28,6 +36,35 @@ QString writeCheckpoint(const QTemporaryDir& dir, const QString& name, const QBy
     length[i] = static_cast<char>((static_cast<quint64>(header.size()) >> (8 * i)) & 0xff);
   f.write(length + header + QByteArray(4, '\0'));
   return f.fileName();
+}
+
+// Runs `workflow` on an engine as the app's bridge does (a video writer; outputs into
+// `output_dir`) and returns the job's last event.
+kiln::Event runAsTheApp(const kiln::Workflow& workflow, const std::string& output_dir) {
+  std::mutex mutex;
+  std::condition_variable done;
+  kiln::Event end;
+  bool over = false;
+  kiln::EngineOptions options;
+  options.write_video = [](const std::string& path, const std::vector<kiln::Image>& frames,
+                           const kiln::VideoWriteOptions& o) { kiln::writeVideo(path, frames, o); };
+  options.sink = [&](const kiln::Event& e) {
+    if (e.type != kiln::EventType::JobFinished && e.type != kiln::EventType::JobFailed &&
+        e.type != kiln::EventType::JobCancelled)
+      return;
+    std::lock_guard<std::mutex> lock(mutex);
+    end = e;
+    over = true;
+    done.notify_all();
+  };
+  kiln::Engine engine(std::move(options));
+  kiln::Job job;
+  job.workflow = std::make_shared<const kiln::Workflow>(workflow);
+  job.output_dir = output_dir;
+  engine.submit(std::move(job));
+  std::unique_lock<std::mutex> lock(mutex);
+  done.wait_for(lock, std::chrono::seconds(300), [&] { return over; });
+  return end;
 }
 
 }  // namespace
@@ -50,6 +87,92 @@ class TestTemplateWorkflow : public QObject {
     // It survives the workflow file format.
     QCOMPARE(kiln::workflowToJson(kiln::parseWorkflow(kiln::workflowToJson(w))),
              kiln::workflowToJson(w));
+  }
+
+  // The built-in text-to-video template: the render template of a clip, with the frames
+  // exposed beside the usual parameters; roles find the video nodes.
+  void videoTemplateExposesTheClip() {
+    const kiln::Workflow w = videoTemplate();
+    QVERIFY2(kiln::validateWorkflow(w, kiln::builtinNodeSchemas()).empty(),
+             kiln::describeProblems(kiln::validateWorkflow(w, kiln::builtinNodeSchemas())).c_str());
+    QCOMPARE(w.exposed.size(), std::size_t{10});
+    QCOMPARE(w.exposed.back().label, std::string("Frames"));
+    QCOMPARE(findRole(w, PanelRole::Model).param, std::string("model_name"));
+    QCOMPARE(w.node(findRole(w, PanelRole::Width).node)->type, std::string("EmptyVideoLatent"));
+    QCOMPARE(w.node("save")->type, std::string("SaveVideo"));
+    const kiln::RenderParams p = roleParams(w);
+    QCOMPARE(p.frames, 81);
+    QCOMPARE(p.width, 832);
+    QCOMPARE(p.height, 480);
+    QCOMPARE(std::get<std::string>(w.node("sampler")->params.at("sampler_name")),
+             std::string("uni_pc"));
+    QCOMPARE(std::get<std::string>(prepareRun(w, kiln::builtinNodeSchemas(), 0, "clip")
+                                       .node("save")
+                                       ->params.at("filename_prefix")),
+             std::string("clip"));
+    QVERIFY(!findRole(defaultTemplate(), PanelRole::Frames).valid());
+  }
+
+  // A short clip through the generate panel's video template, prepared as the panel
+  // prepares a run, draws the frames kiln::render (and so `kiln-cli render`) draws for the
+  // same settings: the first frame exactly, every frame's PNG pixel for pixel; the clip's
+  // frames carry the workflow, which draws it again.
+  void videoTemplateDrawsTheRenderApisClip() {
+    QTemporaryDir dir;
+    const kiln::testing::WanTinyModel model =
+        kiln::testing::writeWanTinyModel(dir.path().toStdString());
+    kiln::Workflow w = videoTemplate();
+    const auto set = [&](PanelRole role, kiln::ParamValue v) {
+      const ParamRef ref = findRole(w, role);
+      QVERIFY(ref.valid());
+      w.node(ref.node)->params[ref.param] = std::move(v);
+    };
+    set(PanelRole::Model, model.folder);
+    set(PanelRole::Prompt, std::string("a red cat runs across a field"));
+    set(PanelRole::Negative, std::string("blurry"));
+    set(PanelRole::Seed, int64_t{7});
+    set(PanelRole::Steps, int64_t{3});
+    set(PanelRole::Width, int64_t{64});
+    set(PanelRole::Height, int64_t{48});
+    set(PanelRole::Frames, int64_t{5});
+    w.node("save")->params["format"] = std::string("png");  // lossless frames to compare
+    w.node("save")->params["fps"] = 8.0;
+    applyNodeDefaults(w, {});
+    const kiln::Workflow run = prepareRun(w, kiln::builtinNodeSchemas(), 0, "clip");
+    const kiln::Event end = runAsTheApp(run, dir.filePath("out").toStdString());
+    QVERIFY2(end.type == kiln::EventType::JobFinished, end.message.c_str());
+    QCOMPARE(end.output_paths.size(), std::size_t{1});
+    const kiln::Video app_clip = kiln::readVideo(end.output_paths.front());
+    QCOMPARE(app_clip.frames.size(), std::size_t{5});
+    QVERIFY(app_clip.metadata.count("kiln_workflow"));
+
+    kiln::RenderParams p;
+    p.model_path = model.folder;
+    p.prompt = "a red cat runs across a field";
+    p.negative_prompt = "blurry";
+    p.seed = 7;
+    p.steps = 3;
+    p.cfg_scale = 5.0;
+    p.sampler = "uni_pc";
+    p.width = 64;
+    p.height = 48;
+    p.frames = 5;
+    p.fps = 8;
+    const kiln::RenderResult r = kiln::render(p);
+    QCOMPARE(r.frames.size(), std::size_t{5});
+    QCOMPARE(end.outputs.at(0).pixels, r.frames.front().pixels);
+    const std::string render_clip = dir.filePath("render/").toStdString();
+    kiln::VideoWriteOptions options;
+    options.fps = 8;
+    kiln::writeVideo(render_clip, r.frames, options);
+    const kiln::Video expected = kiln::readVideo(render_clip);
+    for (std::size_t i = 0; i < 5; ++i)
+      QVERIFY2(app_clip.frames[i].pixels == expected.frames[i].pixels,
+               qPrintable(QString("frame %1").arg(i)));
+    // The clip's own workflow, as `kiln-cli run clip/` and File > Open Workflow read it.
+    const kiln::Workflow carried = kiln::parseWorkflow(app_clip.metadata.at("kiln_workflow"));
+    QCOMPARE(carried.node(findRole(carried, PanelRole::Frames).node)->params.at("frames"),
+             kiln::ParamValue(int64_t{5}));
   }
 
   void rolesFollowTheLinksNotTheIds() {
