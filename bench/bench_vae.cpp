@@ -112,12 +112,12 @@ int main(int argc, char** argv) {
                   full.ms, mib(full.peak), mib(full_estimate));
       for (const int64_t tile_px : args.tiles) {
         if (tile_px >= size) continue;
-        const kiln::models::LatentTiles tiles{tile_px / f, 64 / f};
+        const kiln::tiling::Tiles tiles{tile_px / f, 64 / f};
         const Measure tiled =
             measure(args.repeats, [&] { (void)kiln::models::decodeTiled(vae, z, tiles); });
         const int64_t estimate =
             kiln::models::tiledDecodeWorkingBytes(config, lat, lat, tiles, args.dtype);
-        const std::string label = std::to_string(kiln::models::tileCount(lat, lat, tiles)) +
+        const std::string label = std::to_string(kiln::tiling::tileCount(lat, lat, tiles)) +
                                   " tiles of " + std::to_string(tile_px) + " px";
         std::printf("  %-26s %9.0f ms  x%.2f   peak %8.1f MiB  x%.3f  (estimate %.1f MiB)\n",
                     label.c_str(), tiled.ms, tiled.ms / full.ms, mib(tiled.peak),

@@ -20,7 +20,8 @@ ResultFile readResult(const QString& path) {
   r.modified = QFileInfo(path).lastModified();
   if (kiln::videoFormatFor(path.toStdString()) != kiln::VideoFormat::Invalid) {
     try {
-      const std::map<std::string, std::string> tags = kiln::readVideo(path.toStdString(), 0).metadata;
+      const std::map<std::string, std::string> tags =
+          kiln::readVideo(path.toStdString(), 0).metadata;
       const auto text = [&](const char* key) {
         const auto it = tags.find(key);
         return it == tags.end() ? QString() : QString::fromStdString(it->second);
@@ -55,9 +56,8 @@ QImage readThumbnail(const QString& path, int side) {
 }
 
 QList<ResultFile> listResults(const QString& folder, int limit) {
-  QFileInfoList files =
-      QDir(folder).entryInfoList({"*.png", "*.PNG", "*.mp4", "*.webm", "*.mov"},
-                                 QDir::Files | QDir::Readable, QDir::Time);
+  QFileInfoList files = QDir(folder).entryInfoList({"*.png", "*.PNG", "*.mp4", "*.webm", "*.mov"},
+                                                   QDir::Files | QDir::Readable, QDir::Time);
   QList<ResultFile> results;
   for (const QFileInfo& f : files) {
     if (results.size() >= limit) break;

@@ -1,4 +1,5 @@
 #include "kiln/engine.h"
+#include "core/out_of_memory.h"
 
 #include <unistd.h>
 
@@ -260,7 +261,7 @@ struct Engine::Impl {
                           ? jobs::runWorkflow(rec.job, env, nodes, node_cache, &failed_stage)
                           : jobs::runJob(rec.job, env, &failed_stage));
         } catch (...) {
-          nodes::rethrowAsError();
+          core::rethrowAsError();
         }
       } catch (const Error& e) {
         end = nodes::failedEvent(rec.id, e, failed_stage);

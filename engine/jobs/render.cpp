@@ -1,4 +1,5 @@
 #include "kiln/render.h"
+#include "core/out_of_memory.h"
 
 #include "core/data_paths.h"
 #include "jobs/render_job.h"
@@ -30,7 +31,7 @@ RenderResult render(const RenderParams& params, const ProgressFn& progress) {
     result.model_family = std::move(r.model_family);
     return result;
   } catch (...) {
-    nodes::rethrowAsError();
+    core::rethrowAsError();
   }
 }
 

@@ -161,7 +161,7 @@ void validateJob(const Job& job) {
     throw Error(ErrorKind::InvalidArgument, "no compute dtype set");
   (void)sampling::parseSampler(p.sampler);  // an unknown name throws, naming the ones Kiln has
   (void)sampling::parseSchedule(p.scheduler);
-  pipelines::validateTiling(nodes::vaeTilingSettings(p));
+  tiling::validateTiling(nodes::vaeTilingSettings(p));
   if (!std::isfinite(p.denoise) || p.denoise <= 0 || p.denoise > 1)
     throw Error(ErrorKind::InvalidArgument,
                 "denoise must be more than 0 and at most 1, got " + formatNumber(p.denoise));

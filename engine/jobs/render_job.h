@@ -42,7 +42,7 @@ std::string drawingWorkflow(const RenderParams& asked, const RenderParams& image
 // Runs a render job (kiln::render, kiln-cli render, Engine::submit without a workflow) as
 // its template workflow (see render_graph.h), a video model's as the video template.
 // Throws kiln::Error (Cancelled when interrupted) or whatever libtorch throws (see
-// rethrowAsError). `failed_stage` receives the index of the stage that was running when
+// core::rethrowAsError). `failed_stage` receives the index of the stage that was running when
 // it threw (-1 outside any stage).
 JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage = nullptr);
 

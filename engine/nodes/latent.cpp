@@ -78,8 +78,8 @@ NodeDefinition vaeDecode() {
       throw Error(ErrorKind::InvalidArgument,
                   "an image VAE decodes an image latent; a video latent needs its video "
                   "model's VAE");
-    const pipelines::VaeTilingSettings tiling = tilingOf(c);
-    pipelines::validateTiling(tiling);
+    const tiling::TileSettings tiling = tilingOf(c);
+    tiling::validateTiling(tiling);
     const pipelines::VaeCodec codec = c.run.vae(
         c.input<ModelRef>("vae"), latent.scaling_factor, [&](const pipelines::VaeCodec& vae) {
           const int64_t f = vae.config().downscale();
@@ -141,8 +141,8 @@ NodeDefinition vaeEncode() {
   d.unit = "tile passes";
   d.run = [](NodeCall& c) {
     const ImageValue& image = c.input<ImageValue>("pixels");
-    const pipelines::VaeTilingSettings tiling = tilingOf(c);
-    pipelines::validateTiling(tiling);
+    const tiling::TileSettings tiling = tilingOf(c);
+    tiling::validateTiling(tiling);
     const int64_t h = image.rgb.size(2), w = image.rgb.size(3);
     const pipelines::VaeCodec codec =
         c.run.vae(c.input<ModelRef>("vae"), 0, [&](const pipelines::VaeCodec& vae) {

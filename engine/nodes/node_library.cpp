@@ -214,7 +214,7 @@ at::Tensor emptyImageLatent(WorkflowRun& run, const LatentRequest& request,
   return at::zeros({request.batch, format.channels, h / format.spatial, w / format.spatial});
 }
 
-pipelines::VaeTilingSettings tilingOf(const NodeCall& c) {
+tiling::TileSettings tilingOf(const NodeCall& c) {
   return {parseVaeTiling(c.stringParam("tiling")), c.intParam("tile_size"),
           c.intParam("tile_overlap")};
 }

@@ -214,7 +214,7 @@ std::string checkedPrefix(const NodeCall& c);
 // else the job's workflow; empty when neither.
 std::string carriedWorkflow(const NodeCall& c);
 // A VAE node's tiling parameters.
-pipelines::VaeTilingSettings tilingOf(const NodeCall& c);
+tiling::TileSettings tilingOf(const NodeCall& c);
 // The pixel size an empty latent asks for, snapped down to `multiple` (at least one
 // multiple); a change is logged and kept among the job's notices.
 std::pair<int64_t, int64_t> snappedLatentSize(WorkflowRun& run, const LatentRequest& request,

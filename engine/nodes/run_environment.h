@@ -99,12 +99,4 @@ void placeModel(LoadedModel& model, RunEnvironment& env, memory::Device& device,
 // True when the caller gave an image (even an empty, malformed one, which validation refuses).
 bool hasImage(const Image& image);
 
-// True for the errors allocators throw when memory runs out (std::bad_alloc,
-// c10::OutOfMemoryError, libtorch's CPU allocation failures, kiln::Error(OutOfMemory)).
-bool isOutOfMemory(const std::exception_ptr& error);
-
-// Inside a catch block: rethrows the exception in flight as a kiln::Error (allocation
-// failures as OutOfMemory, anything else unexpected as Internal).
-[[noreturn]] void rethrowAsError();
-
 }  // namespace kiln::nodes

@@ -14,6 +14,7 @@
 #include "nodes/run_environment.h"
 #include "pipelines/common/vae_codec.h"
 #include "pipelines/common/vae_plan.h"
+#include "tiling/retry.h"
 
 namespace kiln::memory {
 class Device;
@@ -26,22 +27,22 @@ namespace kiln::nodes {
 int64_t availableWorkBytes(const memory::Device& device);
 
 // The VAE's settings from a job's parameters.
-pipelines::VaeTilingSettings vaeTilingSettings(const RenderParams& params);
+tiling::TileSettings vaeTilingSettings(const RenderParams& params);
 
 // Device memory beyond the weights the stage will need for a height x width picture: the
 // plan's estimate against half the device's memory in auto mode (the full pass where it
 // fits beside the weights and the sampler, else the largest tile size that does), or for
 // the pass the settings fix.
 int64_t vaeStageWorkingBytes(pipelines::VaeWork work, const pipelines::VaeCodec& codec,
-                             const pipelines::VaeTilingSettings& tiling, int64_t height,
-                             int64_t width, const memory::Device& device);
+                             const tiling::TileSettings& tiling, int64_t height, int64_t width,
+                             const memory::Device& device);
 
 struct VaeStageRun {
   ProgressTracker& tracker;
   int stage = -1;
   RunEnvironment& env;
   memory::Device& device;
-  pipelines::VaeTilingSettings settings;
+  tiling::TileSettings settings;
   // What the plan takes as available (empty: availableWorkBytes(device)).
   std::function<int64_t()> available;
 };

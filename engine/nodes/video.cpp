@@ -257,8 +257,8 @@ graph::NodeOutputs sampleVideo(NodeCall& c) {
 
 graph::NodeOutputs decodeVideo(NodeCall& c) {
   const LatentValue& latent = c.input<LatentValue>("samples");
-  const pipelines::VaeTilingSettings tiling = tilingOf(c);
-  pipelines::validateTiling(tiling);
+  const tiling::TileSettings tiling = tilingOf(c);
+  tiling::validateTiling(tiling);
   const auto decoding = [&](const pipelines::Pipeline& p) {
     const LatentFormat format = p.latentFormat();
     const VideoRequest r = videoSize(latent, format);

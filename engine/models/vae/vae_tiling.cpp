@@ -12,66 +12,30 @@
 namespace kiln::models {
 namespace {
 
-// Per-tile weights along one axis: a linear ramp over each overlap with a neighbour,
-// then normalised so the weights of all tiles sum to one at every position. The 2-D
-// weight of a tile is the outer product of its two axes' weights, which sums to one too.
-std::vector<at::Tensor> axisWeights(int64_t length, const std::vector<int64_t>& starts,
-                                    int64_t tile) {
-  const auto n = static_cast<int64_t>(starts.size());
-  const int64_t t = std::min(tile, length);
-  std::vector<at::Tensor> weights;
-  at::Tensor sum = at::zeros({length}, at::kFloat);
-  const at::Tensor local = at::arange(t, at::TensorOptions().dtype(at::kFloat)) + 0.5f;
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t s = starts[static_cast<std::size_t>(i)];
-    at::Tensor w = at::ones({t}, at::kFloat);
-    if (i > 0) {
-      const int64_t ov = starts[static_cast<std::size_t>(i - 1)] + t - s;
-      if (ov > 0) w = w * (local / static_cast<float>(ov)).clamp_max(1.0);
-    }
-    if (i + 1 < n) {
-      const int64_t ov = s + t - starts[static_cast<std::size_t>(i + 1)];
-      if (ov > 0) w = w * ((static_cast<float>(t) - local) / static_cast<float>(ov)).clamp_max(1.0);
-    }
-    sum.narrow(0, s, t).add_(w);
-    weights.push_back(w);
-  }
-  for (int64_t i = 0; i < n; ++i)
-    weights[static_cast<std::size_t>(i)] = weights[static_cast<std::size_t>(i)] /
-                                           sum.narrow(0, starts[static_cast<std::size_t>(i)], t);
-  return weights;
-}
-
 std::vector<int64_t> scaled(std::vector<int64_t> v, int64_t f) {
   for (auto& x : v) x *= f;
   return v;
 }
 
-void checkTiles(const LatentTiles& tiles) {
-  if (tiles.tile < 1 || tiles.overlap < 0 || tiles.overlap * 2 > tiles.tile)
-    throw Error(ErrorKind::InvalidArgument,
-                "VAE tiles of " + std::to_string(tiles.tile) + " latent cells with an overlap of " +
-                    std::to_string(tiles.overlap) +
-                    " are not possible (the overlap is at most half a tile)");
-}
-
 // Runs `fn` on every tile of the [B, C, h, w] grid (in latent cells) and blends the
 // results, which are `scale` times larger per axis, into one float32 tensor.
 template <typename Fn>
-at::Tensor blendTiles(int64_t latent_h, int64_t latent_w, int64_t scale, const LatentTiles& tiles,
-                      const TileProgress& progress, Fn&& fn) {
-  checkTiles(tiles);
-  const std::vector<int64_t> ys = tileStarts(latent_h, tiles.tile, tiles.overlap);
-  const std::vector<int64_t> xs = tileStarts(latent_w, tiles.tile, tiles.overlap);
+at::Tensor blendTiles(int64_t latent_h, int64_t latent_w, int64_t scale, const tiling::Tiles& tiles,
+                      const tiling::TileProgress& progress, Fn&& fn) {
+  tiling::checkTiles(tiles);
+  const std::vector<int64_t> ys = tiling::tileStarts(latent_h, tiles.tile, tiles.overlap);
+  const std::vector<int64_t> xs = tiling::tileStarts(latent_w, tiles.tile, tiles.overlap);
   const int64_t th = std::min(tiles.tile, latent_h), tw = std::min(tiles.tile, latent_w);
-  const std::vector<at::Tensor> wy = axisWeights(latent_h * scale, scaled(ys, scale), th * scale);
-  const std::vector<at::Tensor> wx = axisWeights(latent_w * scale, scaled(xs, scale), tw * scale);
+  const std::vector<at::Tensor> wy =
+      tiling::blendWeights(latent_h * scale, scaled(ys, scale), th * scale);
+  const std::vector<at::Tensor> wx =
+      tiling::blendWeights(latent_w * scale, scaled(xs, scale), tw * scale);
   // Every tile is normalised with the GroupNorm statistics of the whole picture: without
   // them each tile would be normalised by its own content, and a tile of plain background
   // would come out in another tone than its neighbours. A first pass over the tiles
   // gathers the statistics; the second normalises with them and keeps the results.
   const auto count = static_cast<int64_t>(ys.size() * xs.size());
-  const int64_t total = tilePasses(count);
+  const int64_t total = tiling::tilePasses(count);
   GroupNormStats stats;
   at::Tensor out;
   int64_t done = 0;
@@ -108,30 +72,8 @@ at::Tensor blendTiles(int64_t latent_h, int64_t latent_w, int64_t scale, const L
 
 }  // namespace
 
-std::vector<int64_t> tileStarts(int64_t length, int64_t tile, int64_t overlap) {
-  if (tile < 1 || overlap < 0 || overlap * 2 > tile)
-    throw Error(ErrorKind::InvalidArgument, "invalid tile layout");
-  if (tile >= length) return {0};
-  const int64_t n = (length - overlap + (tile - overlap) - 1) / (tile - overlap);
-  std::vector<int64_t> starts;
-  for (int64_t i = 0; i < n; ++i)
-    starts.push_back(static_cast<int64_t>(std::llround(
-        static_cast<double>(i) * static_cast<double>(length - tile) / static_cast<double>(n - 1))));
-  return starts;
-}
-
-int64_t tilePasses(int64_t tiles) {
-  return tiles > 1 ? 2 * tiles : 1;
-}
-
-int64_t tileCount(int64_t latent_h, int64_t latent_w, const LatentTiles& tiles) {
-  checkTiles(tiles);
-  return static_cast<int64_t>(tileStarts(latent_h, tiles.tile, tiles.overlap).size() *
-                              tileStarts(latent_w, tiles.tile, tiles.overlap).size());
-}
-
-at::Tensor decodeTiled(const AutoencoderKL& vae, const at::Tensor& z, const LatentTiles& tiles,
-                       const TileProgress& progress) {
+at::Tensor decodeTiled(const AutoencoderKL& vae, const at::Tensor& z, const tiling::Tiles& tiles,
+                       const tiling::TileProgress& progress) {
   // One call around every tile pass: weights onloaded per call (model placement) come
   // to the device once for the whole decode, not twice per tile.
   const weights::CallScope whole(vae.params());
@@ -142,7 +84,7 @@ at::Tensor decodeTiled(const AutoencoderKL& vae, const at::Tensor& z, const Late
 }
 
 at::Tensor encodeMomentsTiled(const AutoencoderKL& vae, const at::Tensor& image,
-                              const LatentTiles& tiles, const TileProgress& progress) {
+                              const tiling::Tiles& tiles, const tiling::TileProgress& progress) {
   const int64_t f = vae.config().downscale();
   if (image.size(2) % f != 0 || image.size(3) % f != 0)
     throw Error(ErrorKind::InvalidArgument,
@@ -232,7 +174,7 @@ int64_t encodeWorkingBytes(const VaeConfig& c, int64_t height, int64_t width,
 }
 
 int64_t tiledDecodeWorkingBytes(const VaeConfig& c, int64_t latent_h, int64_t latent_w,
-                                const LatentTiles& tiles, at::ScalarType dtype) {
+                                const tiling::Tiles& tiles, at::ScalarType dtype) {
   const int64_t f = c.downscale();
   const int64_t th = std::min(tiles.tile, latent_h), tw = std::min(tiles.tile, latent_w);
   // The float32 result and, around each tile, its float copy and the weighted copy.
@@ -242,7 +184,7 @@ int64_t tiledDecodeWorkingBytes(const VaeConfig& c, int64_t latent_h, int64_t la
 }
 
 int64_t tiledEncodeWorkingBytes(const VaeConfig& c, int64_t height, int64_t width,
-                                const LatentTiles& tiles, at::ScalarType dtype) {
+                                const tiling::Tiles& tiles, at::ScalarType dtype) {
   const int64_t f = c.downscale();
   const int64_t th = std::min(tiles.tile * f, height), tw = std::min(tiles.tile * f, width);
   const int64_t result = 2 * c.embed_dim * (height / f) * (width / f) * 4;

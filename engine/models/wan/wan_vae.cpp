@@ -7,7 +7,7 @@
 #include "core/interrupt.h"
 #include "core/torch_compat.h"
 #include "kiln/error.h"
-#include "models/vae/vae_tiling.h"
+#include "tiling/tiles.h"
 
 namespace kiln::models {
 namespace {
@@ -440,21 +440,6 @@ int64_t wanDecodeChunkBytes(const WanVaeConfig& config, int64_t latent_h, int64_
   return 48 * config.base_dim * frames * pixels * elem + 3 * frames * pixels * 4;
 }
 
-namespace {
-
-// 1 inside, rising linearly over `overlap` cells (times the scale) on sides that meet
-// another tile: weights that sum to one where tiles overlap.
-at::Tensor blendRamp(int64_t length, int64_t overlap, bool rise, bool fall) {
-  const at::Tensor i = at::arange(length, at::TensorOptions().dtype(at::kFloat));
-  at::Tensor w = at::ones({length}, at::kFloat);
-  const auto steps = static_cast<double>(overlap + 1);
-  if (rise) w = at::minimum(w, (i + 1) / steps);
-  if (fall) w = at::minimum(w, (static_cast<double>(length) - i) / steps);
-  return w;
-}
-
-}  // namespace
-
 at::Tensor WanVae::decodeRaw(const at::Tensor& z, int64_t chunk_frames, const ChunkFn& on_chunk,
                              const WanSpatialTiles& tiles,
                              const std::function<void()>& on_tile) const {
@@ -478,9 +463,11 @@ at::Tensor WanVae::decodeRaw(const at::Tensor& z, int64_t chunk_frames, const Ch
     throw Error(ErrorKind::InvalidArgument,
                 "Wan VAE decode: the tile overlap must be at most half a tile");
   const std::vector<int64_t> ys =
-      tiled ? tileStarts(h, std::min(tiles.tile, h), tiles.overlap) : std::vector<int64_t>{0};
+      tiled ? tiling::tileStarts(h, std::min(tiles.tile, h), tiles.overlap)
+            : std::vector<int64_t>{0};
   const std::vector<int64_t> xs =
-      tiled ? tileStarts(w, std::min(tiles.tile, w), tiles.overlap) : std::vector<int64_t>{0};
+      tiled ? tiling::tileStarts(w, std::min(tiles.tile, w), tiles.overlap)
+            : std::vector<int64_t>{0};
   const int64_t th = tiled ? std::min(tiles.tile, h) : h, tw = tiled ? std::min(tiles.tile, w) : w;
   std::vector<CausalCache> caches(ys.size() * xs.size());
   std::vector<at::Tensor> parts;
@@ -503,8 +490,10 @@ at::Tensor WanVae::decodeRaw(const at::Tensor& z, int64_t chunk_frames, const Ch
             weight = at::zeros({1, 1, 1, h * s, w * s}, out.options());
           }
           const int64_t ov = tiles.overlap * s;
-          const at::Tensor ry = blendRamp(th * s, ov, iy > 0, iy + 1 < ys.size()).to(out.device());
-          const at::Tensor rx = blendRamp(tw * s, ov, ix > 0, ix + 1 < xs.size()).to(out.device());
+          const at::Tensor ry =
+              tiling::edgeRamp(th * s, ov, iy > 0, iy + 1 < ys.size()).to(out.device());
+          const at::Tensor rx =
+              tiling::edgeRamp(tw * s, ov, ix > 0, ix + 1 < xs.size()).to(out.device());
           const at::Tensor mask = at::outer(ry, rx).view({1, 1, 1, th * s, tw * s});
           sum.narrow(3, ys[iy] * s, th * s).narrow(4, xs[ix] * s, tw * s).add_(out * mask);
           weight.narrow(3, ys[iy] * s, th * s).narrow(4, xs[ix] * s, tw * s).add_(mask);

@@ -24,11 +24,11 @@ int64_t snapFrames(int64_t frames, int64_t factor) {
 int64_t clipTilePasses(int64_t latent_h, int64_t latent_w, const ClipTiles& tiles) {
   if (tiles.tile <= 0 || (tiles.tile >= latent_h && tiles.tile >= latent_w)) return 1;
   return static_cast<int64_t>(
-      models::tileStarts(latent_h, std::min(tiles.tile, latent_h), tiles.overlap).size() *
-      models::tileStarts(latent_w, std::min(tiles.tile, latent_w), tiles.overlap).size());
+      tiling::tileStarts(latent_h, std::min(tiles.tile, latent_h), tiles.overlap).size() *
+      tiling::tileStarts(latent_w, std::min(tiles.tile, latent_w), tiles.overlap).size());
 }
 
-ClipTiles Pipeline::planClipDecode(int64_t, int64_t, const VaeTilingSettings&, int64_t) const {
+ClipTiles Pipeline::planClipDecode(int64_t, int64_t, const tiling::TileSettings&, int64_t) const {
   noClips(*this);
 }
 

@@ -14,9 +14,9 @@
 
 #include "pipelines/common/model_parts.h"
 #include "pipelines/common/vae_codec.h"
-#include "pipelines/common/vae_plan.h"
 #include "sampling/schedule_config.h"
 #include "sampling/steps.h"
+#include "tiling/plan.h"
 
 namespace kiln::models {
 class EmbeddingLibrary;
@@ -154,7 +154,8 @@ class Pipeline : public ModelParts {
   // latent frame's frames [1, 3, n, H, W] in [0, 1] and on_tile follows each tile pass
   // (either may throw to stop). Returns the frames decoded.
   virtual ClipTiles planClipDecode(int64_t latent_h, int64_t latent_w,
-                                   const VaeTilingSettings& tiling, int64_t available_bytes) const;
+                                   const tiling::TileSettings& tiling,
+                                   int64_t available_bytes) const;
   virtual int64_t clipDecodeWorkingBytes(int64_t height, int64_t width,
                                          const ClipTiles& tiles) const;
   virtual int64_t decodeClip(const at::Tensor& latent, const ClipTiles& tiles,

@@ -4,8 +4,8 @@
 
 namespace kiln::pipelines {
 
-at::Tensor VaeCodec::decode(const at::Tensor& latent, const models::LatentTiles* tiles,
-                            const models::TileProgress& progress) const {
+at::Tensor VaeCodec::decode(const at::Tensor& latent, const tiling::Tiles* tiles,
+                            const tiling::TileProgress& progress) const {
   const at::Tensor z = latent / scaling_factor;
   at::Tensor image =
       tiles ? models::decodeTiled(*vae, z, *tiles, progress) : vae->decode(z).to(at::kFloat);
@@ -15,8 +15,8 @@ at::Tensor VaeCodec::decode(const at::Tensor& latent, const models::LatentTiles*
   return image;
 }
 
-at::Tensor VaeCodec::encode(const at::Tensor& image, const models::LatentTiles* tiles,
-                            const models::TileProgress& progress) const {
+at::Tensor VaeCodec::encode(const at::Tensor& image, const tiling::Tiles* tiles,
+                            const tiling::TileProgress& progress) const {
   const at::Tensor moments = tiles ? models::encodeMomentsTiled(*vae, image, *tiles, progress)
                                    : vae->encodeMoments(image).to(at::kFloat);
   const at::Tensor latent = moments.chunk(2, 1)[0] * scaling_factor;

@@ -24,11 +24,11 @@ struct VaeCodec {
   const models::VaeConfig& config() const { return vae->config(); }
   // Scaled latent -> image [B, 3, H, W] in ~[-1, 1] (float32); in tiles when `tiles` is
   // given, calling `progress` after each. Throws kiln::Error(NonFinite) for NaN or inf.
-  at::Tensor decode(const at::Tensor& latent, const models::LatentTiles* tiles = nullptr,
-                    const models::TileProgress& progress = {}) const;
+  at::Tensor decode(const at::Tensor& latent, const tiling::Tiles* tiles = nullptr,
+                    const tiling::TileProgress& progress = {}) const;
   // Image [B, 3, H, W] in [-1, 1] -> scaled latent (the mean of the latent distribution).
-  at::Tensor encode(const at::Tensor& image, const models::LatentTiles* tiles = nullptr,
-                    const models::TileProgress& progress = {}) const;
+  at::Tensor encode(const at::Tensor& image, const tiling::Tiles* tiles = nullptr,
+                    const tiling::TileProgress& progress = {}) const;
 };
 
 }  // namespace kiln::pipelines

@@ -325,13 +325,13 @@ at::Tensor SdPipeline::sample(const Conditioning& cond, const at::Tensor& noise,
   return out;
 }
 
-at::Tensor SdPipeline::decode(const at::Tensor& latent, const models::LatentTiles* tiles,
-                              const models::TileProgress& progress) const {
+at::Tensor SdPipeline::decode(const at::Tensor& latent, const tiling::Tiles* tiles,
+                              const tiling::TileProgress& progress) const {
   return codec().decode(latent, tiles, progress);
 }
 
-at::Tensor SdPipeline::encode(const at::Tensor& image, const models::LatentTiles* tiles,
-                              const models::TileProgress& progress) const {
+at::Tensor SdPipeline::encode(const at::Tensor& image, const tiling::Tiles* tiles,
+                              const tiling::TileProgress& progress) const {
   return codec().encode(image, tiles, progress);
 }
 

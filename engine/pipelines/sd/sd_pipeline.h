@@ -99,12 +99,12 @@ class SdPipeline final : public Pipeline {
   }
   // Scaled latent -> image [B, 3, H, W] in ~[-1, 1] (raw VAE output, float32); in tiles
   // when `tiles` is given, calling `progress` after each.
-  at::Tensor decode(const at::Tensor& latent, const models::LatentTiles* tiles = nullptr,
-                    const models::TileProgress& progress = {}) const;
+  at::Tensor decode(const at::Tensor& latent, const tiling::Tiles* tiles = nullptr,
+                    const tiling::TileProgress& progress = {}) const;
   // Image [B, 3, H, W] in [-1, 1] (sides multiples of the VAE's downscale) -> scaled
   // latent: the mean of the VAE's latent distribution, as image-to-image uses it.
-  at::Tensor encode(const at::Tensor& image, const models::LatentTiles* tiles = nullptr,
-                    const models::TileProgress& progress = {}) const;
+  at::Tensor encode(const at::Tensor& image, const tiling::Tiles* tiles = nullptr,
+                    const tiling::TileProgress& progress = {}) const;
   // A cheap picture of a scaled latent [1, C, h, w]: RGB [h, w, 3] in [0, 1] at latent
   // resolution, through a linear map fitted once to this model's VAE decoder.
   at::Tensor previewRgb(const at::Tensor& latent) const override;

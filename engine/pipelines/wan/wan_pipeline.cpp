@@ -370,7 +370,7 @@ std::string WanPipeline::parametersSuffix(const SampleRequest& r) const {
 }
 
 ClipTiles WanPipeline::planClipDecode(int64_t latent_h, int64_t latent_w,
-                                      const VaeTilingSettings& tiling,
+                                      const tiling::TileSettings& tiling,
                                       int64_t available_bytes) const {
   const models::WanSpatialTiles t = planVideoTiles(
       vae_->config(), latent_h, latent_w, 1, vae_->params().slots().front().tensor->scalar_type(),

@@ -130,7 +130,7 @@ class WanPipeline final : public Pipeline {
                              int64_t context_tokens) const override;
   std::string samplerLabel(const SampleRequest& request) const override;
   std::string parametersSuffix(const SampleRequest& request) const override;
-  ClipTiles planClipDecode(int64_t latent_h, int64_t latent_w, const VaeTilingSettings& tiling,
+  ClipTiles planClipDecode(int64_t latent_h, int64_t latent_w, const tiling::TileSettings& tiling,
                            int64_t available_bytes) const override;
   int64_t clipDecodeWorkingBytes(int64_t height, int64_t width,
                                  const ClipTiles& tiles) const override;

@@ -395,8 +395,8 @@ class OffloadTest : public QObject {
     ComponentPlacement& place = *placed;
     QVERIFY(place.decision().offload_after_call);
     const auto weights = static_cast<int64_t>(pipe->vae().params().slots().size());
-    const kiln::models::LatentTiles tiles{8, 2};
-    QVERIFY(kiln::models::tileCount(16, 16, tiles) >= 4);
+    const kiln::tiling::Tiles tiles{8, 2};
+    QVERIFY(kiln::tiling::tileCount(16, 16, tiles) >= 4);
     int64_t before = dev.uploadCount();
     at::Tensor image;
     {

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 
+#include "core/out_of_memory.h"
 #include "memory/device.h"
 #include "models/vae/vae_tiling.h"
 #include "nodes/progress_tracker.h"
@@ -17,9 +18,9 @@
 #include "pipelines/sd/sd_pipeline.h"
 #include "ref_tensors.h"
 
-using kiln::models::LatentTiles;
 using kiln::testing::maxAbs;
 using kiln::testing::maxAbsDiff;
+using kiln::tiling::Tiles;
 
 namespace {
 
@@ -92,7 +93,7 @@ class TestVaeTiling : public QObject {
   }
 
   void tileStartsCoverEvenly() {
-    using kiln::models::tileStarts;
+    using kiln::tiling::tileStarts;
     QCOMPARE(tileStarts(40, 64, 8), std::vector<int64_t>{0});
     QCOMPARE(tileStarts(64, 64, 8), std::vector<int64_t>{0});
     for (const auto& [length, tile, overlap] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
@@ -109,6 +110,30 @@ class TestVaeTiling : public QObject {
     }
     QVERIFY_THROWS_EXCEPTION(kiln::Error, tileStarts(100, 16, 9));  // more than half a tile
     QVERIFY_THROWS_EXCEPTION(kiln::Error, tileStarts(100, 0, 0));
+  }
+
+  // Both ways of blending tiles give weights that sum to one wherever tiles meet, so a
+  // constant picture stays constant: the normalised ramps of the image VAE's tiles (any
+  // spacing) and the edge ramps of the video VAE's evenly overlapping tiles.
+  void blendWeightsSumToOne() {
+    for (const auto& [length, tile, overlap] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+             {100, 32, 4}, {97, 16, 8}, {65, 64, 8}, {40, 64, 8}}) {
+      const auto starts = kiln::tiling::tileStarts(length, tile, overlap);
+      const auto weights = kiln::tiling::blendWeights(length, starts, tile);
+      at::Tensor sum = at::zeros({length});
+      for (std::size_t i = 0; i < starts.size(); ++i)
+        sum.narrow(0, starts[i], std::min(tile, length)).add_(weights[i]);
+      QVERIFY2(maxAbsDiff(sum, at::ones({length})) < 1e-6, qPrintable(QString::number(length)));
+    }
+    // Tiles of 12 cells, each overlapping the next by 3.
+    const int64_t tile = 12, overlap = 3, step = tile - overlap;
+    at::Tensor sum = at::zeros({step * 3 + overlap});
+    for (int64_t i = 0; i < 3; ++i)
+      sum.narrow(0, i * step, tile).add_(kiln::tiling::edgeRamp(tile, overlap, i > 0, i < 2));
+    QVERIFY(maxAbsDiff(sum, at::ones_like(sum)) < 1e-6);
+    QCOMPARE(kiln::tiling::tileCount(20, 40, {16, 4}), int64_t{6});  // 2 x 3
+    QCOMPARE(kiln::tiling::tilePasses(3), int64_t{6});
+    QCOMPARE(kiln::tiling::tilePasses(1), int64_t{1});
   }
 
   // One tile covering the latent is the full decode, bit for bit.
@@ -197,7 +222,7 @@ class TestVaeTiling : public QObject {
     const auto& config = p.vae().config();
     const at::Tensor z = randomLatent(latent, latent, 3).to(dtype);
     const at::Tensor image = at::rand({1, 3, latent * 8, latent * 8}) * 2 - 1;
-    const LatentTiles tiles{latent / 2, 4};
+    const Tiles tiles{latent / 2, 4};
     struct Case {
       const char* what;
       int64_t measured, estimated;
@@ -287,7 +312,7 @@ class TestVaeTiling : public QObject {
   void autoPlansFromAvailableMemory() {
     const auto& config = pipeline("sd1").vae().config();
     using kiln::pipelines::VaeWork;
-    const kiln::pipelines::VaeTilingSettings automatic{kiln::VaeTiling::Auto, 0, 64};
+    const kiln::tiling::TileSettings automatic{kiln::VaeTiling::Auto, 0, 64};
     const int64_t full = kiln::models::decodeWorkingBytes(config, 128, 128, at::kFloat);
     const auto roomy = kiln::pipelines::planVae(VaeWork::Decode, automatic, config, 1024, 1024,
                                                 at::kFloat, 2 * full);
@@ -300,24 +325,23 @@ class TestVaeTiling : public QObject {
     QVERIFY(tight.tile_pixels < 1024 && tight.tile_pixels >= 128);
     QVERIFY(tight.describe().find("tiled decode") != std::string::npos);
     // A larger tile would not have fitted.
-    const kiln::pipelines::VaeTilingSettings larger{kiln::VaeTiling::Always, tight.tile_pixels * 2,
-                                                    64};
+    const kiln::tiling::TileSettings larger{kiln::VaeTiling::Always, tight.tile_pixels * 2, 64};
     if (tight.tile_pixels * 2 < 1024)
       QVERIFY(kiln::pipelines::planVae(VaeWork::Decode, larger, config, 1024, 1024, at::kFloat, -1)
                   .estimated_bytes > full / 2 / 10 * 9);
-    const kiln::pipelines::VaeTilingSettings never{kiln::VaeTiling::Never, 0, 64};
+    const kiln::tiling::TileSettings never{kiln::VaeTiling::Never, 0, 64};
     QVERIFY(
         !kiln::pipelines::planVae(VaeWork::Decode, never, config, 1024, 1024, at::kFloat, 1).tiled);
-    const kiln::pipelines::VaeTilingSettings always{kiln::VaeTiling::Always, 0, 64};
+    const kiln::tiling::TileSettings always{kiln::VaeTiling::Always, 0, 64};
     const auto forced =
         kiln::pipelines::planVae(VaeWork::Encode, always, config, 1024, 1024, at::kFloat, -1);
     QVERIFY(forced.tiled);
     QCOMPARE(forced.tile_pixels, int64_t{512});
     QCOMPARE(forced.tile_count, int64_t{9});  // 512-pixel tiles overlapping by 64 over 1024 pixels
     QVERIFY_THROWS_EXCEPTION(kiln::Error,
-                             kiln::pipelines::validateTiling({kiln::VaeTiling::Always, 256, 200}));
+                             kiln::tiling::validateTiling({kiln::VaeTiling::Always, 256, 200}));
     QVERIFY_THROWS_EXCEPTION(kiln::Error,
-                             kiln::pipelines::validateTiling({kiln::VaeTiling::Always, 32, 0}));
+                             kiln::tiling::validateTiling({kiln::VaeTiling::Always, 32, 0}));
   }
 
   // A full decode planned with memory that is not there runs out, frees what it held, and
@@ -358,8 +382,7 @@ class TestVaeTiling : public QObject {
     QVERIFY(logged);
     QVERIFY(relabelled);
     QCOMPARE(tracker.stage(stage).total, int64_t{2 * 9});  // 256-pixel tiles over 512 pixels
-    const at::Tensor expected =
-        p.decode(latent, std::make_unique<LatentTiles>(LatentTiles{32, 8}).get());
+    const at::Tensor expected = p.decode(latent, std::make_unique<Tiles>(Tiles{32, 8}).get());
     QVERIFY(at::equal(image.to(at::kFloat), expected));
     // Nothing of the failed attempt stays behind on the device.
     image = at::Tensor();
@@ -385,7 +408,7 @@ class TestVaeTiling : public QObject {
           kiln::pipelines::VaeWork::Decode, p.codec(), latent,
           {tracker, stage, env, device, {kiln::VaeTiling::Never, 0, 64}, {}});
     } catch (...) {
-      out_of_memory = kiln::nodes::isOutOfMemory(std::current_exception());
+      out_of_memory = kiln::core::isOutOfMemory(std::current_exception());
     }
     QVERIFY(out_of_memory);
   }
