@@ -88,6 +88,41 @@ pipelines::SizeConditioning sizeConditioning(const ConditioningValue& pos,
   return sizes;
 }
 
+// What an image model's Sampler checks before any model loads: an image latent, sampler
+// and scheduler names it knows, both prompts from the same text encoders.
+void checkImageSampling(const NodeCall& c, const LatentValue& latent, const ConditioningValue& pos,
+                        const ConditioningValue& neg) {
+  if ((latent.empty && latent.empty->frames > 0) || (!latent.empty && latent.samples.dim() != 4))
+    throw Error(ErrorKind::InvalidArgument,
+                "an image model samples an image latent; a video latent needs a video "
+                "model (LoadVideoModel)");
+  (void)sampling::parseSampler(c.stringParam("sampler_name"));
+  (void)sampling::parseSchedule(c.stringParam("scheduler"));
+  if (pos.context.size(-1) != neg.context.size(-1) || pos.context.dim() != neg.context.dim())
+    throw Error(ErrorKind::InvalidArgument,
+                "the positive and negative conditioning come from different text "
+                "encoders; link both to the same model's TextEncode nodes");
+}
+
+// The Sampler's settings for a picture of height x width pixels (the seed set per image).
+pipelines::SampleRequest imageRequest(const NodeCall& c, const ModelRef& ref,
+                                      const ConditioningValue& pos, const ConditioningValue& neg,
+                                      int64_t height, int64_t width) {
+  pipelines::SampleRequest request;
+  request.positive = {pos.context, pos.pooled};
+  request.negative = {neg.context, neg.pooled};
+  request.cfg = c.floatParam("cfg");
+  request.sizes = sizeConditioning(pos, neg, height, width);
+  request.height = height;
+  request.width = width;
+  request.steps = c.intParam("steps");
+  request.sampler = c.stringParam("sampler_name");
+  request.scheduler = c.stringParam("scheduler");
+  request.prediction = ref.prediction;
+  request.zero_terminal_snr = ref.zero_terminal_snr;
+  return request;
+}
+
 // An image model's Sampler: each image of the batch from its own seed (seed + b), on the
 // model's latent grid, with previews when the job asks for them.
 graph::NodeOutputs sampleImage(NodeCall& c) {
@@ -95,19 +130,9 @@ graph::NodeOutputs sampleImage(NodeCall& c) {
   const auto& pos = c.input<ConditioningValue>("positive");
   const auto& neg = c.input<ConditioningValue>("negative");
   const LatentValue& latent = c.input<LatentValue>("latent_image");
-  if ((latent.empty && latent.empty->frames > 0) || (!latent.empty && latent.samples.dim() != 4))
-    throw Error(ErrorKind::InvalidArgument,
-                "an image model samples an image latent; a video latent needs a video "
-                "model (LoadVideoModel)");
+  checkImageSampling(c, latent, pos, neg);
   const int64_t steps = c.intParam("steps"), seed = c.intParam("seed");
-  // The names are checked before any model loads.
-  (void)sampling::parseSampler(c.stringParam("sampler_name"));
-  (void)sampling::parseSchedule(c.stringParam("scheduler"));
   const int64_t steps_run = stepsToRun(c, latent, steps, c.floatParam("denoise"));
-  if (pos.context.size(-1) != neg.context.size(-1) || pos.context.dim() != neg.context.dim())
-    throw Error(ErrorKind::InvalidArgument,
-                "the positive and negative conditioning come from different text "
-                "encoders; link both to the same model's TextEncode nodes");
   const auto sampling = [&](const pipelines::Pipeline& p) {
     const int64_t cell = p.latentFormat().spatial;
     const int64_t height = latent.empty ? latent.empty->height : latent.samples.size(2) * cell;
@@ -139,18 +164,7 @@ graph::NodeOutputs sampleImage(NodeCall& c) {
   result.from_image = true;   // a further Sampler refines it (denoise), as an SDXL refiner does
   result.parameters.clear();  // this sampling's, not an earlier one's
   result.scaling_factor = scale;
-  pipelines::SampleRequest request;
-  request.positive = {pos.context, pos.pooled};
-  request.negative = {neg.context, neg.pooled};
-  request.cfg = c.floatParam("cfg");
-  request.sizes = sizeConditioning(pos, neg, h * f, w * f);
-  request.height = h * f;
-  request.width = w * f;
-  request.steps = steps;
-  request.sampler = c.stringParam("sampler_name");
-  request.scheduler = c.stringParam("scheduler");
-  request.prediction = ref.prediction;
-  request.zero_terminal_snr = ref.zero_terminal_snr;
+  pipelines::SampleRequest request = imageRequest(c, ref, pos, neg, h * f, w * f);
   const std::string label = pipe.samplerLabel(request);
   std::vector<at::Tensor> outs;
   {
