@@ -173,6 +173,14 @@ class TestTemplateWorkflow : public QObject {
     const kiln::Workflow carried = kiln::parseWorkflow(app_clip.metadata.at("kiln_workflow"));
     QCOMPARE(carried.node(findRole(carried, PanelRole::Frames).node)->params.at("frames"),
              kiln::ParamValue(int64_t{5}));
+    // Opened in the editor and run again, it draws the same clip.
+    const kiln::Event again = runAsTheApp(carried, dir.filePath("again").toStdString());
+    QVERIFY2(again.type == kiln::EventType::JobFinished, again.message.c_str());
+    const kiln::Video redrawn = kiln::readVideo(again.output_paths.at(0));
+    QCOMPARE(redrawn.frames.size(), std::size_t{5});
+    for (std::size_t i = 0; i < 5; ++i)
+      QVERIFY2(redrawn.frames[i].pixels == app_clip.frames[i].pixels,
+               qPrintable(QString("frame %1").arg(i)));
   }
 
   void rolesFollowTheLinksNotTheIds() {
