@@ -1,6 +1,6 @@
 // The workflow nodes of video models (Wan 2.1): LoadVideoModel, EmptyVideoLatent, SaveVideo
-// and SaveVideoAs, and what TextEncode, Sampler and VAEDecode do when their model is a video
-// model (the same nodes serve both, as in ComfyUI).
+// and SaveVideoAs, and what Sampler and VAEDecode do with a clip's latent (the same nodes
+// serve pictures and clips, as in ComfyUI; TextEncode is the same for every family).
 #pragma once
 
 #include "nodes/node_library.h"
