@@ -896,6 +896,13 @@ class TestVideoJob : public QObject {
       QCOMPARE(latent.size(-2) * format.spatial, r.height);
       QCOMPARE(latent.size(-1) * format.spatial, r.width);
       QVERIFY(at::equal(latent, pipe->sampleLatent(r)));  // the seed fixes it
+      if (format.video()) {                               // a clip starts from noise only
+        kiln::sampling::LatentInit init;
+        init.latent = latent;
+        r.init = &init;
+        QVERIFY_THROWS_EXCEPTION(kiln::Error, pipe->sampleLatent(r));
+        r.init = nullptr;
+      }
 
       at::Tensor frames;  // [n, 3, H, W] in [0, 1]
       if (const std::optional<kiln::pipelines::VaeCodec> codec = pipe->imageCodec()) {

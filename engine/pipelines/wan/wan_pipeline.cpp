@@ -349,6 +349,9 @@ WanSampleSettings WanPipeline::settingsFor(const SampleRequest& r) const {
 }
 
 at::Tensor WanPipeline::sampleLatent(const SampleRequest& r, const SampleProgress& on_step) const {
+  if (r.init)
+    throw Error(ErrorKind::InvalidArgument,
+                "this video model samples from noise only; it has no image-to-image");
   return sample(r.positive.context, r.negative.context, std::max<int64_t>(r.frames, 1), r.height,
                 r.width, r.seed, settingsFor(r), [&](const sampling::FlowStep& s) {
                   if (on_step) on_step({s.step, s.total, nullptr});
