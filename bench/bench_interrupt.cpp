@@ -105,11 +105,11 @@ bool measure(int samples, int threads,
       options.cached_models = cached;
       Engine engine(options);
       Job job;
-      job.params.model_path = path;
-      job.params.prompt = "a small red star in the top left corner";
-      job.params.steps = 8;
-      job.params.threads = threads;
-      job.params.width = job.params.height = 64;
+      job.params.model.path = path;
+      job.params.prompt.text = "a small red star in the top left corner";
+      job.params.sampling.steps = 8;
+      job.params.model.threads = threads;
+      job.params.size.width = job.params.size.height = 64;
       job.output_path = (out_dir / "bench.ppm").string();
       // Uninterrupted runs set the span the cancels are spread over (the second one: the
       // first pays for warming up).

@@ -55,13 +55,13 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
     if (a == "--cfg" && has_value) {
-      settings.cfg_scale = std::atof(argv[++i]);
+      settings.sampling.cfg_scale = std::atof(argv[++i]);
     } else if (a == "--steps" && has_value) {
-      settings.steps = std::atoi(argv[++i]);
+      settings.sampling.steps = std::atoi(argv[++i]);
     } else if (a == "--sampler" && has_value) {
-      settings.sampler = argv[++i];
+      settings.sampling.sampler = argv[++i];
     } else if (a == "--scheduler" && has_value) {
-      settings.scheduler = argv[++i];
+      settings.sampling.scheduler = argv[++i];
     } else if (a == "--from-drawn" && has_value) {
       from_drawn = std::atof(argv[++i]);
       if (!(from_drawn > 0 && from_drawn <= 1)) return usage();
@@ -85,8 +85,9 @@ int main(int argc, char** argv) {
   try {
     if (model.empty()) model = starterModelPath();
     std::printf("model: %s\n", model.c_str());
-    std::printf("sampling: %s / %s, %d steps, CFG %.2f", settings.sampler.c_str(),
-                settings.scheduler.c_str(), settings.steps, settings.cfg_scale);
+    std::printf("sampling: %s / %s, %d steps, CFG %.2f", settings.sampling.sampler.c_str(),
+                settings.sampling.scheduler.c_str(), settings.sampling.steps,
+                settings.sampling.cfg_scale);
     if (from_drawn > 0) std::printf(", from the drawn picture at denoise %.3f", from_drawn);
     std::printf("\n");
     std::vector<int64_t> seed_list;
@@ -112,11 +113,11 @@ int main(int argc, char** argv) {
       prepare = [from_drawn](const starter::SceneSpec& spec, int64_t seed, RenderParams& p) {
         starter::SceneSampler sampler(static_cast<uint64_t>(seed), 64);
         const starter::Scene scene = sampler.place(spec);
-        p.init_image = Image{};
-        p.init_image.width = p.init_image.height = 64;
-        p.init_image.channels = 3;
-        p.init_image.pixels = starter::renderScene(scene, 64);
-        p.denoise = from_drawn;
+        p.init.image = Image{};
+        p.init.image.width = p.init.image.height = 64;
+        p.init.image.channels = 3;
+        p.init.image.pixels = starter::renderScene(scene, 64);
+        p.init.denoise = from_drawn;
       };
 
     int shown = 0;

@@ -113,8 +113,8 @@ namespace {
 
 QString labelOf(const GenerateRequest& r, int run = 0) {
   const kiln::RenderParams p = r.workflow ? roleParams(*r.workflow, run) : r.params;
-  const std::string& text = p.prompt;
-  const int64_t seed = p.seed;
+  const std::string& text = p.prompt.text;
+  const int64_t seed = p.sampling.seed;
   QString prompt = QString::fromStdString(text).simplified();
   if (prompt.size() > 40) prompt = prompt.left(39) + QChar(0x2026);
   if (prompt.isEmpty()) prompt = EngineBridge::tr("(no prompt)");
@@ -149,11 +149,11 @@ void EngineBridge::startNext() {
         job.workflow = std::make_shared<const kiln::Workflow>(
             prepareRun(*r.workflow, engine_->nodeSchemas(), next.run, name));
         job.output_dir = r.output_folder.toStdString();
-        job.params.embedding_dirs = embedding_dirs_;
+        job.params.prompt.embedding_dirs = embedding_dirs_;
       } else {
         job.params = r.params;
-        job.params.embedding_dirs.insert(job.params.embedding_dirs.end(), embedding_dirs_.begin(),
-                                         embedding_dirs_.end());
+        job.params.prompt.embedding_dirs.insert(job.params.prompt.embedding_dirs.end(),
+                                                embedding_dirs_.begin(), embedding_dirs_.end());
         job.batch = r.batch;
         if (!r.output_folder.isEmpty())
           job.output_path = uniqueOutputPath(r.output_folder,

@@ -44,42 +44,43 @@ RenderParams parseParams(const QCommandLineParser& p) {
   RenderParams r;
   r = defaultRenderParams();
   if (p.isSet("model")) {
-    r.model_path = p.value("model").toStdString();
-    if (r.model_path.empty()) throw UsageError{"--model needs a path"};
+    r.model.path = p.value("model").toStdString();
+    if (r.model.path.empty()) throw UsageError{"--model needs a path"};
   }
-  if (p.isSet("prompt")) r.prompt = p.value("prompt").toStdString();
-  if (p.isSet("negative")) r.negative_prompt = p.value("negative").toStdString();
+  if (p.isSet("prompt")) r.prompt.text = p.value("prompt").toStdString();
+  if (p.isSet("negative")) r.prompt.negative = p.value("negative").toStdString();
   if (p.isSet("seed")) {
     bool ok = false;
-    r.seed = p.value("seed").toLongLong(&ok);
+    r.sampling.seed = p.value("seed").toLongLong(&ok);
     if (!ok) throw UsageError{"--seed needs a whole number, got '" + p.value("seed") + "'"};
   }
-  r.steps = toInt(p, "steps", r.steps);
+  r.sampling.steps = toInt(p, "steps", r.sampling.steps);
   if (p.isSet("cfg")) {
     bool ok = false;
-    r.cfg_scale = p.value("cfg").toDouble(&ok);
+    r.sampling.cfg_scale = p.value("cfg").toDouble(&ok);
     if (!ok) throw UsageError{"--cfg needs a number, got '" + p.value("cfg") + "'"};
   }
-  if (p.isSet("sampler")) r.sampler = p.value("sampler").toStdString();
-  if (p.isSet("scheduler")) r.scheduler = p.value("scheduler").toStdString();
-  r.width = toInt(p, "width", 0);
-  r.height = toInt(p, "height", 0);
-  if ((r.width == 0) != (r.height == 0))
+  if (p.isSet("sampler")) r.sampling.sampler = p.value("sampler").toStdString();
+  if (p.isSet("scheduler")) r.sampling.scheduler = p.value("scheduler").toStdString();
+  r.size.width = toInt(p, "width", 0);
+  r.size.height = toInt(p, "height", 0);
+  if ((r.size.width == 0) != (r.size.height == 0))
     throw UsageError{"give both --width and --height, or neither for the model's native size"};
   if (p.isSet("original-size"))
-    std::tie(r.original_width, r.original_height) = toSize(p, "original-size");
+    std::tie(r.size.original_width, r.size.original_height) = toSize(p, "original-size");
   if (p.isSet("crop")) {
     const QStringList parts = p.value("crop").split(',');
     bool ok_t = false, ok_l = false;
     if (parts.size() == 2) {
-      r.crop_top = parts[0].toInt(&ok_t);
-      r.crop_left = parts[1].toInt(&ok_l);
+      r.size.crop_top = parts[0].toInt(&ok_t);
+      r.size.crop_left = parts[1].toInt(&ok_l);
     }
     if (!ok_t || !ok_l) throw UsageError{"--crop needs TOP,LEFT, got '" + p.value("crop") + "'"};
   }
   for (const auto& [name, target] :
-       {std::pair<const char*, double*>{"aesthetic-score", &r.aesthetic_score},
-        std::pair<const char*, double*>{"negative-aesthetic-score", &r.negative_aesthetic_score}}) {
+       {std::pair<const char*, double*>{"aesthetic-score", &r.prompt.aesthetic_score},
+        std::pair<const char*, double*>{"negative-aesthetic-score",
+                                        &r.prompt.negative_aesthetic_score}}) {
     if (!p.isSet(name)) continue;
     bool ok = false;
     *target = p.value(name).toDouble(&ok);
@@ -87,67 +88,67 @@ RenderParams parseParams(const QCommandLineParser& p) {
   }
   const QString dtype = p.isSet("dtype") ? p.value("dtype") : QString("auto");
   if (dtype == "auto") {
-    r.dtype = ComputeDType::Auto;
+    r.model.dtype = ComputeDType::Auto;
   } else if (dtype == "fp32") {
-    r.dtype = ComputeDType::Float32;
+    r.model.dtype = ComputeDType::Float32;
   } else if (dtype == "bf16") {
-    r.dtype = ComputeDType::BFloat16;
+    r.model.dtype = ComputeDType::BFloat16;
   } else if (dtype == "fp16") {
-    r.dtype = ComputeDType::Float16;
+    r.model.dtype = ComputeDType::Float16;
   } else {
     throw UsageError{"--dtype must be auto, fp32, bf16 or fp16, got '" + dtype + "'"};
   }
-  r.threads = toInt(p, "threads", 0);
+  r.model.threads = toInt(p, "threads", 0);
   for (const QString& spec : p.values("lora")) {
     try {
-      r.loras.push_back(parseLoraSpec(spec.toStdString()));
+      r.model.loras.push_back(parseLoraSpec(spec.toStdString()));
     } catch (const Error& e) {
       throw UsageError{"--lora: " + QString::fromStdString(e.what())};
     }
   }
   if (p.isSet("lora-mode")) {
-    r.lora_mode = parseLoraMode(p.value("lora-mode").toStdString());
-    if (r.lora_mode == LoraMode::Invalid)
+    r.model.lora_mode = parseLoraMode(p.value("lora-mode").toStdString());
+    if (r.model.lora_mode == LoraMode::Invalid)
       throw UsageError{"--lora-mode must be auto, merge or hook, got '" + p.value("lora-mode") +
                        "'"};
   }
   if (p.isSet("vae-tiling")) {
-    r.vae_tiling = parseVaeTiling(p.value("vae-tiling").toStdString());
-    if (r.vae_tiling == VaeTiling::Invalid)
+    r.tiling.mode = parseVaeTiling(p.value("vae-tiling").toStdString());
+    if (r.tiling.mode == VaeTiling::Invalid)
       throw UsageError{"--vae-tiling must be auto, always or never, got '" + p.value("vae-tiling") +
                        "'"};
   }
-  r.tile_size = toInt(p, "tile-size", r.tile_size);
-  r.tile_overlap = toInt(p, "tile-overlap", r.tile_overlap);
+  r.tiling.size = toInt(p, "tile-size", r.tiling.size);
+  r.tiling.overlap = toInt(p, "tile-overlap", r.tiling.overlap);
   if (p.isSet("denoise")) {
     bool ok = false;
-    r.denoise = p.value("denoise").toDouble(&ok);
+    r.init.denoise = p.value("denoise").toDouble(&ok);
     if (!ok)
       throw UsageError{"--denoise needs a number between 0 and 1, got '" + p.value("denoise") +
                        "'"};
     if (!p.isSet("init-image"))
       throw UsageError{"--denoise needs --init-image (it is image-to-image's strength)"};
   }
-  r.mask_feather = toInt(p, "mask-feather", r.mask_feather);
-  r.frames = toInt(p, "frames", 0);
-  if (p.isSet("frames") && r.frames < 1)
+  r.init.mask_feather = toInt(p, "mask-feather", r.init.mask_feather);
+  r.video.frames = toInt(p, "frames", 0);
+  if (p.isSet("frames") && r.video.frames < 1)
     throw UsageError{"--frames needs a whole number of at least 1"};
   if (p.isSet("fps")) {
     bool ok = false;
-    r.fps = p.value("fps").toDouble(&ok);
-    if (!ok || r.fps <= 0)
+    r.video.fps = p.value("fps").toDouble(&ok);
+    if (!ok || r.video.fps <= 0)
       throw UsageError{"--fps needs a positive number, got '" + p.value("fps") + "'"};
   }
   if (p.isSet("shift")) {
     bool ok = false;
-    r.flow_shift = p.value("shift").toDouble(&ok);
-    if (!ok || r.flow_shift <= 0)
+    r.sampling.flow_shift = p.value("shift").toDouble(&ok);
+    if (!ok || r.sampling.flow_shift <= 0)
       throw UsageError{"--shift needs a positive number, got '" + p.value("shift") + "'"};
   }
-  if (p.isSet("vae")) r.vae_path = p.value("vae").toStdString();
-  if (p.isSet("text-encoder")) r.text_encoder_path = p.value("text-encoder").toStdString();
+  if (p.isSet("vae")) r.model.vae_path = p.value("vae").toStdString();
+  if (p.isSet("text-encoder")) r.model.text_encoder_path = p.value("text-encoder").toStdString();
   // Video models sample with UniPC unless told otherwise (Wan's default).
-  if (r.frames > 1 && !p.isSet("sampler")) r.sampler = "uni_pc";
+  if (r.video.frames > 1 && !p.isSet("sampler")) r.sampling.sampler = "uni_pc";
   if ((p.isSet("mask") || p.isSet("mask-from-alpha")) && !p.isSet("init-image"))
     throw UsageError{"--mask and --mask-from-alpha need --init-image"};
   if (p.isSet("mask") && p.isSet("mask-from-alpha"))
@@ -165,11 +166,11 @@ void readImages(const QCommandLineParser& p, RenderParams& r) {
       throw Error(e.kind(), "--" + option.toStdString() + ": " + e.what());
     }
   };
-  if (p.isSet("init-image")) r.init_image = read("init-image", p.value("init-image"));
-  if (p.isSet("mask")) r.mask = read("mask", p.value("mask"));
+  if (p.isSet("init-image")) r.init.image = read("init-image", p.value("init-image"));
+  if (p.isSet("mask")) r.init.mask = read("mask", p.value("mask"));
   if (p.isSet("mask-from-alpha")) {
     try {
-      r.mask = maskFromAlpha(r.init_image);
+      r.init.mask = maskFromAlpha(r.init.image);
     } catch (const Error& e) {
       throw Error(e.kind(), "--mask-from-alpha: " + std::string(e.what()) + " ('" +
                                 p.value("init-image").toStdString() + "')");
@@ -206,9 +207,11 @@ int runRender(const QStringList& arguments) {
        "path"},
       {"prompt", "What to render (default: the default workflow's prompt).", "text"},
       {"negative", "What to avoid (negative prompt).", "text"},
-      {"seed", QString("Seed of the initial noise (default %1).").arg(defaults.seed), "n"},
-      {"steps", QString("Sampling steps (default %1).").arg(defaults.steps), "n"},
-      {"cfg", QString("Classifier-free guidance scale (default %1).").arg(defaults.cfg_scale), "x"},
+      {"seed", QString("Seed of the initial noise (default %1).").arg(defaults.sampling.seed), "n"},
+      {"steps", QString("Sampling steps (default %1).").arg(defaults.sampling.steps), "n"},
+      {"cfg",
+       QString("Classifier-free guidance scale (default %1).").arg(defaults.sampling.cfg_scale),
+       "x"},
       {"sampler",
        "Sampler: euler (default), euler_ancestral, heun, dpm_2, dpmpp_2m, dpmpp_2m_sde, dpmpp_sde, "
        "ddim, lcm, "
@@ -317,7 +320,7 @@ int runRender(const QStringList& arguments) {
   QString out = p.value("out");
   if (!p.isSet("out")) {
     try {
-      out = defaultOutputPath(params.frames > 1 ? ".mp4" : ".png");
+      out = defaultOutputPath(params.video.frames > 1 ? ".mp4" : ".png");
     } catch (const UsageError& e) {
       std::fprintf(stderr, "kiln-cli render: %s\n", qPrintable(e.message));
       return 1;
@@ -356,7 +359,8 @@ int runRender(const QStringList& arguments) {
       const Image& img = end.outputs.at(0);
       if (videoFormatFor(out.toStdString()) != VideoFormat::Invalid)
         std::fprintf(stderr, "wrote %s (%dx%d video at %s fps, %s)\n", qPrintable(out), img.width,
-                     img.height, formatNumber(job.params.fps).c_str(), end.model_family.c_str());
+                     img.height, formatNumber(job.params.video.fps).c_str(),
+                     end.model_family.c_str());
       else
         std::fprintf(stderr, "wrote %s (%dx%d, %s)\n", qPrintable(out), img.width, img.height,
                      end.model_family.c_str());

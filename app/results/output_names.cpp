@@ -7,16 +7,16 @@ namespace kiln::app {
 
 QString expandNameTemplate(const QString& name_template, const kiln::RenderParams& p,
                            const QDateTime& when) {
-  QString model = QFileInfo(QString::fromStdString(p.model_path)).completeBaseName();
+  QString model = QFileInfo(QString::fromStdString(p.model.path)).completeBaseName();
   if (model.isEmpty()) model = QStringLiteral("kiln-starter");
   QString name = name_template;
   name.replace("{date}", when.toString("yyyy-MM-dd"))
       .replace("{time}", when.toString("HHmmss"))
-      .replace("{seed}", QString::number(p.seed))
+      .replace("{seed}", QString::number(p.sampling.seed))
       .replace("{model}", model)
-      .replace("{steps}", QString::number(p.steps))
-      .replace("{width}", QString::number(p.width))
-      .replace("{height}", QString::number(p.height));
+      .replace("{steps}", QString::number(p.sampling.steps))
+      .replace("{width}", QString::number(p.size.width))
+      .replace("{height}", QString::number(p.size.height));
   for (QChar& c : name)
     if (c == '/' || c == '\\' || c == ':' || c.category() == QChar::Other_Control) c = '_';
   name = name.trimmed();

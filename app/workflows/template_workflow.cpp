@@ -69,19 +69,19 @@ kiln::Workflow defaultTemplate() {
   // The engine's template for the default settings, the graph kiln-cli render and
   // kiln::render draw, at the starter model's size.
   kiln::RenderParams d = kiln::defaultRenderParams();
-  d.width = d.height = 64;
+  d.size.width = d.size.height = 64;
   return templateFor(d);
 }
 
 kiln::Workflow videoTemplate() {
   kiln::RenderParams d = kiln::defaultRenderParams();
-  d.width = 832;
-  d.height = 480;
-  d.frames = 81;
-  d.fps = 16;
-  d.steps = 50;
-  d.cfg_scale = 5.0;
-  d.sampler = "uni_pc";
+  d.size.width = 832;
+  d.size.height = 480;
+  d.video.frames = 81;
+  d.video.fps = 16;
+  d.sampling.steps = 50;
+  d.sampling.cfg_scale = 5.0;
+  d.sampling.sampler = "uni_pc";
   return templateFor(d);
 }
 
@@ -172,16 +172,16 @@ kiln::RenderParams roleParams(const kiln::Workflow& w, int index) {
     return s ? *s : std::string();
   };
   kiln::RenderParams p;
-  p.model_path = text(PanelRole::Model);
-  p.prompt = text(PanelRole::Prompt);
-  p.negative_prompt = text(PanelRole::Negative);
-  p.seed = integer(PanelRole::Seed) + index;
-  p.steps = static_cast<int>(integer(PanelRole::Steps));
+  p.model.path = text(PanelRole::Model);
+  p.prompt.text = text(PanelRole::Prompt);
+  p.prompt.negative = text(PanelRole::Negative);
+  p.sampling.seed = integer(PanelRole::Seed) + index;
+  p.sampling.steps = static_cast<int>(integer(PanelRole::Steps));
   const kiln::ParamValue cfg = value(PanelRole::Cfg);
-  if (const auto* d = std::get_if<double>(&cfg)) p.cfg_scale = *d;
-  p.width = static_cast<int>(integer(PanelRole::Width));
-  p.height = static_cast<int>(integer(PanelRole::Height));
-  p.frames = static_cast<int>(integer(PanelRole::Frames));
+  if (const auto* d = std::get_if<double>(&cfg)) p.sampling.cfg_scale = *d;
+  p.size.width = static_cast<int>(integer(PanelRole::Width));
+  p.size.height = static_cast<int>(integer(PanelRole::Height));
+  p.video.frames = static_cast<int>(integer(PanelRole::Frames));
   return p;
 }
 

@@ -230,7 +230,7 @@ struct Engine::Impl {
     env.write_video = options.write_video;
     // A workflow's TextEncode nodes look in the job's folders first, as a render does.
     env.embedding_dirs =
-        rec.job.workflow ? rec.job.params.embedding_dirs : std::vector<std::string>{};
+        rec.job.workflow ? rec.job.params.prompt.embedding_dirs : std::vector<std::string>{};
     env.embedding_dirs.insert(env.embedding_dirs.end(), options.embedding_dirs.begin(),
                               options.embedding_dirs.end());
     env.skip = &rec.skip;

@@ -20,7 +20,7 @@ struct RenderGraph {
 // (PreviewImage), each carrying its own template workflow where one can hold it.
 RenderGraph renderJobGraph(const Job& job, const RenderParams& resolved);
 
-// A video model's render (`resolved.frames` frames, its size resolved; the model snaps both
+// A video model's render (`resolved.video.frames` frames, its size resolved; the model snaps both
 // to its grid): LoadVideoModel (with its VAE, text encoder and flow shift), the job's LoRAs,
 // both prompts, EmptyVideoLatent, Sampler, VAEDecode, then SaveVideoAs (a video file, a
 // PNG folder or, with no output path, the frames only) or SaveImageAs for a still saved as

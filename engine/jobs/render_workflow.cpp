@@ -30,13 +30,14 @@ void refuse(const std::string& what) {
 }
 
 void checkRepresentable(const RenderParams& p) {
-  if (p.width <= 0 || p.height <= 0)
+  if (p.size.width <= 0 || p.size.height <= 0)
     throw Error(ErrorKind::InvalidArgument, "the render's size is not resolved");
 }
 
 // A clip, or a video model's parts or shift given: drawn by LoadVideoModel's graph.
 bool drawsWithVideoGraph(const RenderParams& p) {
-  return p.frames > 1 || !p.vae_path.empty() || !p.text_encoder_path.empty() || p.flow_shift != 0;
+  return p.video.frames > 1 || !p.model.vae_path.empty() || !p.model.text_encoder_path.empty() ||
+         p.sampling.flow_shift != 0;
 }
 
 // Builds a render's graph node by node.
@@ -57,20 +58,23 @@ class GraphBuilder {
   // whose MODEL and CLIP the pictures take.
   std::string shared(const RenderParams& p) {
     node("model", "LoadCheckpoint",
-         {{"ckpt_name", p.model_path}, {"dtype", std::string(dtypeName(p.dtype))}}, 0, 0);
+         {{"ckpt_name", p.model.path}, {"dtype", std::string(dtypeName(p.model.dtype))}}, 0, 0);
     const std::string from = loras(p);
-    if (!nodes::hasImage(p.init_image)) {
+    if (!nodes::hasImage(p.init.image)) {
       node("latent", "EmptyLatent",
-           {{"width", int64_t{p.width}}, {"height", int64_t{p.height}}, {"batch_size", int64_t{1}}},
+           {{"width", int64_t{p.size.width}},
+            {"height", int64_t{p.size.height}},
+            {"batch_size", int64_t{1}}},
            320, 320);
       return from;
     }
-    node("image", "JobImage", {{"width", int64_t{p.width}}, {"height", int64_t{p.height}}}, 160,
-         480, "Init image");
+    node("image", "JobImage",
+         {{"width", int64_t{p.size.width}}, {"height", int64_t{p.size.height}}}, 160, 480,
+         "Init image");
     std::map<std::string, ParamValue> encode = tiling(p);
-    if (nodes::hasImage(p.mask)) {
+    if (nodes::hasImage(p.init.mask)) {
       node("mask", "JobMask", {}, 160, 640, "Mask");
-      encode["mask_feather"] = int64_t{p.mask_feather};
+      encode["mask_feather"] = int64_t{p.init.mask_feather};
       link("mask", "MASK", "latent", "mask");
     }
     node("latent", "VAEEncode", std::move(encode), 320, 320);
@@ -83,17 +87,18 @@ class GraphBuilder {
   // video latent.
   std::string sharedVideo(const RenderParams& p) {
     node("model", "LoadVideoModel",
-         {{"model_name", p.model_path},
-          {"vae_name", p.vae_path},
-          {"text_encoder_name", p.text_encoder_path},
-          {"dtype", std::string(dtypeName(p.dtype))},
-          {"shift", p.flow_shift}},
+         {{"model_name", p.model.path},
+          {"vae_name", p.model.vae_path},
+          {"text_encoder_name", p.model.text_encoder_path},
+          {"dtype", std::string(dtypeName(p.model.dtype))},
+          {"shift", p.sampling.flow_shift}},
          0, 0);
     const std::string from = loras(p);
-    node(
-        "latent", "EmptyVideoLatent",
-        {{"width", int64_t{p.width}}, {"height", int64_t{p.height}}, {"frames", int64_t{p.frames}}},
-        320, 320);
+    node("latent", "EmptyVideoLatent",
+         {{"width", int64_t{p.size.width}},
+          {"height", int64_t{p.size.height}},
+          {"frames", int64_t{p.video.frames}}},
+         320, 320);
     return from;
   }
 
@@ -101,41 +106,43 @@ class GraphBuilder {
   // The LoRAs after "model" and the prompts; returns the node the denoiser comes from.
   std::string loras(const RenderParams& p) {
     std::string from = "model";  // each LoRA takes the model and the text encoder from the last
-    for (std::size_t i = 0; i < p.loras.size(); ++i) {
+    for (std::size_t i = 0; i < p.model.loras.size(); ++i) {
       const std::string id = "lora" + std::to_string(i + 1);
-      std::map<std::string, ParamValue> params = {{"lora_name", p.loras[i].path},
-                                                  {"strength_model", p.loras[i].unet_strength},
-                                                  {"strength_clip", p.loras[i].text_strength},
-                                                  {"mode", std::string(loraModeName(p.lora_mode))}};
-      if (!p.loras[i].keyframes.empty())
-        params["schedule"] = formatLoraKeyframes(p.loras[i].keyframes);
+      std::map<std::string, ParamValue> params = {
+          {"lora_name", p.model.loras[i].path},
+          {"strength_model", p.model.loras[i].unet_strength},
+          {"strength_clip", p.model.loras[i].text_strength},
+          {"mode", std::string(loraModeName(p.model.lora_mode))}};
+      if (!p.model.loras[i].keyframes.empty())
+        params["schedule"] = formatLoraKeyframes(p.model.loras[i].keyframes);
       node(id, "LoadLoRA", std::move(params), 160, 160.0 * static_cast<double>(i + 1));
       link(from, "MODEL", id, "model");
       link(from, "CLIP", id, "clip");
       from = id;
     }
-    prompt("prompt", p.prompt, p.aesthetic_score, p, -120, "Prompt");
-    prompt("negative", p.negative_prompt, p.negative_aesthetic_score, p, 120, "Negative prompt");
+    prompt("prompt", p.prompt.text, p.prompt.aesthetic_score, p, -120, "Prompt");
+    prompt("negative", p.prompt.negative, p.prompt.negative_aesthetic_score, p, 120,
+           "Negative prompt");
     link(from, "CLIP", "prompt", "clip");
     link(from, "CLIP", "negative", "clip");
     return from;
   }
 
  public:
-  // One picture: its sampler (seed `p.seed`), its decode and `output` (a node type and its
+  // One picture: its sampler (seed `p.sampling.seed`), its decode and `output` (a node type and its
   // parameters), the ids ending in `suffix`, laid out at height `y`.
   void picture(const RenderParams& p, const std::string& from, const std::string& suffix,
                std::pair<std::string, std::map<std::string, ParamValue>> output, double y) {
-    const bool from_image = nodes::hasImage(p.init_image);
+    const bool from_image = nodes::hasImage(p.init.image);
     const std::string sampler = "sampler" + suffix, decode = "decode" + suffix,
                       save = "save" + suffix;
     node(sampler, "Sampler",
-         {{"seed", p.seed},
-          {"steps", int64_t{p.steps}},
-          {"cfg", p.cfg_scale},
-          {"sampler_name", p.sampler},
-          {"scheduler", p.scheduler},
-          {"denoise", from_image ? p.denoise : 1.0}},
+         {{"seed", p.sampling.seed},
+          {"steps", int64_t{p.sampling.steps}},
+          {"cfg", p.sampling.cfg_scale},
+          {"sampler_name", p.sampling.sampler},
+          {"scheduler", p.sampling.scheduler},
+          {"denoise", from_image ? p.init.denoise : 1.0}},
          640, y);
     node(decode, "VAEDecode", tiling(p), 960, y);
     node(save, std::move(output.first), std::move(output.second), 1220, y);
@@ -154,17 +161,17 @@ class GraphBuilder {
     std::map<std::string, ParamValue> params = {{"text", text},
                                                 {"aesthetic_score", aesthetic_score}};
     // SDXL's size conditioning where it is not the output size's.
-    if (p.original_width > 0) params["original_width"] = int64_t{p.original_width};
-    if (p.original_height > 0) params["original_height"] = int64_t{p.original_height};
-    if (p.crop_left > 0) params["crop_left"] = int64_t{p.crop_left};
-    if (p.crop_top > 0) params["crop_top"] = int64_t{p.crop_top};
+    if (p.size.original_width > 0) params["original_width"] = int64_t{p.size.original_width};
+    if (p.size.original_height > 0) params["original_height"] = int64_t{p.size.original_height};
+    if (p.size.crop_left > 0) params["crop_left"] = int64_t{p.size.crop_left};
+    if (p.size.crop_top > 0) params["crop_top"] = int64_t{p.size.crop_top};
     node(id, "TextEncode", std::move(params), 320, y, std::move(title));
   }
 
   static std::map<std::string, ParamValue> tiling(const RenderParams& p) {
-    return {{"tiling", std::string(vaeTilingName(p.vae_tiling))},
-            {"tile_size", int64_t{p.tile_size}},
-            {"tile_overlap", int64_t{p.tile_overlap}}};
+    return {{"tiling", std::string(vaeTilingName(p.tiling.mode))},
+            {"tile_size", int64_t{p.tiling.size}},
+            {"tile_overlap", int64_t{p.tiling.overlap}}};
   }
 
   Workflow& w_;
@@ -174,7 +181,7 @@ class GraphBuilder {
 
 Workflow renderWorkflow(const RenderParams& p) {
   checkRepresentable(p);
-  if (nodes::hasImage(p.init_image) || nodes::hasImage(p.mask))
+  if (nodes::hasImage(p.init.image) || nodes::hasImage(p.init.mask))
     refuse("an init image or a mask given in memory");
   Workflow w;
   GraphBuilder b(w);
@@ -184,9 +191,9 @@ Workflow renderWorkflow(const RenderParams& p) {
     return w;
   }
   const std::string from = b.sharedVideo(p);
-  if (p.frames > 1)
+  if (p.video.frames > 1)
     b.picture(p, from, "",
-              {"SaveVideo", {{"filename_prefix", std::string("kiln")}, {"fps", p.fps}}}, 0);
+              {"SaveVideo", {{"filename_prefix", std::string("kiln")}, {"fps", p.video.fps}}}, 0);
   else
     b.picture(p, from, "", {"SaveImage", {{"filename_prefix", std::string("kiln")}}}, 0);
   return w;
@@ -201,7 +208,7 @@ RenderGraph renderJobGraph(const Job& job, const RenderParams& resolved) {
   const std::string from = b.shared(resolved);
   for (int i = 0; i < job.batch; ++i) {
     RenderParams p = resolved;
-    p.seed = resolved.seed + i;
+    p.sampling.seed = resolved.sampling.seed + i;
     const std::string suffix = i == 0 ? std::string() : "-" + std::to_string(i + 1);
     std::pair<std::string, std::map<std::string, ParamValue>> output{"PreviewImage", {}};
     if (!job.output_path.empty())
@@ -222,12 +229,12 @@ RenderGraph renderVideoJobGraph(const Job& job, const RenderParams& resolved) {
   const std::string from = b.sharedVideo(resolved);
   const std::string& out = job.output_path;
   std::pair<std::string, std::map<std::string, ParamValue>> output{
-      "SaveVideoAs", {{"path", out}, {"fps", resolved.fps}}};
+      "SaveVideoAs", {{"path", out}, {"fps", resolved.video.fps}}};
   if (!out.empty() && videoFormatFor(out) == VideoFormat::Invalid)
     output = {"SaveImageAs", {{"path", out}}};  // a still, as a picture
   b.picture(resolved, from, "", std::move(output), 0);
   for (const char* id : {"sampler", "decode", "save"}) g.layout.image_of[id] = 0;
-  g.layout.units["save"] = resolved.frames;
+  g.layout.units["save"] = resolved.video.frames;
   // A still carries a still's workflow, a clip a clip's.
   if (std::string w = drawingWorkflow(job.params, resolved); !w.empty())
     g.layout.workflow_of_image[0] = std::move(w);

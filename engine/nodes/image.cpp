@@ -226,7 +226,7 @@ NodeDefinition jobImage() {
                       "Pixels; 0: the picture's own")},
               {out(ValueType::Image, "Image")}};
   d.run = [](NodeCall& c) {
-    const Image& given = c.run.job.params.init_image;
+    const Image& given = c.run.job.params.init.image;
     if (!hasImage(given))
       throw Error(ErrorKind::InvalidArgument, "JobImage: this job carries no init image");
     pipelines::checkImage(given, "the init image");
@@ -248,7 +248,7 @@ NodeDefinition jobImage() {
     return graph::NodeOutputs{makeValue(ValueType::Image, std::move(image), bytes)};
   };
   d.outside_state = [](const RunEnvironment&, const Job& job) {
-    return imageState(job.params.init_image);
+    return imageState(job.params.init.image);
   };
   return d;
 }
@@ -264,7 +264,7 @@ NodeDefinition jobMask() {
               {},
               {out(ValueType::Mask, "Mask")}};
   d.run = [](NodeCall& c) {
-    const Image& given = c.run.job.params.mask;
+    const Image& given = c.run.job.params.init.mask;
     if (!hasImage(given))
       throw Error(ErrorKind::InvalidArgument, "JobMask: this job carries no mask");
     pipelines::checkImage(given, "the mask");
@@ -272,7 +272,7 @@ NodeDefinition jobMask() {
     return graph::NodeOutputs{makeValue(ValueType::Mask, MaskValue{mask}, tensorBytes(mask))};
   };
   d.outside_state = [](const RunEnvironment&, const Job& job) {
-    return imageState(job.params.mask);
+    return imageState(job.params.init.mask);
   };
   return d;
 }

@@ -11,10 +11,10 @@ using nodes::hasImage;
 
 RenderParams defaultRenderParams() {
   RenderParams p;
-  p.prompt = "a large orange star";
-  p.seed = 1;
-  p.steps = 20;
-  p.cfg_scale = 5.0;
+  p.prompt.text = "a large orange star";
+  p.sampling.seed = 1;
+  p.sampling.steps = 20;
+  p.sampling.cfg_scale = 5.0;
   return p;
 }
 
@@ -44,15 +44,16 @@ std::string starterModelPath() {
 
 std::string formatA1111Parameters(const RenderParams& p, const std::string& sampler,
                                   const std::string& model_name) {
-  return p.prompt + "\nNegative prompt: " + p.negative_prompt +
-         "\nSteps: " + std::to_string(p.steps) + ", Sampler: " + sampler +
-         ", CFG scale: " + formatNumber(p.cfg_scale) + ", Seed: " + std::to_string(p.seed) +
-         ", Size: " + std::to_string(p.width) + "x" + std::to_string(p.height) +
-         ", Model: " + model_name +
-         (hasImage(p.init_image) ? ", Denoising strength: " + formatNumber(p.denoise)
+  return p.prompt.text + "\nNegative prompt: " + p.prompt.negative +
+         "\nSteps: " + std::to_string(p.sampling.steps) + ", Sampler: " + sampler +
+         ", CFG scale: " + formatNumber(p.sampling.cfg_scale) +
+         ", Seed: " + std::to_string(p.sampling.seed) + ", Size: " + std::to_string(p.size.width) +
+         "x" + std::to_string(p.size.height) + ", Model: " + model_name +
+         (hasImage(p.init.image) ? ", Denoising strength: " + formatNumber(p.init.denoise)
                                  : std::string()) +
-         (hasImage(p.mask) && p.mask_feather > 0 ? ", Mask blur: " + std::to_string(p.mask_feather)
-                                                 : std::string());
+         (hasImage(p.init.mask) && p.init.mask_feather > 0
+              ? ", Mask blur: " + std::to_string(p.init.mask_feather)
+              : std::string());
 }
 
 }  // namespace kiln

@@ -42,17 +42,17 @@ std::string samplerParameters(const NodeCall& c, const ModelRef& ref, const Cond
                               int64_t height, const LatentValue& latent, const std::string& label) {
   const bool from_image = latent.from_image;
   RenderParams p;
-  p.prompt = pos.text;
-  p.negative_prompt = neg.text;
-  p.seed = c.intParam("seed") + b;
-  p.steps = static_cast<int>(c.intParam("steps"));
-  p.cfg_scale = c.floatParam("cfg");
-  p.sampler = c.stringParam("sampler_name");
-  p.scheduler = c.stringParam("scheduler");
-  p.width = static_cast<int>(width);
-  p.height = static_cast<int>(height);
+  p.prompt.text = pos.text;
+  p.prompt.negative = neg.text;
+  p.sampling.seed = c.intParam("seed") + b;
+  p.sampling.steps = static_cast<int>(c.intParam("steps"));
+  p.sampling.cfg_scale = c.floatParam("cfg");
+  p.sampling.sampler = c.stringParam("sampler_name");
+  p.sampling.scheduler = c.stringParam("scheduler");
+  p.size.width = static_cast<int>(width);
+  p.size.height = static_cast<int>(height);
   const double denoise = c.floatParam("denoise");
-  if (from_image) p.denoise = denoise;
+  if (from_image) p.init.denoise = denoise;
   std::string text = formatA1111Parameters(p, label, ref.name);
   if (from_image) text += ", Denoising strength: " + formatNumber(denoise);
   if (latent.mask.defined() && latent.mask_feather > 0)

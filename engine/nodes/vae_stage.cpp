@@ -10,7 +10,7 @@ int64_t availableWorkBytes(const memory::Device& device) {
 }
 
 tiling::TileSettings vaeTilingSettings(const RenderParams& p) {
-  return {p.vae_tiling, p.tile_size, p.tile_overlap};
+  return {p.tiling.mode, p.tiling.size, p.tiling.overlap};
 }
 
 int64_t vaeStageWorkingBytes(pipelines::VaeWork work, const pipelines::VaeCodec& codec,

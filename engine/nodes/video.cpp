@@ -240,13 +240,13 @@ graph::NodeOutputs sampleVideo(NodeCall& c) {
       throw Error(ErrorKind::NonFinite,
                   "denoising produced NaN or infinity; try fp32 or fewer steps");
     RenderParams p;
-    p.prompt = pos.text;
-    p.negative_prompt = neg.text;
-    p.seed = request.seed;
-    p.steps = static_cast<int>(request.steps);
-    p.cfg_scale = request.cfg;
-    p.width = static_cast<int>(size.width);
-    p.height = static_cast<int>(size.height);
+    p.prompt.text = pos.text;
+    p.prompt.negative = neg.text;
+    p.sampling.seed = request.seed;
+    p.sampling.steps = static_cast<int>(request.steps);
+    p.sampling.cfg_scale = request.cfg;
+    p.size.width = static_cast<int>(size.width);
+    p.size.height = static_cast<int>(size.height);
     result.parameters.push_back(formatA1111Parameters(p, label, ref.name) +
                                 pipe.parametersSuffix(request));
   }

@@ -42,11 +42,11 @@ class TestResults : public QObject {
  private Q_SLOTS:
   void namesComeFromTheTemplate() {
     kiln::RenderParams p;
-    p.seed = 42;
-    p.steps = 12;
-    p.width = 512;
-    p.height = 768;
-    p.model_path = "/models/sd_xl_base_1.0.safetensors";
+    p.sampling.seed = 42;
+    p.sampling.steps = 12;
+    p.size.width = 512;
+    p.size.height = 768;
+    p.model.path = "/models/sd_xl_base_1.0.safetensors";
     const QDateTime when(QDate(2026, 12, 3), QTime(14, 35, 2));
     QCOMPARE(expandNameTemplate("kiln-{date}-{time}", p, when), QString("kiln-2026-12-03-143502"));
     QCOMPARE(expandNameTemplate("{model}_{seed}_{steps}_{width}x{height}", p, when),
@@ -55,7 +55,7 @@ class TestResults : public QObject {
     QCOMPARE(expandNameTemplate("../a/b:c", p, when), QString(".._a_b_c"));
     QCOMPARE(expandNameTemplate("  ", p, when), QString("kiln"));
     QCOMPARE(expandNameTemplate("..", p, when), QString("kiln"));
-    p.model_path.clear();
+    p.model.path.clear();
     QCOMPARE(expandNameTemplate("{model}", p, when), QString("kiln-starter"));
   }
 

@@ -81,9 +81,9 @@ class TestTemplateWorkflow : public QObject {
     QCOMPARE(findRole(w, PanelRole::Prompt).node, std::string("prompt"));
     QCOMPARE(findRole(w, PanelRole::Negative).node, std::string("negative"));
     const kiln::RenderParams p = roleParams(w);
-    QCOMPARE(p.model_path, std::string());  // the starter model
-    QCOMPARE(p.width, 64);
-    QCOMPARE(p.steps, 20);
+    QCOMPARE(p.model.path, std::string());  // the starter model
+    QCOMPARE(p.size.width, 64);
+    QCOMPARE(p.sampling.steps, 20);
     // It survives the workflow file format.
     QCOMPARE(kiln::workflowToJson(kiln::parseWorkflow(kiln::workflowToJson(w))),
              kiln::workflowToJson(w));
@@ -101,9 +101,9 @@ class TestTemplateWorkflow : public QObject {
     QCOMPARE(w.node(findRole(w, PanelRole::Width).node)->type, std::string("EmptyVideoLatent"));
     QCOMPARE(w.node("save")->type, std::string("SaveVideo"));
     const kiln::RenderParams p = roleParams(w);
-    QCOMPARE(p.frames, 81);
-    QCOMPARE(p.width, 832);
-    QCOMPARE(p.height, 480);
+    QCOMPARE(p.video.frames, 81);
+    QCOMPARE(p.size.width, 832);
+    QCOMPARE(p.size.height, 480);
     QCOMPARE(std::get<std::string>(w.node("sampler")->params.at("sampler_name")),
              std::string("uni_pc"));
     QCOMPARE(std::get<std::string>(prepareRun(w, kiln::builtinNodeSchemas(), 0, "clip")
@@ -147,17 +147,17 @@ class TestTemplateWorkflow : public QObject {
     QVERIFY(app_clip.metadata.count("kiln_workflow"));
 
     kiln::RenderParams p;
-    p.model_path = model.folder;
-    p.prompt = "a red cat runs across a field";
-    p.negative_prompt = "blurry";
-    p.seed = 7;
-    p.steps = 3;
-    p.cfg_scale = 5.0;
-    p.sampler = "uni_pc";
-    p.width = 64;
-    p.height = 48;
-    p.frames = 5;
-    p.fps = 8;
+    p.model.path = model.folder;
+    p.prompt.text = "a red cat runs across a field";
+    p.prompt.negative = "blurry";
+    p.sampling.seed = 7;
+    p.sampling.steps = 3;
+    p.sampling.cfg_scale = 5.0;
+    p.sampling.sampler = "uni_pc";
+    p.size.width = 64;
+    p.size.height = 48;
+    p.video.frames = 5;
+    p.video.fps = 8;
     const kiln::RenderResult r = kiln::render(p);
     QCOMPARE(r.frames.size(), std::size_t{5});
     QCOMPARE(end.outputs.at(0).pixels, r.frames.front().pixels);
@@ -220,7 +220,7 @@ class TestTemplateWorkflow : public QObject {
     QCOMPARE(std::get<int64_t>(third.node("sampler")->params.at("seed")), int64_t{43});
     QCOMPARE(std::get<std::string>(third.node("save")->params.at("filename_prefix")),
              std::string("kiln"));
-    QCOMPARE(roleParams(w, 2).seed, int64_t{43});
+    QCOMPARE(roleParams(w, 2).sampling.seed, int64_t{43});
     // A seed the node leaves unset counts from the schema's default.
     w.node("sampler")->params.erase("seed");
     QCOMPARE(std::get<int64_t>(prepareRun(w, schemas, 1, "").node("sampler")->params.at("seed")),

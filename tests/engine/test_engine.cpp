@@ -91,14 +91,14 @@ std::string tinyModel() {
 
 kiln::Job job(int steps = 2, int batch = 1) {
   kiln::Job j;
-  j.params.model_path = tinyModel();
-  j.params.prompt = "a red circle";
-  j.params.steps = steps;
-  j.params.width = 64;
-  j.params.height = 64;
-  j.params.threads = 2;
-  j.params.cfg_scale = 5;
-  j.params.dtype = kiln::ComputeDType::Float32;  // not auto: the timings keys name it
+  j.params.model.path = tinyModel();
+  j.params.prompt.text = "a red circle";
+  j.params.sampling.steps = steps;
+  j.params.size.width = 64;
+  j.params.size.height = 64;
+  j.params.model.threads = 2;
+  j.params.sampling.cfg_scale = 5;
+  j.params.model.dtype = kiln::ComputeDType::Float32;  // not auto: the timings keys name it
   j.batch = batch;
   return j;
 }
@@ -335,7 +335,7 @@ class TestEngine : public QObject {
     QFile::remove(model);
     QVERIFY(QFile::copy(QString::fromStdString(tinyModel()), model));
     kiln::Job j = job(2);
-    j.params.model_path = model.toStdString();
+    j.params.model.path = model.toStdString();
     kiln::JobId id = engine.submit(j);
     QVERIFY(rec.waitForEnd(id));
     QCOMPARE(rec.end(id).type, EventType::JobFinished);
@@ -501,7 +501,7 @@ class TestEngine : public QObject {
     Recorder rec;
     kiln::Engine engine(options(rec));
     kiln::Job j = job(2);
-    j.params.model_path = path.toStdString();
+    j.params.model.path = path.toStdString();
     j.output_path = dir_.filePath("never.ppm").toStdString();
     const kiln::JobId id = engine.submit(j);
     QVERIFY(rec.waitForEnd(id));

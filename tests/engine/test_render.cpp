@@ -32,12 +32,12 @@ using kiln::testing::writeVariant;
 
 kiln::RenderParams params(const QString& model) {
   kiln::RenderParams p;
-  p.model_path = model.toStdString();
-  p.prompt = "a red circle";
-  p.steps = 2;
-  p.width = 64;
-  p.height = 64;
-  p.threads = 2;
+  p.model.path = model.toStdString();
+  p.prompt.text = "a red circle";
+  p.sampling.steps = 2;
+  p.size.width = 64;
+  p.size.height = 64;
+  p.model.threads = 2;
   return p;
 }
 
@@ -54,7 +54,7 @@ class TestRender : public QObject {
     const QString good = dir_.filePath("native.safetensors");
     writeVariant(good, [](auto&, auto&) {}, {{"modelspec.resolution", "48x32"}});
     kiln::RenderParams p = params(good);
-    p.width = p.height = 0;
+    p.size.width = p.size.height = 0;
     const kiln::RenderResult r = kiln::render(p);
     QCOMPARE(r.image.width, 48);
     QCOMPARE(r.image.height, 32);
@@ -69,7 +69,7 @@ class TestRender : public QObject {
       noted = noted || n.find("ignored malformed") != std::string::npos;
     QVERIFY(noted);
 
-    p.width = 64;  // one side alone is not "native"
+    p.size.width = 64;  // one side alone is not "native"
     QVERIFY_THROWS_EXCEPTION(kiln::Error, kiln::render(p));
   }
 
@@ -207,7 +207,7 @@ class TestRender : public QObject {
     }
     kiln::RenderParams p = params(QString::fromStdString(model.string()));
     try {
-      if (layout == "wan") p.frames = 1;
+      if (layout == "wan") p.video.frames = 1;
       kiln::render(p);
       QFAIL("a model with a bad configuration rendered");
     } catch (const kiln::Error& e) {
@@ -316,14 +316,14 @@ class TestRender : public QObject {
   void bf16ComputeStaysCloseToFp32() {
     auto p = params(QString::fromStdString(
         kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors")));
-    p.dtype = kiln::ComputeDType::Float32;
+    p.model.dtype = kiln::ComputeDType::Float32;
     const auto a = kiln::render(p);
-    p.dtype = kiln::ComputeDType::BFloat16;
+    p.model.dtype = kiln::ComputeDType::BFloat16;
     const auto b = kiln::render(p);
     QCOMPARE(a.image.pixels.size(), b.image.pixels.size());
     // Auto, the default, is the CPU's fast precision: the same pixels as asking for it.
-    QCOMPARE(int(kiln::RenderParams{}.dtype), int(kiln::ComputeDType::Auto));
-    p.dtype = kiln::ComputeDType::Auto;
+    QCOMPARE(int(kiln::RenderParams{}.model.dtype), int(kiln::ComputeDType::Auto));
+    p.model.dtype = kiln::ComputeDType::Auto;
     QVERIFY(kiln::render(p).image.pixels ==
             (kiln::fastCpuDType() == kiln::ComputeDType::BFloat16 ? b : a).image.pixels);
     double mean_err = 0;
@@ -334,7 +334,7 @@ class TestRender : public QObject {
     QVERIFY2(mean_err < 0.05, qPrintable(QString::number(mean_err)));
     QVERIFY(a.image.pixels != b.image.pixels);  // it really ran in another precision
     // fp16 is for GPUs: on the CPU it is refused before anything loads, saying why.
-    p.dtype = kiln::ComputeDType::Float16;
+    p.model.dtype = kiln::ComputeDType::Float16;
     try {
       (void)kiln::render(p);
       QFAIL("rendered in fp16 on the CPU");
@@ -375,12 +375,12 @@ class TestRender : public QObject {
   void imageToImageAndInpainting() {
     auto p = params(QString::fromStdString(
         kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors")));
-    p.steps = 4;
+    p.sampling.steps = 4;
     const kiln::Image picture = kiln::render(p).image;
-    p.seed = 5;
+    p.sampling.seed = 5;
     const kiln::Image fresh = kiln::render(p).image;
-    p.init_image = picture;
-    p.denoise = 0.5;
+    p.init.image = picture;
+    p.init.denoise = 0.5;
     int64_t steps_total = 0;
     std::vector<std::string> stages;
     const kiln::RenderResult i2i = kiln::render(p, [&](const kiln::RenderProgress& r) {
@@ -409,8 +409,8 @@ class TestRender : public QObject {
     for (int y = 0; y < mask.height; ++y)
       for (int x = 0; x < mask.width / 2; ++x)
         mask.pixels[static_cast<std::size_t>(y * mask.width + x)] = 1.0f;
-    p.mask = mask;
-    p.denoise = 1.0;
+    p.init.mask = mask;
+    p.init.denoise = 1.0;
     const kiln::Image inpainted = kiln::render(p).image;
     double kept = 0, changed = 0;
     for (int y = 0; y < mask.height; ++y)
@@ -439,7 +439,7 @@ class TestRender : public QObject {
     };
     kiln::Image empty;
     empty.channels = 3;
-    p.init_image = empty;
+    p.init.image = empty;
     QVERIFY(refused(p, "the init image is empty"));
     kiln::Image picture;
     picture.width = 32;
@@ -449,22 +449,22 @@ class TestRender : public QObject {
     kiln::Image mask = picture;
     mask.width = 16;
     mask.height = 32;
-    p.init_image = picture;
-    p.mask = mask;
+    p.init.image = picture;
+    p.init.mask = mask;
     QVERIFY(refused(p, "the mask is 16x32 pixels but the init image is 32x16"));
-    p.mask = kiln::Image();
-    p.denoise = 0;
+    p.init.mask = kiln::Image();
+    p.init.denoise = 0;
     QVERIFY(refused(p, "denoise"));
-    p.denoise = 0.1;  // 2 steps x 0.1 runs none
+    p.init.denoise = 0.1;  // 2 steps x 0.1 runs none
     QVERIFY(refused(p, "runs no step"));
-    p.init_image = kiln::Image();
-    p.mask = picture;
-    p.denoise = 1;
+    p.init.image = kiln::Image();
+    p.init.mask = picture;
+    p.init.denoise = 1;
     QVERIFY(refused(p, "a mask needs an init image"));
-    p.mask = kiln::Image();
-    p.vae_tiling = kiln::VaeTiling::Always;
-    p.tile_size = 128;
-    p.tile_overlap = 100;
+    p.init.mask = kiln::Image();
+    p.tiling.mode = kiln::VaeTiling::Always;
+    p.tiling.size = 128;
+    p.tiling.overlap = 100;
     QVERIFY(refused(p, "overlap"));
   }
 };

@@ -170,8 +170,8 @@ class StarterModelTest : public QObject {
 
   void defaultRenderUsesTheStarterModelAtItsNativeSize() {
     RenderParams p = defaultRenderParams();
-    QVERIFY(p.model_path.empty());
-    p.steps = 4;
+    QVERIFY(p.model.path.empty());
+    p.sampling.steps = 4;
     const RenderResult r = render(p);
     QCOMPARE(r.image.width, 64);
     QCOMPARE(r.image.height, 64);

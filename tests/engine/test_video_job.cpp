@@ -34,19 +34,19 @@ namespace {
 
 kiln::RenderParams tinyVideo(const std::string& model, int frames) {
   kiln::RenderParams p;
-  p.model_path = model;
-  p.prompt = "a red cat runs across a field";
-  p.negative_prompt = "blurry";
-  p.frames = frames;
-  p.width = 64;
-  p.height = 48;
-  p.steps = 3;
-  p.cfg_scale = 5.0;
-  p.seed = 7;
-  p.sampler = "uni_pc";
-  p.fps = 8;
-  p.dtype = kiln::ComputeDType::Float32;  // matchesThePipeline compares with fp32
-  p.threads = 2;
+  p.model.path = model;
+  p.prompt.text = "a red cat runs across a field";
+  p.prompt.negative = "blurry";
+  p.video.frames = frames;
+  p.size.width = 64;
+  p.size.height = 48;
+  p.sampling.steps = 3;
+  p.sampling.cfg_scale = 5.0;
+  p.sampling.seed = 7;
+  p.sampling.sampler = "uni_pc";
+  p.video.fps = 8;
+  p.model.dtype = kiln::ComputeDType::Float32;  // matchesThePipeline compares with fp32
+  p.model.threads = 2;
   return p;
 }
 
@@ -212,11 +212,11 @@ kiln::Job pictureJob(const std::string& model, bool workflow) {
   const int64_t size = 64;
   kiln::Job job;
   if (!workflow) {
-    job.params.model_path = model;
-    job.params.prompt = "a red circle";
-    job.params.negative_prompt = "blurry";
-    job.params.steps = 2;
-    job.params.width = job.params.height = static_cast<int>(size);
+    job.params.model.path = model;
+    job.params.prompt.text = "a red circle";
+    job.params.prompt.negative = "blurry";
+    job.params.sampling.steps = 2;
+    job.params.size.width = job.params.size.height = static_cast<int>(size);
     return job;
   }
   kiln::Workflow w;
@@ -352,7 +352,7 @@ class TestVideoJob : public QObject {
     const auto again = kiln::render(tinyVideo(model_.folder, 5));
     QVERIFY(samePixels(again.frames.back(), r.frames.back()));
     auto other = tinyVideo(model_.folder, 5);
-    other.seed = 8;
+    other.sampling.seed = 8;
     QVERIFY(!samePixels(kiln::render(other).frames.back(), r.frames.back()));
   }
 
@@ -446,8 +446,8 @@ class TestVideoJob : public QObject {
     QCOMPARE(r.frames.size(), std::size_t{9});
     // and with the parts named explicitly
     auto p = tinyVideo(model_.transformer, 1);
-    p.vae_path = model_.vae;
-    p.text_encoder_path = model_.text_encoder;
+    p.model.vae_path = model_.vae;
+    p.model.text_encoder_path = model_.text_encoder;
     const auto still = kiln::render(p);
     QCOMPARE(still.frames.size(), std::size_t{1});
     QVERIFY(still.image.text.at("parameters").find("Shift: 5") !=
@@ -456,8 +456,8 @@ class TestVideoJob : public QObject {
 
   void snapsFramesAndSizeWithANotice() {
     auto p = tinyVideo(model_.folder, 6);
-    p.width = 70;
-    p.height = 50;
+    p.size.width = 70;
+    p.size.height = 50;
     const auto r = kiln::render(p);
     QCOMPARE(r.frames.size(), std::size_t{5});  // the nearest 1 + 4n
     QCOMPARE(r.frames.front().width, 64);
@@ -555,7 +555,7 @@ class TestVideoJob : public QObject {
     QVERIFY2(path.size() > 5 && path.substr(path.size() - 5) == ".webm", path.c_str());
     // the frames are the render API's, both in the default (auto) precision
     auto params = tinyVideo(model_.folder, 5);
-    params.dtype = kiln::ComputeDType::Auto;
+    params.model.dtype = kiln::ComputeDType::Auto;
     const auto r = kiln::render(params);
     QVERIFY(samePixels(run.end.outputs.at(0), r.frames.front()));
     // the decode reported one pass per latent frame
@@ -591,10 +591,10 @@ class TestVideoJob : public QObject {
     QCOMPARE(run.end.outputs.size(), std::size_t{2});
     for (int b = 0; b < 2; ++b) {
       auto params = tinyVideo(model_.folder, 1);
-      params.width = 64;
-      params.height = 64;
-      params.seed = 7 + b;
-      params.dtype = kiln::ComputeDType::Auto;
+      params.size.width = 64;
+      params.size.height = 64;
+      params.sampling.seed = 7 + b;
+      params.model.dtype = kiln::ComputeDType::Auto;
       const auto r = kiln::render(params);
       const kiln::Image& still = run.end.outputs.at(static_cast<std::size_t>(b));
       QCOMPARE(still.width, 64);
@@ -655,12 +655,12 @@ class TestVideoJob : public QObject {
     QFETCH(QString, sampler);
     QFETCH(bool, lora);
     kiln::RenderParams p = tinyVideo(model.isEmpty() ? model_.folder : model.toStdString(), 1);
-    p.sampler = sampler.toStdString();
-    p.width = p.height = 64;
-    p.frames = model.isEmpty() ? 1 : 0;  // a Wan render without a file: one frame
+    p.sampling.sampler = sampler.toStdString();
+    p.size.width = p.size.height = 64;
+    p.video.frames = model.isEmpty() ? 1 : 0;  // a Wan render without a file: one frame
     if (lora) {
       // A LoRA on the first down block's first attention's query, in kohya's names.
-      const auto file = kiln::tensor_io::SafetensorsFile::open(p.model_path);
+      const auto file = kiln::tensor_io::SafetensorsFile::open(p.model.path);
       for (const auto& info : file->tensors())
         if (info.name.ends_with("attn1.to_q.weight") &&
             info.name.find("input_blocks") != std::string::npos) {
@@ -675,27 +675,27 @@ class TestVideoJob : public QObject {
                      {"lora_unet_" + module + ".lora_up.weight", at::randn({out, 2}) * 0.3}});
           // Its strength changes half-way (hooked), and SDXL's size conditioning claims a
           // cropped larger original: both travel in the workflow.
-          p.loras.push_back({path, 0.8, 1.0, {{0.5, 0.2}}});
-          p.original_width = 128;
-          p.original_height = 96;
-          p.crop_top = 16;
-          p.crop_left = 8;
+          p.model.loras.push_back({path, 0.8, 1.0, {{0.5, 0.2}}});
+          p.size.original_width = 128;
+          p.size.original_height = 96;
+          p.size.crop_top = 16;
+          p.size.crop_left = 8;
           break;
         }
-      QCOMPARE(p.loras.size(), std::size_t{1});
+      QCOMPARE(p.model.loras.size(), std::size_t{1});
     }
     const kiln::RenderResult r = kiln::render(p);
     QVERIFY(r.image.text.count("kiln_workflow"));
     if (lora) {  // each setting reaches the picture
       kiln::RenderParams plain_size = p, steady = p;
-      plain_size.original_width = plain_size.original_height = 0;
-      plain_size.crop_top = plain_size.crop_left = 0;
-      steady.loras.front().keyframes.clear();
+      plain_size.size.original_width = plain_size.size.original_height = 0;
+      plain_size.size.crop_top = plain_size.size.crop_left = 0;
+      steady.model.loras.front().keyframes.clear();
       QVERIFY(!samePixels(kiln::render(plain_size).image, r.image));
       QVERIFY(!samePixels(kiln::render(steady).image, r.image));
     }
     const kiln::Workflow carried = kiln::parseWorkflow(r.image.text.at("kiln_workflow"));
-    QCOMPARE(carried.node("model")->params.at("ckpt_name"), kiln::ParamValue(p.model_path));
+    QCOMPARE(carried.node("model")->params.at("ckpt_name"), kiln::ParamValue(p.model.path));
     SimEngine sim("cpu", 1);
     kiln::Workflow w = carried;
     w.node("save")->type = "PreviewImage";  // no file writer here
@@ -745,7 +745,7 @@ class TestVideoJob : public QObject {
     const kiln::Image by_hand = kiln::render(tinyVideo(merged.string(), 1)).frames.at(0);
     QVERIFY2(meanAbsDiff(plain, by_hand) > 0.01, "the LoRA changes too little to test");
     auto with_lora = tinyVideo(model_.folder, 1);
-    with_lora.loras.push_back({lora, 1.0, 1.0, {}});
+    with_lora.model.loras.push_back({lora, 1.0, 1.0, {}});
     const kiln::Image rendered = kiln::render(with_lora).frames.at(0);
     QVERIFY2(meanAbsDiff(rendered, by_hand) < 1e-4,
              qPrintable(QString::number(meanAbsDiff(rendered, by_hand))));
@@ -943,12 +943,12 @@ class TestVideoJob : public QObject {
     };
     auto image_model =
         tinyVideo(kiln::testing::conformancePath("sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors"), 5);
-    image_model.sampler = "euler";
+    image_model.sampling.sampler = "euler";
     auto [kind, message] = kindOf(image_model);
     QCOMPARE(kind, kiln::ErrorKind::InvalidArgument);
     QVERIFY2(message.find("image model") != std::string::npos, message.c_str());
     auto sampler = tinyVideo(model_.folder, 5);
-    sampler.sampler = "dpmpp_2m";
+    sampler.sampling.sampler = "dpmpp_2m";
     std::tie(kind, message) = kindOf(sampler);
     QCOMPARE(kind, kiln::ErrorKind::InvalidArgument);
     QVERIFY2(message.find("uni_pc") != std::string::npos, message.c_str());
@@ -957,7 +957,7 @@ class TestVideoJob : public QObject {
     const fs::path te = fs::path(bare.path().toStdString()) / "umt5_tiny.safetensors";
     fs::copy_file(model_.text_encoder, te);
     auto no_tokenizer = tinyVideo(model_.transformer, 5);
-    no_tokenizer.text_encoder_path = te.string();
+    no_tokenizer.model.text_encoder_path = te.string();
     std::tie(kind, message) = kindOf(no_tokenizer);
     QCOMPARE(kind, kiln::ErrorKind::FileNotFound);
     QVERIFY2(message.find("spiece.model") != std::string::npos, message.c_str());

@@ -275,10 +275,10 @@ inline StarterRates scoreStarterModel(
     for (int64_t seed : seeds) {
       RenderParams p = settings;
       if (prepare) prepare(spec, seed, p);
-      p.model_path = model;
-      p.prompt = starter::canonicalPrompt(spec);
-      p.seed = seed;
-      p.dtype = dtype;
+      p.model.path = model;
+      p.prompt.text = starter::canonicalPrompt(spec);
+      p.sampling.seed = seed;
+      p.model.dtype = dtype;
       const RenderResult result = render(p);
       const Judgement j = judge(result.image, spec);
       tally(rates, spec, j);

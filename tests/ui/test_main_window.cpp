@@ -144,14 +144,14 @@ class TestMainWindow : public QObject {
 
     // kiln::render, the library call, with the same settings.
     kiln::RenderParams p;
-    p.model_path = path.toStdString();
-    p.prompt = "a red circle on a blue background";
-    p.negative_prompt = "blurry";
-    p.seed = 7;
-    p.steps = steps;
-    p.cfg_scale = 5;
-    p.width = p.height = 64;
-    if (model == "wan") p.frames = 1;
+    p.model.path = path.toStdString();
+    p.prompt.text = "a red circle on a blue background";
+    p.prompt.negative = "blurry";
+    p.sampling.seed = 7;
+    p.sampling.steps = steps;
+    p.sampling.cfg_scale = 5;
+    p.size.width = p.size.height = 64;
+    if (model == "wan") p.video.frames = 1;
     const kiln::RenderResult r = kiln::render(p);
     QCOMPARE(QString::fromStdString(r.image.text.at("parameters")), app.text("parameters"));
     QImage library(r.image.width, r.image.height, QImage::Format_RGB888);

@@ -21,7 +21,7 @@ namespace kiln {
 using JobId = uint64_t;  // 0 is never a job
 
 // One job: a workflow, or (without one) a text-to-image render of `batch` images, image i
-// rendered with seed params.seed + i.
+// rendered with seed params.sampling.seed + i.
 struct Job {
   // When set, the job runs this workflow (validated at submit) and `params`, `batch` and
   // `output_path` are not used; SaveImage nodes write into `output_dir`.
@@ -166,7 +166,7 @@ struct EngineOptions {
   // How weights are spread between the device and host memory (see kiln/offload.h).
   OffloadSettings offload;
   // Folders of textual-inversion embeddings for every job's prompts (TextEncode nodes and
-  // renders, after RenderParams::embedding_dirs); see embeddingFolders().
+  // renders, after RenderParams::prompt.embedding_dirs); see embeddingFolders().
   std::vector<std::string> embedding_dirs;
 };
 

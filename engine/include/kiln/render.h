@@ -28,11 +28,35 @@ enum class VaeTiling { Invalid = 0, Auto, Always, Never };
 const char* vaeTilingName(VaeTiling mode) noexcept;          // "auto", "always", "never"
 VaeTiling parseVaeTiling(const std::string& text) noexcept;  // Invalid when unknown
 
-struct RenderParams {
+// The model and what is loaded with it.
+struct RenderModel {
   // A .safetensors single file or a diffusers folder; empty: the starter model.
-  std::string model_path;
-  std::string prompt;
-  std::string negative_prompt;
+  std::string path;
+  // A single-file video transformer's VAE and UMT5 text encoder; empty: found beside it
+  // (ComfyUI's vae/ and text_encoders/ folders).
+  std::string vae_path;
+  std::string text_encoder_path;
+  // LoRAs for this render, in order, and how they reach the weights.
+  std::vector<LoraSpec> loras;
+  LoraMode lora_mode = LoraMode::Auto;
+  ComputeDType dtype = ComputeDType::Auto;
+  int threads = 0;  // 0: all cores
+};
+
+// What the picture is of.
+struct RenderPrompt {
+  std::string text;
+  std::string negative;
+  // Folders of textual-inversion embeddings (.safetensors) that the prompts name, as
+  // `embedding:NAME` or by the bare file name (see engine/models/text/embeddings.h).
+  std::vector<std::string> embedding_dirs;
+  // SDXL refiner: the aesthetic score the prompt and the negative prompt condition on.
+  double aesthetic_score = 6.0;
+  double negative_aesthetic_score = 2.5;
+};
+
+// How the sampler walks from noise to the picture.
+struct RenderSampling {
   int64_t seed = 0;
   int steps = 20;
   double cfg_scale = 7.0;
@@ -40,6 +64,12 @@ struct RenderParams {
   // "karras", ...); the Sampler node lists them.
   std::string sampler = "euler";
   std::string scheduler = "normal";
+  // The flow shift of a video model's schedule; 0: the model's (5 for Wan 2.1).
+  double flow_shift = 0;
+};
+
+// The output size, and SDXL's size conditioning.
+struct RenderSize {
   // 0: the model's native size (see modelspec.resolution), 512 for SD 1.x.
   int width = 0;
   int height = 0;
@@ -48,43 +78,49 @@ struct RenderParams {
   int original_height = 0;
   int crop_top = 0;
   int crop_left = 0;
-  // SDXL refiner: the aesthetic score the prompt and the negative prompt condition on.
-  double aesthetic_score = 6.0;
-  double negative_aesthetic_score = 2.5;
-  // Folders of textual-inversion embeddings (.safetensors) that the prompts name, as
-  // `embedding:NAME` or by the bare file name (see engine/models/text/embeddings.h).
-  std::vector<std::string> embedding_dirs;
-  ComputeDType dtype = ComputeDType::Auto;
-  int threads = 0;  // 0: all cores
-  // LoRAs for this render, in order, and how they reach the weights.
-  std::vector<LoraSpec> loras;
-  LoraMode lora_mode = LoraMode::Auto;
-  // VAE tiling. tile_size 0: the largest tile that fits (auto) or 512 (always).
-  VaeTiling vae_tiling = VaeTiling::Auto;
-  int tile_size = 0;      // pixels, 64 to 4096, snapped down to the VAE's grid
-  int tile_overlap = 64;  // pixels, at most half a tile
-  // Image-to-image: the picture to start from (any size; resized to cover the output
-  // size and centre-cropped, or its own size snapped to the grid when width and height
-  // are 0), noised to `denoise` (0 < denoise <= 1: the fraction of the steps that run).
-  Image init_image;
+};
+
+// Image-to-image and inpainting.
+struct RenderInit {
+  // The picture to start from (any size; resized to cover the output size and
+  // centre-cropped, or its own size snapped to the grid when width and height are 0),
+  // noised to `denoise` (0 < denoise <= 1: the fraction of the steps that run). Empty:
+  // text-to-image.
+  Image image;
   double denoise = 1.0;
-  // Inpainting (needs init_image): a mask of the init image's size; white (1) repaints,
-  // black (0) keeps, grey blends; an alpha channel multiplies. `mask_feather` blurs the
-  // mask edge over that many pixels. Outside the mask the result keeps the init image's
-  // pixels exactly.
+  // Inpainting (needs an image): a mask of the image's size; white (1) repaints, black
+  // (0) keeps, grey blends; an alpha channel multiplies. `mask_feather` blurs the mask
+  // edge over that many pixels. Outside the mask the result keeps the image's pixels
+  // exactly.
   Image mask;
   int mask_feather = 0;
-  // Video models (Wan 2.1 text-to-video). Frames to render, snapped to the model's grid
-  // (1 + 4n); 1 renders a still image through the video model; 0: one frame when the job
-  // writes an image file, else 81 (Wan's default). Image models render one image.
+};
+
+// VAE tiling. size 0: the largest tile that fits (auto) or 512 (always).
+struct RenderTiling {
+  VaeTiling mode = VaeTiling::Auto;
+  int size = 0;      // pixels, 64 to 4096, snapped down to the VAE's grid
+  int overlap = 64;  // pixels, at most half a tile
+};
+
+// Video models (Wan 2.1 text-to-video). Image models render one image.
+struct RenderVideo {
+  // Frames to render, snapped to the model's grid (1 + 4n); 1 renders a still image
+  // through the video model; 0: one frame when the job writes an image file, else 81
+  // (Wan's default).
   int frames = 0;
   double fps = 16.0;  // the video's frame rate, stored with it
-  // A single-file video transformer's VAE and UMT5 text encoder; empty: found beside it
-  // (ComfyUI's vae/ and text_encoders/ folders).
-  std::string vae_path;
-  std::string text_encoder_path;
-  // The flow shift of a video model's schedule; 0: the model's (5 for Wan 2.1).
-  double flow_shift = 0;
+};
+
+// One render's settings, grouped as the nodes of the default workflow take them.
+struct RenderParams {
+  RenderModel model;
+  RenderPrompt prompt;
+  RenderSampling sampling;
+  RenderSize size;
+  RenderInit init;
+  RenderTiling tiling;
+  RenderVideo video;
 };
 
 struct RenderProgress {

@@ -74,7 +74,7 @@ void TestWorkflowRun::emptyLatentTakesTheModelsGrid() {
   QCOMPARE(end.outputs.at(0).width, 64);
   QCOMPARE(end.outputs.at(0).height, 64);
   kiln::RenderParams p = sameAsRender(5);
-  p.model_path = kiln::starterModelPath();
+  p.model.path = kiln::starterModelPath();
   const kiln::Image reference = kiln::render(p).image;
   QCOMPARE(maxDiff(end.outputs[0], reference), 0.0);
   QCOMPARE(end.outputs[0].text.at("parameters"), reference.text.at("parameters"));
@@ -210,8 +210,8 @@ void TestWorkflowRun::everySamplerRunsThroughTheNode() {
   QVERIFY2(parameters.find("Sampler: " + label.toStdString() + ", CFG scale") != std::string::npos,
            parameters.c_str());
   kiln::RenderParams p = sameAsRender(11);
-  p.sampler = sampler.toStdString();
-  p.scheduler = scheduler.toStdString();
+  p.sampling.sampler = sampler.toStdString();
+  p.sampling.scheduler = scheduler.toStdString();
   const kiln::Image reference = kiln::render(p).image;
   const double diff = maxDiff(end.outputs[0], reference);
   QVERIFY2(diff < 1e-4, qPrintable(QString::number(diff)));
@@ -222,7 +222,7 @@ void TestWorkflowRun::everySamplerRunsThroughTheNode() {
 // An unknown sampler in the render API is refused before anything loads.
 void TestWorkflowRun::renderRefusesUnknownSamplers() {
   kiln::RenderParams p = sameAsRender(1);
-  p.sampler = "dpmpp_3m";
+  p.sampling.sampler = "dpmpp_3m";
   try {
     (void)kiln::render(p);
     QFAIL("rendered");

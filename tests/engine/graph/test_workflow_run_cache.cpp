@@ -78,8 +78,8 @@ void TestWorkflowRun::jobPicturesAreSignedByTheirPixels() {
   const auto run = [&](const kiln::Image& image) {
     kiln::Job job;
     job.workflow = std::make_shared<const kiln::Workflow>(w);
-    job.params.init_image = image;
-    job.params.mask = mask;
+    job.params.init.image = image;
+    job.params.init.mask = mask;
     const kiln::JobId id = engine_->submit(std::move(job));
     const kiln::Event end = rec_.waitEnd(id);
     return std::make_pair(end, rec_.states(id));
@@ -97,10 +97,10 @@ void TestWorkflowRun::jobPicturesAreSignedByTheirPixels() {
   QCOMPARE(maxDiff(again.outputs.at(0), red.outputs.at(0)), 0.0);
   // kiln::render with the same picture, mask and settings draws the same.
   kiln::RenderParams p = sameAsRender(5);
-  p.init_image = picture(0.9f);
-  p.mask = mask;
-  p.mask_feather = 4;
-  p.denoise = 0.6;
+  p.init.image = picture(0.9f);
+  p.init.mask = mask;
+  p.init.mask_feather = 4;
+  p.init.denoise = 0.6;
   const kiln::RenderResult r = kiln::render(p);
   QCOMPARE(maxDiff(r.image, red.outputs.at(0)), 0.0);
   QCOMPARE(r.image.text.at("parameters"), red.outputs.at(0).text.at("parameters"));

@@ -123,7 +123,7 @@ void TestWorkflowRun::embeddingsFromTheEngineFolders() {
   kiln::RenderParams p = sameAsRender(2);
   try {
     const auto [first_id, plain] = run();
-    p.prompt = "a redstar";
+    p.prompt.text = "a redstar";
     QVERIFY(maxDiff(plain, kiln::render(p).image) < 1e-4);  // no such embedding yet: a word
     // "redstar" as the token vectors of "red star".
     const auto file = kiln::tensor_io::SafetensorsFile::open(tinyModel());
@@ -146,7 +146,7 @@ void TestWorkflowRun::embeddingsFromTheEngineFolders() {
         {{"emb_params", kiln::tensor_io::DType::F32, {2, rows.size(1)}, bytes}});
     const auto [second_id, embedded] = run();
     QCOMPARE(rec.states(second_id).at("pos"), NodeState::Done);  // encoded again, not cached
-    p.prompt = "a red star";
+    p.prompt.text = "a red star";
     const double diff = maxDiff(embedded, kiln::render(p).image);
     QVERIFY2(diff < 1e-4, qPrintable(QString::number(diff)));
     const auto [third_id, again] = run();

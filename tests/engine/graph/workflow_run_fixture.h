@@ -98,14 +98,14 @@ inline kiln::Workflow textToImage(int64_t seed) {
 
 inline kiln::RenderParams sameAsRender(int64_t seed) {
   kiln::RenderParams p;
-  p.model_path = tinyModel();
-  p.prompt = "a red circle";
-  p.negative_prompt = "blurry";
-  p.seed = seed;
-  p.steps = 3;
-  p.cfg_scale = 5;
-  p.width = 64;
-  p.height = 64;
+  p.model.path = tinyModel();
+  p.prompt.text = "a red circle";
+  p.prompt.negative = "blurry";
+  p.sampling.seed = seed;
+  p.sampling.steps = 3;
+  p.sampling.cfg_scale = 5;
+  p.size.width = 64;
+  p.size.height = 64;
   return p;
 }
 

@@ -561,12 +561,12 @@ class OffloadTest : public QObject {
     };
     Engine engine(o);
     Job job;
-    job.params.model_path = tinyPath();
-    job.params.prompt = "a red circle";
-    job.params.steps = 2;
-    job.params.width = job.params.height = 64;
-    job.params.threads = 2;
-    job.params.dtype = kiln::ComputeDType::Float32;  // the placement log below names it
+    job.params.model.path = tinyPath();
+    job.params.prompt.text = "a red circle";
+    job.params.sampling.steps = 2;
+    job.params.size.width = job.params.size.height = 64;
+    job.params.model.threads = 2;
+    job.params.model.dtype = kiln::ComputeDType::Float32;  // the placement log below names it
     QVERIFY(engine.submit(job) > 0);
     QVERIFY(engine.waitIdle(120));
     const MemoryStats resident = engine.memoryStats();
@@ -656,10 +656,10 @@ class OffloadTest : public QObject {
     Engine engine(o);
     const auto render = [&](const std::string& model) {
       Job job;
-      job.params.model_path = model;
-      job.params.prompt = "a red circle";
-      job.params.steps = 1;
-      job.params.width = job.params.height = 64;
+      job.params.model.path = model;
+      job.params.prompt.text = "a red circle";
+      job.params.sampling.steps = 1;
+      job.params.size.width = job.params.size.height = 64;
       const JobId id = engine.submit(job);
       engine.waitIdle(120);
       std::lock_guard lock(mutex);

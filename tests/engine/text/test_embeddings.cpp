@@ -208,22 +208,22 @@ class TestEmbeddings : public QObject {
     }
   }
 
-  // The render API finds embeddings in RenderParams::embedding_dirs.
+  // The render API finds embeddings in RenderParams::prompt.embedding_dirs.
   void renderUsesEmbeddingFolders() {
     QTemporaryDir folder;
     writeEmbedding(folder.filePath("redstar.safetensors"),
                    {{"emb_params", tokenRows(kSd1, kSd1Token, "red star")}});
     kiln::RenderParams p;
-    p.model_path = kiln::testing::conformancePath(kSd1);
-    p.prompt = "a red star";
-    p.steps = 2;
-    p.width = p.height = 64;
+    p.model.path = kiln::testing::conformancePath(kSd1);
+    p.prompt.text = "a red star";
+    p.sampling.steps = 2;
+    p.size.width = p.size.height = 64;
     const kiln::Image words = kiln::render(p).image;
-    p.prompt = "a embedding:redstar";
-    p.embedding_dirs = {folder.path().toStdString()};
+    p.prompt.text = "a embedding:redstar";
+    p.prompt.embedding_dirs = {folder.path().toStdString()};
     const kiln::Image embedded = kiln::render(p).image;
     QVERIFY(embedded.pixels == words.pixels);
-    p.embedding_dirs.clear();
+    p.prompt.embedding_dirs.clear();
     try {
       (void)kiln::render(p);
       QFAIL("rendered");
