@@ -34,6 +34,7 @@ struct Mapping {
   FileKind file = FileKind::None;    // the kind of file the first parameter names
 };
 
+// One entry per ComfyUI node type Kiln imports: a data table, as long as the list of types.
 const std::vector<Mapping>& mappings() {
   static const std::vector<Mapping> table{
       {"CheckpointLoaderSimple",

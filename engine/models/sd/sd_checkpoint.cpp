@@ -310,6 +310,9 @@ const char* familyName(ModelFamily family) {
   return "unknown";
 }
 
+// Key probes, one family after another in the order that tells them apart (SDXL's two
+// text encoders before either one alone), then the UNet's shape; one function so the
+// order stays in view.
 SdModelSpec detectSdModel(const tensor_io::TensorIndex& index) {
   SdModelSpec spec;
   const bool has_unet = index.contains(spec.unet_prefix + "input_blocks.0.0.weight");
