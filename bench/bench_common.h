@@ -20,9 +20,10 @@ struct UNetBenchArgs {
       std::string(KILN_SHARED_DIR) + "/conformance/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors";
   int steps = 10, width = 256, height = 256;
   at::ScalarType dtype = at::kFloat;
+  std::string device = "sim:64G";  // bench_offload: where the UNet runs ("cuda:0", ...)
 };
 
-// [--model PATH] [--steps N] [--size WxH] [--dtype fp32|bf16]
+// [--model PATH] [--steps N] [--size WxH] [--dtype fp32|bf16|fp16] [--device D]
 inline UNetBenchArgs parseUNetBenchArgs(int argc, char** argv) {
   UNetBenchArgs a;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -34,7 +35,9 @@ inline UNetBenchArgs parseUNetBenchArgs(int argc, char** argv) {
     else if (k == "--size")
       std::sscanf(v.c_str(), "%dx%d", &a.width, &a.height);
     else if (k == "--dtype")
-      a.dtype = v == "bf16" ? at::kBFloat16 : at::kFloat;
+      a.dtype = v == "bf16" ? at::kBFloat16 : v == "fp16" ? at::kHalf : at::kFloat;
+    else if (k == "--device")
+      a.device = v;
   }
   return a;
 }

@@ -1,13 +1,15 @@
-// Offload modes on the simulated accelerator: time per UNet step relative to resident
-// weights, and the step's peak device bytes relative to the UNet's weight bytes, all
-// measured in the same run.
+// Offload modes on a device (the simulated accelerator unless --device names a GPU): time
+// per UNet step relative to resident weights, and the step's peak device bytes relative
+// to the UNet's weight bytes, all measured in the same run.
 //
-// Usage: bench_offload [--model PATH] [--steps N] [--size WxH] [--dtype fp32|bf16]
+// Usage: bench_offload [--model PATH] [--steps N] [--size WxH] [--dtype fp32|bf16|fp16]
+//                      [--device sim:64G|cuda:N]
 #include <ATen/ATen.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,7 +42,13 @@ int main(int argc, char** argv) {
   try {
     kiln::bench::UNetBench bench(args);
 
-    kiln::memory::SimulatedDevice dev(int64_t{64} << 30);
+    const std::unique_ptr<kiln::memory::Device> device = kiln::memory::makeDevice(args.device);
+    kiln::memory::Device& dev = *device;
+    // The step's inputs where the UNet computes; the weights move as each row places them.
+    const at::Device compute = dev.computeDevice();
+    kiln::models::UNetInputs in = bench.in;
+    for (at::Tensor* t : {&in.latent, &in.timesteps, &in.context, &in.y})
+      if (t->defined()) *t = t->to(compute);
     const kiln::memory::ComponentInfo unet{
         "unet", "UNetModel", kiln::memory::ComponentRole::Denoiser, &bench.pipe.unet().params()};
     const std::vector<Row> rows{
@@ -53,8 +61,12 @@ int main(int argc, char** argv) {
         {"balanced 50%", OffloadMode::Balanced, 1, false, 0.5},
         {"balanced 50% + streams", OffloadMode::Balanced, 1, true, 0.5},
     };
-    std::printf("UNet of %s, %dx%d, %s, %d steps, simulated device\n", args.model.c_str(),
-                args.width, args.height, args.dtype == at::kBFloat16 ? "bf16" : "fp32", args.steps);
+    std::printf("UNet of %s, %dx%d, %s, %d steps, on %s\n", args.model.c_str(), args.width,
+                args.height,
+                args.dtype == at::kBFloat16 ? "bf16"
+                : args.dtype == at::kHalf   ? "fp16"
+                                            : "fp32",
+                args.steps, dev.name().c_str());
     // Rows take turns, a few steps each round, so that a slow spell of the machine lands on
     // every row alike instead of on whichever row ran during it.
     constexpr int kRounds = 4;
@@ -75,7 +87,8 @@ int main(int argc, char** argv) {
                     static_cast<int64_t>(row.budget_fraction * static_cast<double>(weight_bytes)));
         const auto run = [&] {
           kiln::memory::DeviceScope scope(dev);
-          (void)bench.pipe.unet().forward(bench.in);
+          // Reading one number back waits for a GPU's queued work, so the time is the step's.
+          (void)bench.pipe.unet().forward(in).sum().item<double>();
         };
         run();  // warm-up (model mode onloads here)
         dev.emptyCache();

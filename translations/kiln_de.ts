@@ -4,7 +4,7 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+45"/>
+        <location filename="../ui/preferences_dialog.cpp" line="+47"/>
         <source>One per line</source>
         <translation>Eins pro Zeile</translation>
     </message>
@@ -1399,7 +1399,7 @@ Seed %2</translation>
         <translation>Kiln</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+7"/>
         <source>Generate</source>
         <translation>Generieren</translation>
     </message>
@@ -1414,7 +1414,7 @@ Seed %2</translation>
         <translation>Das Rendern unterbrechen (Esc)</translation>
     </message>
     <message>
-        <location line="-198"/>
+        <location line="-197"/>
         <source>Idle</source>
         <translation>Bereit</translation>
     </message>
@@ -1527,7 +1527,7 @@ Seed %2</translation>
         <translation>Bilder nacheinander, mit Seed, Seed + 1, …</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+3"/>
         <source>text to video (built in)</source>
         <translation>Text zu Video (eingebaut)</translation>
     </message>
@@ -1620,7 +1620,7 @@ Seed %2</translation>
         <translation>Speichern fehlgeschlagen</translation>
     </message>
     <message>
-        <location line="-293"/>
+        <location line="-292"/>
         <source>&amp;Open Workflow…</source>
         <translation>Workflow ö&amp;ffnen…</translation>
     </message>
@@ -1670,7 +1670,7 @@ Seed %2</translation>
         <translation>Das Gerät wechselt beim nächsten Start von Kiln zu %1</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+7"/>
         <source>Workflow: %1</source>
         <translation>Workflow: %1</translation>
     </message>
@@ -1680,9 +1680,9 @@ Seed %2</translation>
         <translation>Text zu Bild (eingebaut)</translation>
     </message>
     <message>
-        <location line="-89"/>
+        <location line="-88"/>
         <location line="+8"/>
-        <location line="+178"/>
+        <location line="+177"/>
         <source>%1: %2</source>
         <translation>%1: %2</translation>
     </message>
@@ -2068,7 +2068,7 @@ Seed %2</translation>
 <context>
     <name>kiln::ui::PreferencesDialog</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+96"/>
+        <location filename="../ui/preferences_dialog.cpp" line="+97"/>
         <source>Preferences</source>
         <translation>Einstellungen</translation>
     </message>
@@ -2118,7 +2118,17 @@ Seed %2</translation>
         <translation>Die Werte unten entsprechen keiner Vorgabe</translation>
     </message>
     <message>
-        <location line="+20"/>
+        <location line="+31"/>
+        <source>This build of Kiln has no GPU support (its libtorch is CPU-only): cpu, or sim:SIZE to simulate a device</source>
+        <translation>Dieser Kiln-Build unterstützt keine GPU (seine libtorch rechnet nur auf der CPU): cpu, oder sim:GRÖSSE, um ein Gerät zu simulieren</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>GPUs this build can use: %1</source>
+        <translation>GPUs, die dieser Build nutzen kann: %1</translation>
+    </message>
+    <message>
+        <location line="+9"/>
         <source>Takes effect when Kiln starts again (now: %1)</source>
         <translation>Wirkt beim nächsten Start von Kiln (jetzt: %1)</translation>
     </message>

@@ -4,7 +4,7 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+45"/>
+        <location filename="../ui/preferences_dialog.cpp" line="+47"/>
         <source>One per line</source>
         <translation>1行に1つ</translation>
     </message>
@@ -1398,7 +1398,7 @@ seed %2</source>
         <translation>Kiln</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+7"/>
         <source>Generate</source>
         <translation>生成</translation>
     </message>
@@ -1413,7 +1413,7 @@ seed %2</source>
         <translation>生成を中断する（Esc）</translation>
     </message>
     <message>
-        <location line="-198"/>
+        <location line="-197"/>
         <source>Idle</source>
         <translation>待機中</translation>
     </message>
@@ -1525,7 +1525,7 @@ seed %2</source>
         <translation>順に描く枚数（シード、シード + 1、…）</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+3"/>
         <source>text to video (built in)</source>
         <translation>テキストから動画（内蔵）</translation>
     </message>
@@ -1633,7 +1633,7 @@ seed %2</source>
         <translation>保存に失敗しました</translation>
     </message>
     <message>
-        <location line="-293"/>
+        <location line="-292"/>
         <source>&amp;Open Workflow…</source>
         <translation>ワークフローを開く(&amp;O)…</translation>
     </message>
@@ -1683,7 +1683,7 @@ seed %2</source>
         <translation>次回の Kiln 起動時にデバイスが %1 に切り替わります</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+7"/>
         <source>Workflow: %1</source>
         <translation>ワークフロー：%1</translation>
     </message>
@@ -1693,9 +1693,9 @@ seed %2</source>
         <translation>テキストから画像（内蔵）</translation>
     </message>
     <message>
-        <location line="-89"/>
+        <location line="-88"/>
         <location line="+8"/>
-        <location line="+178"/>
+        <location line="+177"/>
         <source>%1: %2</source>
         <translation>%1：%2</translation>
     </message>
@@ -2066,7 +2066,7 @@ seed %2</source>
 <context>
     <name>kiln::ui::PreferencesDialog</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+96"/>
+        <location filename="../ui/preferences_dialog.cpp" line="+97"/>
         <source>Preferences</source>
         <translation>設定</translation>
     </message>
@@ -2116,7 +2116,17 @@ seed %2</source>
         <translation>下の値はどのプリセットにも一致しません</translation>
     </message>
     <message>
-        <location line="+20"/>
+        <location line="+31"/>
+        <source>This build of Kiln has no GPU support (its libtorch is CPU-only): cpu, or sim:SIZE to simulate a device</source>
+        <translation>この Kiln のビルドは GPU に対応していません（libtorch が CPU 専用です）：cpu、またはデバイスを模擬する sim:サイズ</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>GPUs this build can use: %1</source>
+        <translation>このビルドで使える GPU：%1</translation>
+    </message>
+    <message>
+        <location line="+9"/>
         <source>Takes effect when Kiln starts again (now: %1)</source>
         <translation>Kiln の次回起動時に反映されます (現在: %1)</translation>
     </message>

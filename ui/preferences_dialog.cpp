@@ -2,6 +2,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QCompleter>
 #include <QDialogButtonBox>
 #include <QEvent>
 #include <QFormLayout>
@@ -17,6 +18,7 @@
 #include <algorithm>
 
 #include "engine_bridge.h"
+#include "kiln/build_info.h"
 #include "kiln/error.h"
 #include "kiln/units.h"
 #include "memory_presets.h"
@@ -95,6 +97,7 @@ PreferencesDialog::PreferencesDialog(app::Settings& settings, app::EngineBridge*
         form->addRow(QString(), device_note_);
         connect(static_cast<QLineEdit*>(editor), &QLineEdit::textChanged, this,
                 &PreferencesDialog::updateDeviceNote);
+        addDeviceChoices(static_cast<QLineEdit*>(editor), form);
       }
       editors_.insert(spec.key, editor);
       labels_.insert(spec.key, label);
@@ -164,6 +167,28 @@ void PreferencesDialog::retranslate() {
         combo->setItemText(i, app::settingChoiceTitle(spec.key, combo->itemData(i).toString()));
   }
   updateDeviceNote();
+}
+
+// The devices this build can use, offered as the field's completions and listed under it:
+// the CPU and each GPU the GPU libtorch sees ("cuda:0  NVIDIA ... (24.0 GiB, sm_89, bf16)").
+void PreferencesDialog::addDeviceChoices(QLineEdit* edit, QFormLayout* form) {
+  QStringList names{QStringLiteral("cpu")}, gpus;
+  for (const std::string& d : buildInfo().devices) {
+    const QString device = QString::fromStdString(d);
+    if (!device.startsWith(QLatin1String("cuda:"))) continue;
+    names << device.section(' ', 0, 0);
+    gpus << device.simplified();
+  }
+  auto* completer = new QCompleter(names, edit);
+  completer->setCompletionMode(QCompleter::UnfilteredPopupCompletion);
+  edit->setCompleter(completer);
+  auto* list = new QLabel(
+      gpus.isEmpty() ? tr("This build of Kiln has no GPU support (its libtorch is "
+                          "CPU-only): cpu, or sim:SIZE to simulate a device")
+                     : tr("GPUs this build can use: %1").arg(gpus.join(QStringLiteral("; "))));
+  list->setObjectName("deviceChoices");
+  list->setWordWrap(true);
+  form->addRow(QString(), list);
 }
 
 void PreferencesDialog::updateDeviceNote() {

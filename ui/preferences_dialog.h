@@ -9,7 +9,9 @@
 #include <QMap>
 
 class QComboBox;
+class QFormLayout;
 class QLabel;
+class QLineEdit;
 class QPushButton;
 class QTabWidget;
 class QVariant;
@@ -54,6 +56,7 @@ class PreferencesDialog : public QDialog {
   QVariant editorValue(const QString& key) const;
   void retranslate();
   void updateDeviceNote();
+  void addDeviceChoices(QLineEdit* edit, QFormLayout* form);
   void showMatchingPreset();
 
   app::Settings& settings_;

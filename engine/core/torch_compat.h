@@ -14,6 +14,19 @@
 #define KILN_HAS_FUSED_ATTENTION 0
 #endif
 
+// libtorch 2.3 made c10::Allocator::allocate non-const and added copy_data, which every
+// allocator must define; an allocator of Kiln's declares itself with these two.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+#define KILN_ALLOCATE_CONST
+#define KILN_ALLOCATOR_COPY_DATA                                                  \
+  void copy_data(void* dest, const void* src, std::size_t count) const override { \
+    default_copy_data(dest, src, count);                                          \
+  }
+#else
+#define KILN_ALLOCATE_CONST const
+#define KILN_ALLOCATOR_COPY_DATA
+#endif
+
 namespace kiln::core {
 
 // The most bytes one piece of unfused attention's score matrix takes.

@@ -9,6 +9,7 @@
 #include "core/cpu_features.h"
 #include "core/data_paths.h"
 #include "kiln/error.h"
+#include "memory/gpu_device.h"
 #include "models/text/t5_tokenizer.h"
 
 namespace kiln {
@@ -40,8 +41,14 @@ BuildInfo buildInfo() {
   }
   if (at::hasMPS()) info.gpu_backends.push_back("MPS");
   if (!info.gpu_backends.empty()) info.gpu_count = static_cast<int>(cuda.getNumGPUs());
-  // The device layer (memory/device.cpp) implements the CPU and the simulated device.
+  // The device layer (memory/) implements the CPU, the simulated device and, where this
+  // build found a GPU libtorch, each GPU the driver shows ("cuda:0  NVIDIA ... (...)").
   info.devices = {"cpu", "sim:SIZE"};
+  try {
+    for (std::string& gpu : memory::describeGpus()) info.devices.push_back(std::move(gpu));
+  } catch (const std::exception& e) {
+    info.devices.push_back(std::string("cuda: unavailable (") + e.what() + ")");
+  }
   info.cpu_bf16 = core::cpuHasNativeBf16();
   try {
     info.data_dir = std::filesystem::path(core::findDataFile("bpe_simple_vocab_16e6.txt.gz"))

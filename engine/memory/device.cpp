@@ -1,12 +1,14 @@
 #include "memory/device.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "kiln/error.h"
 #include "kiln/units.h"
+#include "memory/gpu_device.h"
 
 namespace kiln::memory {
 namespace {
@@ -27,9 +29,33 @@ bool onCpu(const at::Tensor& t) {
   return t.defined() && t.has_storage() && t.device().is_cpu();
 }
 
-// A contiguous copy made in the current pool scope. Contiguous sources are copied with
-// one memcpy, the way a DMA engine moves bytes without compute threads; going through
-// ATen's copy would start an OpenMP team on whatever thread runs the copy.
+thread_local at::Device t_compute_device = at::kCPU;
+
+// The device a GPU's guard makes current; none for the CPU and the simulated device.
+c10::optional<at::Device> gpuOf(const Device& device) {
+  const at::Device d = device.computeDevice();
+  if (d.is_cpu()) return c10::nullopt;
+  return d;
+}
+
+}  // namespace
+
+DeviceScope::DeviceScope(const Device& device)
+    : scope_(device.computePool()), guard_(gpuOf(device)), previous_(t_compute_device) {
+  t_compute_device = device.computeDevice();
+}
+
+DeviceScope::~DeviceScope() {
+  t_compute_device = previous_;
+}
+
+at::Device computeDevice() noexcept {
+  return t_compute_device;
+}
+
+// Contiguous sources are copied with one memcpy, the way a DMA engine moves bytes without
+// compute threads; going through ATen's copy would start an OpenMP team on whatever thread
+// runs the copy.
 at::Tensor contiguousCopy(const at::Tensor& src) {
   at::Tensor out = at::empty_like(src, src.options(), at::MemoryFormat::Contiguous);
   if (src.is_contiguous() && src.scalar_type() == out.scalar_type())
@@ -39,7 +65,20 @@ at::Tensor contiguousCopy(const at::Tensor& src) {
   return out;
 }
 
-}  // namespace
+void addPinnedMemory(DeviceMemory& m, const MemoryPool& pinned) {
+  const PoolStats p = pinned.stats();
+  m.pinned_bytes = p.allocated_bytes;
+  m.pinned_reserved_bytes = p.reserved_bytes;
+  m.pinned_peak_bytes = p.peak_allocated_bytes;
+  m.pinned_limit_bytes = p.capacity_bytes;
+}
+
+void limitPinnedPool(MemoryPool& pool, int64_t bytes) {
+  pool.emptyCache();
+  // A pool's capacity 0 means unlimited: a limit of nothing is one byte.
+  pool.setCapacity(
+      std::max<int64_t>(pool.stats().allocated_bytes + std::max<int64_t>(bytes, 0), 1));
+}
 
 const char* deviceKindName(DeviceKind kind) noexcept {
   switch (kind) {
@@ -99,11 +138,7 @@ DeviceMemory SimulatedDevice::memory() const {
   m.reserved_bytes = s.reserved_bytes;
   m.free_bytes = s.capacity_bytes - s.allocated_bytes;
   m.peak_allocated_bytes = s.peak_allocated_bytes;
-  const PoolStats p = pinned_->stats();
-  m.pinned_bytes = p.allocated_bytes;
-  m.pinned_reserved_bytes = p.reserved_bytes;
-  m.pinned_peak_bytes = p.peak_allocated_bytes;
-  m.pinned_limit_bytes = p.capacity_bytes;
+  addPinnedMemory(m, *pinned_);
   return m;
 }
 
@@ -118,10 +153,7 @@ bool SimulatedDevice::isPinned(const at::Tensor& t) const {
 }
 
 void SimulatedDevice::setPinnedLimit(int64_t bytes) const {
-  pinned_->emptyCache();
-  // A pool's capacity 0 means unlimited: a limit of nothing is one byte.
-  pinned_->setCapacity(
-      std::max<int64_t>(pinned_->stats().allocated_bytes + std::max<int64_t>(bytes, 0), 1));
+  limitPinnedPool(*pinned_, bytes);
 }
 
 at::Tensor SimulatedDevice::upload(const at::Tensor& t) const {
@@ -151,11 +183,21 @@ std::unique_ptr<Device> makeDevice(std::string_view spec) {
                                                   "'; write it like sim:8G or sim:512MiB");
     return std::make_unique<SimulatedDevice>(*bytes);
   }
-  if (spec == "cuda" || spec.rfind("cuda:", 0) == 0)
-    throw Error(ErrorKind::InvalidArgument,
-                "this build of Kiln has no GPU support (its libtorch is CPU-only), so '" +
-                    std::string(spec) +
-                    "' is not available; use cpu, or sim:BYTES to simulate an accelerator");
+  if (spec == "cuda" || spec.rfind("cuda:", 0) == 0) {
+    const GpuBackend* backend = gpuBackend();
+    if (!backend)
+      throw Error(ErrorKind::InvalidArgument,
+                  "this build of Kiln has no GPU support (its libtorch is CPU-only), so '" +
+                      std::string(spec) +
+                      "' is not available; use cpu, or sim:BYTES to simulate an accelerator");
+    const std::string_view digits = spec == "cuda" ? std::string_view("0") : spec.substr(5);
+    int index = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+    if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty())
+      throw Error(ErrorKind::InvalidArgument,
+                  "cannot read the GPU number in '" + std::string(spec) + "'; write cuda:0");
+    return std::make_unique<GpuDevice>(*backend, index);
+  }
   throw Error(ErrorKind::InvalidArgument,
               "unknown device '" + std::string(spec) +
                   "'; use cpu, cuda:N or sim:BYTES (for example sim:8G)");

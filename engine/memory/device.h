@@ -5,6 +5,7 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <c10/core/DeviceGuard.h>
 
 #include <atomic>
 #include <cstdint>
@@ -57,6 +58,9 @@ class Device {
   // The pool that computation on this device allocates from, for the simulated device
   // (null elsewhere; see DeviceScope).
   virtual std::shared_ptr<MemoryPool> computePool() const { return nullptr; }
+  // Where tensors computed on this device live: cuda:N for a GPU, the CPU for the CPU and
+  // the simulated device (whose memory is host memory charged to its pool).
+  virtual at::Device computeDevice() const { return at::kCPU; }
 
   // Pinned host memory, which the device copies from asynchronously. pin() returns a copy
   // of a host tensor there and throws c10::OutOfMemoryError past the limit; devices
@@ -68,15 +72,25 @@ class Device {
   virtual void setPinnedLimit(int64_t) const {}
 };
 
-// While alive, tensors the thread creates are in `device`'s memory (for the simulated
-// device: charged to its pool).
+// While alive, computation on this thread runs on `device`: computeDevice() names it (so
+// activations are created there), a GPU is the thread's current device, and tensors the
+// thread creates on the host are charged to the simulated device's pool. Nestable.
 class DeviceScope {
  public:
-  explicit DeviceScope(const Device& device) : scope_(device.computePool()) {}
+  explicit DeviceScope(const Device& device);
+  ~DeviceScope();
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
 
  private:
   PoolScope scope_;
+  c10::OptionalDeviceGuard guard_;
+  at::Device previous_;
 };
+
+// The device the current DeviceScope computes on (the CPU outside any). Pipelines create
+// latents, noise, timesteps and token ids here; models follow their inputs' device.
+at::Device computeDevice() noexcept;
 
 // The CPU: host memory as the operating system reports it.
 class CpuDevice final : public Device {
@@ -126,6 +140,15 @@ class SimulatedDevice final : public Device {
 // "cpu", "sim:BYTES" ("sim:8G", "sim:512MiB") or "cuda:N". Throws kiln::Error
 // (InvalidArgument) for anything else, and for cuda when this build has no GPU support.
 std::unique_ptr<Device> makeDevice(std::string_view spec);
+
+// A contiguous copy of `src` made in the current pool scope (see PoolScope).
+at::Tensor contiguousCopy(const at::Tensor& src);
+
+// A pinned-memory pool's counts, into the device's memory figures.
+void addPinnedMemory(DeviceMemory& m, const MemoryPool& pinned);
+
+// Limits a pinned-memory pool to what it holds now plus `bytes`, its cache given back.
+void limitPinnedPool(MemoryPool& pool, int64_t bytes);
 
 // Host memory the operating system can still give (MemAvailable), or nothing if unknown.
 std::optional<int64_t> availableHostBytes();

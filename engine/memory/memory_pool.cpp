@@ -9,6 +9,7 @@
 #include <atomic>
 #include <unordered_map>
 
+#include "core/torch_compat.h"
 #include "kiln/units.h"
 
 namespace kiln::memory {
@@ -54,7 +55,7 @@ class CountingAllocator final : public c10::Allocator {
  public:
   explicit CountingAllocator(c10::Allocator* base) : base_(base) {}
 
-  c10::DataPtr allocate(std::size_t bytes) const override {
+  c10::DataPtr allocate(std::size_t bytes) KILN_ALLOCATE_CONST override {
     MemoryPool* pool = t_pool;
     if (pool == nullptr) {
       c10::DataPtr d = base_->allocate(bytes);
@@ -73,6 +74,7 @@ class CountingAllocator final : public c10::Allocator {
     return {data, data, &countingDelete, c10::Device(c10::DeviceType::CPU)};
   }
   c10::DeleterFnPtr raw_deleter() const override { return &countingDelete; }
+  KILN_ALLOCATOR_COPY_DATA
 
  private:
   c10::Allocator* base_;
@@ -98,12 +100,24 @@ std::size_t roundUp(std::size_t bytes) {
 
 }  // namespace
 
-MemoryPool::MemoryPool(std::string name, int64_t capacity_bytes) : name_(std::move(name)) {
+MemoryPool::MemoryPool(std::string name, int64_t capacity_bytes, c10::Allocator* blocks)
+    : name_(std::move(name)), blocks_(blocks) {
   stats_.capacity_bytes = capacity_bytes;
 }
 
 MemoryPool::~MemoryPool() {
-  for (auto& [size, data] : cached_) c10::free_cpu(data);
+  for (auto& [size, data] : cached_) freeBlock(data);
+}
+
+void* MemoryPool::newBlock(std::size_t bytes) const {
+  return blocks_ ? blocks_->raw_allocate(bytes) : c10::alloc_cpu(bytes);
+}
+
+void MemoryPool::freeBlock(void* data) const {
+  if (blocks_)
+    blocks_->raw_deallocate(data);
+  else
+    c10::free_cpu(data);
 }
 
 PoolStats MemoryPool::stats() const {
@@ -120,7 +134,7 @@ int64_t MemoryPool::emptyCache() {
   std::lock_guard lock(mutex_);
   int64_t released = 0;
   for (auto& [size, data] : cached_) {
-    c10::free_cpu(data);
+    freeBlock(data);
     released += static_cast<int64_t>(size);
   }
   cached_.clear();
@@ -172,7 +186,7 @@ void* MemoryPool::allocateBlock(std::size_t bytes, std::size_t* granted) {
   if (cap > 0 && stats_.reserved_bytes + n > cap) {
     // Like a caching allocator: give the cache back and retry before failing.
     for (auto& [cached_size, data] : cached_) {
-      c10::free_cpu(data);
+      freeBlock(data);
       stats_.reserved_bytes -= static_cast<int64_t>(cached_size);
     }
     cached_.clear();
@@ -186,7 +200,7 @@ void* MemoryPool::allocateBlock(std::size_t bytes, std::size_t* granted) {
                                           formatBytes(stats_.allocated_bytes) + " allocated, " +
                                           formatBytes(free) + " free of " + formatBytes(cap) + ")");
   }
-  void* data = c10::alloc_cpu(size);
+  void* data = newBlock(size);
   stats_.reserved_bytes += n;
   stats_.allocated_bytes += n;
   stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);

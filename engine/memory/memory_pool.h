@@ -14,8 +14,9 @@
 #include <string>
 
 namespace c10 {
+struct Allocator;
 struct Storage;
-}
+}  // namespace c10
 
 namespace kiln::memory {
 
@@ -31,7 +32,9 @@ struct PoolStats {
 class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
  public:
   // Pools live as long as any block they handed out: create them with make_shared.
-  MemoryPool(std::string name, int64_t capacity_bytes);
+  // Blocks come from `blocks` (libtorch's pinned allocator for a GPU's pinned host memory)
+  // or, when it is null, from ordinary host memory.
+  MemoryPool(std::string name, int64_t capacity_bytes, c10::Allocator* blocks = nullptr);
   ~MemoryPool();
   MemoryPool(const MemoryPool&) = delete;
   MemoryPool& operator=(const MemoryPool&) = delete;
@@ -57,7 +60,11 @@ class MemoryPool : public std::enable_shared_from_this<MemoryPool> {
   void releaseBlock(void* data, std::size_t granted);
 
  private:
+  void* newBlock(std::size_t bytes) const;
+  void freeBlock(void* data) const;
+
   std::string name_;
+  c10::Allocator* blocks_;
   mutable std::mutex mutex_;
   PoolStats stats_;
   int64_t largest_allocation_ = 0;

@@ -163,6 +163,7 @@ PlacementDecision decidePlacement(const ComponentInfo& c, int64_t weight_bytes,
     because("text encoders are never held in pinned memory");
     d.pin = PinMode::Off;
   }
+  d.record_stream = d.streams && s.record_stream;
   return d;
 }
 
@@ -184,8 +185,10 @@ ComponentPlacement::~ComponentPlacement() {
 }
 
 void ComponentPlacement::detach() noexcept {
-  if (prefetch_.valid()) prefetch_.wait();
-  prefetch_ = {};
+  try {
+    dropPrefetch();
+  } catch (...) {  // a GPU that fails here fails the next call loudly; nothing to do now
+  }
   if (component_.params->hooks() == this) component_.params->setHooks(nullptr);
   for (auto& h : host_) h.reset();
   placed_ = false;
@@ -279,9 +282,7 @@ bool ComponentPlacement::apply(const PlacementDecision& decision, int64_t reside
 }
 
 void ComponentPlacement::teardown() {
-  if (prefetch_.valid()) prefetch_.wait();
-  prefetch_ = {};
-  prefetched_chunk_ = static_cast<std::size_t>(-1);
+  dropPrefetch();
   if (component_.params->hooks() == this) component_.params->setHooks(nullptr);
   // Every weight is tried; the first failure is rethrown after the rest have moved.
   std::exception_ptr first_error;
@@ -447,11 +448,27 @@ void ComponentPlacement::enterCall() {
 void ComponentPlacement::leaveCall() {
   if (call_depth_ > 0 && --call_depth_ > 0) return;
   // Also the way out of a call that threw part-way: nothing streamed stays behind.
-  if (prefetch_.valid()) prefetch_.wait();
-  prefetch_ = {};
-  prefetched_chunk_ = static_cast<std::size_t>(-1);
+  dropPrefetch();
   if (decision_.mode == OffloadMode::Model && !decision_.offload_after_call) return;
   if (decision_.mode != OffloadMode::None) offloadAll();
+}
+
+void ComponentPlacement::dropPrefetch() {
+  if (prefetch_.valid()) prefetch_.wait();
+  prefetch_ = {};
+  if (queue_) {
+    // Copies into memory the compute stream frees must land before it is reused.
+    queue_->waitOnCompute();
+    queued_.clear();
+    queue_->finish();
+  }
+  prefetched_chunk_ = static_cast<std::size_t>(-1);
+}
+
+std::vector<at::Tensor> ComponentPlacement::takePrefetch() {
+  if (prefetch_.valid()) return prefetch_.get();  // rethrows the worker's error
+  queue_->waitOnCompute();
+  return std::move(queued_);
 }
 
 void ComponentPlacement::prefetch(std::size_t chunk) {
@@ -461,6 +478,15 @@ void ComponentPlacement::prefetch(std::size_t chunk) {
   for (std::size_t i : slots) sources.push_back(host_[i].defined() ? host_[i] : *slots_[i].tensor);
   prefetched_chunk_ = chunk;
   const bool stage = decision_.pin == PinMode::PerGroup;
+  if (!device_.computeDevice().is_cpu()) {
+    // A GPU: the copies are queued on a side stream from this thread, ordered by events.
+    if (!queue_) queue_ = std::make_unique<CopyQueue>(device_.computeDevice());
+    if (stage)
+      for (auto& s : sources) s = device_.pin(s);
+    queued_ = queue_->upload(sources, decision_.record_stream);
+    return;
+  }
+  // The simulated device: a worker thread copies, as a DMA engine would.
   if (!copies_) copies_ = std::make_unique<CopyStream>();
   prefetch_ = copies_->submit([this, stage, sources = std::move(sources)] {
     std::vector<at::Tensor> copies;
@@ -471,8 +497,8 @@ void ComponentPlacement::prefetch(std::size_t chunk) {
 
 void ComponentPlacement::loadChunk(std::size_t chunk) {
   const std::vector<std::size_t> slots = chunkSlots(chunk);
-  if (prefetch_.valid()) {
-    std::vector<at::Tensor> copies = prefetch_.get();  // rethrows the worker's error
+  if (prefetch_.valid() || !queued_.empty()) {
+    std::vector<at::Tensor> copies = takePrefetch();
     const bool ours = prefetched_chunk_ == chunk;
     prefetched_chunk_ = static_cast<std::size_t>(-1);
     if (ours) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kiln/offload.h"
+#include "memory/copy_queue.h"
 #include "memory/copy_stream.h"
 #include "memory/device.h"
 #include "weights/params.h"
@@ -46,6 +47,7 @@ struct PlacementDecision {
   OffloadMode mode = OffloadMode::None;
   int blocks_per_group = 1;
   bool streams = false;
+  bool record_stream = false;       // streams: copies allocated on the copy stream (GPU)
   bool offload_after_call = false;  // model mode: back to the host when the call ends
   PinMode pin = PinMode::Off;       // host copies of the streamed weights in pinned memory
   std::string reason;               // why, when it differs from the settings
@@ -129,6 +131,9 @@ class ComponentPlacement final : public weights::ExecutionHooks {
   bool chunkStreamed(std::size_t chunk) const;
   void loadChunk(std::size_t chunk);
   void prefetch(std::size_t chunk);
+  // The next chunk's copies, once they can be read; waits for any still running.
+  std::vector<at::Tensor> takePrefetch();
+  void dropPrefetch();
   void pinStreamedWeights();
 
   const Device& device_;
@@ -142,10 +147,13 @@ class ComponentPlacement final : public weights::ExecutionHooks {
   int call_depth_ = 0;  // calls entered and not yet left (nested calls move nothing)
   PlacementDecision requested_, decision_;
   PlacementCounters counters_;
-  // Streams: the next chunk's device copies, made on a worker thread.
+  // Streams: the next chunk's device copies, made on a worker thread (the simulated
+  // device) or queued on a GPU's copy stream.
   std::size_t prefetched_chunk_ = static_cast<std::size_t>(-1);
   std::unique_ptr<CopyStream> copies_;  // started with the first prefetch
   std::future<std::vector<at::Tensor>> prefetch_;
+  std::unique_ptr<CopyQueue> queue_;  // a GPU's copy stream, made with the first prefetch
+  std::vector<at::Tensor> queued_;    // its copies of prefetched_chunk_
   std::function<void(ComponentPlacement&)> on_model_call_;
 };
 

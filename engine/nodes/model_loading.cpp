@@ -1,6 +1,7 @@
 #include "nodes/model_loading.h"
 
 #include "kiln/error.h"
+#include "memory/gpu_device.h"
 
 namespace kiln::nodes {
 
@@ -30,6 +31,11 @@ void checkComputeDtype(at::ScalarType dtype, const memory::Device& device) {
     throw Error(ErrorKind::InvalidArgument, "fp16 compute needs a GPU (the " + device.name() +
                                                 " device has no half-precision kernels); choose "
                                                 "bf16 (fast on CPUs with AVX-512 BF16) or fp32");
+  if (const auto* gpu = dynamic_cast<const memory::GpuDevice*>(&device);
+      gpu && dtype == at::kBFloat16 && !gpu->properties().bf16)
+    throw Error(ErrorKind::InvalidArgument,
+                gpu->name() + " (" + gpu->properties().name + ", " + gpu->properties().arch +
+                    ") has no bf16 arithmetic; choose fp16 (or auto) or fp32");
 }
 
 std::shared_ptr<LoadedModel> loadModel(const pipelines::Family& family,

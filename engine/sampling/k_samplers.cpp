@@ -29,7 +29,9 @@ at::Tensor draw(const NoiseFn& noise, const at::Tensor& like) {
   at::Tensor n = noise();
   if (!n.sizes().equals(like.sizes()))
     throw Error(ErrorKind::Internal, "the sampler's noise source gave a tensor of the wrong shape");
-  return n.to(like.scalar_type());
+  // Seeded noise is drawn on the CPU generator (the same numbers on every device); it
+  // joins the latent on its device.
+  return n.to(like.device(), like.scalar_type());
 }
 
 // UniPC (Zhao et al. 2023) in data-prediction form, multistep, with lambda = -log sigma.
@@ -94,8 +96,9 @@ class UniPC {
     double h_phi_k = h_phi_1 / hh - 1;
     const double b_h = bh2_ ? std::expm1(hh) : hh;
     const auto n = static_cast<int64_t>(rks.size());
+    // host: UniPC's small coefficient system, solved in double precision on the CPU.
     at::Tensor r = at::empty({n, n}, at::kDouble);
-    at::Tensor b = at::empty({n}, at::kDouble);
+    at::Tensor b = at::empty({n}, at::kDouble);  // host: as above
     double factorial = 1;
     for (int64_t i = 1; i <= n; ++i) {
       for (int64_t k = 0; k < n; ++k)

@@ -14,6 +14,7 @@ EulerSchedule makeEulerSchedule(const ScheduleConfig& config, int64_t steps) {
                                                 ", got " + std::to_string(steps));
   const auto f32 = at::TensorOptions().dtype(at::kFloat);
   // betas = linspace(sqrt(start), sqrt(end), n) ** 2, all in float32 like the reference.
+  // host: the schedule is a table of numbers the samplers read as scalars.
   at::Tensor betas =
       at::linspace(std::sqrt(config.beta_start), std::sqrt(config.beta_end), n, f32).pow(2);
   EulerSchedule s;

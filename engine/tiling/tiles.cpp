@@ -43,11 +43,12 @@ std::vector<at::Tensor> blendWeights(int64_t length, const std::vector<int64_t>&
   const auto n = static_cast<int64_t>(starts.size());
   const int64_t t = std::min(tile, length);
   std::vector<at::Tensor> weights;
+  // host: small 1-D weights; a tiled decoder moves each tile's product to the tile's device.
   at::Tensor sum = at::zeros({length}, at::kFloat);
-  const at::Tensor local = at::arange(t, at::TensorOptions().dtype(at::kFloat)) + 0.5f;
+  const at::Tensor local = at::arange(t, at::TensorOptions().dtype(at::kFloat)) + 0.5f;  // host:
   for (int64_t i = 0; i < n; ++i) {
     const int64_t s = starts[static_cast<std::size_t>(i)];
-    at::Tensor w = at::ones({t}, at::kFloat);
+    at::Tensor w = at::ones({t}, at::kFloat);  // host:
     if (i > 0) {
       const int64_t ov = starts[static_cast<std::size_t>(i - 1)] + t - s;
       if (ov > 0) w = w * (local / static_cast<float>(ov)).clamp_max(1.0);
@@ -66,8 +67,9 @@ std::vector<at::Tensor> blendWeights(int64_t length, const std::vector<int64_t>&
 }
 
 at::Tensor edgeRamp(int64_t length, int64_t overlap, bool rise, bool fall) {
+  // host: small 1-D weights, as blendWeights'.
   const at::Tensor i = at::arange(length, at::TensorOptions().dtype(at::kFloat));
-  at::Tensor w = at::ones({length}, at::kFloat);
+  at::Tensor w = at::ones({length}, at::kFloat);  // host:
   const auto steps = static_cast<double>(overlap + 1);
   if (rise) w = at::minimum(w, (i + 1) / steps);
   if (fall) w = at::minimum(w, (static_cast<double>(length) - i) / steps);

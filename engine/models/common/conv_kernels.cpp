@@ -14,7 +14,7 @@ bool cpuConvUsesIm2col(at::ScalarType dtype) {
       answers{};
   auto& answer = answers.at(static_cast<std::size_t>(dtype));
   if (const int known = answer.load(); known != 0) return known == 2;
-  const auto options = at::TensorOptions().dtype(dtype);
+  const auto options = at::TensorOptions().dtype(dtype).device(at::kCPU);  // asks of the CPU
   const at::Tensor input = at::empty({1, 32, 64, 64}, options);
   const at::Tensor weight = at::empty({32, 32, 3, 3}, options);
   const auto backend = at::native::select_conv_backend(input, weight, c10::nullopt, {1, 1}, {1, 1},

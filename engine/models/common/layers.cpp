@@ -110,10 +110,10 @@ at::Tensor multiHeadAttention(const at::Tensor& q, const at::Tensor& k, const at
 
 at::Tensor timestepEmbedding(const at::Tensor& timesteps, int64_t dim, double freq_shift) {
   const int64_t half = dim / 2;
-  at::Tensor exponent = at::arange(half, at::TensorOptions().dtype(at::kFloat)) *
+  at::Tensor exponent = at::arange(half, timesteps.options().dtype(at::kFloat)) *
                         static_cast<float>(-std::log(10000.0));
   exponent = exponent / static_cast<float>(half - freq_shift);
-  at::Tensor freqs = at::exp(exponent).to(timesteps.device());
+  at::Tensor freqs = at::exp(exponent);
   at::Tensor args = timesteps.to(at::kFloat).unsqueeze(1) * freqs.unsqueeze(0);
   at::Tensor emb = at::cat({at::cos(args), at::sin(args)}, -1);
   if (dim % 2 == 1) emb = at::constant_pad_nd(emb, {0, 1});

@@ -53,10 +53,11 @@ Umt5Config Umt5Config::detect(const tensor_io::TensorIndex& index, const std::st
 }
 
 at::Tensor relativePositionBuckets(int64_t query_len, int64_t key_len, int64_t buckets,
-                                   int64_t max_distance) {
+                                   int64_t max_distance, at::Device device) {
   const int64_t half = buckets / 2, exact = half / 2;
-  const at::Tensor q = at::arange(query_len, at::kLong).unsqueeze(1);
-  const at::Tensor k = at::arange(key_len, at::kLong).unsqueeze(0);
+  const at::TensorOptions opts = at::TensorOptions().dtype(at::kLong).device(device);
+  const at::Tensor q = at::arange(query_len, opts).unsqueeze(1);
+  const at::Tensor k = at::arange(key_len, opts).unsqueeze(0);
   const at::Tensor rel = k - q;
   at::Tensor out = rel.gt(0).to(at::kLong) * half;
   const at::Tensor dist = rel.abs();
@@ -129,7 +130,7 @@ Umt5Output Umt5Encoder::forward(const at::Tensor& ids, const at::Tensor& mask) c
     x = at::embedding(embed_tokens, ids.to(embed_tokens.device()));
   }
   const auto dev = x.device();
-  const at::Tensor buckets = relativePositionBuckets(n, n, c.buckets, c.max_distance).to(dev);
+  const at::Tensor buckets = relativePositionBuckets(n, n, c.buckets, c.max_distance, dev);
   at::Tensor key_mask;  // [B, 1, 1, L] additive, float32
   if (mask.defined())
     key_mask = ((1.0 - mask.to(dev, at::kFloat)) * std::numeric_limits<float>::lowest())
@@ -169,7 +170,7 @@ at::Tensor Umt5Encoder::encode(const at::Tensor& ids) const {
   // rows past each prompt's length (its token count, the end token included) are zero
   const at::Tensor lengths = mask.sum(1, true);
   const at::Tensor keep =
-      at::arange(ids.size(1), at::kLong).unsqueeze(0).lt(lengths).to(hidden.device());
+      at::arange(ids.size(1), lengths.options()).unsqueeze(0).lt(lengths).to(hidden.device());
   return hidden * keep.unsqueeze(-1).to(hidden.scalar_type());
 }
 

@@ -32,9 +32,9 @@ struct Umt5Config {
 };
 
 // T5's bidirectional bucket of (key position - query position): half the buckets per sign,
-// exact below a quarter of them, log-spaced up to max_distance. [q, k] int64.
+// exact below a quarter of them, log-spaced up to max_distance. [q, k] int64 on `device`.
 at::Tensor relativePositionBuckets(int64_t query_len, int64_t key_len, int64_t buckets,
-                                   int64_t max_distance);
+                                   int64_t max_distance, at::Device device = at::kCPU);
 
 struct Umt5Output {
   std::vector<at::Tensor> hidden_states;  // embeddings, after each layer (the last one normed)

@@ -67,7 +67,8 @@ WanTransformerConfig WanTransformerConfig::detect(const tensor_io::TensorIndex& 
 std::pair<at::Tensor, at::Tensor> wanRopeAngles(int64_t frames, int64_t height, int64_t width,
                                                 int64_t head_dim, double theta) {
   const int64_t hw_dim = 2 * (head_dim / 6), t_dim = head_dim - 2 * hw_dim;
-  const auto opts = at::TensorOptions().dtype(at::kDouble);
+  // In float64 on the host as the reference builds them; the caller moves them once.
+  const auto opts = at::TensorOptions().dtype(at::kDouble).device(at::kCPU);
   const auto axis = [&](int64_t count, int64_t axis_dim) {
     const at::Tensor freqs =
         1.0 / at::pow(theta, at::arange(0, axis_dim, 2, opts) / static_cast<double>(axis_dim));

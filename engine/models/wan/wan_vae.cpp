@@ -510,14 +510,14 @@ at::Tensor WanVae::decodeRaw(const at::Tensor& z, int64_t chunk_frames, const Ch
 }
 
 at::Tensor WanVae::denormalize(const at::Tensor& latents) const {
-  const auto opts = at::TensorOptions().dtype(at::kDouble);
+  const auto opts = latents.options().dtype(at::kDouble);
   const at::Tensor mean = at::tensor(config_.latents_mean, opts).view({1, -1, 1, 1, 1});
   const at::Tensor std = at::tensor(config_.latents_std, opts).view({1, -1, 1, 1, 1});
   return latents * std.to(latents.options()) + mean.to(latents.options());
 }
 
 at::Tensor WanVae::normalize(const at::Tensor& z) const {
-  const auto opts = at::TensorOptions().dtype(at::kDouble);
+  const auto opts = z.options().dtype(at::kDouble);
   const at::Tensor mean = at::tensor(config_.latents_mean, opts).view({1, -1, 1, 1, 1});
   const at::Tensor inv_std = 1.0 / at::tensor(config_.latents_std, opts).view({1, -1, 1, 1, 1});
   return (z - mean.to(z.options())) * inv_std.to(z.options());

@@ -21,6 +21,7 @@ void checkImage(const Image& image, const std::string& what) {
 }
 
 at::Tensor imageTensor(const Image& image) {
+  // host: a picture's pixels, read where they are; the encoder's caller moves them.
   const at::Tensor hwc = at::from_blob(const_cast<float*>(image.pixels.data()),
                                        {image.height, image.width, image.channels},
                                        at::TensorOptions().dtype(at::kFloat));
@@ -68,7 +69,7 @@ at::Tensor featherMask(const at::Tensor& mask, int64_t pixels) {
   if (pixels <= 0) return mask;
   const double sigma = static_cast<double>(pixels) / 2.0;
   const int64_t radius = pixels;
-  const at::Tensor x = at::arange(-radius, radius + 1, at::TensorOptions().dtype(at::kFloat));
+  const at::Tensor x = at::arange(-radius, radius + 1, mask.options().dtype(at::kFloat));
   at::Tensor k = at::exp(-(x * x) / static_cast<float>(2.0 * sigma * sigma));
   k = k / k.sum();
   // Separable blur with edge replication, so the border does not fade.

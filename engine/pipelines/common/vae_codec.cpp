@@ -1,12 +1,14 @@
 #include "pipelines/common/vae_codec.h"
 
 #include "kiln/error.h"
+#include "memory/device.h"
 
 namespace kiln::pipelines {
 
 at::Tensor VaeCodec::decode(const at::Tensor& latent, const tiling::Tiles* tiles,
                             const tiling::TileProgress& progress) const {
-  const at::Tensor z = latent / scaling_factor;
+  // The latent arrives from the host; the VAE computes on the current compute device.
+  const at::Tensor z = latent.to(memory::computeDevice()) / scaling_factor;
   at::Tensor image =
       tiles ? models::decodeTiled(*vae, z, *tiles, progress) : vae->decode(z).to(at::kFloat);
   if (!at::isfinite(image).all().item<bool>())
@@ -17,8 +19,9 @@ at::Tensor VaeCodec::decode(const at::Tensor& latent, const tiling::Tiles* tiles
 
 at::Tensor VaeCodec::encode(const at::Tensor& image, const tiling::Tiles* tiles,
                             const tiling::TileProgress& progress) const {
-  const at::Tensor moments = tiles ? models::encodeMomentsTiled(*vae, image, *tiles, progress)
-                                   : vae->encodeMoments(image).to(at::kFloat);
+  const at::Tensor pixels = image.to(memory::computeDevice());
+  const at::Tensor moments = tiles ? models::encodeMomentsTiled(*vae, pixels, *tiles, progress)
+                                   : vae->encodeMoments(pixels).to(at::kFloat);
   const at::Tensor latent = moments.chunk(2, 1)[0] * scaling_factor;
   if (!at::isfinite(latent).all().item<bool>())
     throw Error(ErrorKind::NonFinite,

@@ -9,6 +9,7 @@
 #include "core/data_paths.h"
 #include "core/interrupt.h"
 #include "kiln/error.h"
+#include "memory/device.h"
 #include "models/text/prompt_weights.h"
 #include "pipelines/sd/sd_lora_targets.h"
 #include "sampling/denoiser.h"
@@ -25,7 +26,7 @@ class CfgDenoiser final : public sampling::Denoiser {
   at::Tensor predictNoise(const at::Tensor& x_in, float timestep) override {
     models::UNetInputs in;
     in.latent = at::cat({x_in, x_in}, 0);
-    in.timesteps = at::full({2}, timestep, at::TensorOptions().dtype(at::kFloat));
+    in.timesteps = at::full({2}, timestep, x_in.options().dtype(at::kFloat));
     in.context = cond_.context;
     in.y = y_;
     const at::Tensor eps = unet_.forward(in).to(at::kFloat);
@@ -104,6 +105,7 @@ TextEncoding SdPipeline::encodeText(const std::vector<std::string>& prompts) con
   const auto& spec = checkpoint_.spec;
   TextEncoding out;
   std::vector<at::Tensor> contexts;
+  const at::Device device = memory::computeDevice();
   for (std::size_t i = 0; i < text_.size(); ++i) {
     const auto& te = spec.text_encoders[i];
     std::vector<int64_t> flat;
@@ -112,7 +114,7 @@ TextEncoding SdPipeline::encodeText(const std::vector<std::string>& prompts) con
           tokenizer_.encodePadded(p, te.pad_id, static_cast<int>(te.config.max_positions));
       flat.insert(flat.end(), ids.begin(), ids.end());
     }
-    at::Tensor ids = at::tensor(flat, at::TensorOptions().dtype(at::kLong))
+    at::Tensor ids = at::tensor(flat, at::TensorOptions().dtype(at::kLong).device(device))
                          .reshape({static_cast<int64_t>(prompts.size()), te.config.max_positions});
     models::ClipTextOutput o = text_[i]->forward(ids);
     contexts.push_back(contextOf(i, o, 1));
@@ -203,20 +205,23 @@ TextEncoding SdPipeline::encodeWeighted(const std::string& prompt, int clip_skip
     }
     const auto count = static_cast<int64_t>(windows.size());
     const at::Tensor ids =
-        at::tensor(flat, at::TensorOptions().dtype(at::kLong)).reshape({count, length});
+        at::tensor(flat, at::TensorOptions().dtype(at::kLong).device(memory::computeDevice()))
+            .reshape({count, length});
     at::Tensor extra;
     if (!used.empty()) {
       std::vector<at::Tensor> rows;
       for (const auto& ti : used)
         rows.push_back(
             ti.forEncoder(te.config.hidden, te.config.layout == models::ClipLayout::OpenClip));
-      extra = at::cat(rows, 0);
+      extra = at::cat(rows, 0).to(memory::computeDevice());
     }
     const models::ClipTextOutput o = text_[e]->forward(ids, extra);
     at::Tensor z = contextOf(e, o, clip_skip);
     if (weighted) {
       // A1111: weight each token's vector, then restore each window's mean.
-      const at::Tensor w = at::tensor(weights).reshape({count, length, 1}).to(z.scalar_type());
+      const at::Tensor w = at::tensor(weights, z.options().dtype(at::kFloat))
+                               .reshape({count, length, 1})
+                               .to(z.scalar_type());
       const at::Tensor before = z.mean({1, 2}, true);
       z = z * w;
       z = z * (before / z.mean({1, 2}, true));
@@ -260,7 +265,8 @@ at::Tensor SdPipeline::timeIds(const SizeConditioning& s, bool aesthetic) {
       ids.push_back(static_cast<float>(s.target_height));
       ids.push_back(static_cast<float>(s.target_width));
     }
-    return at::tensor(ids).reshape({1, -1});
+    return at::tensor(ids, at::TensorOptions().dtype(at::kFloat).device(memory::computeDevice()))
+        .reshape({1, -1});
   };
   return at::cat({row(s.negative_aesthetic_score), row(s.aesthetic_score)}, 0);
 }
@@ -270,11 +276,17 @@ at::Tensor SdPipeline::sample(const Conditioning& cond, const at::Tensor& noise,
                               const std::function<void(const sampling::StepInfo&)>& on_step,
                               const sampling::LatentInit* init,
                               const SamplerSettings& settings) const {
+  // Everything the sampler computes with lives on the compute device; the prompts and
+  // latents arrive from the host (the nodes keep their values there).
+  const at::Device device = memory::computeDevice();
+  const auto here = [&](const at::Tensor& t) { return t.defined() ? t.to(device) : t; };
+  const Conditioning on_device{here(cond.context), here(cond.pooled)};
   at::Tensor y;
   if (unet_->config().adm_in_channels > 0) {
     if (!cond.pooled.defined())
       throw Error(ErrorKind::InvalidArgument, "SDXL sampling needs the pooled text embedding");
-    y = unet_->timeIdConditioning(cond.pooled, timeIds(sizes, checkpoint_.spec.aesthetic_time_ids));
+    y = unet_->timeIdConditioning(on_device.pooled,
+                                  timeIds(sizes, checkpoint_.spec.aesthetic_time_ids));
   }
   sampling::ScheduleConfig schedule_config = checkpoint_.spec.schedule;
   schedule_config.zero_terminal_snr =
@@ -289,13 +301,14 @@ at::Tensor SdPipeline::sample(const Conditioning& cond, const at::Tensor& noise,
                                                 std::to_string(start + 1) + " of " +
                                                 std::to_string(steps));
   const std::vector<double> sigmas(schedule.sigmas.begin() + start, schedule.sigmas.end());
-  const at::Tensor noise_f = noise.to(at::kFloat);
-  const at::Tensor clean = init ? init->latent.to(at::kFloat) : at::Tensor();
-  const at::Tensor mask = init && init->mask.defined() ? init->mask.to(at::kFloat) : at::Tensor();
+  const at::Tensor noise_f = noise.to(device, at::kFloat);
+  const at::Tensor clean = init ? init->latent.to(device, at::kFloat) : at::Tensor();
+  const at::Tensor mask =
+      init && init->mask.defined() ? init->mask.to(device, at::kFloat) : at::Tensor();
   const at::Tensor x =
       init ? clean + noise_f * sigmas.front() : noise_f * schedule.init_noise_scale;
 
-  CfgDenoiser denoiser(*unet_, cond, y, cfg_scale);
+  CfgDenoiser denoiser(*unet_, on_device, y, cfg_scale);
   at::Tensor last_in, last_eps;
   // The denoiser in sigma terms: the model sees x / sqrt(sigma^2 + 1) at timestep t(sigma)
   // and its output (noise or v) gives the clean estimate.
@@ -384,17 +397,20 @@ at::Tensor SdPipeline::previewRgb(const at::Tensor& latent) const {
   if (!preview_map_.defined()) {
     // Decode a few random latents at 8x8 and fit latent -> mean RGB of each patch by least
     // squares: a few milliseconds once per model, and right for any VAE.
+    // host: the fit is a few numbers, made on the CPU; only the decode runs on the device.
     at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(uint64_t{20240607});
-    const at::Tensor z = at::randn({4, c, 8, 8}, gen, at::TensorOptions().dtype(at::kFloat));
-    const at::Tensor img = decode(z);  // [4, 3, 8f, 8f]
+    const at::Tensor z =
+        at::randn({4, c, 8, 8}, gen, at::TensorOptions().dtype(at::kFloat).device(at::kCPU));
+    const at::Tensor img = decode(z.to(memory::computeDevice())).to(at::kCPU);  // [4, 3, 8f, 8f]
     const at::Tensor rgb =
         at::adaptive_avg_pool2d(img, {8, 8}).permute({0, 2, 3, 1}).reshape({-1, 3});
-    const at::Tensor x =
-        at::cat({z.permute({0, 2, 3, 1}).reshape({-1, c}), at::ones({rgb.size(0), 1})}, 1);
+    const at::Tensor x = at::cat(
+        {z.permute({0, 2, 3, 1}).reshape({-1, c}), at::ones({rgb.size(0), 1})}, 1);  // host:
     preview_map_ = std::get<0>(at::linalg_lstsq(x, rgb));
   }
-  const at::Tensor x = latent[0].to(at::kFloat).permute({1, 2, 0}).reshape({-1, c});
-  const at::Tensor rgb = at::cat({x, at::ones({x.size(0), 1})}, 1).matmul(preview_map_);
+  const at::Tensor x = latent[0].to(at::kCPU, at::kFloat).permute({1, 2, 0}).reshape({-1, c});
+  const at::Tensor rgb =
+      at::cat({x, at::ones({x.size(0), 1}, x.options())}, 1).matmul(preview_map_);
   return (rgb / 2 + 0.5).clamp(0, 1).reshape({latent.size(2), latent.size(3), 3}).contiguous();
 }
 

@@ -11,6 +11,7 @@
 #include "core/json_file.h"
 #include "kiln/error.h"
 #include "kiln/units.h"
+#include "memory/device.h"
 #include "models/vae/vae_tiling.h"
 #include "pipelines/common/noise.h"
 #include "pipelines/wan/wan_lora_targets.h"
@@ -202,7 +203,9 @@ int64_t WanPipeline::spatialMultiple() const {
 
 at::Tensor WanPipeline::encodePrompt(const std::string& text) const {
   const std::vector<int64_t> ids = tokenizer_->encode(text, text_len_);
-  const at::Tensor t = at::tensor(ids, at::TensorOptions().dtype(at::kLong)).unsqueeze(0);
+  const at::Tensor t =
+      at::tensor(ids, at::TensorOptions().dtype(at::kLong).device(memory::computeDevice()))
+          .unsqueeze(0);
   return text_->encode(t);
 }
 
@@ -222,21 +225,21 @@ at::Tensor WanPipeline::sample(
       settings.solver == sampling::FlowSolver::UniPc
           ? sampling::unipcFlowSchedule(settings.steps, settings.shift)
           : sampling::eulerFlowSchedule(settings.steps, settings.shift);
-  const auto device = transformer_->params().slots().front().tensor->device();
+  // The sampler's state lives on the compute device; the prompts arrive from the host.
+  const at::Device device = memory::computeDevice();
   const at::Tensor pos = positive.to(device), neg = negative.to(device);
   return sampling::sampleFlow(
       settings.solver, schedule,
       [&](const at::Tensor& x, int64_t step) {
         core::checkInterrupt();
-        const at::Tensor t =
-            at::full({1}, schedule.timesteps[static_cast<std::size_t>(step)], at::kFloat);
-        const at::Tensor xin = x.to(device);
-        const at::Tensor vc = transformer_->forward(xin, t, pos).to(at::kFloat);
-        if (settings.guidance == 1.0) return vc.cpu();
-        const at::Tensor vu = transformer_->forward(xin, t, neg).to(at::kFloat);
-        return (vu + settings.guidance * (vc - vu)).cpu();
+        const at::Tensor t = at::full({1}, schedule.timesteps[static_cast<std::size_t>(step)],
+                                      x.options().dtype(at::kFloat));
+        const at::Tensor vc = transformer_->forward(x, t, pos).to(at::kFloat);
+        if (settings.guidance == 1.0) return vc;
+        const at::Tensor vu = transformer_->forward(x, t, neg).to(at::kFloat);
+        return vu + settings.guidance * (vc - vu);
       },
-      noise, on_step);
+      noise.to(device), on_step);
 }
 
 int64_t WanPipeline::encodingWorkingBytes() const {
@@ -270,7 +273,7 @@ int64_t WanPipeline::decode(const at::Tensor& latent, int64_t chunk_frames,
                             const models::WanSpatialTiles& tiles,
                             const std::function<void()>& on_tile) const {
   int64_t count = 0;
-  const at::Tensor z = vae_->denormalize(latent.to(at::kFloat));
+  const at::Tensor z = vae_->denormalize(latent.to(memory::computeDevice(), at::kFloat));
   vae_->decodeRaw(
       z, chunk_frames,
       [&](const at::Tensor& frames) {

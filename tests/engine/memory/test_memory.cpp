@@ -3,14 +3,18 @@
 // budgets, locks, make-room semantics and failure handling.
 #include <QtTest>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <future>
 #include <thread>
 
+#include "core/torch_compat.h"
 #include "kiln/error.h"
 #include "kiln/units.h"
 #include "memory/copy_stream.h"
 #include "memory/device.h"
+#include "memory/gpu_device.h"
 #include "memory/model_cache.h"
 
 using namespace kiln;
@@ -19,6 +23,25 @@ using namespace kiln::memory;
 namespace {
 
 constexpr int64_t kMiB = 1024 * 1024;
+
+// Host blocks for a pool, counted: what a GPU's pinned allocator is to its pinned pool.
+class BlockSource final : public c10::Allocator {
+ public:
+  static inline std::atomic<int> live{0};
+  c10::DataPtr allocate(std::size_t bytes) KILN_ALLOCATE_CONST override {
+    void* data = std::malloc(std::max<std::size_t>(bytes, 1));
+    ++live;
+    return {data, data, &release, c10::Device(c10::DeviceType::CPU)};
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return &release; }
+  KILN_ALLOCATOR_COPY_DATA
+
+ private:
+  static void release(void* data) {
+    --live;
+    std::free(data);
+  }
+};
 
 // A model made of real tensors that live on the host or on a device: what the cache holds.
 class TensorModel final : public CachedModel {
@@ -117,6 +140,67 @@ class MemoryTest : public QObject {
         QVERIFY2(std::string(e.what()).find("sim:") != std::string::npos, e.what());
       }
     }
+  }
+
+  // A GPU is refused clearly where this build's libtorch has none (test_gpu covers builds
+  // that have one).
+  void gpuDevicesAreRefusedClearlyWithoutGpuSupport() {
+    if (gpuBackend()) QSKIP("this build has GPU support; test_gpu checks its devices");
+    for (const char* spec : {"cuda", "cuda:0", "cuda:7"}) {
+      try {
+        makeDevice(spec);
+        QFAIL(spec);
+      } catch (const Error& e) {
+        QCOMPARE(e.kind(), ErrorKind::InvalidArgument);
+        QVERIFY2(std::string(e.what()).find("no GPU support") != std::string::npos, e.what());
+      }
+    }
+    QVERIFY(describeGpus().empty());
+  }
+
+  // DeviceScope names where computation runs, and nested scopes restore it.
+  void deviceScopeNamesTheComputeDevice() {
+    SimulatedDevice sim(64 * kMiB);
+    CpuDevice cpu;
+    QVERIFY(computeDevice().is_cpu());
+    QVERIFY(sim.computeDevice().is_cpu());  // host memory charged to its pool
+    {
+      DeviceScope outer(sim);
+      QCOMPARE(computeDevice(), sim.computeDevice());
+      {
+        DeviceScope inner(cpu);
+        QCOMPARE(computeDevice(), cpu.computeDevice());
+        // Allocations in the inner scope are ordinary host memory again.
+        QVERIFY(cpu.holds(at::ones({16})));
+      }
+      QVERIFY(sim.holds(at::ones({16})));
+    }
+    QVERIFY(computeDevice().is_cpu());
+  }
+
+  // A pool's blocks can come from another allocator (a GPU's pinned host memory): taken
+  // from it when the pool grows, kept while cached, given back when the cache is emptied.
+  void poolBlocksComeFromTheAllocatorGiven() {
+    BlockSource source;
+    auto pool = std::make_shared<MemoryPool>("pinned host memory", 0, &source);
+    at::Tensor a;
+    {
+      PoolScope scope(pool);
+      a = at::empty({256 * 1024}, at::kFloat);  // 1 MiB, one block
+    }
+    a.copy_(at::arange(256 * 1024, at::kFloat));  // outside the scope: ordinary memory
+    QCOMPARE(BlockSource::live.load(), 1);
+    QVERIFY(pool->owns(a.storage()));
+    QCOMPARE(a[12345].item<float>(), 12345.0f);
+    a.reset();
+    QCOMPARE(BlockSource::live.load(), 1);  // cached for reuse
+    {
+      PoolScope scope(pool);
+      const at::Tensor again = at::zeros({256 * 1024}, at::kFloat);
+      QCOMPARE(BlockSource::live.load(), 1);  // the cached block, not a new one
+    }
+    QCOMPARE(pool->emptyCache(), kMiB);
+    QCOMPARE(BlockSource::live.load(), 0);
   }
 
   void simulatedDeviceCountsWhatTensorsHold() {
