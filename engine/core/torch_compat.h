@@ -8,7 +8,8 @@
 #include <algorithm>
 #include <vector>
 
-#if TORCH_VERSION_MAJOR >= 2
+// The fused kernel's `scale` argument arrived in 2.1.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
 #define KILN_HAS_FUSED_ATTENTION 1
 #else
 #define KILN_HAS_FUSED_ATTENTION 0
@@ -38,8 +39,10 @@ inline at::Tensor scaledDotProductAttention(const at::Tensor& q, const at::Tenso
                                             const at::Tensor& v, const at::Tensor& mask,
                                             double scale) {
 #if KILN_HAS_FUSED_ATTENTION
+  // Some 2.x versions take an additive mask only in the queries' dtype.
   return at::scaled_dot_product_attention(
-      q, k, v, mask.defined() ? c10::optional<at::Tensor>(mask) : c10::nullopt, 0.0, false, scale);
+      q, k, v, mask.defined() ? c10::optional<at::Tensor>(mask.to(q.scalar_type())) : c10::nullopt,
+      0.0, false, scale);
 #else
   // Rows of queries at a time, so the score matrix stays under kAttentionChunkBytes (a
   // VAE's mid-block attention over a 2048x2048 image would need 16 GiB at once). Rows are

@@ -109,16 +109,39 @@ MemoryPool::~MemoryPool() {
   for (auto& [size, data] : cached_) freeBlock(data);
 }
 
+// Blocks from another allocator (libtorch's pinned one) are held as the DataPtrs it gave,
+// whose context need not be the data, and go back to it as soon as they are free: it may
+// still be copying from them, and it waits on those copies' events before it hands a
+// block out again, which a cache of Kiln's could not.
+namespace {
+std::mutex g_owned_mutex;
+std::unordered_map<void*, c10::DataPtr> g_owned;
+}  // namespace
+
 void* MemoryPool::newBlock(std::size_t bytes) const {
-  return blocks_ ? blocks_->raw_allocate(bytes) : c10::alloc_cpu(bytes);
+  if (!blocks_) return c10::alloc_cpu(bytes);
+  c10::DataPtr block = blocks_->allocate(bytes);
+  void* data = block.get();
+  if (data == nullptr) C10_THROW_ERROR(OutOfMemoryError, name_ + ": the allocator gave no memory");
+  std::lock_guard lock(g_owned_mutex);
+  g_owned.emplace(data, std::move(block));
+  return data;
 }
 
 void MemoryPool::freeBlock(void* data) const {
-  if (blocks_)
-    blocks_->raw_deallocate(data);
-  else
+  if (!blocks_) {
     c10::free_cpu(data);
-}
+    return;
+  }
+  c10::DataPtr block;
+  {
+    std::lock_guard lock(g_owned_mutex);
+    const auto it = g_owned.find(data);
+    if (it == g_owned.end()) return;
+    block = std::move(it->second);
+    g_owned.erase(it);
+  }
+}  // `block` gives the memory back here
 
 PoolStats MemoryPool::stats() const {
   std::lock_guard lock(mutex_);
@@ -212,6 +235,11 @@ void* MemoryPool::allocateBlock(std::size_t bytes, std::size_t* granted) {
 void MemoryPool::releaseBlock(void* data, std::size_t granted) {
   std::lock_guard lock(mutex_);
   stats_.allocated_bytes -= static_cast<int64_t>(granted);
+  if (blocks_) {  // straight back to its allocator (see newBlock)
+    stats_.reserved_bytes -= static_cast<int64_t>(granted);
+    freeBlock(data);
+    return;
+  }
   cached_.emplace(granted, data);
 }
 

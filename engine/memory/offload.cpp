@@ -1,6 +1,7 @@
 #include "memory/offload.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "kiln/error.h"
 #include "kiln/units.h"
@@ -468,7 +469,7 @@ void ComponentPlacement::dropPrefetch() {
 std::vector<at::Tensor> ComponentPlacement::takePrefetch() {
   if (prefetch_.valid()) return prefetch_.get();  // rethrows the worker's error
   queue_->waitOnCompute();
-  return std::move(queued_);
+  return std::exchange(queued_, {});
 }
 
 void ComponentPlacement::prefetch(std::size_t chunk) {

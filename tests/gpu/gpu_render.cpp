@@ -145,6 +145,11 @@ GPU_TEST(hookedLoraUnderGroupOffloadDrawsTheMergedPicture) {
   job.params.model.loras = {kiln::LoraSpec(lora)};
   job.params.model.lora_mode = kiln::LoraMode::Merge;
   Recorder gpu("cuda:0");
+  // cuBLAS keeps its workspaces for the life of the process: the baseline is taken after
+  // a render and an unload.
+  (void)gpu.render(tinyJob(kiln::ComputeDType::BFloat16));
+  gpu.engine->unloadModels();
+  const kiln::MemoryStats base = gpu.engine->memoryStats();
   const kiln::Image merged = gpu.render(job);
   GPU_CHECK(maxDiff(merged, gpu.render(tinyJob(kiln::ComputeDType::BFloat16))) > 1e-3,
             "the LoRA changes the picture");
@@ -159,8 +164,9 @@ GPU_TEST(hookedLoraUnderGroupOffloadDrawsTheMergedPicture) {
   GPU_CHECK(d <= 2.0 / 255.0, "hooked under group offload differs by " + std::to_string(d));
   gpu.engine->unloadModels();
   const kiln::MemoryStats after = gpu.engine->memoryStats();
-  GPU_CHECK(after.device_allocated_bytes == 0,
-            std::to_string(after.device_allocated_bytes) + " device bytes left after unloading");
+  GPU_CHECK(after.device_allocated_bytes <= base.device_allocated_bytes,
+            std::to_string(after.device_allocated_bytes - base.device_allocated_bytes) +
+                " device bytes left after unloading");
   GPU_CHECK(after.pinned_bytes == 0, std::to_string(after.pinned_bytes) + " pinned bytes left");
   std::filesystem::remove_all(dir);
 }

@@ -68,10 +68,10 @@ class CudaBackend final : public GpuBackend {
 #if defined(USE_ROCM)
     p.rocm = true;
     p.arch = std::string(prop.gcnArchName).substr(0, std::string(prop.gcnArchName).find(':'));
-    // bf16 in hardware: CDNA2 and later (gfx90a, gfx94x), RDNA3 and later (gfx11xx, 12xx).
-    p.bf16 = p.arch.rfind("gfx90a", 0) == 0 || p.arch.rfind("gfx94", 0) == 0 ||
-             p.arch.rfind("gfx95", 0) == 0 || p.arch.rfind("gfx11", 0) == 0 ||
-             p.arch.rfind("gfx12", 0) == 0;
+    // bf16 in hardware: CDNA and later (gfx908, gfx90a, gfx94x), RDNA3 and later (gfx11xx, 12xx).
+    p.bf16 = p.arch.rfind("gfx908", 0) == 0 || p.arch.rfind("gfx90a", 0) == 0 ||
+             p.arch.rfind("gfx94", 0) == 0 || p.arch.rfind("gfx95", 0) == 0 ||
+             p.arch.rfind("gfx11", 0) == 0 || p.arch.rfind("gfx12", 0) == 0;
 #else
     p.arch = "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
     p.bf16 = prop.major >= 8;  // Ampere or newer
@@ -99,7 +99,10 @@ class CudaBackend final : public GpuBackend {
     const int64_t before = memory(index).reserved_bytes;
     gpu_alloc::emptyCache();
 #if !defined(USE_ROCM)
+#pragma GCC diagnostic push  // deprecated from 2.8 for at::getHostAllocator, still there
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
     at::cuda::CachingHostAllocator_emptyCache();
+#pragma GCC diagnostic pop
 #endif
     return std::max<int64_t>(0, before - memory(index).reserved_bytes);
   }
