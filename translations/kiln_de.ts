@@ -4,7 +4,7 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+47"/>
+        <location filename="../ui/preferences_dialog.cpp" line="+51"/>
         <source>One per line</source>
         <translation>Eins pro Zeile</translation>
     </message>
@@ -133,7 +133,7 @@
         <translation>Alle Modelle bleiben auf der GPU: am schnellsten, für Karten mit genug Platz.</translation>
     </message>
     <message>
-        <location line="+77"/>
+        <location line="+85"/>
         <source>Kiln has no setting %1</source>
         <translation>Kiln hat keine Einstellung %1</translation>
     </message>
@@ -1238,7 +1238,7 @@
 <context>
     <name>kiln::ui::FirstStartWizard</name>
     <message>
-        <location filename="../ui/first_start_wizard.cpp" line="+22"/>
+        <location filename="../ui/first_start_wizard.cpp" line="+27"/>
         <source>memory unknown</source>
         <translation>Speicher unbekannt</translation>
     </message>
@@ -1288,7 +1288,7 @@
         <translation>Speicher</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+10"/>
         <source>%1 (proposed)</source>
         <translation>%1 (vorgeschlagen)</translation>
     </message>
@@ -1298,7 +1298,22 @@
         <translation>Jede dieser Einstellungen lässt sich später in den Einstellungen ändern.</translation>
     </message>
     <message>
-        <location line="+17"/>
+        <location line="+25"/>
+        <source>%1: %2 (%3)</source>
+        <translation>%1: %2 (%3)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>cpu: the processor (slow; for machines without a usable GPU)</source>
+        <translation>cpu: der Prozessor (langsam; für Rechner ohne nutzbare GPU)</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>Compute on</source>
+        <translation>Rechnen auf</translation>
+    </message>
+    <message>
+        <location line="+15"/>
         <source>No GPU was found: Kiln computes on the CPU.</source>
         <translation>Keine GPU gefunden: Kiln rechnet auf der CPU.</translation>
     </message>
@@ -1742,7 +1757,7 @@ Seed %2</translation>
         <translation>Einstellungen von %1 übernommen</translation>
     </message>
     <message>
-        <location line="+17"/>
+        <location line="+21"/>
         <source>No translation for &apos;%1&apos;: the interface stays in English</source>
         <translation>Keine Übersetzung für &apos;%1&apos;: die Oberfläche bleibt englisch</translation>
     </message>
@@ -1787,12 +1802,12 @@ Seed %2</translation>
         <translation>Fertig</translation>
     </message>
     <message>
-        <location line="-105"/>
+        <location line="-109"/>
         <source>Cannot show %1</source>
         <translation>%1 lässt sich nicht anzeigen</translation>
     </message>
     <message>
-        <location line="+84"/>
+        <location line="+88"/>
         <source>%1 %2</source>
         <translation>%1 %2</translation>
     </message>
@@ -1800,6 +1815,162 @@ Seed %2</translation>
         <location line="+23"/>
         <source>Done. Note: %1</source>
         <translation>Fertig. Hinweis: %1</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::MemoryBar</name>
+    <message>
+        <location filename="../ui/memory_map.cpp" line="+51"/>
+        <source>Left: %1 of %2</source>
+        <translation>Frei: %1 von %2</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>none</source>
+        <translation>nichts</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::MemoryMapView</name>
+    <message>
+        <location line="+116"/>
+        <source>Working memory for</source>
+        <translation>Arbeitsspeicher für</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>frames</source>
+        <translation>Bilder</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>native</source>
+        <translation>nativ</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>The picture size the working memory is for; native: each model&apos;s own</source>
+        <translation>Die Bildgröße, für die der Arbeitsspeicher gilt; nativ: die des jeweiligen Modells</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>A video model&apos;s clip length; native: the model&apos;s own</source>
+        <translation>Die Cliplänge eines Videomodells; nativ: die des Modells</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>No map for these settings: %1</source>
+        <translation>Keine Übersicht für diese Einstellungen: %1</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>The engine has not said yet what its device holds.</source>
+        <translation>Die Engine hat noch nicht gemeldet, was ihr Gerät hält.</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Kiln computes on the CPU (%1): the weights stay in host memory, so there is nothing to place.</source>
+        <translation>Kiln rechnet auf der CPU (%1): Die Gewichte bleiben im Hauptspeicher, es gibt nichts zu verteilen.</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>No model is loaded on %1. The map shows each model here once a render has loaded it.</source>
+        <translation>Auf %1 ist kein Modell geladen. Die Übersicht zeigt jedes Modell hier, sobald ein Rendern es geladen hat.</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>%1 × %2, %3 frames</source>
+        <translation>%1 × %2, %3 Bilder</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 × %2</source>
+        <translation>%1 × %2</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 at %2</source>
+        <translation>%1 bei %2</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Resident weights</source>
+        <translation>Residente Gewichte</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Largest streamed group</source>
+        <translation>Größte gestreamte Gruppe</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Working memory</source>
+        <translation>Arbeitsspeicher</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Working reserve</source>
+        <translation>Arbeitsreserve</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>%1 (%2)</source>
+        <translation>%1 (%2)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1: %2 resident weights, %3 largest streamed group, %4 working memory, %5 working reserve</source>
+        <translation>%1: %2 residente Gewichte, %3 größte gestreamte Gruppe, %4 Arbeitsspeicher, %5 Arbeitsreserve</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>%1; %2 left of %3</source>
+        <translation>%1; %2 frei von %3</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1; %2 too little: Kiln may use %3</source>
+        <translation>%1; %2 zu wenig: Kiln darf %3 nutzen</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Pinned</source>
+        <translation>Gepinnt</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Host memory: %1 of weights, %2 of them pinned (the settings allow %3 pinned)</source>
+        <translation>Hauptspeicher: %1 Gewichte, davon %2 gepinnt (die Einstellungen erlauben %3 gepinnt)</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Host memory: %1 of weights (this device has no pinned memory)</source>
+        <translation>Hauptspeicher: %1 Gewichte (dieses Gerät hat keinen gepinnten Speicher)</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>%1 (%2, %3): %4</source>
+        <translation>%1 (%2, %3): %4</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>%1 resident</source>
+        <translation>%1 resident</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>up to %1 streamed</source>
+        <translation>bis zu %1 gestreamt</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 pinned</source>
+        <translation>%1 gepinnt</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Does not fit: %1</source>
+        <translation>Passt nicht: %1</translation>
     </message>
 </context>
 <context>
@@ -1835,7 +2006,17 @@ Seed %2</translation>
         <translation>%1 von %2 (Spitze %3)</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+5"/>
+        <source>Reserved by the allocator</source>
+        <translation>Vom Allokator reserviert</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 (%2 of it cached for reuse)</source>
+        <translation>%1 (davon %2 zur Wiederverwendung vorgehalten)</translation>
+    </message>
+    <message>
+        <location line="+3"/>
         <source>Pinned host memory</source>
         <translation>Gepinnter Hostspeicher</translation>
     </message>
@@ -2068,7 +2249,7 @@ Seed %2</translation>
 <context>
     <name>kiln::ui::PreferencesDialog</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+97"/>
+        <location filename="../ui/preferences_dialog.cpp" line="+128"/>
         <source>Preferences</source>
         <translation>Einstellungen</translation>
     </message>
@@ -2096,6 +2277,11 @@ Seed %2</translation>
         <location line="+2"/>
         <source>Preset</source>
         <translation>Vorgabe</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Memory map: what these settings put where, before Apply</source>
+        <translation>Speicherübersicht: was diese Einstellungen wohin legen, vor dem Übernehmen</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -2133,7 +2319,7 @@ Seed %2</translation>
         <translation>Wirkt beim nächsten Start von Kiln (jetzt: %1)</translation>
     </message>
     <message>
-        <location line="+105"/>
+        <location line="+136"/>
         <source>Record stream needs streams: turn on streams or turn off record stream</source>
         <translation>Record Stream braucht Streams: Streams einschalten oder Record Stream ausschalten</translation>
     </message>

@@ -4,7 +4,7 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+47"/>
+        <location filename="../ui/preferences_dialog.cpp" line="+51"/>
         <source>One per line</source>
         <translation>1行に1つ</translation>
     </message>
@@ -132,7 +132,7 @@
         <translation>すべてのモデルがGPUに常駐します。十分なメモリを持つカード向けの最速設定です。</translation>
     </message>
     <message>
-        <location line="+77"/>
+        <location line="+85"/>
         <source>Kiln has no setting %1</source>
         <translation>Kilnに設定 %1 はありません</translation>
     </message>
@@ -1237,7 +1237,7 @@
 <context>
     <name>kiln::ui::FirstStartWizard</name>
     <message>
-        <location filename="../ui/first_start_wizard.cpp" line="+22"/>
+        <location filename="../ui/first_start_wizard.cpp" line="+27"/>
         <source>memory unknown</source>
         <translation>メモリ不明</translation>
     </message>
@@ -1287,7 +1287,7 @@
         <translation>メモリ</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+10"/>
         <source>%1 (proposed)</source>
         <translation>%1（推奨）</translation>
     </message>
@@ -1297,7 +1297,22 @@
         <translation>これらの設定はすべて後で設定から変更できます。</translation>
     </message>
     <message>
-        <location line="+17"/>
+        <location line="+25"/>
+        <source>%1: %2 (%3)</source>
+        <translation>%1: %2 (%3)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>cpu: the processor (slow; for machines without a usable GPU)</source>
+        <translation>cpu: プロセッサ（低速。使える GPU のないマシン向け）</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>Compute on</source>
+        <translation>計算に使うデバイス</translation>
+    </message>
+    <message>
+        <location line="+15"/>
         <source>No GPU was found: Kiln computes on the CPU.</source>
         <translation>GPU が見つかりません。Kiln は CPU で計算します。</translation>
     </message>
@@ -1617,7 +1632,7 @@ seed %2</source>
         <translation>%1 を表示できません</translation>
     </message>
     <message>
-        <location line="+84"/>
+        <location line="+88"/>
         <source>%1 %2</source>
         <translation>%1 %2</translation>
     </message>
@@ -1627,7 +1642,7 @@ seed %2</source>
         <translation>失敗</translation>
     </message>
     <message>
-        <location line="-205"/>
+        <location line="-209"/>
         <location line="+83"/>
         <source>Saving failed</source>
         <translation>保存に失敗しました</translation>
@@ -1755,7 +1770,7 @@ seed %2</source>
         <translation>%1 の設定を再利用しました</translation>
     </message>
     <message>
-        <location line="+17"/>
+        <location line="+21"/>
         <source>No translation for &apos;%1&apos;: the interface stays in English</source>
         <translation>&apos;%1&apos; の翻訳はありません。表示は英語のままです</translation>
     </message>
@@ -1801,6 +1816,162 @@ seed %2</source>
     </message>
 </context>
 <context>
+    <name>kiln::ui::MemoryBar</name>
+    <message>
+        <location filename="../ui/memory_map.cpp" line="+51"/>
+        <source>Left: %1 of %2</source>
+        <translation>空き: %2 のうち %1</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>none</source>
+        <translation>なし</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::MemoryMapView</name>
+    <message>
+        <location line="+116"/>
+        <source>Working memory for</source>
+        <translation>作業メモリの対象サイズ</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>frames</source>
+        <translation>フレーム</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>native</source>
+        <translation>ネイティブ</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>The picture size the working memory is for; native: each model&apos;s own</source>
+        <translation>作業メモリを見積もる画像サイズ。ネイティブ: 各モデル本来のサイズ</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>A video model&apos;s clip length; native: the model&apos;s own</source>
+        <translation>動画モデルのクリップ長。ネイティブ: モデル本来の長さ</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>No map for these settings: %1</source>
+        <translation>この設定ではマップを表示できません: %1</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>The engine has not said yet what its device holds.</source>
+        <translation>エンジンはまだデバイスの内容を報告していません。</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Kiln computes on the CPU (%1): the weights stay in host memory, so there is nothing to place.</source>
+        <translation>Kiln は CPU (%1) で計算します。重みはホストメモリに置かれたままなので、配置するものはありません。</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>No model is loaded on %1. The map shows each model here once a render has loaded it.</source>
+        <translation>%1 にモデルは読み込まれていません。生成でモデルが読み込まれると、ここに表示されます。</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>%1 × %2, %3 frames</source>
+        <translation>%1 × %2、%3 フレーム</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 × %2</source>
+        <translation>%1 × %2</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 at %2</source>
+        <translation>%1（%2）</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Resident weights</source>
+        <translation>常駐する重み</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Largest streamed group</source>
+        <translation>最大の転送グループ</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Working memory</source>
+        <translation>作業メモリ</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Working reserve</source>
+        <translation>作業用予約</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>%1 (%2)</source>
+        <translation>%1 (%2)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1: %2 resident weights, %3 largest streamed group, %4 working memory, %5 working reserve</source>
+        <translation>%1: 常駐する重み %2、最大の転送グループ %3、作業メモリ %4、作業用予約 %5</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>%1; %2 left of %3</source>
+        <translation>%1。%3 のうち %2 の空き</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1; %2 too little: Kiln may use %3</source>
+        <translation>%1。%2 不足: Kiln が使えるのは %3</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Pinned</source>
+        <translation>ピン留め</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Host memory: %1 of weights, %2 of them pinned (the settings allow %3 pinned)</source>
+        <translation>ホストメモリ: 重み %1、うちピン留め %2（設定で許可されたピン留め: %3）</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Host memory: %1 of weights (this device has no pinned memory)</source>
+        <translation>ホストメモリ: 重み %1（このデバイスにはピン留めメモリがありません）</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>%1 (%2, %3): %4</source>
+        <translation>%1 (%2, %3): %4</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>%1 resident</source>
+        <translation>%1 常駐</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>up to %1 streamed</source>
+        <translation>最大 %1 を転送</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 pinned</source>
+        <translation>%1 ピン留め</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Does not fit: %1</source>
+        <translation>収まりません: %1</translation>
+    </message>
+</context>
+<context>
     <name>kiln::ui::MemoryPanel</name>
     <message>
         <location filename="../ui/memory_panel.cpp" line="+40"/>
@@ -1833,7 +2004,17 @@ seed %2</source>
         <translation>%1 / %2（ピーク %3）</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+5"/>
+        <source>Reserved by the allocator</source>
+        <translation>アロケータが予約</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 (%2 of it cached for reuse)</source>
+        <translation>%1（うち %2 は再利用のためキャッシュ）</translation>
+    </message>
+    <message>
+        <location line="+3"/>
         <source>Pinned host memory</source>
         <translation>ピン留めホストメモリ</translation>
     </message>
@@ -2066,7 +2247,7 @@ seed %2</source>
 <context>
     <name>kiln::ui::PreferencesDialog</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+97"/>
+        <location filename="../ui/preferences_dialog.cpp" line="+128"/>
         <source>Preferences</source>
         <translation>設定</translation>
     </message>
@@ -2094,6 +2275,11 @@ seed %2</source>
         <location line="+2"/>
         <source>Preset</source>
         <translation>プリセット</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Memory map: what these settings put where, before Apply</source>
+        <translation>メモリマップ: 適用前に、この設定で何がどこに置かれるか</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -2131,7 +2317,7 @@ seed %2</source>
         <translation>Kiln の次回起動時に反映されます (現在: %1)</translation>
     </message>
     <message>
-        <location line="+105"/>
+        <location line="+136"/>
         <source>Record stream needs streams: turn on streams or turn off record stream</source>
         <translation>レコードストリームにはストリームが必要です：ストリームをオンにするか、レコードストリームをオフにしてください</translation>
     </message>

@@ -1,13 +1,18 @@
 #include "first_start_wizard.h"
 
 #include <QButtonGroup>
+#include <QComboBox>
 #include <QFileDialog>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
+#include <QMap>
 #include <QPushButton>
 #include <QRadioButton>
 #include <QVBoxLayout>
 #include <QWizardPage>
+
+#include <algorithm>
 
 #include "kiln/units.h"
 #include "settings.h"
@@ -69,6 +74,7 @@ FirstStartWizard::FirstStartWizard(app::Settings& settings, QList<app::FoundMode
   gpu_label_->setWordWrap(true);
   auto* memory_layout = new QVBoxLayout(memory);
   memory_layout->addWidget(gpu_label_);
+  if (build_has_gpu_) addDeviceChoice(memory_layout);
   presets_ = new QButtonGroup(this);
   for (app::MemoryPreset p : app::memoryPresets()) {
     QString title = app::memoryPresetTitle(p);
@@ -94,7 +100,44 @@ FirstStartWizard::FirstStartWizard(app::Settings& settings, QList<app::FoundMode
 
 FirstStartWizard* FirstStartWizard::detect(app::Settings& settings, QWidget* parent) {
   return new FirstStartWizard(settings, app::findModelFolders(app::usualModelSearchRoots()),
-                              app::detectGpus(), app::buildHasGpu(), parent);
+                              app::firstStartGpus(), app::buildHasGpu(), parent);
+}
+
+// Where the build computes on GPUs: which one Kiln uses (or the CPU), the largest
+// proposed. Picking one proposes the preset for its memory.
+void FirstStartWizard::addDeviceChoice(QVBoxLayout* layout) {
+  devices_ = new QComboBox;
+  devices_->setObjectName("computeDevice");
+  QMap<QString, int> vendor_count;
+  for (const app::GpuInfo& g : gpus_) {
+    // A GPU found without the build naming it gets CUDA's number among its vendor's.
+    const QString device =
+        !g.device.isEmpty() ? g.device : QStringLiteral("cuda:%1").arg(vendor_count[g.vendor]++);
+    devices_->addItem(tr("%1: %2 (%3)").arg(device, g.name, memoryText(g.memory_bytes)), device);
+  }
+  devices_->addItem(tr("cpu: the processor (slow; for machines without a usable GPU)"),
+                    QStringLiteral("cpu"));
+  const int proposed =
+      devices_->findData(app::proposedDevice(gpus_, build_has_gpu_, settings_.device()));
+  devices_->setCurrentIndex(std::max(proposed, 0));
+  connect(devices_, &QComboBox::currentIndexChanged, this, [this] {
+    const QString device = chosenDevice();
+    QList<app::GpuInfo> chosen;
+    for (int i = 0; i < gpus_.size(); ++i)
+      if (devices_->itemData(i).toString() == device) chosen << gpus_[i];
+    choosePreset(app::proposeMemoryPreset(chosen, build_has_gpu_));
+  });
+  auto* row = new QHBoxLayout;
+  auto* label = new QLabel(tr("Compute on"));
+  label->setBuddy(devices_);
+  row->addWidget(label);
+  row->addWidget(devices_, 1);
+  layout->addLayout(row);
+}
+
+QString FirstStartWizard::chosenDevice() const {
+  if (devices_) return devices_->currentData().toString();
+  return app::proposedDevice(gpus_, build_has_gpu_, settings_.device());
 }
 
 QString FirstStartWizard::gpuText() const {
@@ -156,9 +199,7 @@ void FirstStartWizard::accept() {
   for (const QString& f : chosenFolders())
     if (!folders.contains(f)) folders << f;
   settings_.set("general/model_folders", folders);
-  const QString problem = app::applyMemoryPreset(
-      settings_, chosenPreset(),
-      app::presetDevice(build_has_gpu_, settings_.device(), app::proposedGpuIndex(gpus_)));
+  const QString problem = app::applyMemoryPreset(settings_, chosenPreset(), chosenDevice());
   if (!problem.isEmpty()) qWarning("first-start assistant: %s", qPrintable(problem));
   settings_.set("general/first_start", false);
   QWizard::accept();

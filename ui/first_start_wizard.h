@@ -1,6 +1,7 @@
 // The first-start assistant: the model folders of other programs found on this machine
-// (each can be left out, others added), the GPUs found with their memory, and the
-// memory preset proposed for them. Finishing stores the folders and the preset's
+// (each can be left out, others added), the GPUs found with their memory (those this
+// build's libtorch computes on, where it has any), the GPU to compute on, and the memory
+// preset proposed for it. Finishing stores the folders and the preset's
 // settings; skipping stores nothing but that the assistant ran. Preferences can change
 // all of it later (and show the assistant again).
 #pragma once
@@ -12,8 +13,10 @@
 #include "memory_presets.h"
 
 class QButtonGroup;
+class QComboBox;
 class QLabel;
 class QListWidget;
+class QVBoxLayout;
 
 namespace kiln::app {
 class Settings;
@@ -41,6 +44,10 @@ class FirstStartWizard : public QWizard {
   void addFolder(const QString& path);
   QListWidget* folderList() const { return folders_; }
   QString gpuText() const;
+  // The device Kiln will compute on: the one picked where the build has GPUs, else the
+  // proposed one.
+  QString chosenDevice() const;
+  QComboBox* deviceChoice() const { return devices_; }  // null for a CPU-only build
 
   void accept() override;
   void reject() override;
@@ -48,6 +55,7 @@ class FirstStartWizard : public QWizard {
  private:
   void browseFolder();
   void addFolderRow(const QString& text, const QString& path);  // checked
+  void addDeviceChoice(QVBoxLayout* layout);
 
   app::Settings& settings_;
   QList<app::GpuInfo> gpus_;
@@ -56,6 +64,7 @@ class FirstStartWizard : public QWizard {
   QListWidget* folders_ = nullptr;
   QLabel* gpu_label_ = nullptr;
   QButtonGroup* presets_ = nullptr;
+  QComboBox* devices_ = nullptr;
 };
 
 }  // namespace kiln::ui

@@ -645,6 +645,10 @@ bool MainWindow::reuseResult(const app::ResultFile& result) {
 
 void MainWindow::openPreferences() {
   PreferencesDialog dialog(*settings_, bridge_, this);
+  // The memory map's working memory is for the size the Generate panel holds.
+  const auto* frames = qobject_cast<QSpinBox*>(panel_->roleEditor(app::PanelRole::Frames));
+  dialog.setPlanSize(widthSpin() ? widthSpin()->value() : 0,
+                     heightSpin() ? heightSpin()->value() : 0, frames ? frames->value() : 0);
   connect(&dialog, &PreferencesDialog::applied, this, &MainWindow::applySettings);
   dialog.exec();
 }

@@ -48,10 +48,17 @@ void MemoryPanel::showMemory(const app::MemorySnapshot& m) {
     return item;
   };
   row(nullptr, tr("Device"), m.device.isEmpty() ? tr("not known yet") : m.device);
-  if (m.device_total > 0)
+  if (m.device_total > 0) {
     row(nullptr, tr("Device memory in use"),
         tr("%1 of %2 (peak %3)")
             .arg(bytes(m.device_allocated), bytes(m.device_total), bytes(m.device_peak)));
+    // What the allocator holds beyond the live tensors is free for Kiln's next tensors,
+    // not used: shown apart so it is never mistaken for use.
+    if (m.device_reserved > m.device_allocated)
+      row(nullptr, tr("Reserved by the allocator"),
+          tr("%1 (%2 of it cached for reuse)")
+              .arg(bytes(m.device_reserved), bytes(m.device_reserved - m.device_allocated)));
+  }
   row(nullptr, tr("Pinned host memory"),
       tr("%1 (peak %2)").arg(bytes(m.pinned), bytes(m.pinned_peak)));
   QTreeWidgetItem* models =

@@ -6,12 +6,15 @@
 #include <QDialogButtonBox>
 #include <QEvent>
 #include <QFormLayout>
+#include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSpinBox>
+#include <QSplitter>
 #include <QTabWidget>
 #include <QVBoxLayout>
 
@@ -21,6 +24,7 @@
 #include "kiln/build_info.h"
 #include "kiln/error.h"
 #include "kiln/units.h"
+#include "memory_map.h"
 #include "memory_presets.h"
 #include "settings.h"
 
@@ -102,7 +106,34 @@ PreferencesDialog::PreferencesDialog(app::Settings& settings, app::EngineBridge*
       editors_.insert(spec.key, editor);
       labels_.insert(spec.key, label);
     }
-    pages_->addTab(page, QString());
+    if (QLatin1String(group) != QLatin1String("memory")) {
+      pages_->addTab(page, QString());
+      continue;
+    }
+    // The settings above, the map of what they do below, each scrolling on its own, so
+    // the map answers an edit while the edited field stays in view.
+    map_box_ = new QGroupBox;
+    map_box_->setVisible(bridge_ != nullptr);  // no engine to ask: no map
+    memory_map_ = new MemoryMapView;
+    memory_map_->setObjectName("memoryMap");
+    (new QVBoxLayout(map_box_))->addWidget(memory_map_);
+    connect(memory_map_, &MemoryMapView::sizeChanged, this, &PreferencesDialog::updateMemoryMap);
+    const auto scrolling = [](QWidget* w) {
+      auto* scroll = new QScrollArea;
+      scroll->setWidget(w);
+      scroll->setWidgetResizable(true);
+      scroll->setFrameShape(QFrame::NoFrame);
+      return scroll;
+    };
+    auto* split = new QSplitter(Qt::Vertical);
+    split->setChildrenCollapsible(false);
+    split->addWidget(scrolling(page));
+    QScrollArea* map_scroll = scrolling(map_box_);
+    map_scroll->setVisible(bridge_ != nullptr);
+    split->addWidget(map_scroll);
+    map_scroll->setMinimumHeight(160);
+    split->setSizes({560, 440});  // in proportion: the map gets most of a bar and its texts
+    pages_->addTab(split, QString());
   }
   // The Memory page's preset box says which preset the values are, or that they are
   // the user's own.
@@ -110,16 +141,20 @@ PreferencesDialog::PreferencesDialog(app::Settings& settings, app::EngineBridge*
   for (const app::SettingSpec& spec : app::settingSpecs())
     if (spec.key.startsWith(QLatin1String("memory/"))) {
       QWidget* w = editors_.value(spec.key);
+      const auto changed = [this] {
+        showMatchingPreset();
+        updateMemoryMap();
+      };
       if (auto* c = qobject_cast<QCheckBox*>(w))
-        connect(c, &QCheckBox::toggled, this, &PreferencesDialog::showMatchingPreset);
+        connect(c, &QCheckBox::toggled, this, changed);
       else if (auto* n = qobject_cast<QSpinBox*>(w))
-        connect(n, &QSpinBox::valueChanged, this, &PreferencesDialog::showMatchingPreset);
+        connect(n, &QSpinBox::valueChanged, this, changed);
       else if (auto* b = qobject_cast<QComboBox*>(w))
-        connect(b, &QComboBox::currentIndexChanged, this, &PreferencesDialog::showMatchingPreset);
+        connect(b, &QComboBox::currentIndexChanged, this, changed);
       else if (auto* p = qobject_cast<QPlainTextEdit*>(w))
-        connect(p, &QPlainTextEdit::textChanged, this, &PreferencesDialog::showMatchingPreset);
+        connect(p, &QPlainTextEdit::textChanged, this, changed);
       else if (auto* l = qobject_cast<QLineEdit*>(w))
-        connect(l, &QLineEdit::textChanged, this, &PreferencesDialog::showMatchingPreset);
+        connect(l, &QLineEdit::textChanged, this, changed);
     }
   errors_ = new QLabel;
   errors_->setWordWrap(true);
@@ -145,6 +180,7 @@ void PreferencesDialog::retranslate() {
   const QStringList titles{tr("General"), tr("Memory"), tr("LoRA"), tr("Appearance")};
   for (int i = 0; i < pages_->count() && i < titles.size(); ++i) pages_->setTabText(i, titles[i]);
   preset_label_->setText(tr("Preset"));
+  map_box_->setTitle(tr("Memory map: what these settings put where, before Apply"));
   apply_preset_->setText(tr("Fill in"));
   apply_preset_->setToolTip(
       tr("Sets the memory settings below to the preset's; Apply or OK stores them"));
@@ -251,6 +287,7 @@ void PreferencesDialog::load() {
   filling_ = false;
   showMatchingPreset();
   updateDeviceNote();
+  updateMemoryMap();
 }
 
 void PreferencesDialog::fillPreset(app::MemoryPreset preset) {
@@ -264,6 +301,37 @@ void PreferencesDialog::fillPreset(app::MemoryPreset preset) {
     if (const app::SettingSpec* spec = app::findSetting(it.key())) showValue(*spec, it.value());
   filling_ = false;
   presets_->setCurrentIndex(presets_->findData(app::memoryPresetKey(preset)));
+  updateMemoryMap();
+}
+
+void PreferencesDialog::setPlanSize(int width, int height, int frames) {
+  memory_map_->setSize(width, height, frames);
+  updateMemoryMap();
+}
+
+// The map of the memory page's values as they stand (not yet applied), from the engine's
+// own estimates; settings that cannot work say why instead.
+void PreferencesDialog::updateMemoryMap() {
+  if (filling_ || !memory_map_ || !bridge_) return;
+  kiln::MemoryPlanRequest request;
+  request.width = memory_map_->planWidth();
+  request.height = memory_map_->planHeight();
+  request.frames = memory_map_->planFrames();
+  try {
+    request.offload = app::Settings::offloadFrom([this](const QString& key) -> QVariant {
+      const QVariant v = editorValue(key);
+      const app::SettingSpec* spec = app::findSetting(key);
+      if (!spec || spec->type != app::SettingType::Bytes) return v;
+      const auto parsed = parseBytes(v.toString().toStdString());
+      if (!parsed)
+        throw kiln::Error(ErrorKind::InvalidArgument,
+                          app::settingTitle(key).toStdString() + ": not a size");
+      return QVariant(static_cast<qint64>(*parsed));
+    });
+    memory_map_->setPlan(bridge_->planMemory(request));
+  } catch (const kiln::Error& e) {
+    memory_map_->showError(QString::fromUtf8(e.what()));
+  }
 }
 
 void PreferencesDialog::showValue(const app::SettingSpec& spec, const QVariant& v) {

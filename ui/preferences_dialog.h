@@ -2,7 +2,8 @@
 // Appearance), an editor per setting made from its description, memory presets that
 // fill in the Memory page, Apply that refuses invalid values with their messages, and
 // memory settings applied to the running engine at once (loaded models are placed again
-// before the next job, without reloading).
+// before the next job, without reloading), and the memory map of the Memory page's values
+// before they are applied.
 #pragma once
 
 #include <QDialog>
@@ -10,6 +11,7 @@
 
 class QComboBox;
 class QFormLayout;
+class QGroupBox;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -24,6 +26,8 @@ enum class MemoryPreset;
 }  // namespace kiln::app
 
 namespace kiln::ui {
+
+class MemoryMapView;
 
 class PreferencesDialog : public QDialog {
   Q_OBJECT
@@ -42,6 +46,10 @@ class PreferencesDialog : public QDialog {
   // Sets the memory editors to a preset's values (stored by the next Apply or OK), as
   // the Memory page's preset row does.
   void fillPreset(app::MemoryPreset preset);
+  // The size the memory map's working memory is for (the Generate panel's; 0: each
+  // model's native size), and the map itself.
+  void setPlanSize(int width, int height, int frames);
+  MemoryMapView* memoryMap() const { return memory_map_; }
 
  protected:
   void changeEvent(QEvent* event) override;
@@ -58,6 +66,7 @@ class PreferencesDialog : public QDialog {
   void updateDeviceNote();
   void addDeviceChoices(QLineEdit* edit, QFormLayout* form);
   void showMatchingPreset();
+  void updateMemoryMap();
 
   app::Settings& settings_;
   app::EngineBridge* bridge_ = nullptr;
@@ -67,6 +76,8 @@ class PreferencesDialog : public QDialog {
   QPushButton* apply_preset_ = nullptr;
   QLabel* preset_label_ = nullptr;
   QLabel* device_note_ = nullptr;
+  QGroupBox* map_box_ = nullptr;
+  MemoryMapView* memory_map_ = nullptr;
   QString started_device_;  // the device the engine runs on until Kiln starts again
   bool filling_ = false;    // editors being set by the program
   QMap<QString, QWidget*> editors_;

@@ -110,6 +110,11 @@ class EngineBridge : public QObject {
   void setModelFolders(const QStringList& folders);
   kiln::OffloadSettings offloadSettings() const { return engine_->offloadSettings(); }
   MemorySnapshot memory() const { return toSnapshot(engine_->memoryStats()); }
+  // The memory map of the loaded models under settings not yet applied (Engine::planMemory;
+  // quick, any thread). Throws kiln::Error for settings that cannot work.
+  kiln::MemoryPlan planMemory(const kiln::MemoryPlanRequest& request) const {
+    return engine_->planMemory(request);
+  }
   // Reads the memory figures off the GUI thread; memoryChanged() brings them. Does
   // nothing while an earlier request is still out.
   void requestMemory();

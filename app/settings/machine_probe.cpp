@@ -7,6 +7,7 @@
 #include <QSet>
 #include <QStandardPaths>
 
+#include "kiln/build_info.h"
 #include "model_list.h"
 
 namespace kiln::app {
@@ -151,6 +152,20 @@ QList<GpuInfo> detectGpus() {
     }
   }
   return probeDrmGpus("/sys");
+}
+
+QList<GpuInfo> buildGpus() {
+  QList<GpuInfo> out;
+  for (const kiln::GpuDeviceInfo& g : kiln::buildInfo().gpus)
+    out.append({QString::fromStdString(g.name),
+                g.rocm ? QStringLiteral("AMD") : QStringLiteral("NVIDIA"),
+                static_cast<qint64>(g.memory_bytes), QString::fromStdString(g.device)});
+  return out;
+}
+
+QList<GpuInfo> firstStartGpus() {
+  QList<GpuInfo> usable = buildGpus();
+  return usable.isEmpty() ? detectGpus() : usable;
 }
 
 }  // namespace kiln::app

@@ -35,6 +35,9 @@ struct GpuInfo {
   QString name;             // "NVIDIA GeForce RTX 3060"
   QString vendor;           // "NVIDIA", "AMD"
   qint64 memory_bytes = 0;  // 0: not known
+  // Kiln's device for it ("cuda:0") where this build computes on it; empty for a GPU
+  // found on the machine only.
+  QString device{};
 };
 
 // `nvidia-smi --query-gpu=name,memory.total --format=csv,noheader,nounits` output (MiB).
@@ -44,5 +47,11 @@ QList<GpuInfo> parseNvidiaSmi(const QString& output);
 QList<GpuInfo> probeDrmGpus(const QString& sys_root);
 // nvidia-smi when it is installed (NVIDIA), else what sysfs tells.
 QList<GpuInfo> detectGpus();
+// The GPUs this build's libtorch computes on (kiln::buildInfo().gpus), in device-number
+// order, each with its device; empty for a CPU-only build.
+QList<GpuInfo> buildGpus();
+// What the first start shows: the GPUs this build can use where it has any, else those
+// the machine has (for a CPU-only build, to say that they go unused).
+QList<GpuInfo> firstStartGpus();
 
 }  // namespace kiln::app

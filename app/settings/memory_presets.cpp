@@ -103,6 +103,14 @@ QString presetDevice(bool build_has_gpu, const QString& current, int gpu_index) 
   return current.startsWith("cuda") ? QStringLiteral("cpu") : current;
 }
 
+QString proposedDevice(const QList<GpuInfo>& gpus, bool build_has_gpu, const QString& current) {
+  const auto largest = std::max_element(gpus.begin(), gpus.end(), [](const auto& a, const auto& b) {
+    return a.memory_bytes < b.memory_bytes;
+  });
+  if (build_has_gpu && largest != gpus.end() && !largest->device.isEmpty()) return largest->device;
+  return presetDevice(build_has_gpu, current, proposedGpuIndex(gpus));
+}
+
 MemoryPreset proposeMemoryPreset(const QList<GpuInfo>& gpus, bool build_has_gpu) {
   if (!build_has_gpu || gpus.isEmpty()) return MemoryPreset::Cpu;
   qint64 largest = 0;

@@ -38,6 +38,9 @@ int proposedGpuIndex(const QList<GpuInfo>& gpus);
 // else `current` (the CPU or a simulated device), so a preset never names a device the
 // build cannot open.
 QString presetDevice(bool build_has_gpu, const QString& current, int gpu_index = 0);
+// The device proposed for `gpus`: the largest one's own device where the build named it
+// (buildGpus), else presetDevice for the largest by its vendor index.
+QString proposedDevice(const QList<GpuInfo>& gpus, bool build_has_gpu, const QString& current);
 
 // The settings a preset sets (memory/...), every one valid for Settings::set. `device` is
 // what memory/device becomes ("cpu" for the CPU preset whatever is given).

@@ -328,6 +328,10 @@ QString Settings::device() const {
 }
 
 OffloadSettings Settings::offload() const {
+  return offloadFrom([this](const QString& key) { return value(key); });
+}
+
+OffloadSettings Settings::offloadFrom(const std::function<QVariant(const QString&)>& value) {
   OffloadSettings o;
   o.mode = parseOffloadMode(value("memory/offload").toString().toStdString());
   for (const char* component : {"text_encoder", "unet", "vae"}) {

@@ -9,6 +9,7 @@
 #include <QStringList>
 #include <QVariant>
 
+#include <functional>
 #include <memory>
 
 #include "kiln/offload.h"
@@ -62,6 +63,9 @@ class Settings {
   // The offload settings; throws kiln::Error(InvalidArgument) for a combination that
   // cannot work (record stream without streams).
   OffloadSettings offload() const;
+  // The same from other values (the Preferences editors before Apply): `value` gives
+  // each memory/ key's value as value() would (byte sizes as numbers).
+  static OffloadSettings offloadFrom(const std::function<QVariant(const QString&)>& value);
   VaeTiling vaeTiling() const;
   int tileSize() const;
   int tileOverlap() const;

@@ -45,7 +45,8 @@ BuildInfo buildInfo() {
   // build found a GPU libtorch, each GPU the driver shows ("cuda:0  NVIDIA ... (...)").
   info.devices = {"cpu", "sim:SIZE"};
   try {
-    for (std::string& gpu : memory::describeGpus()) info.devices.push_back(std::move(gpu));
+    info.gpus = memory::listGpus();
+    for (const GpuDeviceInfo& gpu : info.gpus) info.devices.push_back(memory::describeGpu(gpu));
   } catch (const std::exception& e) {
     info.devices.push_back(std::string("cuda: unavailable (") + e.what() + ")");
   }

@@ -196,7 +196,8 @@ struct Engine::Impl {
       try {
         // Models resting in host memory are placed by the job that uses them next.
         if (device->isAccelerator() && lease.model().deviceBytes() == 0) continue;
-        // No work follows: room only for the weights (and the reserve).
+        // No work follows: room only for the weights (and the reserve); balanced mode
+        // still keeps room for the work of the model's native size (see placeModel).
         if (auto* m = dynamic_cast<pipelines::LoadedModel*>(&lease.model())) {
           if (afresh) m->offload();
           nodes::placeModel(*m, env, *device, 0);
@@ -396,6 +397,34 @@ std::size_t Engine::queuedJobs() const {
 
 MemoryStats Engine::memoryStats() const {
   return impl_->memory();
+}
+
+MemoryPlan Engine::planMemory(const MemoryPlanRequest& request) const {
+  request.offload.validate();
+  if (request.width < 0 || request.height < 0 || request.frames < 0)
+    throw Error(ErrorKind::InvalidArgument, "a memory plan's size cannot be negative");
+  MemoryPlan plan;
+  const memory::Device& device = *impl_->device;
+  plan.device = device.name();
+  plan.accelerator = device.isAccelerator();
+  if (!plan.accelerator) return plan;  // weights stay in host memory; nothing is placed
+  // What one model may have: the device's free memory within the budget and what the
+  // cached models hold (as nodes::placeModel counts it, the cache making room by moving
+  // other models off).
+  const memory::DeviceMemory d = device.memory();
+  memory::PlanRoom room;
+  room.device_bytes = impl_->cache.availableDeviceBytes() + impl_->cache.deviceBytes();
+  // Pinned memory: what the host has free less the reserve, counting what Kiln pins now
+  // as free (placing again gives it back first).
+  if (device.hasPinnedMemory())
+    room.pinned_bytes = std::max<int64_t>(memory::availableHostBytes().value_or(0) +
+                                              d.pinned_bytes - request.offload.pin_reserve_bytes,
+                                          0);
+  impl_->cache.forEachModel([&](const memory::CachedModel& model) {
+    plan.models.push_back(
+        model.planMemory(request.offload, room, request.width, request.height, request.frames));
+  });
+  return plan;
 }
 
 void Engine::setOffloadSettings(const OffloadSettings& settings) {

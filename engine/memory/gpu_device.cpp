@@ -82,16 +82,26 @@ void GpuDevice::setPinnedLimit(int64_t bytes) const {
   limitPinnedPool(*pinned_, bytes);
 }
 
-std::vector<std::string> describeGpus() {
-  std::vector<std::string> out;
+std::vector<GpuDeviceInfo> listGpus() {
+  std::vector<GpuDeviceInfo> out;
   const GpuBackend* backend = gpuBackend();
   if (!backend) return out;
   const int count = backend->deviceCount();
   for (int i = 0; i < count; ++i) {
     const GpuProperties p = backend->properties(i);
-    out.push_back("cuda:" + std::to_string(i) + "  " + p.name + " (" + formatBytes(p.total_bytes) +
-                  ", " + p.arch + (p.bf16 ? ", bf16" : "") + ")");
+    out.push_back({"cuda:" + std::to_string(i), p.name, p.arch, p.total_bytes, p.rocm, p.bf16});
   }
+  return out;
+}
+
+std::string describeGpu(const GpuDeviceInfo& g) {
+  return g.device + "  " + g.name + " (" + formatBytes(g.memory_bytes) + ", " + g.arch +
+         (g.bf16 ? ", bf16" : "") + ")";
+}
+
+std::vector<std::string> describeGpus() {
+  std::vector<std::string> out;
+  for (const GpuDeviceInfo& g : listGpus()) out.push_back(describeGpu(g));
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/build_info.h"
 #include "memory/device.h"
 #include "memory/gpu_backend.h"
 
@@ -45,8 +46,12 @@ class GpuDevice final : public Device {
   mutable std::atomic<int64_t> uploads_{0};
 };
 
-// "cuda:0  NVIDIA GeForce RTX 4090 (24.0 GiB, sm_89, bf16)" for each GPU this build can
-// use; empty without GPU support or without a GPU.
+// Each GPU this build can use, in device-number order; empty without GPU support or
+// without a GPU.
+std::vector<GpuDeviceInfo> listGpus();
+// "cuda:0  NVIDIA GeForce RTX 4090 (24.0 GiB, sm_89, bf16)"
+std::string describeGpu(const GpuDeviceInfo& gpu);
+// describeGpu of each listGpus().
 std::vector<std::string> describeGpus();
 
 }  // namespace kiln::memory

@@ -183,6 +183,11 @@ int64_t ModelCache::availableLocked() const {
   return std::max<int64_t>(available, 0);
 }
 
+void ModelCache::forEachModel(const std::function<void(const CachedModel&)>& visit) const {
+  std::lock_guard lock(mutex_);
+  for (const Entry& e : entries_) visit(*e.model);
+}
+
 bool ModelCache::contains(const std::string& key) const {
   std::lock_guard lock(mutex_);
   // A model whose files changed is as good as gone: the next acquire loads it again.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "memory/device.h"
+#include "memory/placement_plan.h"
 
 namespace kiln::memory {
 
@@ -33,6 +34,16 @@ class CachedModel {
   // through a memory map that changed on disk. The cache then loads the model again
   // instead of handing out weights that may view a file cut short (SIGBUS).
   virtual std::string staleReason() const { return {}; }
+  // The memory map of this model under `settings` in `room` (kiln/memory_plan.h), with
+  // the working memory of a width x height picture or clip (0: its native size). Called
+  // under the cache's lock from any thread: reads only what never changes.
+  virtual ModelMemoryPlan planMemory(const OffloadSettings& /*settings*/, const PlanRoom& /*room*/,
+                                     int64_t /*width*/, int64_t /*height*/,
+                                     int64_t /*frames*/) const {
+    ModelMemoryPlan plan;
+    plan.model = describe();
+    return plan;
+  }
 };
 
 struct CacheBudget {
@@ -102,6 +113,10 @@ class ModelCache {
   MakeRoomResult makeRoom(int64_t bytes, int64_t working_bytes = 0);
 
   bool contains(const std::string& key) const;
+  // Calls `visit` with each cached model, most recently used first, under the cache's
+  // lock (so none is dropped meanwhile): `visit` must be quick, must not call the cache,
+  // and may read only what never changes in a model another thread may be using.
+  void forEachModel(const std::function<void(const CachedModel&)>& visit) const;
   // The cached model for `key`, locked like acquire()'s, without loading, counting a hit
   // or changing the eviction order; an empty lease when it is not cached.
   Lease find(const std::string& key);

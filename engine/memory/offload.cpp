@@ -9,176 +9,22 @@
 namespace kiln::memory {
 namespace {
 
-// The names that stand for every component of a role, whatever its family calls it:
-// "unet" reaches a transformer, "text_encoder" every text encoder.
-bool namesRole(const std::string& e, ComponentRole role) {
-  switch (role) {
-    case ComponentRole::TextEncoder:
-      return e == "text_encoder" || e == "text_encoders";
-    case ComponentRole::Denoiser:
-      return e == "unet" || e == "transformer" || e == "denoiser";
-    case ComponentRole::Vae:
-      return e == "vae";
-    case ComponentRole::Invalid:
-      break;
-  }
-  return false;
-}
-
-bool names(const std::string& e, const ComponentInfo& c) {
-  return e == c.name || e == c.model_class || namesRole(e, c.role);
-}
-
-bool listed(const std::vector<std::string>& list, const ComponentInfo& c) {
-  return std::any_of(list.begin(), list.end(), [&](const std::string& e) { return names(e, c); });
-}
-
-// The mode set for this component: by its own name first, then its class, then its role.
-const OffloadMode* namedMode(const std::map<std::string, OffloadMode>& modes,
-                             const ComponentInfo& c) {
-  for (const std::string& key : {c.name, c.model_class})
-    if (const auto it = modes.find(key); it != modes.end()) return &it->second;
-  for (const auto& [key, mode] : modes)
-    if (namesRole(key, c.role)) return &mode;
-  return nullptr;
-}
-
 int64_t bytesOf(const at::Tensor& t) {
   return t.defined() ? static_cast<int64_t>(t.nbytes()) : 0;
 }
 
-// The most weight bytes on the device during a call, given which slots stay resident.
-int64_t peakBytes(const std::vector<weights::ParamSlot>& slots,
-                  const std::vector<weights::ParamGroup>& groups, const std::vector<bool>& resident,
-                  const PlacementDecision& d) {
-  int64_t all = 0;
-  for (const auto& s : slots) all += bytesOf(*s.tensor);
-  switch (d.mode) {
-    case OffloadMode::None:
-    case OffloadMode::Model:
-    case OffloadMode::Invalid:
-      return all;
-    case OffloadMode::GroupLeaf: {
-      int64_t loose = 0, largest_leaf = 0;
-      for (std::size_t i = 0; i < slots.size(); ++i) {
-        const int64_t b = bytesOf(*slots[i].tensor);
-        if (!slots[i].leaf) loose += b;
-        // A leaf is a weight and the bias declared right after it.
-        if (slots[i].leaf)
-          largest_leaf = std::max(
-              largest_leaf,
-              b + (i + 1 < slots.size() && slots[i + 1].leaf ? bytesOf(*slots[i + 1].tensor) : 0));
-      }
-      return loose + largest_leaf;
-    }
-    case OffloadMode::GroupBlock:
-    case OffloadMode::Balanced: {
-      const auto n = static_cast<std::size_t>(d.blocks_per_group);
-      std::vector<int64_t> chunk((groups.size() + n - 1) / n, 0);
-      int64_t fixed = 0;
-      for (std::size_t i = 0; i < slots.size(); ++i) {
-        const int64_t b = bytesOf(*slots[i].tensor);
-        if (resident[i] || slots[i].group < 0)
-          fixed += b;
-        else
-          chunk[static_cast<std::size_t>(slots[i].group) / n] += b;
-      }
-      // With streams the next chunk arrives while the current one runs.
-      int64_t largest = 0;
-      for (std::size_t c = 0; c < chunk.size(); ++c)
-        largest =
-            std::max(largest, chunk[c] + (d.streams && c + 1 < chunk.size() ? chunk[c + 1] : 0));
-      return fixed + largest;
-    }
-  }
-  return all;
-}
-
 }  // namespace
-
-PlacementDecision decidePlacement(const ComponentInfo& c, int64_t weight_bytes,
-                                  const OffloadSettings& s) {
-  PlacementDecision d;
-  if (listed(s.never, c)) {
-    d.reason = "in the never-offload list";
-    return d;
-  }
-  const OffloadMode* named = namedMode(s.per_component, c);
-  OffloadMode mode = named ? *named : s.mode;
-  const bool always = listed(s.always, c);
-  // The family's default for a component the settings do not name (Wan's UMT5 encoder,
-  // used once per job, and its VAE rest in host memory).
-  const bool by_default = c.offloaded_by_default && !named && !always;
-  if (mode == OffloadMode::None && (always || by_default)) {
-    mode = c.role == ComponentRole::Vae
-               ? OffloadMode::Model
-               : (c.role == ComponentRole::TextEncoder ? OffloadMode::GroupLeaf
-                                                       : OffloadMode::GroupBlock);
-    d.reason = always ? "in the always-offload list" : "offloaded by default for this model";
-  }
-  d.mode = mode;
-  d.blocks_per_group = s.blocks_per_group;
-  d.streams = s.streams && (mode == OffloadMode::GroupBlock || mode == OffloadMode::Balanced);
-  const auto because = [&](const std::string& why) {
-    d.reason += (d.reason.empty() ? "" : "; ") + why;
-  };
-  switch (c.role) {
-    case ComponentRole::TextEncoder:
-      if (mode == OffloadMode::GroupBlock || mode == OffloadMode::Balanced ||
-          mode == OffloadMode::GroupLeaf) {
-        if (mode != OffloadMode::GroupLeaf || s.streams)
-          because("text encoders are placed leaf by leaf, without streams");
-        d.mode = OffloadMode::GroupLeaf;
-        d.streams = false;
-      }
-      break;
-    case ComponentRole::Vae:
-      if (mode == OffloadMode::None) break;
-      if (weight_bytes <= s.vae_resident_threshold_bytes) {
-        because("a VAE of " + formatBytes(weight_bytes) + " stays resident (threshold " +
-                formatBytes(s.vae_resident_threshold_bytes) +
-                "): moving it costs more than it frees");
-        d.mode = OffloadMode::None;
-        d.streams = false;
-        break;
-      }
-      if (mode != OffloadMode::Model) because("a VAE is onloaded whole for each encode or decode");
-      d.mode = OffloadMode::Model;
-      d.streams = false;
-      d.offload_after_call = true;
-      break;
-    case ComponentRole::Denoiser:
-    case ComponentRole::Invalid:
-      break;
-  }
-  if (c.params && c.params->groups().empty() &&
-      (d.mode == OffloadMode::GroupBlock || d.mode == OffloadMode::Balanced)) {
-    because("it has no blocks, so it moves whole");
-    d.mode = OffloadMode::Model;
-    d.streams = false;
-  }
-  if (d.mode != OffloadMode::GroupBlock && d.mode != OffloadMode::Balanced) d.blocks_per_group = 1;
-  if (d.mode != OffloadMode::None && !(d.mode == OffloadMode::Model && d.offload_after_call))
-    d.pin = s.pin;
-  if (c.role == ComponentRole::TextEncoder && d.pin != PinMode::Off) {
-    because("text encoders are never held in pinned memory");
-    d.pin = PinMode::Off;
-  }
-  d.record_stream = d.streams && s.record_stream;
-  return d;
-}
 
 // ------------------------------------------------------------------------- placement
 
 ComponentPlacement::ComponentPlacement(const Device& device, ComponentInfo component)
     : device_(device), component_(std::move(component)) {
   slots_ = component_.params->slots();
+  layout_ = WeightLayout::of(*component_.params);
+  weight_bytes_ = layout_.totalBytes();
   host_.resize(slots_.size());
   resident_.assign(slots_.size(), false);
-  for (std::size_t i = 0; i < slots_.size(); ++i) {
-    slot_of_[slots_[i].tensor] = i;
-    weight_bytes_ += bytesOf(*slots_[i].tensor);
-  }
+  for (std::size_t i = 0; i < slots_.size(); ++i) slot_of_[slots_[i].tensor] = i;
 }
 
 ComponentPlacement::~ComponentPlacement() {
@@ -237,36 +83,7 @@ bool ComponentPlacement::apply(const PlacementDecision& decision, int64_t reside
   }
   teardown();
   requested_ = decision_ = decision;
-  switch (decision_.mode) {
-    case OffloadMode::None:
-      for (std::size_t i = 0; i < slots_.size(); ++i) resident_[i] = true;
-      break;
-    case OffloadMode::Balanced: {
-      // Loose weights first, then whole groups in the order they run, while they fit.
-      int64_t used = 0;
-      for (std::size_t i = 0; i < slots_.size(); ++i)
-        if (slots_[i].group < 0) {
-          resident_[i] = true;
-          used += bytesOf(*slots_[i].tensor);
-        }
-      const auto& groups = component_.params->groups();
-      for (std::size_t g = 0; g < groups.size(); ++g) {
-        int64_t bytes = 0;
-        for (std::size_t i = groups[g].first; i < groups[g].first + groups[g].count; ++i)
-          bytes += bytesOf(*slots_[i].tensor);
-        if (used + bytes > resident_budget_bytes) break;
-        used += bytes;
-        for (std::size_t i = groups[g].first; i < groups[g].first + groups[g].count; ++i)
-          resident_[i] = true;
-      }
-      break;
-    }
-    case OffloadMode::Model:
-    case OffloadMode::GroupBlock:
-    case OffloadMode::GroupLeaf:
-    case OffloadMode::Invalid:
-      break;
-  }
+  resident_ = residentSlots(layout_, decision_, resident_budget_bytes);
   for (std::size_t i = 0; i < slots_.size(); ++i)
     if (resident_[i]) {
       toDevice(i);
@@ -312,32 +129,14 @@ void ComponentPlacement::pinStreamedWeights() {
     decision_.pin = PinMode::Off;
     return;
   }
-  int64_t streamed = 0;
-  for (std::size_t i = 0; i < slots_.size(); ++i)
-    if (!resident_[i]) streamed += bytesOf(*slots_[i].tensor);
-  // Per group: a staging copy of the largest transfer at a time (two with streams).
-  const int64_t needed = decision_.pin == PinMode::On
-                             ? streamed
-                             : std::min(streamed, peakBytes(slots_, component_.params->groups(),
-                                                            resident_, decision_));
+  const int64_t needed = pinnedBytesNeeded(layout_, resident_, decision_);
   const DeviceMemory m = device_.memory();
   const int64_t allowed = m.pinned_limit_bytes > 0 ? m.pinned_limit_bytes - m.pinned_bytes : needed;
-  if (needed > allowed) {
-    // Denied: block level without streams, unpinned; say what that costs.
-    const auto because = [&](const std::string& why) {
-      decision_.reason += (decision_.reason.empty() ? "" : "; ") + why;
-    };
-    because("pinned memory denied (needs " + formatBytes(needed) + ", " +
-            formatBytes(std::max<int64_t>(allowed, 0)) + " allowed): without it, " +
-            formatBytes(streamed) + " move to the device per step without prefetch");
-    decision_.pin = PinMode::Off;
-    decision_.streams = false;
-    if (decision_.mode == OffloadMode::Model && !component_.params->groups().empty()) {
-      decision_.mode = OffloadMode::GroupBlock;
-      decision_.blocks_per_group = 1;
-    }
+  // Denied: block level without streams, unpinned, saying what that costs.
+  if (!fitPinnedMemory(decision_, needed, allowed,
+                       layout_.totalBytes() - memory::residentBytes(layout_, resident_),
+                       !layout_.groups.empty()))
     return;
-  }
   if (decision_.pin != PinMode::On) return;
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     if (resident_[i]) continue;
@@ -363,20 +162,11 @@ int64_t ComponentPlacement::deviceBytes() const {
 
 int64_t ComponentPlacement::residentBytes() const {
   if (decision_.mode == OffloadMode::Model && !decision_.offload_after_call) return weight_bytes_;
-  int64_t total = 0;
-  for (std::size_t i = 0; i < slots_.size(); ++i)
-    if (resident_[i]) total += bytesOf(*slots_[i].tensor);
-  return total;
+  return memory::residentBytes(layout_, resident_);
 }
 
 int64_t ComponentPlacement::peakWeightBytes() const {
-  return peakBytes(slots_, component_.params->groups(), resident_, decision_);
-}
-
-int64_t ComponentPlacement::plannedPeakBytes(const weights::ParamList& params,
-                                             const PlacementDecision& decision) {
-  return peakBytes(params.slots(), params.groups(), std::vector<bool>(params.slots().size(), false),
-                   decision);
+  return peakBytes(layout_, resident_, decision_);
 }
 
 namespace {
@@ -404,20 +194,8 @@ std::string weightFormat(const std::vector<weights::ParamSlot>& slots) {
 }  // namespace
 
 std::string ComponentPlacement::describe() const {
-  std::string s = component_.name + " (" + component_.model_class + ", " +
-                  formatBytes(weight_bytes_) + weightFormat(slots_) +
-                  "): " + offloadModeName(decision_.mode);
-  if (decision_.mode == OffloadMode::GroupBlock || decision_.mode == OffloadMode::Balanced)
-    s += ", " + std::to_string(decision_.blocks_per_group) + " block" +
-         (decision_.blocks_per_group > 1 ? "s" : "") + " per group" +
-         (decision_.streams ? ", streams" : ", no streams");
-  if (decision_.mode == OffloadMode::Balanced)
-    s += ", " + formatBytes(residentBytes()) + " resident";
-  if (decision_.offload_after_call) s += ", back to the host after each call";
-  if (decision_.pin == PinMode::On) s += ", pinned";
-  if (decision_.pin == PinMode::PerGroup) s += ", pinned per group";
-  if (!decision_.reason.empty()) s += " (" + decision_.reason + ")";
-  return s;
+  return component_.name + " (" + component_.model_class + ", " + formatBytes(weight_bytes_) +
+         weightFormat(slots_) + "): " + describeDecision(decision_, residentBytes());
 }
 
 // ------------------------------------------------------------------------- hooks

@@ -21,45 +21,10 @@
 #include "memory/copy_queue.h"
 #include "memory/copy_stream.h"
 #include "memory/device.h"
+#include "memory/placement_plan.h"
 #include "weights/params.h"
 
 namespace kiln::memory {
-
-using kiln::OffloadMode;
-using kiln::offloadModeName;
-using kiln::OffloadSettings;
-using kiln::parseOffloadMode;
-using kiln::PinMode;
-
-enum class ComponentRole { Invalid = 0, TextEncoder, Denoiser, Vae };
-
-struct ComponentInfo {
-  std::string name;         // "unet", "vae", "text_encoder", "text_encoder_2"
-  std::string model_class;  // "UNetModel", "AutoencoderKL", "ClipTextModel"
-  ComponentRole role = ComponentRole::Invalid;
-  const weights::ParamList* params = nullptr;
-  // Offloaded as if in the always list unless the settings name the component.
-  bool offloaded_by_default = false;
-};
-
-// What placement decided for one component.
-struct PlacementDecision {
-  OffloadMode mode = OffloadMode::None;
-  int blocks_per_group = 1;
-  bool streams = false;
-  bool record_stream = false;       // streams: copies allocated on the copy stream (GPU)
-  bool offload_after_call = false;  // model mode: back to the host when the call ends
-  PinMode pin = PinMode::Off;       // host copies of the streamed weights in pinned memory
-  std::string reason;               // why, when it differs from the settings
-  bool operator==(const PlacementDecision&) const = default;
-};
-
-// Decides a component's placement from the settings and its role (never from its name
-// alone): never/always lists first, then the per-component mode, then role rules (text
-// encoders go leaf level without streams; a VAE is onloaded whole for each call and leaves
-// afterwards only when larger than the threshold; block modes need blocks).
-PlacementDecision decidePlacement(const ComponentInfo& component, int64_t weight_bytes,
-                                  const OffloadSettings& settings);
 
 struct PlacementCounters {
   int64_t applies = 0;         // placements done
@@ -94,6 +59,8 @@ class ComponentPlacement final : public weights::ExecutionHooks {
   // What was placed: the decision asked for, less what could not be had (a denied pin).
   const PlacementDecision& decision() const noexcept { return decision_; }
   int64_t weightBytes() const noexcept { return weight_bytes_; }
+  // Its weights' sizes (never changing; readable from any thread).
+  const WeightLayout& layout() const noexcept { return layout_; }
   int64_t deviceBytes() const;
   // Device bytes this placement keeps between calls (resident weights).
   int64_t residentBytes() const;
@@ -118,11 +85,6 @@ class ComponentPlacement final : public weights::ExecutionHooks {
     on_model_call_ = std::move(callback);
   }
 
-  // Device bytes the weights of `params` placed as `decision` take at most during a call
-  // (balanced: its streamed part only, since its resident part is whatever fits).
-  static int64_t plannedPeakBytes(const weights::ParamList& params,
-                                  const PlacementDecision& decision);
-
  private:
   void toDevice(std::size_t slot);
   void toHost(std::size_t slot);
@@ -139,6 +101,7 @@ class ComponentPlacement final : public weights::ExecutionHooks {
   const Device& device_;
   ComponentInfo component_;
   std::vector<weights::ParamSlot> slots_;
+  WeightLayout layout_;
   std::vector<at::Tensor> host_;  // host copies (undefined where dropped: resident)
   std::vector<bool> resident_;    // stays on the device between calls
   std::unordered_map<const at::Tensor*, std::size_t> slot_of_;

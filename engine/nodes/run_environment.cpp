@@ -92,9 +92,14 @@ void placeModel(LoadedModel& model, RunEnvironment& env, memory::Device& device,
   } else {
     available = device.memory().free_bytes;
   }
-  // Balanced mode keeps resident what fits beside the work and the reserve.
-  // Each line as it happens: a component's before its pin step, which may take long.
-  (void)model.place(env.offload, std::max<int64_t>(available - working_bytes - reserve, 0),
+  // Balanced mode keeps resident what fits beside the work (at least that of the model's
+  // native size, so a placement made between jobs leaves room for one) and the reserve,
+  // counting the model's own device bytes (placing again moves them first), as the memory
+  // map does. Each line as it happens: a component's before its pin step, which may take
+  // long.
+  const int64_t room = available + model.deviceBytes();
+  const int64_t beside = std::max(working_bytes, model.nativeWorkingBytes());
+  (void)model.place(env.offload, std::max<int64_t>(room - beside - reserve, 0),
                     [&](const std::string& line) { env.emit(logEvent(line)); });
 }
 

@@ -270,6 +270,72 @@ class TestEngine : public QObject {
     QCOMPARE(after.cached_models, 0);
   }
 
+  // The memory map says before Apply what Apply then does: after each settings change the
+  // device holds exactly the resident weights the plan named, and a plan that does not
+  // fit says so. The CPU has nothing to place; settings that cannot work are refused.
+  void memoryMapShowsWhatApplyDoes() {
+    Recorder cpu_rec;
+    kiln::Engine cpu(options(cpu_rec));
+    QVERIFY(!cpu.planMemory({}).accelerator);
+    QCOMPARE(cpu.planMemory({}).device, std::string("cpu"));
+
+    Recorder rec;
+    kiln::EngineOptions o = options(rec);
+    o.device = "sim:256MiB";
+    kiln::Engine engine(o);
+    const kiln::MemoryPlan empty = engine.planMemory({});
+    QVERIFY(empty.accelerator);
+    QVERIFY(empty.models.empty());  // nothing loaded yet
+    const kiln::JobId id = engine.submit(job(2));
+    QVERIFY(rec.waitForEnd(id));
+    QCOMPARE(rec.end(id).type, EventType::JobFinished);
+
+    const auto settings = [](kiln::OffloadMode mode, bool streams) {
+      kiln::OffloadSettings s;
+      s.mode = mode;
+      s.streams = streams;
+      s.working_reserve_bytes = 0;
+      return s;
+    };
+    for (const kiln::OffloadSettings& s :
+         {settings(kiln::OffloadMode::None, false), settings(kiln::OffloadMode::Balanced, false),
+          settings(kiln::OffloadMode::GroupBlock, true),
+          settings(kiln::OffloadMode::GroupLeaf, false)}) {
+      kiln::MemoryPlanRequest request;
+      request.offload = s;
+      const kiln::MemoryPlan plan = engine.planMemory(request);
+      QCOMPARE(plan.models.size(), std::size_t{1});
+      const kiln::ModelMemoryPlan& m = plan.models[0];
+      const char* mode = kiln::offloadModeName(s.mode);
+      QVERIFY2(m.fits(), mode);
+      QCOMPARE(m.width, int64_t{512});  // SD 1.x's native size (no size asked)
+      QVERIFY(m.working_bytes > 0);
+      QCOMPARE(m.components.size(), std::size_t{3});  // unet, vae, text_encoder
+      int64_t weights = 0;
+      for (const kiln::PlannedComponent& c : m.components) weights += c.weight_bytes;
+      QCOMPARE(m.resident_bytes + m.host_bytes, weights);
+      QCOMPARE(m.left_bytes, m.room_bytes - m.resident_bytes - m.streamed_bytes - m.working_bytes);
+      engine.setOffloadSettings(s);
+      QVERIFY(engine.waitIdle(60));
+      QVERIFY2(engine.memoryStats().cached_model_device_bytes == m.resident_bytes, mode);
+      if (s.mode == kiln::OffloadMode::None)
+        QCOMPARE(m.streamed_bytes, int64_t{0});
+      else
+        QVERIFY2(m.resident_bytes < weights && m.streamed_bytes > 0, mode);
+    }
+    // Too large a size for the device: said before anything is applied.
+    kiln::MemoryPlanRequest huge;
+    huge.width = huge.height = 8192;
+    const kiln::ModelMemoryPlan too_big = engine.planMemory(huge).models.at(0);
+    QVERIFY(!too_big.fits());
+    QVERIFY(too_big.left_bytes < 0);
+    QVERIFY2(too_big.problems[0].find("more device memory") != std::string::npos,
+             too_big.problems[0].c_str());
+    kiln::MemoryPlanRequest bad;
+    bad.offload.record_stream = true;  // without streams
+    QVERIFY_THROWS_EXCEPTION(kiln::Error, engine.planMemory(bad));
+  }
+
   // A device too small for the model fails the job before loading onto it, with a message
   // that says what to do, and leaves nothing on the device.
   void tooSmallDeviceFailsClearly() {

@@ -8,6 +8,8 @@
 #include <exception>
 #include <stdexcept>
 
+#include "memory/gpu_backend.h"
+
 namespace kiln::gpu_check {
 
 std::vector<Case>& cases() {
@@ -17,6 +19,13 @@ std::vector<Case>& cases() {
 
 void fail(const std::string& what, const char* file, int line) {
   throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + what);
+}
+
+void requireBf16() {
+  const memory::GpuBackend* backend = memory::gpuBackend();
+  if (!backend || !backend->properties(0).bf16)
+    GPU_SKIP("the GPU computes no bf16 (" +
+             (backend ? backend->properties(0).arch : std::string("no backend")) + ")");
 }
 
 }  // namespace kiln::gpu_check

@@ -24,6 +24,8 @@ struct Skipped {
 };
 
 [[noreturn]] void fail(const std::string& what, const char* file, int line);
+// Skips the case on a GPU without native bf16 (before Ampere, CDNA1, RDNA2).
+void requireBf16();
 
 }  // namespace kiln::gpu_check
 

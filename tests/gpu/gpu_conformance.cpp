@@ -90,5 +90,6 @@ GPU_TEST(sdxlWithinOnePercentInFp16) {
 }
 
 GPU_TEST(sdxlWithinOnePercentInBf16) {
+  kiln::gpu_check::requireBf16();
   halfMatches("sdxl", at::kBFloat16);
 }

@@ -81,6 +81,36 @@ class TestFirstStartWizard : public QObject {
     QCOMPARE(settings.value("memory/streams").toBool(), true);
   }
 
+  // A build with GPUs lists the ones its libtorch computes on, by their device, proposes
+  // the largest, and picking another proposes the preset for that one's memory.
+  void theGpuToComputeOnIsChosen() {
+    Settings settings(store());
+    kiln::ui::FirstStartWizard wizard(settings, {},
+                                      {{"NVIDIA GeForce RTX 3060", "NVIDIA", 12 * kGiB, "cuda:0"},
+                                       {"NVIDIA GeForce RTX 4090", "NVIDIA", 24 * kGiB, "cuda:1"}},
+                                      true);
+    QComboBox* devices = wizard.deviceChoice();
+    QVERIFY(devices);
+    QCOMPARE(devices->count(), 3);  // both GPUs and the CPU
+    QCOMPARE(wizard.chosenDevice(), QString("cuda:1"));
+    QVERIFY(devices->currentText().contains("RTX 4090"));
+    QCOMPARE(wizard.chosenPreset(), MemoryPreset::Over12GB);
+    devices->setCurrentIndex(devices->findData("cuda:0"));
+    QCOMPARE(wizard.chosenPreset(), MemoryPreset::Upto12GB);
+    devices->setCurrentIndex(devices->findData("cpu"));
+    QCOMPARE(wizard.chosenPreset(), MemoryPreset::Cpu);
+    devices->setCurrentIndex(devices->findData("cuda:0"));
+    wizard.accept();
+    QCOMPARE(settings.device(), QString("cuda:0"));
+    QCOMPARE(
+        settings.value("memory/offload").toString(),
+        memoryPresetValues(MemoryPreset::Upto12GB, "cuda:0").value("memory/offload").toString());
+    // A CPU-only build offers no choice.
+    kiln::ui::FirstStartWizard cpu_only(settings, {}, {{"RTX", "NVIDIA", 8 * kGiB}}, false);
+    QVERIFY(!cpu_only.deviceChoice());
+    QCOMPARE(cpu_only.chosenDevice(), QString("cpu"));
+  }
+
   void skippingStoresOnlyThatItRan() {
     Settings settings(store());
     kiln::ui::FirstStartWizard wizard(settings, folders(), {}, true);

@@ -34,6 +34,7 @@
 #include "kiln/build_info.h"
 #include "kiln/render.h"
 #include "main_window.h"
+#include "memory_map.h"
 #include "memory_panel.h"
 #include "number_fields.h"
 #include "parameter_panel.h"
@@ -365,13 +366,31 @@ class TestMainWindow : public QObject {
     QVERIFY(resident > 0);
     QVERIFY(!memory->memory().placements.filter("unet (").filter("): none").isEmpty());
     kiln::ui::PreferencesDialog dialog(window->settings(), window->bridge());
+    // The memory map shows the loaded model as it is placed now...
+    kiln::ui::MemoryMapView* map = dialog.memoryMap();
+    QCOMPARE(map->deviceBars().size(), 1);
+    QVERIFY(map->fits());
+    const qint64 planned_now = map->deviceBars()[0]->parts()[0].bytes;  // resident weights
+    QTRY_COMPARE(memory->memory().cached_model_device_bytes, planned_now);
+    QVERIFY2(map->shownText().contains("unet (UNetModel"), qPrintable(map->shownText()));
     auto* unet = qobject_cast<QComboBox*>(dialog.editorFor("memory/offload_unet"));
     QVERIFY(unet);
     unet->setCurrentText("group-block");
+    // ...and what a change will do before it is applied, which Apply then does.
+    const qint64 planned = map->deviceBars()[0]->parts()[0].bytes;
+    QVERIFY(planned < planned_now);
+    QVERIFY(map->deviceBars()[0]->parts()[1].bytes > 0);  // the largest streamed group
+    QVERIFY2(map->shownText().contains("group-block"), qPrintable(map->shownText()));
     QVERIFY2(dialog.apply(), qPrintable(dialog.errorText()));
     QTRY_VERIFY_WITH_TIMEOUT(
         !memory->memory().placements.filter("unet (").filter("group-block").isEmpty(), 30000);
+    QTRY_COMPARE(memory->memory().cached_model_device_bytes, planned);
     QVERIFY(memory->memory().device_allocated < resident);
+    // A size the device cannot take is said before anything runs.
+    dialog.setPlanSize(8192, 8192, 0);
+    QVERIFY(!map->fits());
+    QVERIFY2(map->shownText().contains("Does not fit"), qPrintable(map->shownText()));
+    QVERIFY(map->deviceBars()[0]->parts()[2].bytes > map->deviceBars()[0]->total());
     QCOMPARE(memory->memory().cached_models, 1);
     // The dock's tree names the component and its new placement.
     bool shown = false;

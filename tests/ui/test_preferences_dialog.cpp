@@ -11,6 +11,7 @@
 #include <QtTest>
 
 #include "engine_bridge.h"
+#include "memory_map.h"
 #include "preferences_dialog.h"
 #include "settings.h"
 
@@ -62,6 +63,10 @@ class TestPreferencesDialog : public QObject {
     kiln::app::Settings settings(store());
     kiln::ui::PreferencesDialog dialog(settings, &bridge);
     dialog.show();
+    // On the CPU the memory map has nothing to place, and says so.
+    QVERIFY2(dialog.memoryMap()->shownText().contains("computes on the CPU"),
+             qPrintable(dialog.memoryMap()->shownText()));
+    QVERIFY(dialog.memoryMap()->deviceBars().isEmpty());
     qobject_cast<QSpinBox*>(dialog.editorFor("memory/blocks_per_group"))->setValue(3);
     qobject_cast<QComboBox*>(dialog.editorFor("memory/offload_unet"))
         ->setCurrentText("group-block");

@@ -6,11 +6,13 @@
 // window on the screen; a small picture enlarged to the view; the workflow editor opening
 // whole on the screen; the memory dock showing its values. Run under Xvfb (the xcb
 // platform: what the X server shows is grabbed) where xvfb-run exists, else offscreen.
+#include <QComboBox>
 #include <QDir>
 #include <QGuiApplication>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QScreen>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSpinBox>
 #include <QTabWidget>
@@ -29,6 +31,7 @@
 #include "first_start_wizard.h"
 #include "image_view.h"
 #include "main_window.h"
+#include "memory_map.h"
 #include "memory_panel.h"
 #include "preferences_dialog.h"
 #include "settings.h"
@@ -53,6 +56,19 @@ int distinctColours(const QImage& image) {
     for (int x = 0; x < image.width(); x += 7) colours.insert(image.pixel(x, y));
   return static_cast<int>(colours.size());
 }
+
+// Whether a widget inside a scroll area is within the part of it the area shows.
+struct MemoryBarCheck {
+  QWidget* bar;
+  bool inView() const {
+    for (QWidget* w = bar->parentWidget(); w; w = w->parentWidget())
+      if (auto* scroll = qobject_cast<QScrollArea*>(w)) {
+        QWidget* view = scroll->viewport();
+        return view->rect().contains(QRect(bar->mapTo(view, QPoint()), bar->size()));
+      }
+    return true;
+  }
+};
 
 void keep(const QImage& image, const QString& name) {
   QDir().mkpath(KILN_TEST_ARTIFACTS);
@@ -130,6 +146,12 @@ class TestScreenshots : public QObject {
         QWidget* editor = dialog.editorFor(spec.key);
         if (!editor || !editor->isVisible()) continue;
         ++controls;
+        // A page longer than the dialog scrolls: the control is shown once scrolled to.
+        for (QWidget* w = editor->parentWidget(); w; w = w->parentWidget())
+          if (auto* scroll = qobject_cast<QScrollArea*>(w)) {
+            scroll->ensureWidgetVisible(editor);
+            break;
+          }
         const QRect r(editor->mapTo(&dialog, QPoint()), editor->size());
         QVERIFY2(dialog.rect().contains(r), qPrintable(spec.key));
         QVERIFY2(editor->width() >= std::min(editor->minimumSizeHint().width(), 200),
@@ -139,6 +161,45 @@ class TestScreenshots : public QObject {
       keep(shot, "preferences_" + QString::number(page + 1) + "_" +
                      dialog.pages()->tabText(page).toLower() + ".png");
     }
+  }
+
+  // The memory map of a loaded model on a simulated 256 MiB device, with the UNet
+  // streamed block by block: shown whole when the Memory page is scrolled to it.
+  void memoryMap() {
+    QTemporaryDir dir;
+    auto store = std::make_unique<QSettings>(dir.filePath("kiln.ini"), QSettings::IniFormat);
+    auto settings = std::make_unique<kiln::app::Settings>(std::move(store));
+    QVERIFY(settings->set("memory/device", "sim:256M").isEmpty());
+    QVERIFY(settings->set("general/output_folder", dir.filePath("out")).isEmpty());
+    kiln::ui::MainWindow window(std::move(settings));
+    window.modelEdit()->setText(QString(KILN_CONFORMANCE_DIR) +
+                                "/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors");
+    window.stepsSpin()->setValue(2);
+    window.widthSpin()->setValue(128);
+    window.heightSpin()->setValue(128);
+    window.startGenerate();
+    QTRY_VERIFY2_WITH_TIMEOUT(window.hasResult(), qPrintable(window.statusText()), 120000);
+    kiln::ui::PreferencesDialog dialog(window.settings(), window.bridge());
+    dialog.resize(760, 700);
+    dialog.setPlanSize(512, 512, 0);
+    qobject_cast<QComboBox*>(dialog.editorFor("memory/offload_unet"))
+        ->setCurrentText("group-block");
+    dialog.pages()->setCurrentIndex(1);
+    dialog.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+    QTest::qWait(100);
+    kiln::ui::MemoryMapView* map = dialog.memoryMap();
+    QCOMPARE(map->deviceBars().size(), 1);
+    QVERIFY(map->fits());
+    // Whole inside the dialog and inside the map's scrolled view (not clipped away).
+    MemoryBarCheck check{map->deviceBars()[0]};
+    const QRect bar(check.bar->mapTo(&dialog, QPoint()), check.bar->size());
+    QVERIFY2(dialog.rect().contains(bar), "the device bar is inside the dialog");
+    QVERIFY2(check.inView(), "the device bar is in the map's view");
+    QVERIFY(bar.width() >= 300);
+    const QImage shot = shoot(&dialog);
+    QVERIFY(distinctColours(shot) > 8);
+    keep(shot, "preferences_memory_map.png");
   }
 
   void firstStartAssistant() {

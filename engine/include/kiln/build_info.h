@@ -3,10 +3,21 @@
 // `kiln-cli --version` print it.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace kiln {
+
+// A GPU this build can compute on.
+struct GpuDeviceInfo {
+  std::string device;  // Kiln's name for it: "cuda:0" (ROCm GPUs too)
+  std::string name;    // "NVIDIA GeForce RTX 4090", "AMD Radeon PRO W7900"
+  std::string arch;    // "sm_89", "gfx1100"
+  int64_t memory_bytes = 0;
+  bool rocm = false;
+  bool bf16 = false;  // computes bfloat16 natively
+};
 
 struct BuildInfo {
   std::string version;        // "0.1.0"
@@ -17,6 +28,8 @@ struct BuildInfo {
   int gpu_count = 0;  // GPUs those backends see on this machine now
   // Kiln's own devices for those backends (see EngineOptions::device); "cpu" always.
   std::vector<std::string> devices;
+  // The GPUs among them, in the order their device numbers count.
+  std::vector<GpuDeviceInfo> gpus;
   // Whether the CPU has bf16 instructions, so that bf16 is its fast compute precision
   // (see fastCpuDType); without them bf16 is emulated and fp32 is the fast one.
   bool cpu_bf16 = false;

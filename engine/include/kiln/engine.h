@@ -11,6 +11,7 @@
 
 #include "kiln/error.h"
 #include "kiln/image.h"
+#include "kiln/memory_plan.h"
 #include "kiln/offload.h"
 #include "kiln/render.h"
 #include "kiln/video_io.h"
@@ -215,6 +216,11 @@ class Engine {
   // next job starts. Throws kiln::Error(InvalidArgument) for settings that cannot work.
   void setOffloadSettings(const OffloadSettings& settings);
   OffloadSettings offloadSettings() const;
+  // The memory map before settings are applied: for each loaded model, what
+  // `request.offload` would put on the device and in pinned host memory beside the
+  // working memory of the size asked, and what does not fit. Any thread; quick (sizes
+  // only, nothing moves). Throws kiln::Error(InvalidArgument) for settings that cannot work.
+  MemoryPlan planMemory(const MemoryPlanRequest& request) const;
 
  private:
   struct Impl;

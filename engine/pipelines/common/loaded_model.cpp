@@ -6,6 +6,7 @@
 
 #include "kiln/units.h"
 #include "memory/device.h"
+#include "pipelines/common/pipeline.h"
 #include "tensor_io/safetensors.h"
 
 namespace kiln::pipelines {
@@ -118,15 +119,24 @@ void LoadedModel::offload() {
       {});
 }
 
+std::vector<memory::PlanInput> LoadedModel::planInputs() const {
+  std::vector<memory::PlanInput> inputs;
+  for (const auto& p : placements_) inputs.push_back({&p->component(), &p->layout()});
+  return inputs;
+}
+
 int64_t LoadedModel::deviceBytesNeeded(const memory::OffloadSettings& settings) const {
   if (!device_.isAccelerator()) return 0;
+  // Balanced parts are planned as if none of them stayed: their resident part is what fits.
+  const std::vector<memory::PlannedPlacement> plans =
+      memory::planPlacements(planInputs(), settings, 0, -1);
   int64_t needed = 0;
-  for (const auto& p : placements_) {
+  for (std::size_t i = 0; i < placements_.size(); ++i) {
+    const auto& p = placements_[i];
     const memory::PlacementDecision d =
         memory::decidePlacement(p->component(), p->weightBytes(), settings);
     if (d == p->decision() && p->deviceBytes() > 0) continue;  // placed so already
-    needed +=
-        memory::ComponentPlacement::plannedPeakBytes(*p->component().params, d) - p->deviceBytes();
+    needed += plans[i].peak_bytes - p->deviceBytes();
   }
   return std::max<int64_t>(needed, 0);
 }
@@ -140,12 +150,17 @@ std::vector<std::string> LoadedModel::place(const memory::OffloadSettings& setti
   if (device_.hasPinnedMemory())
     device_.setPinnedLimit(std::max<int64_t>(
         memory::availableHostBytes().value_or(0) - settings.pin_reserve_bytes, 0));
+  // Each balanced part keeps resident what the budget leaves after the others' resident
+  // weights (the pin step is the device's own, at apply).
+  const std::vector<memory::PlannedPlacement> plans =
+      memory::planPlacements(planInputs(), settings, balanced_budget_bytes, -1);
   std::exception_ptr first_error;
-  for (auto& p : placements_) {
+  for (std::size_t i = 0; i < placements_.size(); ++i) {
+    auto& p = placements_[i];
     try {
       const memory::PlacementDecision d =
           memory::decidePlacement(p->component(), p->weightBytes(), settings);
-      (void)p->apply(d, balanced_budget_bytes, [&](const std::string& line) {
+      (void)p->apply(d, plans[i].balanced_budget_bytes, [&](const std::string& line) {
         lines.push_back(line);
         if (log) log(line);
       });
@@ -159,6 +174,37 @@ std::vector<std::string> LoadedModel::place(const memory::OffloadSettings& setti
   }
   if (first_error) std::rethrow_exception(first_error);
   return lines;
+}
+
+int64_t LoadedModel::workingBytes(int64_t& width, int64_t& height, int64_t& frames) const {
+  const auto* pipe = dynamic_cast<const Pipeline*>(parts_.get());
+  if (!pipe) {
+    width = height = frames = 0;  // a VAE file alone: no work of its own to size
+    return 0;
+  }
+  const NativeSize native = pipe->nativeSize();
+  width = width > 0 ? width : native.width;
+  height = height > 0 ? height : native.height;
+  frames = pipe->latentFormat().video() ? (frames > 0 ? frames : native.frames) : 0;
+  return std::max(pipe->promptWorkingBytes(),
+                  pipe->sampleWorkingBytes(height, width, frames, pipe->promptTokens()));
+}
+
+int64_t LoadedModel::nativeWorkingBytes() const {
+  int64_t width = 0, height = 0, frames = 0;
+  return workingBytes(width, height, frames);
+}
+
+ModelMemoryPlan LoadedModel::planMemory(const memory::OffloadSettings& settings,
+                                        const memory::PlanRoom& room, int64_t width, int64_t height,
+                                        int64_t frames) const {
+  const int64_t working = workingBytes(width, height, frames);
+  ModelMemoryPlan plan = memory::planModelMemory(describe(), planInputs(), settings, room, working,
+                                                 std::max(working, nativeWorkingBytes()));
+  plan.width = width;
+  plan.height = height;
+  plan.frames = frames;
+  return plan;
 }
 
 lora::LoraPatcher* LoadedModel::patcher() const {

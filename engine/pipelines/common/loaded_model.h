@@ -61,6 +61,18 @@ class LoadedModel final : public memory::CachedModel {
   // step). `balanced_budget_bytes` is what balanced mode may keep resident.
   std::vector<std::string> place(const memory::OffloadSettings& settings,
                                  int64_t balanced_budget_bytes, const PlacementLog& log = {});
+  // The memory map of this model (see kiln/memory_plan.h) for `settings` in `room`, with
+  // the working memory of a width x height picture (frames: a clip's; 0: the family's
+  // native size). Reads only what never changes while the model is loaded, so any thread
+  // may ask while the model is alive.
+  ModelMemoryPlan planMemory(const memory::OffloadSettings& settings, const memory::PlanRoom& room,
+                             int64_t width, int64_t height, int64_t frames) const override;
+  // Device memory beyond the weights that encoding a prompt or sampling a width x height
+  // picture (frames: a clip) needs at its peak; sizes of 0 become the family's native
+  // ones (written back). 0 for a model that samples nothing (a VAE file).
+  int64_t workingBytes(int64_t& width, int64_t& height, int64_t& frames) const;
+  // The same for the native size: what balanced mode always leaves room for.
+  int64_t nativeWorkingBytes() const;
   const std::vector<std::unique_ptr<memory::ComponentPlacement>>& placements() const noexcept {
     return placements_;
   }
@@ -95,6 +107,7 @@ class LoadedModel final : public memory::CachedModel {
 
  private:
   using Placements = std::vector<std::unique_ptr<memory::ComponentPlacement>>;
+  std::vector<memory::PlanInput> planInputs() const;
   void recount();
   // Every component torn down (those `which` picks, when given) and every weight brought
   // back to the host, each tried whatever failed before it (after `first`, when given);

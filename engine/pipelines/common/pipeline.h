@@ -127,6 +127,9 @@ class Pipeline : public ModelParts {
                                         const PromptOptions& options = {}) const = 0;
   // Device memory beyond the weights that encoding one prompt needs at its peak.
   virtual int64_t promptWorkingBytes() const = 0;
+  // The tokens one prompt's encoding usually has (a CLIP window's 77; a T5 encoder's
+  // padded length): what working-memory estimates assume before a prompt is encoded.
+  virtual int64_t promptTokens() const { return 77; }
 
   // The latent [1, C, h, w] (a video's [1, C, T, h, w]) sampled as `request` asks.
   virtual at::Tensor sampleLatent(const SampleRequest& request,

@@ -124,6 +124,7 @@ class WanPipeline final : public Pipeline {
   PromptEncoding promptEncoding(const std::string& text,
                                 const PromptOptions& options = {}) const override;
   int64_t promptWorkingBytes() const override { return encodingWorkingBytes(); }
+  int64_t promptTokens() const override { return text_len_; }
   at::Tensor sampleLatent(const SampleRequest& request,
                           const SampleProgress& on_step = {}) const override;
   int64_t sampleWorkingBytes(int64_t height, int64_t width, int64_t frames,

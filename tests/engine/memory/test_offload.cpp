@@ -11,6 +11,7 @@
 #include "memory/offload.h"
 #include "models/vae/vae_tiling.h"
 #include "nodes/model_loading.h"
+#include "pipelines/common/loaded_model.h"
 #include "pipelines/sd/sd_pipeline.h"
 #include "ref_tensors.h"
 
@@ -88,6 +89,36 @@ PlacementDecision decision(OffloadMode mode, int blocks = 1, bool streams = fals
   return d;
 }
 
+// A data-driven case of a placement mode: the mode, blocks per group, streams and, for
+// balanced mode, its resident budget as a fraction of the weights.
+struct ModeRow {
+  const char* name;
+  OffloadMode mode;
+  int blocks;
+  bool streams;
+  double budget_fraction;
+};
+void addModeRows(const std::vector<ModeRow>& rows) {
+  QTest::addColumn<int>("mode");
+  QTest::addColumn<int>("blocks");
+  QTest::addColumn<bool>("streams");
+  QTest::addColumn<double>("budget_fraction");
+  for (const ModeRow& r : rows)
+    QTest::newRow(r.name) << int(r.mode) << r.blocks << r.streams << r.budget_fraction;
+}
+struct ModeCase {
+  int mode, blocks;
+  bool streams;
+  double budget_fraction;
+};
+ModeCase fetchModeCase() {
+  QFETCH(int, mode);
+  QFETCH(int, blocks);
+  QFETCH(bool, streams);
+  QFETCH(double, budget_fraction);
+  return {mode, blocks, streams, budget_fraction};
+}
+
 }  // namespace
 
 class OffloadTest : public QObject {
@@ -95,23 +126,16 @@ class OffloadTest : public QObject {
 
  private Q_SLOTS:
   void everyModeComputesWhatResidentWeightsCompute_data() {
-    QTest::addColumn<int>("mode");
-    QTest::addColumn<int>("blocks");
-    QTest::addColumn<bool>("streams");
-    QTest::addColumn<double>("budget_fraction");  // balanced mode's resident budget
-    QTest::newRow("none") << int(OffloadMode::None) << 1 << false << 0.0;
-    QTest::newRow("model") << int(OffloadMode::Model) << 1 << false << 0.0;
-    QTest::newRow("group-block 1") << int(OffloadMode::GroupBlock) << 1 << false << 0.0;
-    QTest::newRow("group-block 3 streams") << int(OffloadMode::GroupBlock) << 3 << true << 0.0;
-    QTest::newRow("group-leaf") << int(OffloadMode::GroupLeaf) << 1 << false << 0.0;
-    QTest::newRow("balanced") << int(OffloadMode::Balanced) << 1 << false << 0.4;
-    QTest::newRow("balanced streams") << int(OffloadMode::Balanced) << 1 << true << 0.4;
+    addModeRows({{"none", OffloadMode::None, 1, false, 0.0},
+                 {"model", OffloadMode::Model, 1, false, 0.0},
+                 {"group-block 1", OffloadMode::GroupBlock, 1, false, 0.0},
+                 {"group-block 3 streams", OffloadMode::GroupBlock, 3, true, 0.0},
+                 {"group-leaf", OffloadMode::GroupLeaf, 1, false, 0.0},
+                 {"balanced", OffloadMode::Balanced, 1, false, 0.4},
+                 {"balanced streams", OffloadMode::Balanced, 1, true, 0.4}});
   }
   void everyModeComputesWhatResidentWeightsCompute() {
-    QFETCH(int, mode);
-    QFETCH(int, blocks);
-    QFETCH(bool, streams);
-    QFETCH(double, budget_fraction);
+    const auto [mode, blocks, streams, budget_fraction] = fetchModeCase();
     const auto pipe = tinyPipeline();
     const UNetCall call;
     const at::Tensor expected = pipe->unet().forward(call.in);
@@ -170,6 +194,132 @@ class OffloadTest : public QObject {
     QCOMPARE(dev.memory().allocated_bytes, int64_t{0});
     QVERIFY(params.hooks() == nullptr);
     QVERIFY(pipe->unet().forward(call.in).equal(expected));
+  }
+
+  // The memory map's arithmetic is the placement's: in every mode the plan's resident and
+  // peak bytes are what placing keeps and what a call brings, and balanced mode's budget
+  // bounds its peak (the blocks that stream past the resident ones included).
+  void planIsWhatPlacementDoes_data() {
+    addModeRows({{"none", OffloadMode::None, 1, false, 0.0},
+                 {"model", OffloadMode::Model, 1, false, 0.0},
+                 {"group-block 2 streams", OffloadMode::GroupBlock, 2, true, 0.0},
+                 {"group-leaf", OffloadMode::GroupLeaf, 1, false, 0.0},
+                 {"balanced 60%", OffloadMode::Balanced, 1, false, 0.6},
+                 {"balanced 80% streams", OffloadMode::Balanced, 1, true, 0.8},
+                 {"balanced, all fits", OffloadMode::Balanced, 1, true, 1.0}});
+  }
+  void planIsWhatPlacementDoes() {
+    const auto [mode, blocks, streams, budget_fraction] = fetchModeCase();
+    const auto pipe = tinyPipeline();
+    const UNetCall call;
+    const at::Tensor expected = pipe->unet().forward(call.in);
+    SimulatedDevice dev(256 * kMiB);
+    ComponentPlacement place(dev, unetOf(*pipe));
+    OffloadSettings s;
+    s.mode = static_cast<OffloadMode>(mode);
+    s.blocks_per_group = blocks;
+    s.streams = streams;
+    s.pin = PinMode::Off;
+    const auto budget =
+        static_cast<int64_t>(budget_fraction * static_cast<double>(place.weightBytes()));
+    const std::vector<PlannedPlacement> plans =
+        planPlacements({{&place.component(), &place.layout()}}, s, budget, -1);
+    QCOMPARE(plans.size(), std::size_t{1});
+    const PlannedPlacement& plan = plans[0];
+    QCOMPARE(plan.weight_bytes, place.weightBytes());
+    QVERIFY(place.apply(decidePlacement(place.component(), place.weightBytes(), s),
+                        plan.balanced_budget_bytes));
+    QCOMPARE(place.decision(), plan.decision);
+    QCOMPARE(plan.peak_bytes, place.peakWeightBytes());
+    // Model mode onloads at the first call; the others hold their resident part now.
+    const int64_t between_calls = dev.memory().allocated_bytes;
+    QVERIFY(between_calls >= plan.resident_bytes);
+    QVERIFY(between_calls - plan.resident_bytes <= roundingSlack(*place.component().params));
+    if (s.mode != OffloadMode::Model) QCOMPARE(plan.resident_bytes, place.residentBytes());
+    if (s.mode == OffloadMode::Balanced) {
+      QCOMPARE(plan.balanced_budget_bytes, budget);
+      QVERIFY2(plan.peak_bytes <= budget, place.describe().c_str());
+      QVERIFY(plan.resident_bytes > 0);
+      if (budget_fraction >= 1.0)
+        QCOMPARE(plan.resident_bytes, place.weightBytes());
+      else
+        QVERIFY(plan.resident_bytes < place.weightBytes());
+    }
+    // What a call measures stays within the planned weight peak plus the work.
+    dev.resetPeak();
+    QVERIFY(call.run(*pipe, dev).equal(expected));
+    QVERIFY(dev.memory().peak_allocated_bytes >= plan.peak_bytes);
+    place.teardown();
+    QCOMPARE(dev.memory().allocated_bytes, int64_t{0});
+  }
+
+  // One model's map: the device bar's parts add up, a room too small says how much is
+  // missing and what to change, a working reserve that does not fit is dropped (as
+  // placing does), and pinned memory is counted against what the settings allow.
+  void memoryMapSaysWhatFits() {
+    SimulatedDevice dev(256 * kMiB);
+    pipelines::LoadedModel model(tinyPipeline(), dev);
+    int64_t width = 0, height = 0, frames = 0;
+    const int64_t working = model.workingBytes(width, height, frames);
+    QVERIFY(working > 0);
+    QVERIFY(width > 0 && height > 0);
+    QCOMPARE(frames, int64_t{0});  // a picture family
+    int64_t weights = 0;
+    for (const auto& p : model.placements()) weights += p->weightBytes();
+
+    OffloadSettings resident;
+    resident.working_reserve_bytes = 0;
+    const ModelMemoryPlan all = model.planMemory(resident, {256 * kMiB, -1}, 0, 0, 0);
+    QVERIFY(all.fits());
+    QCOMPARE(all.width, width);
+    QCOMPARE(all.resident_bytes, weights);
+    QCOMPARE(all.streamed_bytes, int64_t{0});
+    QCOMPARE(all.working_bytes, working);
+    QCOMPARE(all.left_bytes, 256 * kMiB - weights - working);
+    QCOMPARE(all.pinned_room_bytes, int64_t{-1});
+
+    // Exactly the room it needs fits; a byte less does not, and the problem says how much.
+    const int64_t needed = weights + working;
+    QVERIFY(model.planMemory(resident, {needed, -1}, 0, 0, 0).fits());
+    const ModelMemoryPlan short_by_one = model.planMemory(resident, {needed - 1, -1}, 0, 0, 0);
+    QVERIFY(!short_by_one.fits());
+    QCOMPARE(short_by_one.left_bytes, int64_t{-1});
+    QVERIFY2(short_by_one.problems[0].find("group-block") != std::string::npos,
+             short_by_one.problems[0].c_str());
+    // Streaming the UNet block by block fits where resident weights did not.
+    OffloadSettings streamed = resident;
+    streamed.mode = OffloadMode::GroupBlock;
+    streamed.pin = PinMode::Off;
+    const ModelMemoryPlan blocks = model.planMemory(streamed, {needed - 1, -1}, 0, 0, 0);
+    QVERIFY(blocks.fits());
+    QVERIFY(blocks.resident_bytes < weights);
+    QVERIFY(blocks.streamed_bytes > 0);
+    QVERIFY(!blocks.largest_streamed.empty());
+    // A reserve that does not fit beside the model is a note, not a failure.
+    OffloadSettings reserved = resident;
+    reserved.working_reserve_bytes = 64;
+    const ModelMemoryPlan no_reserve = model.planMemory(reserved, {needed, -1}, 0, 0, 0);
+    QVERIFY(no_reserve.fits());
+    QVERIFY(!no_reserve.notes.empty());
+    QCOMPARE(no_reserve.reserve_bytes, int64_t{0});
+    QCOMPARE(no_reserve.left_bytes, int64_t{0});
+    // Pinned memory: all the streamed weights where allowed; denied where not, which the
+    // component's placement says (block level, no streams).
+    OffloadSettings pinned = streamed;
+    pinned.pin = PinMode::On;
+    pinned.streams = true;
+    const ModelMemoryPlan pins = model.planMemory(pinned, {256 * kMiB, 1024 * kMiB}, 0, 0, 0);
+    QVERIFY(pins.pinned_bytes > 0);
+    QVERIFY(pins.pinned_bytes <= pins.host_bytes);
+    const ModelMemoryPlan denied = model.planMemory(pinned, {256 * kMiB, 0}, 0, 0, 0);
+    QCOMPARE(denied.pinned_bytes, int64_t{0});
+    bool said = false;
+    for (const PlannedComponent& c : denied.components)
+      said = said || c.placement.find("pinned memory denied") != std::string::npos;
+    QVERIFY(said);
+    // A bigger picture needs more working memory.
+    QVERIFY(model.planMemory(resident, {256 * kMiB, -1}, width * 2, height * 2, 0).working_bytes >
+            working);
   }
 
   // Re-applying unchanged settings does no work; changing them re-places without a reload;
