@@ -4,7 +4,7 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+51"/>
+        <location filename="../ui/preferences_dialog.cpp" line="+52"/>
         <source>One per line</source>
         <translation>Eins pro Zeile</translation>
     </message>
@@ -1298,7 +1298,7 @@
         <translation>Jede dieser Einstellungen lässt sich später in den Einstellungen ändern.</translation>
     </message>
     <message>
-        <location line="+25"/>
+        <location line="+24"/>
         <source>%1: %2 (%3)</source>
         <translation>%1: %2 (%3)</translation>
     </message>
@@ -1874,6 +1874,11 @@ Seed %2</translation>
     </message>
     <message>
         <location line="+6"/>
+        <source>The engine is moving weights on %1 just now; the map follows in a moment.</source>
+        <translation>Die Engine verschiebt gerade Gewichte auf %1; die Übersicht folgt gleich.</translation>
+    </message>
+    <message>
+        <location line="+5"/>
         <source>No model is loaded on %1. The map shows each model here once a render has loaded it.</source>
         <translation>Auf %1 ist kein Modell geladen. Die Übersicht zeigt jedes Modell hier, sobald ein Rendern es geladen hat.</translation>
     </message>
@@ -1948,12 +1953,12 @@ Seed %2</translation>
         <translation>Hauptspeicher: %1 Gewichte (dieses Gerät hat keinen gepinnten Speicher)</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+5"/>
         <source>%1 (%2, %3): %4</source>
         <translation>%1 (%2, %3): %4</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+4"/>
         <source>%1 resident</source>
         <translation>%1 resident</translation>
     </message>
@@ -2319,7 +2324,7 @@ Seed %2</translation>
         <translation>Wirkt beim nächsten Start von Kiln (jetzt: %1)</translation>
     </message>
     <message>
-        <location line="+136"/>
+        <location line="+139"/>
         <source>Record stream needs streams: turn on streams or turn off record stream</source>
         <translation>Record Stream braucht Streams: Streams einschalten oder Record Stream ausschalten</translation>
     </message>

@@ -4,7 +4,7 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/preferences_dialog.cpp" line="+51"/>
+        <location filename="../ui/preferences_dialog.cpp" line="+52"/>
         <source>One per line</source>
         <translation>1行に1つ</translation>
     </message>
@@ -1297,7 +1297,7 @@
         <translation>これらの設定はすべて後で設定から変更できます。</translation>
     </message>
     <message>
-        <location line="+25"/>
+        <location line="+24"/>
         <source>%1: %2 (%3)</source>
         <translation>%1: %2 (%3)</translation>
     </message>
@@ -1872,6 +1872,11 @@ seed %2</source>
     </message>
     <message>
         <location line="+6"/>
+        <source>The engine is moving weights on %1 just now; the map follows in a moment.</source>
+        <translation>エンジンが %1 上で重みを移動中です。まもなくマップを表示します。</translation>
+    </message>
+    <message>
+        <location line="+5"/>
         <source>No model is loaded on %1. The map shows each model here once a render has loaded it.</source>
         <translation>%1 にモデルは読み込まれていません。生成でモデルが読み込まれると、ここに表示されます。</translation>
     </message>
@@ -1946,12 +1951,12 @@ seed %2</source>
         <translation>ホストメモリ: 重み %1（このデバイスにはピン留めメモリがありません）</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+5"/>
         <source>%1 (%2, %3): %4</source>
         <translation>%1 (%2, %3): %4</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+4"/>
         <source>%1 resident</source>
         <translation>%1 常駐</translation>
     </message>
@@ -2317,7 +2322,7 @@ seed %2</source>
         <translation>Kiln の次回起動時に反映されます (現在: %1)</translation>
     </message>
     <message>
-        <location line="+136"/>
+        <location line="+139"/>
         <source>Record stream needs streams: turn on streams or turn off record stream</source>
         <translation>レコードストリームにはストリームが必要です：ストリームをオンにするか、レコードストリームをオフにしてください</translation>
     </message>

@@ -197,6 +197,11 @@ void MemoryMapView::rebuild() {
                 .arg(device));
     return;
   }
+  if (plan_.busy) {
+    addText(tr("The engine is moving weights on %1 just now; the map follows in a moment.")
+                .arg(device));
+    return;
+  }
   if (plan_.models.empty()) {
     addText(tr("No model is loaded on %1. The map shows each model here once a render has "
                "loaded it.")

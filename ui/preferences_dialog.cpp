@@ -16,6 +16,7 @@
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTabWidget>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -328,8 +329,10 @@ void PreferencesDialog::updateMemoryMap() {
                           app::settingTitle(key).toStdString() + ": not a size");
       return QVariant(static_cast<qint64>(*parsed));
     });
-    memory_map_->setPlan(bridge_->planMemory(request));
-  } catch (const kiln::Error& e) {
+    const kiln::MemoryPlan plan = bridge_->planMemory(request);
+    memory_map_->setPlan(plan);
+    if (plan.busy) QTimer::singleShot(250, this, &PreferencesDialog::updateMemoryMap);
+  } catch (const std::exception& e) {  // kiln::Error for settings; anything from the device
     memory_map_->showError(QString::fromUtf8(e.what()));
   }
 }

@@ -408,19 +408,15 @@ MemoryPlan Engine::planMemory(const MemoryPlanRequest& request) const {
   plan.device = device.name();
   plan.accelerator = device.isAccelerator();
   if (!plan.accelerator) return plan;  // weights stay in host memory; nothing is placed
-  // What one model may have: the device's free memory within the budget and what the
-  // cached models hold (as nodes::placeModel counts it, the cache making room by moving
-  // other models off).
-  const memory::DeviceMemory d = device.memory();
+  // What each model may have besides its own weights and pins (LoadedModel::planMemory
+  // adds those): the device's free memory within the budget, as nodes::placeModel counts
+  // it, and the host memory free for pinning less the reserve.
   memory::PlanRoom room;
-  room.device_bytes = impl_->cache.availableDeviceBytes() + impl_->cache.deviceBytes();
-  // Pinned memory: what the host has free less the reserve, counting what Kiln pins now
-  // as free (placing again gives it back first).
+  room.device_bytes = impl_->cache.availableDeviceBytes();
   if (device.hasPinnedMemory())
-    room.pinned_bytes = std::max<int64_t>(memory::availableHostBytes().value_or(0) +
-                                              d.pinned_bytes - request.offload.pin_reserve_bytes,
-                                          0);
-  impl_->cache.forEachModel([&](const memory::CachedModel& model) {
+    room.pinned_bytes = std::max<int64_t>(
+        memory::availableHostBytes().value_or(0) - request.offload.pin_reserve_bytes, 0);
+  plan.busy = !impl_->cache.tryForEachModel([&](const memory::CachedModel& model) {
     plan.models.push_back(
         model.planMemory(request.offload, room, request.width, request.height, request.frames));
   });

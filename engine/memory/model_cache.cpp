@@ -183,9 +183,11 @@ int64_t ModelCache::availableLocked() const {
   return std::max<int64_t>(available, 0);
 }
 
-void ModelCache::forEachModel(const std::function<void(const CachedModel&)>& visit) const {
-  std::lock_guard lock(mutex_);
+bool ModelCache::tryForEachModel(const std::function<void(const CachedModel&)>& visit) const {
+  std::unique_lock lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
   for (const Entry& e : entries_) visit(*e.model);
+  return true;
 }
 
 bool ModelCache::contains(const std::string& key) const {

@@ -115,8 +115,10 @@ class ModelCache {
   bool contains(const std::string& key) const;
   // Calls `visit` with each cached model, most recently used first, under the cache's
   // lock (so none is dropped meanwhile): `visit` must be quick, must not call the cache,
-  // and may read only what never changes in a model another thread may be using.
-  void forEachModel(const std::function<void(const CachedModel&)>& visit) const;
+  // and may read only what never changes in a model another thread may be using. Returns
+  // false at once, visiting none, while another thread holds the lock (making room can
+  // hold it for as long as moving a model takes), so a caller on a GUI thread never waits.
+  bool tryForEachModel(const std::function<void(const CachedModel&)>& visit) const;
   // The cached model for `key`, locked like acquire()'s, without loading, counting a hit
   // or changing the eviction order; an empty lease when it is not cached.
   Lease find(const std::string& key);

@@ -77,7 +77,12 @@ void ComponentPlacement::toHost(std::size_t i) {
 
 bool ComponentPlacement::apply(const PlacementDecision& decision, int64_t resident_budget_bytes,
                                const std::function<void(const std::string&)>& log) {
-  if (placed_ && decision == requested_) {
+  // Placed so already: nothing to do, unless a balanced part no longer fits its budget
+  // (a larger picture's work needs the room); a larger budget never moves weights back.
+  if (placed_ && decision == requested_ &&
+      (decision_.mode != OffloadMode::Balanced ||
+       peakBytes(layout_, resident_, decision_) <= resident_budget_bytes ||
+       residentSlots(layout_, decision_, resident_budget_bytes) == resident_)) {
     ++counters_.unchanged;
     return false;
   }

@@ -43,7 +43,9 @@ class ComponentPlacement final : public weights::ExecutionHooks {
   ComponentPlacement& operator=(const ComponentPlacement&) = delete;
 
   // Places the component as `decision` says. Returns false (and does nothing) when it is
-  // already placed so. `resident_budget_bytes` bounds balanced mode's resident part.
+  // already placed so. `resident_budget_bytes` bounds balanced mode's peak (its resident
+  // part and the blocks streaming past it); a balanced placement whose peak exceeds a new,
+  // smaller budget is placed again.
   // `log` hears "placed <describe()>" once the resident weights are on the device and
   // before the pin step (which may take long or fail), and again after it where pinning
   // changed the placement (denied).

@@ -290,7 +290,10 @@ std::vector<PlannedPlacement> planPlacements(const std::vector<PlanInput>& compo
     const int64_t needed = pinnedBytesNeeded(layout, p.resident, p.decision);
     if (needed > 0) {
       const int64_t streamed = layout.totalBytes() - residentBytes(layout, p.resident);
-      if (fitPinnedMemory(p.decision, needed, allowed, streamed, !layout.groups.empty())) {
+      // A per-group staging copy lives only for its transfer: it must fit, but holds
+      // nothing afterwards.
+      if (fitPinnedMemory(p.decision, needed, allowed, streamed, !layout.groups.empty()) &&
+          p.decision.pin == PinMode::On) {
         allowed -= needed;
         p.pinned_bytes = needed;
       }

@@ -97,7 +97,7 @@ void placeModel(LoadedModel& model, RunEnvironment& env, memory::Device& device,
   // counting the model's own device bytes (placing again moves them first), as the memory
   // map does. Each line as it happens: a component's before its pin step, which may take
   // long.
-  const int64_t room = available + model.deviceBytes();
+  const int64_t room = available + model.weightDeviceBytes();
   const int64_t beside = std::max(working_bytes, model.nativeWorkingBytes());
   (void)model.place(env.offload, std::max<int64_t>(room - beside - reserve, 0),
                     [&](const std::string& line) { env.emit(logEvent(line)); });

@@ -219,7 +219,8 @@ class Engine {
   // The memory map before settings are applied: for each loaded model, what
   // `request.offload` would put on the device and in pinned host memory beside the
   // working memory of the size asked, and what does not fit. Any thread; quick (sizes
-  // only, nothing moves). Throws kiln::Error(InvalidArgument) for settings that cannot work.
+  // only, nothing moves; never waits: `busy` while the engine moves models). Throws
+  // kiln::Error(InvalidArgument) for settings that cannot work.
   MemoryPlan planMemory(const MemoryPlanRequest& request) const;
 
  private:

@@ -46,6 +46,9 @@ struct MemoryPlan {
   std::string device;                   // "cuda:0", "sim:8.00 GiB", "cpu"
   bool accelerator = false;             // false: weights stay in host memory; nothing is placed
   std::vector<ModelMemoryPlan> models;  // loaded models, most recently used first
+  // The engine was moving models between device and host memory just then (no models
+  // listed): ask again shortly.
+  bool busy = false;
 };
 
 struct MemoryPlanRequest {

@@ -108,6 +108,18 @@ at::Tensor multiHeadAttention(const at::Tensor& q, const at::Tensor& k, const at
   return out.transpose(1, 2).reshape({b, n, c});
 }
 
+at::Tensor rmsNormGain(const at::Tensor& x, const at::Tensor& gain, double eps) {
+  weights::LeafScope leaf(&gain, nullptr);
+  const at::Tensor xf = x.to(at::kFloat);
+  return (xf * at::rsqrt(xf.pow(2).mean(-1, true) + eps)).to(x.scalar_type()) * gain;
+}
+
+at::Tensor rotatePairs(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  const at::Tensor xf = x.to(at::kFloat).unflatten(-1, {-1, 2});
+  const at::Tensor a = xf.select(-1, 0), b = xf.select(-1, 1);
+  return at::stack({a * cos - b * sin, a * sin + b * cos}, -1).flatten(-2).to(x.scalar_type());
+}
+
 at::Tensor timestepEmbedding(const at::Tensor& timesteps, int64_t dim, double freq_shift) {
   const int64_t half = dim / 2;
   at::Tensor exponent = at::arange(half, timesteps.options().dtype(at::kFloat)) *

@@ -85,6 +85,14 @@ class GroupNormStatsScope {
   GroupNormStats* previous_;
 };
 
+// x / rms(x) over the last dimension in float32, back in x's dtype, times `gain` (the
+// q/k norm of Wan's and FLUX's attention; reported as a leaf for offload).
+at::Tensor rmsNormGain(const at::Tensor& x, const at::Tensor& gain, double eps);
+
+// Rotates adjacent channel pairs (2i, 2i+1) of x [..., S, D] by per-token angles given as
+// cos/sin [S, D/2] float32: the rotary position embedding of Wan and FLUX.
+at::Tensor rotatePairs(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
+
 // Splits [B, N, H*D] into heads, attends and merges back: [B, N, H*D].
 at::Tensor multiHeadAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                               int64_t heads, const at::Tensor& mask = {});

@@ -48,6 +48,9 @@ Umt5Config Umt5Config::detect(const tensor_io::TensorIndex& index, const std::st
                                                  " attention channels do not split into " +
                                                  std::to_string(c.heads) + " heads");
   c.d_kv = inner / c.heads;
+  c.shared_position_bias = c.layers > 1 && !index.contains(prefix +
+                                                           "encoder.block.1.layer.0.SelfAttention."
+                                                           "relative_attention_bias.weight");
   c.d_ff = index.shape(l0 + "1.DenseReluDense.wi_0.weight").at(0);
   return c;
 }
@@ -92,8 +95,9 @@ Umt5Encoder::Umt5Encoder(const Umt5Config& config, std::string prefix)
     l.k.declare(params_, p + "0.SelfAttention.k.");
     l.v.declare(params_, p + "0.SelfAttention.v.");
     l.o.declare(params_, p + "0.SelfAttention.o.");
-    params_.add(p + "0.SelfAttention.relative_attention_bias.weight", {c.buckets, c.heads},
-                &l.rel_bias);
+    if (i == 0 || !c.shared_position_bias)
+      params_.add(p + "0.SelfAttention.relative_attention_bias.weight", {c.buckets, c.heads},
+                  &l.rel_bias);
     params_.add(p + "1.layer_norm.weight", {c.d_model}, &l.ff_norm, weights::ParamList::Kind::Leaf);
     l.wi0 = Linear(c.d_model, c.d_ff, Bias::Without);
     l.wi1 = Linear(c.d_model, c.d_ff, Bias::Without);
@@ -138,6 +142,7 @@ Umt5Output Umt5Encoder::forward(const at::Tensor& ids, const at::Tensor& mask) c
 
   Umt5Output out;
   out.hidden_states.push_back(x);
+  at::Tensor bias;  // [1 or B, H, L, L] float32: a layer's own, or layer 0's for every layer
   for (const Layer& l : layers_) {
     core::checkInterrupt();
     const weights::GroupScope group(params_, l.group);
@@ -146,9 +151,11 @@ Umt5Output Umt5Encoder::forward(const at::Tensor& ids, const at::Tensor& mask) c
       return t.view({b, n, c.heads, c.d_kv}).transpose(1, 2);
     };
     const at::Tensor q = split(l.q(h)), k = split(l.k(h)), v = split(l.v(h));
-    at::Tensor bias =
-        at::embedding(l.rel_bias, buckets).permute({2, 0, 1}).unsqueeze(0).to(at::kFloat);
-    if (key_mask.defined()) bias = bias + key_mask;
+    // Made while its layer's weights are on the device (offload moves them after).
+    if (l.rel_bias.defined() && (!c.shared_position_bias || !bias.defined())) {
+      bias = at::embedding(l.rel_bias, buckets).permute({2, 0, 1}).unsqueeze(0).to(at::kFloat);
+      if (key_mask.defined()) bias = bias + key_mask;
+    }
     // no 1/sqrt(d) scaling: T5 folds it into the weights; softmax in float32
     const at::Tensor scores =
         at::matmul(q.to(at::kFloat), k.to(at::kFloat).transpose(-2, -1)) + bias;

@@ -1,6 +1,8 @@
 // The UMT5 encoder (transformers' UMT5EncoderModel names, which ComfyUI's umt5_xxl files
 // keep): T5 layers with RMS norms, unscaled attention with a relative position bias of
-// each layer's own, and a gated tanh-GELU feed-forward. Wan's text encoder.
+// each layer's own, and a gated tanh-GELU feed-forward. Wan's text encoder. The same class
+// is the T5 v1.1 encoder (T5EncoderModel names; FLUX's t5xxl), whose first layer alone
+// has a position bias table, which every layer uses.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -23,11 +25,15 @@ struct Umt5Config {
   int64_t buckets = 32;
   int64_t max_distance = 128;
   double eps = 1e-6;
+  // T5 v1.1: only layer 0 has a relative position bias table, and every layer adds its
+  // bias; UMT5: each layer has its own.
+  bool shared_position_bias = false;
   // The token table's name under the prefix: transformers stores it twice (tied), as
   // "shared.weight" and "encoder.embed_tokens.weight"; some files keep only one.
   std::string embedding = "shared.weight";
 
-  // Everything from shapes (the head count from the relative position bias table).
+  // Everything from shapes (the head count from the relative position bias table; a
+  // second layer without a table of its own means the first one's is shared).
   static Umt5Config detect(const tensor_io::TensorIndex& index, const std::string& prefix);
 };
 
@@ -59,7 +65,7 @@ class Umt5Encoder {
   struct Layer {
     at::Tensor attn_norm, ff_norm;  // RMS gains
     Linear q, k, v, o;
-    at::Tensor rel_bias;  // [buckets, heads]
+    at::Tensor rel_bias;  // [buckets, heads]; with a shared bias, layer 0's only
     Linear wi0, wi1, wo;
     std::size_t group = 0;
   };
@@ -70,6 +76,10 @@ class Umt5Encoder {
   std::size_t final_group_ = 0;
   weights::ParamList params_;
 };
+
+// FLUX's T5 v1.1 encoder is this class with a shared position bias.
+using T5Encoder = Umt5Encoder;
+using T5Config = Umt5Config;
 
 // Bytes of activations (weights not included) one forward() over `tokens` tokens holds at
 // its peak in `dtype`: every layer's hidden state, and the largest layer's own tensors

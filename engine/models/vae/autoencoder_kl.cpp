@@ -152,8 +152,10 @@ AutoencoderKL::AutoencoderKL(const VaeConfig& config, std::string prefix)
   m.enc_mid.declare(params_, p + "encoder.mid.");
   m.enc_norm_out.declare(params_, p + "encoder.norm_out.");
   m.enc_conv_out.declare(params_, p + "encoder.conv_out.");
-  m.quant_conv.declare(params_, p + "quant_conv.");
-  m.post_quant_conv.declare(params_, p + "post_quant_conv.");
+  if (c.quant_convs) {
+    m.quant_conv.declare(params_, p + "quant_conv.");
+    m.post_quant_conv.declare(params_, p + "post_quant_conv.");
+  }
   m.dec_conv_in.declare(params_, p + "decoder.conv_in.");
   m.dec_mid.declare(params_, p + "decoder.mid.");
   declareLevels(m.up, p + "decoder.up.", "upsample.conv.");
@@ -168,7 +170,8 @@ AutoencoderKL& AutoencoderKL::operator=(AutoencoderKL&&) noexcept = default;
 at::Tensor AutoencoderKL::decode(const at::Tensor& z) const {
   const Impl& m = *impl_;
   const weights::CallScope call(params_);
-  at::Tensor h = m.post_quant_conv(z.to(m.dec_conv_in.weight.scalar_type()));
+  at::Tensor h = z.to(m.dec_conv_in.weight.scalar_type());
+  if (config_.quant_convs) h = m.post_quant_conv(h);
   core::checkInterrupt();
   h = m.dec_mid(m.dec_conv_in(h));
   for (auto it = m.up.rbegin(); it != m.up.rend(); ++it) {
@@ -195,7 +198,7 @@ at::Tensor AutoencoderKL::encodeMoments(const at::Tensor& image) const {
   }
   core::checkInterrupt();
   h = m.enc_conv_out(at::silu(m.enc_norm_out(m.enc_mid(h))));
-  return m.quant_conv(h);
+  return config_.quant_convs ? m.quant_conv(h) : h;
 }
 
 LatentMoments AutoencoderKL::encode(const at::Tensor& image) const {

@@ -10,7 +10,8 @@ VaeConfig VaeConfig::detect(const tensor_io::TensorIndex& index, const std::stri
   c.in_channels = index.dim(prefix + "encoder.conv_in.weight", 1);
   c.out_channels = index.dim(prefix + "decoder.conv_out.weight", 0);
   c.z_channels = index.dim(prefix + "decoder.conv_in.weight", 1);
-  c.embed_dim = index.dim(prefix + "post_quant_conv.weight", 1);
+  c.quant_convs = index.contains(prefix + "post_quant_conv.weight");
+  c.embed_dim = c.quant_convs ? index.dim(prefix + "post_quant_conv.weight", 1) : c.z_channels;
   c.num_res_blocks = 0;
   while (index.contains(prefix + "encoder.down.0.block." + std::to_string(c.num_res_blocks) +
                         ".conv1.weight"))

@@ -18,6 +18,9 @@ struct VaeConfig {
   int64_t num_res_blocks = 2;
   int64_t z_channels = 4;
   int64_t embed_dim = 4;
+  // 1x1 convolutions between the encoder, the latent and the decoder (SD's); FLUX's VAE
+  // has none: the encoder's output is the latent's moments and the decoder takes it as is.
+  bool quant_convs = true;
   double scaling_factor = 0.18215;  // a property of the model family, not of the shapes
 
   // Pixels per latent cell along each axis.

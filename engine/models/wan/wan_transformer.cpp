@@ -11,23 +11,9 @@
 namespace kiln::models {
 namespace {
 
-// RMS norm over the last dimension with a gain, in float32.
-at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps) {
-  weights::LeafScope leaf(&weight, nullptr);
-  const at::Tensor xf = x.to(at::kFloat);
-  return (xf * at::rsqrt(xf.pow(2).mean(-1, true) + eps)).to(x.scalar_type()) * weight;
-}
-
 // Layer norm without affine parameters, in float32.
 at::Tensor plainLayerNorm(const at::Tensor& x, int64_t dim, double eps) {
   return at::layer_norm(x.to(at::kFloat), {dim}, {}, {}, eps);
-}
-
-// Rotates adjacent channel pairs of x [B, H, S, D] by the angles' cos/sin [S, D/2].
-at::Tensor applyRope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
-  const at::Tensor xf = x.to(at::kFloat).unflatten(-1, {-1, 2});
-  const at::Tensor a = xf.select(-1, 0), b = xf.select(-1, 1);
-  return at::stack({a * cos - b * sin, a * sin + b * cos}, -1).flatten(-2).to(x.scalar_type());
 }
 
 }  // namespace
@@ -146,12 +132,12 @@ at::Tensor WanTransformer::attend(const Attention& a, const at::Tensor& x,
   const auto split = [&](const at::Tensor& t) {
     return t.unflatten(-1, {heads, hd}).transpose(1, 2);
   };
-  at::Tensor q = split(rmsNorm(a.q(x), a.norm_q, config_.eps));
-  at::Tensor k = split(rmsNorm(a.k(kv_in), a.norm_k, config_.eps));
+  at::Tensor q = split(rmsNormGain(a.q(x), a.norm_q, config_.eps));
+  at::Tensor k = split(rmsNormGain(a.k(kv_in), a.norm_k, config_.eps));
   const at::Tensor v = split(a.v(kv_in));
   if (cos) {
-    q = applyRope(q, *cos, *sin);
-    k = applyRope(k, *cos, *sin);
+    q = rotatePairs(q, *cos, *sin);
+    k = rotatePairs(k, *cos, *sin);
   }
   const at::Tensor out =
       core::scaledDotProductAttention(q, k, v, {}, 1.0 / std::sqrt(static_cast<double>(hd)));

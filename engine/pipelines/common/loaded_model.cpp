@@ -49,18 +49,20 @@ int64_t LoadedModel::deviceBytes() const {
 }
 
 void LoadedModel::recount() {
-  int64_t host = 0, on_device = 0;
+  int64_t host = 0, on_device = 0, pinned = 0;
   for (const auto* params : lists_)
     for (const auto& slot : params->slots()) {
       if (!slot.tensor->defined()) continue;
-      (device_.isAccelerator() && device_.holds(*slot.tensor) ? on_device : host) +=
-          static_cast<int64_t>(slot.tensor->nbytes());
+      const auto bytes = static_cast<int64_t>(slot.tensor->nbytes());
+      (device_.isAccelerator() && device_.holds(*slot.tensor) ? on_device : host) += bytes;
+      if (device_.isPinned(*slot.tensor)) pinned += bytes;
     }
   std::vector<std::string> summary;
   if (device_.isAccelerator() && on_device > 0)
     for (const auto& p : placements_) summary.push_back(p->describe());
   host_bytes_ = host + loraBackupBytes();
   device_bytes_ = on_device;
+  pinned_bytes_ = pinned;
   std::lock_guard lock(summary_mutex_);
   summary_ = std::move(summary);
 }
@@ -199,7 +201,11 @@ ModelMemoryPlan LoadedModel::planMemory(const memory::OffloadSettings& settings,
                                         const memory::PlanRoom& room, int64_t width, int64_t height,
                                         int64_t frames) const {
   const int64_t working = workingBytes(width, height, frames);
-  ModelMemoryPlan plan = memory::planModelMemory(describe(), planInputs(), settings, room, working,
+  // Its own weights make room when it is placed again (its pins too), as placeModel counts.
+  memory::PlanRoom own = room;
+  own.device_bytes += weightDeviceBytes();
+  if (own.pinned_bytes >= 0) own.pinned_bytes += pinned_bytes_.load();
+  ModelMemoryPlan plan = memory::planModelMemory(describe(), planInputs(), settings, own, working,
                                                  std::max(working, nativeWorkingBytes()));
   plan.width = width;
   plan.height = height;

@@ -46,6 +46,9 @@ class LoadedModel final : public memory::CachedModel {
   std::string staleReason() const override;
   int64_t hostBytes() const override;
   int64_t deviceBytes() const override;
+  // Of the device bytes, its weights' (without a hooked LoRA's copies): what placing it
+  // again can move.
+  int64_t weightDeviceBytes() const noexcept { return device_bytes_.load(); }
   // Every weight back to host memory; the next place() places afresh.
   void offload() override;
   std::vector<std::string> placementSummary() const override;
@@ -61,7 +64,8 @@ class LoadedModel final : public memory::CachedModel {
   // step). `balanced_budget_bytes` is what balanced mode may keep resident.
   std::vector<std::string> place(const memory::OffloadSettings& settings,
                                  int64_t balanced_budget_bytes, const PlacementLog& log = {});
-  // The memory map of this model (see kiln/memory_plan.h) for `settings` in `room`, with
+  // The memory map of this model (see kiln/memory_plan.h) for `settings` in `room` (what
+  // the device and host offer besides this model's own weights and pins), with
   // the working memory of a width x height picture (frames: a clip's; 0: the family's
   // native size). Reads only what never changes while the model is loaded, so any thread
   // may ask while the model is alive.
@@ -129,7 +133,7 @@ class LoadedModel final : public memory::CachedModel {
   mutable std::vector<const weights::ParamList*> lora_components_;  // what LoRAs may patch
   std::vector<LoraReport> lora_reports_;
   std::string description_;
-  std::atomic<int64_t> host_bytes_{0}, device_bytes_{0};
+  std::atomic<int64_t> host_bytes_{0}, device_bytes_{0}, pinned_bytes_{0};
   mutable std::mutex summary_mutex_;
   std::vector<std::string> summary_;  // placements_' descriptions, for other threads
 };

@@ -187,6 +187,8 @@ WanPipeline::WanPipeline(const WanModelPaths& paths, at::ScalarType dtype, at::S
     const models::Umt5Encoder probe(u.config, "");
     text_ = loadComponent<models::Umt5Encoder>(u, dtype, probe.ignoredKeys(), "text encoder", done,
                                                total, progress);
+    // Read now: offload replaces the tensors while the model is in use.
+    text_dtype_ = text_->params().slots().front().tensor->scalar_type();
   }
   core::checkInterrupt();
   transformer_ =
@@ -243,8 +245,7 @@ at::Tensor WanPipeline::sample(
 }
 
 int64_t WanPipeline::encodingWorkingBytes() const {
-  return models::umt5WorkingBytes(text_->config(), text_len_,
-                                  text_->params().slots().front().tensor->scalar_type());
+  return models::umt5WorkingBytes(text_->config(), text_len_, text_dtype_);
 }
 
 int64_t WanPipeline::samplingWorkingBytes(int64_t frames, int64_t height, int64_t width) const {

@@ -146,6 +146,7 @@ class WanPipeline final : public Pipeline {
   at::ScalarType dtype_;
   std::optional<models::T5Tokenizer> tokenizer_;
   std::unique_ptr<models::Umt5Encoder> text_;
+  at::ScalarType text_dtype_ = at::kFloat;  // what its weights were loaded in
   std::unique_ptr<models::WanTransformer> transformer_;
   std::unique_ptr<models::WanVae> vae_;
   models::WanSamplingDefaults defaults_;
