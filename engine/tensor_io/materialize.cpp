@@ -109,6 +109,15 @@ at::Tensor materialize(const IndexEntry& entry, at::ScalarType dtype) {
       t = at::cat(parts, 0);
       break;
     }
+    case Transform::SwapHalves0: {
+      const at::Tensor whole = viewStored(entry.sources[0]);
+      if (whole.dim() == 0 || whole.size(0) % 2 != 0)
+        throw Error(ErrorKind::ShapeMismatch,
+                    "'" + entry.sources[0].info->name + "' does not split into two halves");
+      const auto halves = whole.chunk(2, 0);
+      t = at::cat({halves[1], halves[0]}, 0);
+      break;
+    }
     case Transform::Invalid:
       throw Error(ErrorKind::Internal, "index entry without a transform");
   }

@@ -22,6 +22,7 @@ enum class Transform {
   Reshape,      // one source, same elements, canonical shape (Linear [C,C] -> conv [C,C,1,1])
   Transpose2D,  // one 2-D source, transposed
   Concat0,      // several sources concatenated along dim 0 (q|k|v -> in_proj_weight)
+  SwapHalves0,  // one source whose two halves along dim 0 are exchanged ([a; b] -> [b; a])
 };
 
 struct TensorSource {

@@ -2,6 +2,7 @@
 // the reference vectors in ../shared/conformance/flux1-tiny-1234: one forward with its
 // rotary tables, the 2x2 latent packing and position ids, and the dev sampling loop (the
 // dynamically shifted sigmas, one transformer call and one Euler step per step).
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <ATen/Parallel.h>
@@ -11,12 +12,16 @@
 #include <string>
 
 #include "kiln/error.h"
+#include "lora_files.h"
 #include "models/flux/flux_transformer.h"
 #include "models/text/clip_text.h"
 #include "models/text/umt5.h"
 #include "models/vae/autoencoder_kl.h"
 #include "ref_tensors.h"
 #include "sampling/flow_match.h"
+#include "tensor_io/flux_key_map.h"
+#include "tensor_io/key_map.h"
+#include "tensor_io/materialize.h"
 #include "tensor_io/safetensors.h"
 
 using kiln::testing::maxAbs;
@@ -185,6 +190,70 @@ class TestFluxConformance : public QObject {
     expectClose(m.logvar, ref["encode_out_logvar"], 1e-4, "encode logvar");
     expectClose((m.mean - 0.1159) * 0.3611, ref["encode_out_latent_normalized"], 1e-4,
                 "normalised latent");
+    // The diffusers folder's VAE is the same tensors under the original names.
+    kiln::tensor_io::TensorIndex mapped;
+    kiln::tensor_io::mapDiffusersVae(
+        kiln::tensor_io::SafetensorsFile::open(
+            kiln::testing::conformancePath(kDir + "vae/diffusion_pytorch_model.safetensors")),
+        "", mapped);
+    QCOMPARE(mapped.size(), index.size());
+    for (const auto& [name, entry] : index.entries()) {
+      const kiln::tensor_io::IndexEntry* got = mapped.find(name);
+      QVERIFY2(got, name.c_str());
+      QVERIFY2(at::equal(kiln::tensor_io::materialize(*got, at::kFloat),
+                         kiln::tensor_io::materialize(entry, at::kFloat)),
+               name.c_str());
+    }
+  }
+
+  // The diffusers folders' transformers map onto the original names tensor for tensor (q,
+  // k, v and the single blocks' MLP input fused, the final modulation's halves exchanged),
+  // bit for bit; a tensor no rule covers or a missing part is refused by name.
+  void diffusersLayoutIsTheOriginal_data() {
+    QTest::addColumn<QString>("folder");
+    QTest::addColumn<QString>("original");
+    QTest::newRow("dev") << "transformer"
+                         << "flux1_tiny_transformer_original.safetensors";
+    QTest::newRow("schnell") << "transformer_schnell"
+                             << "flux1_schnell_tiny_transformer_original.safetensors";
+  }
+  void diffusersLayoutIsTheOriginal() {
+    QFETCH(QString, folder);
+    QFETCH(QString, original);
+    kiln::tensor_io::TensorIndex mapped;
+    kiln::tensor_io::mapDiffusersFluxTransformer(
+        kiln::tensor_io::SafetensorsFile::open(kiln::testing::conformancePath(
+            kDir + folder.toStdString() + "/diffusion_pytorch_model.safetensors")),
+        "model.diffusion_model.", mapped);
+    const auto want = indexOf(original.toStdString());
+    QCOMPARE(mapped.size(), want.size());
+    for (const auto& [name, entry] : want.entries()) {
+      const kiln::tensor_io::IndexEntry* got = mapped.find("model.diffusion_model." + name);
+      QVERIFY2(got, name.c_str());
+      QVERIFY2(at::equal(kiln::tensor_io::materialize(*got, at::kFloat),
+                         kiln::tensor_io::materialize(entry, at::kFloat)),
+               name.c_str());
+    }
+    QVERIFY(km::isFluxTransformer(mapped, "model.diffusion_model."));
+    QCOMPARE(kiln::tensor_io::fluxTransformerFromDiffusers("transformer_blocks.7.ff.net.2.bias"),
+             std::string("double_blocks.7.img_mlp.2.bias"));
+    QCOMPARE(kiln::tensor_io::fluxTransformerFromDiffusers("attn.to_q.weight"), std::string());
+
+    QTemporaryDir dir;
+    const std::string stray = dir.filePath("stray.safetensors").toStdString();
+    kiln::testing::writeTensors(stray, {{"x_embedder.weight", at::zeros({4, 4})},
+                                        {"controlnet_blocks.0.weight", at::zeros({4, 4})}});
+    kiln::tensor_io::TensorIndex refused;
+    QVERIFY_THROWS_EXCEPTION(kiln::Error,
+                             kiln::tensor_io::mapDiffusersFluxTransformer(
+                                 kiln::tensor_io::SafetensorsFile::open(stray), "", refused));
+    const std::string partial = dir.filePath("partial.safetensors").toStdString();
+    kiln::testing::writeTensors(partial,
+                                {{"transformer_blocks.0.attn.to_q.weight", at::zeros({4, 4})},
+                                 {"transformer_blocks.0.attn.to_k.weight", at::zeros({4, 4})}});
+    QVERIFY_THROWS_EXCEPTION(kiln::Error,
+                             kiln::tensor_io::mapDiffusersFluxTransformer(
+                                 kiln::tensor_io::SafetensorsFile::open(partial), "", refused));
   }
 
   // The rotary tables per token (text first, then image) and channel.
