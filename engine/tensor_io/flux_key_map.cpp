@@ -78,9 +78,9 @@ bool splitBlock(const std::string& name, const std::string& kind, std::string* b
 
 // The fused projection `name` is the first part of, and whether it is any part of one.
 const Fused* fusedOf(const std::string& kind, const std::string& rest, bool* part) {
-  const std::vector<const Fused*> candidates =
-      kind == "single_transformer_blocks." ? std::vector<const Fused*>{&kLinear1}
-                                           : std::vector<const Fused*>{&kImgQkv, &kTxtQkv};
+  const std::vector<const Fused*> candidates = kind == "single_transformer_blocks."
+                                                   ? std::vector<const Fused*>{&kLinear1}
+                                                   : std::vector<const Fused*>{&kImgQkv, &kTxtQkv};
   *part = false;
   for (const Fused* f : candidates)
     for (std::size_t i = 0; i < f->parts.size(); ++i)
@@ -150,8 +150,8 @@ void mapDiffusersFluxTransformer(const std::shared_ptr<SafetensorsFile>& file,
       rows += t->shape.at(0);
     }
     entry.shape[0] = rows;
-    const std::string original = kind == "single_transformer_blocks." ? "single_blocks."
-                                                                       : "double_blocks.";
+    const std::string original =
+        kind == "single_transformer_blocks." ? "single_blocks." : "double_blocks.";
     out.add(prefix + original + block.substr(kind.size()) + fused->original + suffix,
             std::move(entry));
   }
