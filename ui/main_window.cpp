@@ -357,7 +357,9 @@ void MainWindow::retranslate() {
   template_label_->setText(tr("Workflow: %1")
                                .arg(template_source_ == "default" ? tr("text to image (built in)")
                                     : template_source_ == "video" ? tr("text to video (built in)")
-                                                                  : template_source_));
+                                    : template_source_ == "flux"
+                                        ? tr("FLUX.1 text to image (built in)")
+                                        : template_source_));
   generate_->setText(tr("Generate"));
   generate_->setToolTip(
       tr("Render with these settings (Ctrl+Enter); while a render runs, queue another"));
@@ -525,6 +527,28 @@ void MainWindow::onModelChanged(const QString& path) {
     try {
       file = QString::fromStdString(kiln::starterModelPath());
     } catch (const kiln::Error&) {
+      return;
+    }
+  }
+  // The built-in templates follow the model: FLUX.1's (guidance, no negative prompt) for a
+  // FLUX model, the default one for the others; the prompt and seed stay.
+  const bool builtin = template_source_ == "default" || template_source_ == "flux";
+  if (builtin && !path.isEmpty()) {
+    const bool flux = kiln::modelFamily(file.toStdString()) == "flux1";
+    if (flux != (template_source_ == "flux")) {
+      // After the editor that changed has returned: the new template replaces the editors.
+      const kiln::RenderParams kept = app::roleParams(panel_->workflow(), 0);
+      QTimer::singleShot(0, this, [this, flux, kept, path, file] {
+        setTemplate(flux ? app::fluxTemplate(file.toStdString()) : app::defaultTemplate(),
+                    flux ? "flux" : "default");
+        loading_template_ = true;
+        panel_->setRoleValue(app::PanelRole::Model, path.toStdString());
+        panel_->setRoleValue(app::PanelRole::Prompt, kept.prompt.text);
+        panel_->setRoleValue(app::PanelRole::Seed, kept.sampling.seed);
+        loading_template_ = false;
+        setStatus([flux] { return flux ? tr("FLUX.1 workflow") : tr("Default workflow"); });
+        if (!flux) onModelChanged(path);  // the model's native size
+      });
       return;
     }
   }

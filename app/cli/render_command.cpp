@@ -46,6 +46,7 @@ RenderParams parseParams(const QCommandLineParser& p) {
   if (p.isSet("model")) {
     r.model.path = p.value("model").toStdString();
     if (r.model.path.empty()) throw UsageError{"--model needs a path"};
+    r.sampling = defaultRenderParams(r.model.path).sampling;  // the model's own (FLUX: CFG 1)
   }
   if (p.isSet("prompt")) r.prompt.text = p.value("prompt").toStdString();
   if (p.isSet("negative")) r.prompt.negative = p.value("negative").toStdString();
@@ -147,6 +148,18 @@ RenderParams parseParams(const QCommandLineParser& p) {
   }
   if (p.isSet("vae")) r.model.vae_path = p.value("vae").toStdString();
   if (p.isSet("text-encoder")) r.model.text_encoder_path = p.value("text-encoder").toStdString();
+  if (p.isSet("clip-l")) {
+    if (p.isSet("text-encoder"))
+      throw UsageError{QStringLiteral("--clip-l and --text-encoder name the same part; give one")};
+    r.model.text_encoder_path = p.value("clip-l").toStdString();
+  }
+  if (p.isSet("t5")) r.model.text_encoder_2_path = p.value("t5").toStdString();
+  if (p.isSet("guidance")) {
+    bool ok = false;
+    r.sampling.guidance = p.value("guidance").toDouble(&ok);
+    if (!ok || r.sampling.guidance <= 0)
+      throw UsageError{"--guidance needs a positive number, got '" + p.value("guidance") + "'"};
+  }
   // Video models sample with UniPC unless told otherwise (Wan's default).
   if (r.video.frames > 1 && !p.isSet("sampler")) r.sampling.sampler = "uni_pc";
   if ((p.isSet("mask") || p.isSet("mask-from-alpha")) && !p.isSet("init-image"))
@@ -208,9 +221,13 @@ int runRender(const QStringList& arguments) {
       {"prompt", "What to render (default: the default workflow's prompt).", "text"},
       {"negative", "What to avoid (negative prompt).", "text"},
       {"seed", QString("Seed of the initial noise (default %1).").arg(defaults.sampling.seed), "n"},
-      {"steps", QString("Sampling steps (default %1).").arg(defaults.sampling.steps), "n"},
+      {"steps",
+       QString("Sampling steps (default %1; 4 for FLUX.1 schnell).").arg(defaults.sampling.steps),
+       "n"},
       {"cfg",
-       QString("Classifier-free guidance scale (default %1).").arg(defaults.sampling.cfg_scale),
+       QString("Classifier-free guidance scale (default %1; 1 for FLUX.1, which is "
+               "guidance-distilled).")
+           .arg(defaults.sampling.cfg_scale),
        "x"},
       {"sampler",
        "Sampler: euler (default), euler_ancestral, heun, dpm_2, dpmpp_2m, dpmpp_2m_sde, dpmpp_sde, "
@@ -279,8 +296,23 @@ int runRender(const QStringList& arguments) {
       {"shift",
        "Video models: the flow shift of the noise schedule (default: the model's, 5 for Wan 2.1).",
        "x"},
-      {"vae", "Video models given as one transformer file: its VAE (default: found in ../vae).",
+      {"vae",
+       "Models given as one transformer file (FLUX.1, Wan 2.1): its VAE (default: found in "
+       "../vae, FLUX.1's as ae.safetensors).",
        "file"},
+      {"clip-l",
+       "FLUX.1 given as one transformer file: its CLIP-L text encoder (default: "
+       "clip_l*.safetensors "
+       "in ../text_encoders or ../clip).",
+       "file"},
+      {"t5",
+       "FLUX.1 given as one transformer file: its T5 XXL text encoder (fp16 or fp8), with "
+       "spiece.model beside it (default: t5*.safetensors in ../text_encoders or ../clip).",
+       "file"},
+      {"guidance",
+       "FLUX.1 dev: the distilled guidance (default 3.5); --cfg then stays 1 (one model call a "
+       "step).",
+       "x"},
       {"text-encoder",
        "Video models given as one transformer file: its UMT5 text encoder, with spiece.model "
        "beside it "

@@ -70,10 +70,11 @@ QString memoryPresetDescription(MemoryPreset preset) {
           "and the "
           "VAE always works in tiles. Slower, but large models fit.");
     case MemoryPreset::Upto12GB:
-      return QCoreApplication::translate("kiln::app::MemoryPresets",
-                                         "Each model moves to the GPU whole while it runs and back "
-                                         "to host memory after; the VAE works in "
-                                         "tiles when a picture would not fit.");
+      return QCoreApplication::translate(
+          "kiln::app::MemoryPresets",
+          "The denoiser keeps on the GPU what fits and streams the rest in groups (FLUX.1's "
+          "transformer fits this way); text encoders stream layer by layer (T5-XXL); the VAE "
+          "moves to the GPU whole while it runs and works in tiles when a picture would not fit.");
     case MemoryPreset::Over12GB:
       return QCoreApplication::translate(
           "kiln::app::MemoryPresets",
@@ -149,7 +150,9 @@ QMap<QString, QVariant> memoryPresetValues(MemoryPreset preset, const QString& d
       set("balanced", "group-leaf", "balanced", "model", "always", kGiB);
       break;
     case MemoryPreset::Upto12GB:
-      set("model", "model", "model", "model", "auto", kGiB);
+      // Balanced keeps SDXL whole and streams what does not fit of FLUX.1's 24 GB (bf16)
+      // transformer; T5-XXL (9.5 GB) goes leaf by leaf.
+      set("balanced", "group-leaf", "balanced", "model", "auto", kGiB);
       break;
   }
   return v;

@@ -15,10 +15,16 @@
 namespace kiln::app {
 
 QList<ModelChoice> findCheckpoints(const QStringList& roots) {
-  // Flat folders, ComfyUI, A1111 and InvokeAI (models/<base>/main) trees.
+  // Flat folders, ComfyUI, A1111 and InvokeAI (models/<base>/main) trees; ComfyUI's
+  // diffusion_models/ and unet/ hold lone transformers (FLUX.1, Wan 2.1), whose VAE and
+  // text encoders the engine finds in the sibling folders.
   static const QStringList kTrees{"",
                                   "checkpoints",
                                   "models/checkpoints",
+                                  "diffusion_models",
+                                  "models/diffusion_models",
+                                  "unet",
+                                  "models/unet",
                                   "Stable-diffusion",
                                   "models/Stable-diffusion",
                                   "models/sd-1/main",

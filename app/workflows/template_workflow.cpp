@@ -38,6 +38,8 @@ const char* roleLabel(PanelRole role) {
       return QT_TRANSLATE_NOOP("kiln::app::Workflow", "Steps");
     case PanelRole::Cfg:
       return QT_TRANSLATE_NOOP("kiln::app::Workflow", "CFG scale");
+    case PanelRole::Guidance:
+      return QT_TRANSLATE_NOOP("kiln::app::Workflow", "Guidance");
     case PanelRole::Width:
       return QT_TRANSLATE_NOOP("kiln::app::Workflow", "Width");
     case PanelRole::Height:
@@ -48,10 +50,10 @@ const char* roleLabel(PanelRole role) {
   return "";
 }
 
-constexpr PanelRole kRoles[] = {PanelRole::Model,   PanelRole::Prompt, PanelRole::Negative,
-                                PanelRole::Sampler, PanelRole::Seed,   PanelRole::Steps,
-                                PanelRole::Cfg,     PanelRole::Width,  PanelRole::Height,
-                                PanelRole::Frames};
+constexpr PanelRole kRoles[] = {PanelRole::Model,   PanelRole::Prompt,   PanelRole::Negative,
+                                PanelRole::Sampler, PanelRole::Seed,     PanelRole::Steps,
+                                PanelRole::Cfg,     PanelRole::Guidance, PanelRole::Width,
+                                PanelRole::Height,  PanelRole::Frames};
 
 // The engine's template for `p`, with tiling left to Preferences (applyNodeDefaults), as
 // the app's other workflows leave it, and the roles it has exposed.
@@ -85,6 +87,20 @@ kiln::Workflow videoTemplate() {
   return templateFor(d);
 }
 
+kiln::Workflow fluxTemplate(const std::string& model_path) {
+  kiln::RenderParams d = kiln::defaultRenderParams(model_path);
+  d.size.width = d.size.height = 1024;
+  d.sampling.guidance = 3.5;
+  kiln::Workflow w = templateFor(d);
+  // Guidance in place of the CFG scale (1: one model call a step), no negative prompt.
+  const ParamRef negative = findRole(w, PanelRole::Negative), cfg = findRole(w, PanelRole::Cfg);
+  std::erase_if(w.exposed, [&](const kiln::ExposedParam& e) {
+    return (e.node == negative.node && e.param == negative.param) ||
+           (e.node == cfg.node && e.param == cfg.param);
+  });
+  return w;
+}
+
 ParamRef findRole(const kiln::Workflow& w, PanelRole role) {
   const auto first = [&](const char* type, const char* param) -> ParamRef {
     const kiln::WorkflowNode* n = firstOfType(w, type);
@@ -102,6 +118,8 @@ ParamRef findRole(const kiln::Workflow& w, PanelRole role) {
       return first("Sampler", "steps");
     case PanelRole::Cfg:
       return first("Sampler", "cfg");
+    case PanelRole::Guidance:
+      return first("FluxGuidance", "guidance");
     case PanelRole::Width:
       return firstOfType(w, "EmptyLatent") ? first("EmptyLatent", "width")
                                            : first("EmptyVideoLatent", "width");

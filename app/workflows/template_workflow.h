@@ -25,8 +25,28 @@ kiln::Workflow defaultTemplate();
 // height and frames exposed.
 kiln::Workflow videoTemplate();
 
+// The FLUX.1 template for `model_path`: load checkpoint (the transformer, its VAE and text
+// encoders found beside it) -> prompt -> FluxGuidance -> empty latent of 1024x1024 ->
+// sampler (euler over the simple schedule at CFG 1, 20 steps, schnell's 4) -> decode -> save,
+// with the model, prompt, sampler, seed, steps, guidance, width and height exposed: the
+// distilled guidance in place of the CFG scale, and no negative prompt, which a
+// guidance-distilled model does not use.
+kiln::Workflow fluxTemplate(const std::string& model_path);
+
 // What the panel knows parameters by, whatever the template's node ids.
-enum class PanelRole { Model, Prompt, Negative, Sampler, Seed, Steps, Cfg, Width, Height, Frames };
+enum class PanelRole {
+  Model,
+  Prompt,
+  Negative,
+  Sampler,
+  Seed,
+  Steps,
+  Cfg,
+  Guidance,
+  Width,
+  Height,
+  Frames
+};
 
 struct ParamRef {
   std::string node, param;

@@ -6,11 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "kiln/error.h"
 #include "kiln/units.h"
@@ -22,7 +24,7 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-enum class FileKind { None = 0, Checkpoint, Lora, Vae, Image };
+enum class FileKind { None = 0, Checkpoint, Lora, Vae, Image, Diffusion, TextEncoder };
 
 struct Mapping {
   const char* comfy;
@@ -142,6 +144,61 @@ const std::vector<Mapping>& mappings() {
        {"MODEL", "CLIP"},
        {"lora_name", "strength_model", "strength_clip"},
        FileKind::Lora},
+      // FLUX.1 as ComfyUI loads it in parts: UNETLoader takes DualCLIPLoader's (or
+      // CLIPLoader's) files (mergeSplitLoaders) and becomes one LoadCheckpoint.
+      {"UNETLoader",
+       "LoadCheckpoint",
+       {},
+       {{"unet_name", "ckpt_name"},
+        {"clip_l", "text_encoder_name"},
+        {"t5", "text_encoder_2_name"},
+        {"vae", "vae_name"}},
+       {"MODEL", "CLIP", "VAE"},
+       {"unet_name", "weight_dtype"},
+       FileKind::Diffusion},
+      {"CLIPTextEncodeFlux",
+       "TextEncodeFlux",
+       {{"clip", "clip"}},
+       {{"clip_l", "clip_l"}, {"t5xxl", "t5xxl"}, {"guidance", "guidance"}},
+       {"CONDITIONING"},
+       {"clip_l", "t5xxl", "guidance"}},
+      {"FluxGuidance",
+       "FluxGuidance",
+       {{"conditioning", "conditioning"}},
+       {{"guidance", "guidance"}},
+       {"CONDITIONING"},
+       {"guidance"}},
+      {"ModelSamplingFlux",
+       "ModelSamplingFlux",
+       {{"model", "model"}},
+       {{"max_shift", "max_shift"},
+        {"base_shift", "base_shift"},
+        {"width", "width"},
+        {"height", "height"}},
+       {"MODEL"},
+       {"max_shift", "base_shift", "width", "height"}},
+      {"EmptySD3LatentImage",
+       "EmptyLatent",
+       {},
+       {{"width", "width"}, {"height", "height"}, {"batch_size", "batch_size"}},
+       {"LATENT"},
+       {"width", "height", "batch_size"}},
+      // SamplerCustomAdvanced with its RandomNoise, guider, KSamplerSelect and
+      // BasicScheduler folded in (mergeCustomSamplers): one Sampler.
+      {"SamplerCustomAdvanced",
+       "Sampler",
+       {{"model", "model"},
+        {"positive", "positive"},
+        {"negative", "negative"},
+        {"latent_image", "latent_image"}},
+       {{"seed", "seed"},
+        {"steps", "steps"},
+        {"cfg", "cfg"},
+        {"sampler_name", "sampler_name"},
+        {"scheduler", "scheduler"},
+        {"denoise", "denoise"}},
+       {"LATENT", "LATENT"},  // output, denoised_output
+       {}},
       {"LoraLoaderModelOnly",
        "LoadLoRAModelOnly",
        {{"model", "model"}},
@@ -157,6 +214,17 @@ const Mapping* mappingFor(const std::string& type) {
   for (const Mapping& m : mappings())
     if (type == m.comfy) return &m;
   return nullptr;
+}
+
+// The widgets_values order of the nodes that are folded into others before mapping.
+std::vector<const char*> foldedWidgets(const std::string& type) {
+  if (type == "DualCLIPLoader") return {"clip_name1", "clip_name2", "type", "device"};
+  if (type == "CLIPLoader") return {"clip_name", "type", "device"};
+  if (type == "RandomNoise") return {"noise_seed", "control_after_generate"};
+  if (type == "KSamplerSelect") return {"sampler_name"};
+  if (type == "BasicScheduler") return {"scheduler", "steps", "denoise"};
+  if (type == "CFGGuider") return {"cfg"};
+  return {};
 }
 
 // Both formats read into this: per node, its type, title, position, widget values by
@@ -272,9 +340,10 @@ std::vector<ComfyNode> readUi(const json& doc, std::vector<std::string>& unmappe
         }
     if (const auto w = n.find("widgets_values"); w != n.end() && w->is_array()) {
       const Mapping* m = mappingFor(node.type);
-      std::vector<const char*> order = m ? m->widgets : std::vector<const char*>{};
+      std::vector<const char*> order = m ? m->widgets : foldedWidgets(node.type);
       // The seed's "control after generate" widget is only saved by some versions.
-      if (m && (node.type == "KSampler" || node.type == "KSamplerAdvanced") &&
+      if ((node.type == "KSampler" || node.type == "KSamplerAdvanced" ||
+           node.type == "RandomNoise") &&
           w->size() + 1 == order.size())
         order.erase(
             std::find(order.begin(), order.end(), std::string_view("control_after_generate")));
@@ -318,7 +387,20 @@ const std::vector<std::string>& subfolders(FileKind kind) {
                                              "models/sdxl/vae",
                                              "models/sdxl-refiner/vae"};
   static const std::vector<std::string> images{"", "input"};
+  static const std::vector<std::string> diffusion{"",
+                                                  "diffusion_models",
+                                                  "models/diffusion_models",
+                                                  "unet",
+                                                  "models/unet",
+                                                  "checkpoints",
+                                                  "models/checkpoints"};
+  static const std::vector<std::string> text_encoders{"", "text_encoders", "models/text_encoders",
+                                                      "clip", "models/clip"};
   switch (kind) {
+    case FileKind::Diffusion:
+      return diffusion;
+    case FileKind::TextEncoder:
+      return text_encoders;
     case FileKind::Lora:
       return loras;
     case FileKind::Vae:
@@ -377,8 +459,157 @@ double numberOr(const std::map<std::string, json>& values, const char* key, doub
   return it != values.end() && it->second.is_number() ? it->second.get<double>() : fallback;
 }
 
+std::string nodeName(const ComfyNode& n) {
+  return "node " + n.id + " (" + n.type + ")";
+}
+
+std::string lowerFileName(const std::string& path) {
+  std::string name = fs::path(path).filename().string();
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return name;
+}
+
+// Removes the nodes whose ids are in `gone`.
+void removeNodes(std::vector<ComfyNode>& nodes, const std::set<std::string>& gone) {
+  nodes.erase(std::remove_if(nodes.begin(), nodes.end(),
+                             [&](const ComfyNode& n) { return gone.count(n.id) != 0; }),
+              nodes.end());
+}
+
+// ComfyUI loads FLUX.1 (and Wan) in parts: UNETLoader's transformer, DualCLIPLoader's or
+// CLIPLoader's text encoders, VAELoader's VAE. Kiln loads one model with its parts: the
+// UNETLoader takes the text encoders' (and the VAE's) files, and whatever read the text
+// encoder loader's CLIP reads the UNETLoader's (its LoadCheckpoint's second output).
+void mergeSplitLoaders(std::vector<ComfyNode>& nodes, const ModelFolders& folders,
+                       std::vector<std::string>& unmapped) {
+  std::vector<ComfyNode*> unets, clips, vaes;
+  for (ComfyNode& n : nodes) {
+    if (n.skipped) continue;
+    if (n.type == "UNETLoader") unets.push_back(&n);
+    if (n.type == "DualCLIPLoader" || n.type == "CLIPLoader") clips.push_back(&n);
+    if (n.type == "VAELoader") vaes.push_back(&n);
+  }
+  if (clips.empty()) return;
+  std::set<std::string> gone;
+  for (ComfyNode* c : clips) gone.insert(c->id);
+  if (unets.size() != 1) {
+    for (ComfyNode* c : clips)
+      unmapped.push_back(nodeName(*c) + ": Kiln loads text encoders with their model, and " +
+                         (unets.empty() ? std::string("this workflow has no UNETLoader")
+                                        : std::string("with several UNETLoader nodes it "
+                                                      "cannot tell whose these are")) +
+                         "; it was left out");
+    removeNodes(nodes, gone);
+    return;
+  }
+  ComfyNode& u = *unets.front();
+  for (std::size_t i = 1; i < clips.size(); ++i)
+    unmapped.push_back(nodeName(*clips[i]) + ": only one text encoder loader goes with " +
+                       nodeName(u) + "; it was left out");
+  const ComfyNode& c = *clips.front();
+  for (const char* key : {"clip_name1", "clip_name2", "clip_name"}) {
+    const auto it = c.values.find(key);
+    if (it == c.values.end() || !it->second.is_string()) continue;
+    const std::string file = resolveFile(it->second.get<std::string>(), FileKind::TextEncoder,
+                                         folders, nodeName(c), unmapped);
+    const std::string name = lowerFileName(file);
+    // T5 (FLUX's second encoder) by its name; CLIP-L, or Wan's UMT5, as the first.
+    const bool t5 = name.find("t5") != std::string::npos && name.find("umt5") == std::string::npos;
+    u.values[t5 ? "t5" : "clip_l"] = file;
+  }
+  if (const auto t = c.values.find("type"); t != c.values.end() && t->second.is_string() &&
+                                            t->second.get<std::string>() != "flux" &&
+                                            t->second.get<std::string>() != "wan")
+    unmapped.push_back(nodeName(c) + ": type '" + t->second.get<std::string>() +
+                       "' is not one Kiln loads apart (flux, wan); the files go to the model as "
+                       "its text encoders");
+  if (vaes.size() == 1)
+    if (const auto v = vaes.front()->values.find("vae_name");
+        v != vaes.front()->values.end() && v->second.is_string())
+      u.values["vae"] = resolveFile(v->second.get<std::string>(), FileKind::Vae, folders,
+                                    nodeName(*vaes.front()), unmapped);
+  if (const auto d = u.values.find("weight_dtype");
+      d != u.values.end() && d->second.is_string() && d->second.get<std::string>() != "default")
+    unmapped.push_back(nodeName(u) + ": weight_dtype '" + d->second.get<std::string>() +
+                       "' is not applied; Kiln computes in the model's precision (fp8 files are "
+                       "upcast as they load)");
+  for (ComfyNode& n : nodes)
+    for (auto& entry : n.links)
+      if (entry.second.from == c.id) entry.second = {u.id, 1};
+  removeNodes(nodes, gone);
+}
+
+// SamplerCustomAdvanced with its RandomNoise, guider (BasicGuider: CFG 1, the one
+// conditioning as both prompts; CFGGuider), KSamplerSelect and BasicScheduler folds into
+// one node that maps as a Sampler.
+void mergeCustomSamplers(std::vector<ComfyNode>& nodes, std::vector<std::string>& unmapped) {
+  std::map<std::string, ComfyNode*> by_id;
+  for (ComfyNode& n : nodes) by_id[n.id] = &n;
+  const auto follow = [&](ComfyLink link) -> ComfyNode* {
+    for (int hops = 0; hops < 64; ++hops) {
+      const auto it = by_id.find(link.from);
+      if (it == by_id.end()) return nullptr;
+      if (it->second->type != "Reroute" || it->second->links.empty()) return it->second;
+      link = it->second->links.begin()->second;
+    }
+    return nullptr;
+  };
+  std::set<std::string> folded;
+  for (ComfyNode& n : nodes) {
+    if (n.type != "SamplerCustomAdvanced" || n.skipped) continue;
+    const auto from = [&](const char* input,
+                          std::initializer_list<const char*> types) -> ComfyNode* {
+      const auto l = n.links.find(input);
+      ComfyNode* src = l == n.links.end() ? nullptr : follow(l->second);
+      if (src &&
+          std::any_of(types.begin(), types.end(), [&](const char* t) { return src->type == t; }))
+        return src;
+      unmapped.push_back(nodeName(n) + ": its " + input + " comes from " +
+                         (src ? nodeName(*src) : std::string("no node")) +
+                         ", which Kiln cannot fold into a sampler; it was left out");
+      return nullptr;
+    };
+    ComfyNode* noise = from("noise", {"RandomNoise"});
+    ComfyNode* guider = noise ? from("guider", {"BasicGuider", "CFGGuider"}) : nullptr;
+    ComfyNode* sampler = guider ? from("sampler", {"KSamplerSelect"}) : nullptr;
+    ComfyNode* sigmas = sampler ? from("sigmas", {"BasicScheduler"}) : nullptr;
+    if (!sigmas) {
+      n.skipped = true;
+      continue;
+    }
+    const auto copy = [&](const ComfyNode& src, const char* from_key, const char* to_key) {
+      if (const auto it = src.values.find(from_key); it != src.values.end())
+        n.values[to_key] = it->second;
+    };
+    copy(*noise, "noise_seed", "seed");
+    copy(*sampler, "sampler_name", "sampler_name");
+    copy(*sigmas, "scheduler", "scheduler");
+    copy(*sigmas, "steps", "steps");
+    copy(*sigmas, "denoise", "denoise");
+    const auto link = [&](const ComfyNode& src, const char* from_input, const char* to_input) {
+      if (const auto it = src.links.find(from_input); it != src.links.end())
+        n.links[to_input] = it->second;
+    };
+    link(*guider, "model", "model");
+    if (guider->type == "BasicGuider") {
+      link(*guider, "conditioning", "positive");
+      link(*guider, "conditioning", "negative");  // unused at CFG 1
+      n.values["cfg"] = 1.0;
+    } else {
+      link(*guider, "positive", "positive");
+      link(*guider, "negative", "negative");
+      copy(*guider, "cfg", "cfg");
+    }
+    for (const ComfyNode* helper : {noise, guider, sampler, sigmas}) folded.insert(helper->id);
+  }
+  removeNodes(nodes, folded);
+}
+
 ComfyImport convert(std::vector<ComfyNode> nodes, const ModelFolders& folders, std::string format,
                     std::vector<std::string> unmapped) {
+  mergeSplitLoaders(nodes, folders, unmapped);
+  mergeCustomSamplers(nodes, unmapped);
   ComfyImport result;
   result.format = std::move(format);
   std::map<std::string, const ComfyNode*> by_id;

@@ -232,7 +232,7 @@ JobResult runJob(const Job& job, RunEnvironment& env, int* failed_stage) {
                     " frames need a video model (Wan 2.1 text-to-video)");
   core::checkInterrupt();
   const pipelines::ModelInfo model =
-      modelInfo(family, p.model.path, family.cacheKey({p.model.path, {}, {}, dtype}), env);
+      modelInfo(family, p.model.path, family.cacheKey({p.model.path, {}, {}, dtype, {}}), env);
   core::checkInterrupt();
   std::vector<std::string> notices;
   resolveSize(p, model, notices);

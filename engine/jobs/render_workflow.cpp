@@ -1,11 +1,13 @@
 #include "kiln/render_workflow.h"
 
+#include <algorithm>
 #include <string>
 
 #include "jobs/render_graph.h"
 #include "jobs/render_job.h"
 #include "kiln/error.h"
 #include "kiln/video_io.h"
+#include "pipelines/registry.h"
 
 namespace kiln {
 namespace {
@@ -34,10 +36,13 @@ void checkRepresentable(const RenderParams& p) {
     throw Error(ErrorKind::InvalidArgument, "the render's size is not resolved");
 }
 
-// A clip, or a video model's parts or shift given: drawn by LoadVideoModel's graph.
+// A clip, or a video model's still with its parts or shift given: drawn by
+// LoadVideoModel's graph.
 bool drawsWithVideoGraph(const RenderParams& p) {
-  return p.video.frames > 1 || !p.model.vae_path.empty() || !p.model.text_encoder_path.empty() ||
-         p.sampling.flow_shift != 0;
+  if (p.video.frames > 1) return true;
+  if (p.model.vae_path.empty() && p.model.text_encoder_path.empty() && p.sampling.flow_shift == 0)
+    return false;
+  return p.model.path.empty() || pipelines::familyOf(p.model.path).video;
 }
 
 // Builds a render's graph node by node.
@@ -57,8 +62,14 @@ class GraphBuilder {
   // start from (an init image and a mask from the job when `p` has them). Returns the node
   // whose MODEL and CLIP the pictures take.
   std::string shared(const RenderParams& p) {
-    node("model", "LoadCheckpoint",
-         {{"ckpt_name", p.model.path}, {"dtype", std::string(dtypeName(p.model.dtype))}}, 0, 0);
+    std::map<std::string, ParamValue> load{{"ckpt_name", p.model.path},
+                                           {"dtype", std::string(dtypeName(p.model.dtype))}};
+    // A lone transformer's parts, where given (FLUX.1).
+    if (!p.model.vae_path.empty()) load["vae_name"] = p.model.vae_path;
+    if (!p.model.text_encoder_path.empty()) load["text_encoder_name"] = p.model.text_encoder_path;
+    if (!p.model.text_encoder_2_path.empty())
+      load["text_encoder_2_name"] = p.model.text_encoder_2_path;
+    node("model", "LoadCheckpoint", std::move(load), 0, 0);
     const std::string from = loras(p);
     if (!nodes::hasImage(p.init.image)) {
       node("latent", "EmptyLatent",
@@ -147,7 +158,7 @@ class GraphBuilder {
     node(decode, "VAEDecode", tiling(p), 960, y);
     node(save, std::move(output.first), std::move(output.second), 1220, y);
     link(from, "MODEL", sampler, "model");
-    link("prompt", "CONDITIONING", sampler, "positive");
+    link(positive(p), "CONDITIONING", sampler, "positive");
     link("negative", "CONDITIONING", sampler, "negative");
     link("latent", "LATENT", sampler, "latent_image");
     link(sampler, "LATENT", decode, "samples");
@@ -156,6 +167,17 @@ class GraphBuilder {
   }
 
  private:
+  // The prompt's conditioning, with FLUX.1's distilled guidance where the render sets it.
+  std::string positive(const RenderParams& p) {
+    if (p.sampling.guidance <= 0) return "prompt";
+    if (std::none_of(w_.nodes.begin(), w_.nodes.end(),
+                     [](const WorkflowNode& n) { return n.id == "guidance"; })) {
+      node("guidance", "FluxGuidance", {{"guidance", p.sampling.guidance}}, 480, -120);
+      link("prompt", "CONDITIONING", "guidance", "conditioning");
+    }
+    return "guidance";
+  }
+
   void prompt(const std::string& id, const std::string& text, double aesthetic_score,
               const RenderParams& p, double y, std::string title) {
     std::map<std::string, ParamValue> params = {{"text", text},

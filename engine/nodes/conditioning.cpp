@@ -1,4 +1,4 @@
-// The conditioning nodes: TextEncode.
+// The conditioning nodes: TextEncode, TextEncodeFlux, FluxGuidance.
 #include "nodes/nodes.h"
 
 #include <algorithm>
@@ -38,6 +38,31 @@ std::string embeddingsState(const std::vector<std::string>& folders) {
   return state;
 }
 
+// `v` with its text encoded by the clip input's model.
+graph::NodeOutputs encodeConditioning(NodeCall& c, ConditioningValue v,
+                                      const pipelines::PromptOptions& options) {
+  const ModelRef& ref = c.input<ModelRef>("clip");
+  const pipelines::Pipeline& pipe =
+      c.run
+          .prepare(ref, WorkflowRun::Part::Text,
+                   [](const pipelines::Pipeline& p) { return p.promptWorkingBytes(); })
+          .as<pipelines::Pipeline>();
+  {
+    memory::DeviceScope on_device(c.run.device);
+    const pipelines::PromptEncoding enc = pipe.promptEncoding(v.text, options);
+    if (!at::isfinite(enc.context).all().item<bool>())
+      throw Error(ErrorKind::NonFinite,
+                  "the text encoder produced NaN or infinity (encoding the prompt); the "
+                  "model's text encoder weights are probably damaged");
+    v.context = toHost(c.run.device, enc.context);
+    v.pooled = toHost(c.run.device, enc.pooled);
+    if (enc.guidance) v.guidance = enc.guidance;
+  }
+  c.run.tracker.progress(c.stage, 1, 1);
+  const int64_t bytes = tensorBytes(v.context) + tensorBytes(v.pooled);
+  return graph::NodeOutputs{makeValue(ValueType::Conditioning, std::move(v), bytes)};
+}
+
 }  // namespace
 
 NodeDefinition textEncode() {
@@ -75,12 +100,6 @@ NodeDefinition textEncode() {
   d.unit = "prompts";
   d.units = [](const graph::PlannedNode&) { return int64_t{1}; };
   d.run = [](NodeCall& c) {
-    const ModelRef& ref = c.input<ModelRef>("clip");
-    const pipelines::Pipeline& pipe =
-        c.run
-            .prepare(ref, WorkflowRun::Part::Text,
-                     [](const pipelines::Pipeline& p) { return p.promptWorkingBytes(); })
-            .as<pipelines::Pipeline>();
     ConditioningValue v;
     v.text = c.stringParam("text");
     v.aesthetic_score = c.floatParam("aesthetic_score");
@@ -89,24 +108,64 @@ NodeDefinition textEncode() {
     v.crop_left = c.intParam("crop_left");
     v.crop_top = c.intParam("crop_top");
     const models::EmbeddingLibrary embeddings(c.run.env.embedding_dirs);
-    {
-      memory::DeviceScope on_device(c.run.device);
-      const pipelines::PromptEncoding enc =
-          pipe.promptEncoding(v.text, {static_cast<int>(c.intParam("clip_skip")), &embeddings});
-      if (!at::isfinite(enc.context).all().item<bool>())
-        throw Error(ErrorKind::NonFinite,
-                    "the text encoder produced NaN or infinity (encoding the prompt); the "
-                    "model's text encoder weights are probably damaged");
-      v.context = toHost(c.run.device, enc.context);
-      v.pooled = toHost(c.run.device, enc.pooled);
-    }
-    c.run.tracker.progress(c.stage, 1, 1);
-    const int64_t bytes = tensorBytes(v.context) + tensorBytes(v.pooled);
-    return graph::NodeOutputs{makeValue(ValueType::Conditioning, std::move(v), bytes)};
+    pipelines::PromptOptions options;
+    options.clip_skip = static_cast<int>(c.intParam("clip_skip"));
+    options.embeddings = &embeddings;
+    return encodeConditioning(c, std::move(v), options);
   };
   // A prompt word may name an embedding added since: the folders' files are signed.
   d.outside_state = [](const RunEnvironment& env, const Job&) {
     return embeddingsState(env.embedding_dirs);
+  };
+  return d;
+}
+
+NodeDefinition textEncodeFlux() {
+  NodeDefinition d;
+  d.schema = {"TextEncodeFlux",
+              "Text encode (FLUX)",
+              "conditioning",
+              "Encodes a prompt for FLUX.1 as ComfyUI's CLIPTextEncodeFlux: the T5 text as the "
+              "sequence, the CLIP-L text as the pooled vector, with the distilled guidance",
+              {in("clip", ValueType::Clip, "Text encoder")},
+              {text("clip_l", ValueType::String, std::string(), "CLIP-L text",
+                    "What CLIP-L pools (often a short version of the prompt)", true),
+               text("t5xxl", ValueType::String, std::string(), "T5 text",
+                    "The prompt T5 encodes token by token", true),
+               number("guidance", ValueType::Float, 3.5, 0.0, 100.0, 0.1, "Guidance",
+                      "FLUX.1 dev's distilled guidance (as FluxGuidance)")},
+              {out(ValueType::Conditioning, "Conditioning")}};
+  d.stage = StageKind::EncodePrompt;
+  d.stage_name = "Encoding prompt";
+  d.unit = "prompts";
+  d.units = [](const graph::PlannedNode&) { return int64_t{1}; };
+  d.run = [](NodeCall& c) {
+    ConditioningValue v;
+    v.text = c.stringParam("t5xxl");
+    v.guidance = c.floatParam("guidance");
+    pipelines::PromptOptions options;
+    options.pooled_text = c.stringParam("clip_l");
+    return encodeConditioning(c, std::move(v), options);
+  };
+  return d;
+}
+
+NodeDefinition fluxGuidance() {
+  NodeDefinition d;
+  d.schema = {"FluxGuidance",
+              "Flux guidance",
+              "conditioning",
+              "Sets the distilled guidance FLUX.1 dev takes with this prompt (as ComfyUI's "
+              "FluxGuidance); other models ignore it",
+              {in("conditioning", ValueType::Conditioning, "Conditioning")},
+              {number("guidance", ValueType::Float, 3.5, 0.0, 100.0, 0.1, "Guidance",
+                      "How closely the picture follows the prompt (FLUX.1 dev's default 3.5)")},
+              {out(ValueType::Conditioning, "Conditioning")}};
+  d.run = [](NodeCall& c) {
+    ConditioningValue v = c.input<ConditioningValue>("conditioning");
+    v.guidance = c.floatParam("guidance");
+    const int64_t bytes = tensorBytes(v.context) + tensorBytes(v.pooled);
+    return graph::NodeOutputs{makeValue(ValueType::Conditioning, std::move(v), bytes)};
   };
   return d;
 }

@@ -1,4 +1,5 @@
-// The loader nodes: LoadCheckpoint, LoadVAE, LoadLoRA, LoadLoRAModelOnly.
+// The loader nodes: LoadCheckpoint, LoadVAE, LoadLoRA, LoadLoRAModelOnly, and
+// ModelSamplingFlux, which sets a loaded model's schedule.
 #include "nodes/nodes.h"
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 
 #include "core/data_paths.h"
 #include "core/interrupt.h"
+#include "kiln/units.h"
 #include "memory/device.h"
 #include "nodes/node_schema.h"
 #include "nodes/vae_stage.h"
@@ -44,6 +46,20 @@ int64_t modelFileBytes(const std::string& path) {
   return bytes;
 }
 
+std::string stringOf(const std::map<std::string, ParamValue>& params, const char* name) {
+  const auto it = params.find(name);
+  if (it == params.end()) return {};
+  const auto* v = std::get_if<std::string>(&it->second);
+  return v ? *v : std::string();
+}
+
+// LoadCheckpoint's model with the parts its parameters give (a lone transformer's).
+pipelines::ModelRequest partsRequest(const std::map<std::string, ParamValue>& params,
+                                     const std::string& path, at::ScalarType dtype) {
+  return {path, stringOf(params, "vae_name"), stringOf(params, "text_encoder_name"), dtype,
+          stringOf(params, "text_encoder_2_name")};
+}
+
 // Whether LoadCheckpoint has loading to do: none (no stage) when the model cache holds
 // the image model already.
 bool checkpointToLoad(const graph::PlannedNode& n, const RunEnvironment& env) {
@@ -52,10 +68,12 @@ bool checkpointToLoad(const graph::PlannedNode& n, const RunEnvironment& env) {
     const auto* name = std::get_if<std::string>(&n.params.at("ckpt_name"));
     const auto* dtype = std::get_if<std::string>(&n.params.at("dtype"));
     const std::string path = resolveModelPath(name ? *name : std::string());
-    if (!dtype || pipelines::familyOf(path).video) return true;
+    const pipelines::Family& family = pipelines::familyOf(path);
+    if (!dtype || family.video) return true;
     memory::CpuDevice cpu;
     const memory::Device& device = env.device ? *env.device : cpu;
-    return !env.cache->contains(modelKey(path, computeScalarType(*dtype, device)));
+    return !env.cache->contains(family.cacheKey(
+        family.resolve(partsRequest(n.params, path, computeScalarType(*dtype, device)))));
   } catch (const Error&) {
     return true;  // the node says what is wrong when it runs
   }
@@ -69,9 +87,9 @@ NodeDefinition loadCheckpoint() {
       "LoadCheckpoint",
       "Load checkpoint",
       "loaders",
-      "Loads an SD 1.x, SD 2.x or SDXL checkpoint (a .safetensors file or a diffusers folder), or "
-      "a Wan 2.1 "
-      "video model as LoadVideoModel does",
+      "Loads an SD 1.x, SD 2.x or SDXL checkpoint (a .safetensors file or a diffusers folder), "
+      "a FLUX.1 model (a transformer file with its VAE and text encoders, ComfyUI's all-in-one "
+      "checkpoint or a diffusers folder), or a Wan 2.1 video model as LoadVideoModel does",
       {},
       {text("ckpt_name", ValueType::File, std::string(), "Checkpoint",
             "The model file; empty: the starter model"),
@@ -79,6 +97,14 @@ NodeDefinition loadCheckpoint() {
            "dtype", {"auto", "fp32", "bf16", "fp16"}, "auto", "Compute precision",
            "auto: bf16 on CPUs with bf16 instructions, else fp32 (bf16 is emulated and many times "
            "slower there); fp16 on a GPU. fp16 needs a GPU (the VAE then computes in fp32)"),
+       text("vae_name", ValueType::File, std::string(), "VAE",
+            "A lone transformer's VAE (FLUX.1's ae.safetensors, Wan 2.1's); empty: found "
+            "beside it"),
+       text("text_encoder_name", ValueType::File, std::string(), "Text encoder",
+            "A lone transformer's text encoder (FLUX.1: CLIP-L; Wan 2.1: UMT5); empty: found "
+            "beside it"),
+       text("text_encoder_2_name", ValueType::File, std::string(), "Second text encoder",
+            "FLUX.1's T5 XXL encoder; empty: found beside the transformer"),
        choice("prediction", {"auto", "epsilon", "v_prediction"}, "auto", "Prediction",
               "What the model predicts; auto: what the file says (SD 2.x 768 models predict v)"),
        choice("zero_terminal_snr", {"auto", "on", "off"}, "auto", "Zero terminal SNR",
@@ -108,13 +134,28 @@ NodeDefinition loadCheckpoint() {
                      "' is a flow-matching video model: prediction and zero terminal SNR "
                      "do not apply and are ignored"));
       if (c.stage >= 0) c.run.tracker.setUnit(c.stage, "tensors");
-      return loadVideoModelOutputs(c, path, {}, {}, c.stringParam("dtype"), 0.0);
+      return loadVideoModelOutputs(c, path, c.stringParam("vae_name"),
+                                   c.stringParam("text_encoder_name"), c.stringParam("dtype"), 0.0);
     }
     ModelRef ref;
-    ref.path = resolveModelPath(c.stringParam("ckpt_name"));
     ref.dtype = computeScalarType(c.stringParam("dtype"), c.run.device);
     checkComputeDtype(ref.dtype, c.run.device);
-    ref.key = modelKey(ref.path, ref.dtype);
+    const std::string path = resolveModelPath(c.stringParam("ckpt_name"));
+    const pipelines::Family& family = pipelines::familyOf(path);
+    const pipelines::ModelRequest request =
+        family.resolve(partsRequest(c.node.params, path, ref.dtype));
+    if (!family.separate_parts &&
+        (!request.vae_path.empty() || !request.text_encoder_path.empty() ||
+         !request.text_encoder_2_path.empty()))
+      throw Error(ErrorKind::InvalidArgument,
+                  "'" + path +
+                      "' carries its own VAE and text encoders; to decode with another VAE, "
+                      "link a LoadVAE node");
+    ref.path = request.path;
+    ref.vae_path = request.vae_path;
+    ref.text_encoder_path = request.text_encoder_path;
+    ref.text_encoder_2_path = request.text_encoder_2_path;
+    ref.key = family.cacheKey(request);
     if (c.stringParam("prediction") != "auto")
       ref.prediction = c.stringParam("prediction") == "v_prediction"
                            ? sampling::Prediction::V
@@ -246,6 +287,39 @@ NodeDefinition loadLoraModelOnly() {
     ModelRef model = c.input<ModelRef>("model");
     model.loras.emplace_back(existingLora(c), c.floatParam("strength_model"), 0.0);
     model.lora_mode = parseLoraMode(c.stringParam("mode"));
+    return graph::NodeOutputs{makeValue(ValueType::Model, model)};
+  };
+  return d;
+}
+
+NodeDefinition modelSamplingFlux() {
+  NodeDefinition d;
+  d.schema = {
+      "ModelSamplingFlux",
+      "Model sampling (FLUX)",
+      "loaders",
+      "Shifts FLUX.1's noise schedule for a picture of width x height as ComfyUI's "
+      "ModelSamplingFlux does: shift = base_shift + (max_shift - base_shift) (tokens - 256) / "
+      "(4096 - 256), with width x height / 256 tokens",
+      {in("model", ValueType::Model, "Model")},
+      {number("max_shift", ValueType::Float, 1.15, 0.0, 100.0, 0.01, "Max shift",
+              "The shift at 4096 tokens (1024x1024)"),
+       number("base_shift", ValueType::Float, 0.5, 0.0, 100.0, 0.01, "Base shift",
+              "The shift at 256 tokens (256x256)"),
+       number("width", ValueType::Int, int64_t{1024}, 16, 16384, 8, "Width", ""),
+       number("height", ValueType::Int, int64_t{1024}, 16, 16384, 8, "Height", "")},
+      {out(ValueType::Model, "Model")}};
+  d.run = [](NodeCall& c) {
+    ModelRef model = c.input<ModelRef>("model");
+    const double tokens = static_cast<double>(c.intParam("width")) *
+                          static_cast<double>(c.intParam("height")) / 256.0;
+    const double base = c.floatParam("base_shift"), max = c.floatParam("max_shift");
+    const double m = (max - base) / (4096.0 - 256.0);
+    model.flow_shift = tokens * m + (base - 256.0 * m);
+    if (!(model.flow_shift > 0))
+      throw Error(ErrorKind::InvalidArgument, "ModelSamplingFlux gives the shift " +
+                                                  formatNumber(model.flow_shift) +
+                                                  "; it must be positive");
     return graph::NodeOutputs{makeValue(ValueType::Model, model)};
   };
   return d;

@@ -69,7 +69,8 @@ LoadedModel& WorkflowRun::acquire(const std::string& key,
 
 LoadedModel& WorkflowRun::load(const ModelRef& ref, const pipelines::LoadProgress& progress) {
   return acquire(ref.key, [&] {
-    const pipelines::ModelRequest request{ref.path, ref.vae_path, ref.text_encoder_path, ref.dtype};
+    const pipelines::ModelRequest request{ref.path, ref.vae_path, ref.text_encoder_path, ref.dtype,
+                                          ref.text_encoder_2_path};
     return loadModel(pipelines::familyOf(ref.path), request, device, progress);
   });
 }
@@ -257,7 +258,8 @@ NodeLibrary builtinNodes() {
        {loadCheckpoint, loadVae,        loadLora,         loadLoraModelOnly, textEncode,
         emptyLatent,    sampler,        vaeDecode,        vaeEncode,         loadImage,
         loadMask,       jobImage,       jobMask,          saveImage,         saveImageAs,
-        previewImage,   loadVideoModel, emptyVideoLatent, saveVideo,         saveVideoAs})
+        previewImage,   loadVideoModel, emptyVideoLatent, saveVideo,         saveVideoAs,
+        fluxGuidance,   textEncodeFlux, modelSamplingFlux})
     lib.add(make());
   return lib;
 }

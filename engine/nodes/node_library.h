@@ -42,15 +42,16 @@ struct ModelRef {
   // LoadCheckpoint's overrides of what the file says (unset: the file's).
   std::optional<sampling::Prediction> prediction;
   std::optional<bool> zero_terminal_snr;
-  // Video models (LoadVideoModel): the parts beside the transformer, and the flow shift
-  // (0: the model's).
-  std::string vae_path, text_encoder_path;
+  // Models given as a lone transformer (Wan 2.1, FLUX.1): the parts beside it, as the
+  // family resolved them (FLUX: CLIP-L, then T5), and the flow shift (0: the model's).
+  std::string vae_path, text_encoder_path, text_encoder_2_path;
   double flow_shift = 0;
 };
 
 struct ConditioningValue {
-  at::Tensor context;  // [1, 77, C]
-  at::Tensor pooled;   // [1, P] (SDXL)
+  at::Tensor context;                             // [1, 77, C]
+  at::Tensor pooled;                              // [1, P] (SDXL, FLUX)
+  std::optional<double> guidance = std::nullopt;  // FLUX.1 dev's distilled guidance (FluxGuidance)
   std::string text;
   double aesthetic_score = 6.0;  // SDXL refiner
   // SDXL size conditioning: the size the picture claims to come from and its crop offsets

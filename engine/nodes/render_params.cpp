@@ -1,9 +1,11 @@
 // The render settings' helpers the nodes and the jobs share: defaults, names, the starter
 // model's place and the A1111 parameters text.
 #include "core/data_paths.h"
+#include "kiln/error.h"
 #include "kiln/render.h"
 #include "kiln/units.h"
 #include "nodes/run_environment.h"
+#include "pipelines/registry.h"
 
 namespace kiln {
 
@@ -16,6 +18,28 @@ RenderParams defaultRenderParams() {
   p.sampling.steps = 20;
   p.sampling.cfg_scale = 5.0;
   return p;
+}
+
+RenderParams defaultRenderParams(const std::string& model_path) {
+  RenderParams p = defaultRenderParams();
+  p.model.path = model_path;
+  if (model_path.empty()) return p;
+  try {
+    const pipelines::Family& family = pipelines::familyOf(model_path);
+    if (const auto d = family.inspect(model_path).sampling) {
+      p.sampling.steps = static_cast<int>(d->steps);
+      p.sampling.cfg_scale = d->cfg;
+      p.sampling.sampler = d->sampler;
+      p.sampling.scheduler = d->scheduler;
+    }
+  } catch (const Error&) {
+    // the render says what is wrong with the model
+  }
+  return p;
+}
+
+std::string modelFamily(const std::string& model_path) {
+  return pipelines::familyOf(model_path).name;
 }
 
 const char* vaeTilingName(VaeTiling mode) noexcept {

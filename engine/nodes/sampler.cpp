@@ -36,10 +36,12 @@ int64_t stepsToRun(NodeCall& c, const LatentValue& latent, int64_t steps, double
   return run;
 }
 
-// The A1111 parameters text of image `b` of a Sampler's batch.
+// The A1111 parameters text of image `b` of a Sampler's batch; `suffix` is the family's
+// further "Key: value" pairs (FLUX.1's distilled guidance).
 std::string samplerParameters(const NodeCall& c, const ModelRef& ref, const ConditioningValue& pos,
                               const ConditioningValue& neg, int64_t b, int64_t width,
-                              int64_t height, const LatentValue& latent, const std::string& label) {
+                              int64_t height, const LatentValue& latent, const std::string& label,
+                              const std::string& suffix) {
   const bool from_image = latent.from_image;
   RenderParams p;
   p.prompt.text = pos.text;
@@ -53,7 +55,7 @@ std::string samplerParameters(const NodeCall& c, const ModelRef& ref, const Cond
   p.size.height = static_cast<int>(height);
   const double denoise = c.floatParam("denoise");
   if (from_image) p.init.denoise = denoise;
-  std::string text = formatA1111Parameters(p, label, ref.name);
+  std::string text = formatA1111Parameters(p, label, ref.name) + suffix;
   if (from_image) text += ", Denoising strength: " + formatNumber(denoise);
   if (latent.mask.defined() && latent.mask_feather > 0)
     text += ", Mask blur: " + std::to_string(latent.mask_feather);
@@ -109,8 +111,9 @@ pipelines::SampleRequest imageRequest(const NodeCall& c, const ModelRef& ref,
                                       const ConditioningValue& pos, const ConditioningValue& neg,
                                       int64_t height, int64_t width) {
   pipelines::SampleRequest request;
-  request.positive = {pos.context, pos.pooled};
-  request.negative = {neg.context, neg.pooled};
+  request.positive = {pos.context, pos.pooled, pos.guidance};
+  request.negative = {neg.context, neg.pooled, neg.guidance};
+  request.flow_shift = ref.flow_shift;
   request.cfg = c.floatParam("cfg");
   request.sizes = sizeConditioning(pos, neg, height, width);
   request.height = height;
@@ -189,8 +192,8 @@ graph::NodeOutputs sampleImage(NodeCall& c) {
             c.run.env.emit(previewEvent(c.stage, done, total, imageFromRgb(rgb)));
       });
       outs.push_back(toHost(c.run.device, out));
-      result.parameters.push_back(
-          samplerParameters(c, ref, pos, neg, b, w * f, h * f, latent, label));
+      result.parameters.push_back(samplerParameters(c, ref, pos, neg, b, w * f, h * f, latent,
+                                                    label, pipe.parametersSuffix(request)));
     }
   }
   result.samples = at::cat(outs, 0);

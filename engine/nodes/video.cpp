@@ -41,7 +41,7 @@ graph::NodeOutputs loadVideoModelOutputs(NodeCall& c, const std::string& path,
                     "' is an image model; LoadVideoModel loads video models "
                     "(Wan 2.1); load it with LoadCheckpoint");
   const pipelines::ModelRequest request =
-      family.resolve({path, vae, text_encoder, computeScalarType(dtype, c.run.device)});
+      family.resolve({path, vae, text_encoder, computeScalarType(dtype, c.run.device), {}});
   ModelRef ref;
   ref.path = request.path;
   ref.vae_path = request.vae_path;
@@ -209,8 +209,8 @@ graph::NodeOutputs sampleVideo(NodeCall& c) {
   if (c.floatParam("denoise") != 1.0)
     c.run.env.emit(logEvent("denoise applies to image latents; a video is sampled from noise"));
   pipelines::SampleRequest request;
-  request.positive = {pos.context, pos.pooled};
-  request.negative = {neg.context, neg.pooled};
+  request.positive = {pos.context, pos.pooled, pos.guidance};
+  request.negative = {neg.context, neg.pooled, neg.guidance};
   request.cfg = c.floatParam("cfg");
   request.height = size.height;
   request.width = size.width;

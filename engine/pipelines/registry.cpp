@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "pipelines/flux/flux_family.h"
 #include "pipelines/sd/sd_family.h"
 #include "pipelines/wan/wan_family.h"
 
@@ -9,7 +10,7 @@ namespace kiln::pipelines {
 
 const std::vector<Family>& families() {
   // One line per family; SD last, as it takes whatever the others do not claim.
-  static const std::vector<Family> all{wanFamily(), sdFamily()};
+  static const std::vector<Family> all{wanFamily(), fluxFamily(), sdFamily()};
   return all;
 }
 

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,20 +17,30 @@
 namespace kiln::pipelines {
 
 // A model as asked for: the file or folder picked, the parts beside it when given (a lone
-// video transformer's VAE and text encoder; empty: found beside it), the precision.
+// transformer's VAE and text encoders: Wan's UMT5; FLUX's CLIP-L, then T5; empty: found
+// beside it), the precision.
 struct ModelRequest {
   std::string path;
   std::string vae_path, text_encoder_path;
   at::ScalarType dtype = at::kFloat;
+  std::string text_encoder_2_path = {};
 };
 
 // What a render must know of a model before it loads: its kind (as ModelParts::kindName
 // says it), the size it draws when none is asked, and the multiple picture sides snap down
 // to (0: its nodes snap them).
+// What a render draws a model with when it is not told otherwise (ComfyUI's names).
+struct SamplingDefaults {
+  int64_t steps = 20;
+  double cfg = 5.0;
+  std::string sampler = "euler", scheduler = "normal";
+};
+
 struct ModelInfo {
   std::string kind;
   NativeSize native;
   int64_t side_multiple = 0;
+  std::optional<SamplingDefaults> sampling = std::nullopt;  // none: Kiln's defaults
 };
 
 // Bytes or tensors read so far, of all.
@@ -39,6 +50,9 @@ struct Family {
   std::string name;  // for logs only ("sd", "wan21")
   // It renders frames over time (a video model); pictures are one-frame videos.
   bool video = false;
+  // Its models may come as a lone transformer whose VAE and text encoders are given apart
+  // (ModelRequest's parts); others carry their own and refuse them.
+  bool separate_parts = false;
   // Whether `path` holds a model of this family: configs and headers only, false for
   // anything unreadable.
   std::function<bool(const std::string& path)> detect;

@@ -108,53 +108,106 @@ std::string fluxTransformerFromDiffusers(const std::string& name) {
   return {};
 }
 
+std::vector<FluxDiffusersPart> fluxTransformerDiffusersParts(const std::string& original,
+                                                             int64_t dim, int64_t mlp_hidden) {
+  const std::string name = original + ".";
+  const auto reverse = [&](const auto& rules, const std::string& rest,
+                           const std::string& block) -> std::vector<FluxDiffusersPart> {
+    for (const auto& [from, to] : rules) {
+      const std::string t(to), f(from);
+      if (t.back() == '.' && rest == t) return {{block + f.substr(0, f.size() - 1)}};
+    }
+    return {};
+  };
+  if (auto top = reverse(kTopLevel, name, ""); !top.empty()) return top;
+  if (name == "final_layer.linear.") return {{"proj_out"}};
+  const auto fused = [&](const Fused& f, const std::string& block,
+                         const std::vector<int64_t>& rows) {
+    std::vector<FluxDiffusersPart> parts;
+    int64_t offset = 0;
+    for (std::size_t i = 0; i < f.parts.size(); ++i) {
+      const std::string part(f.parts[i]);
+      parts.push_back({block + part.substr(0, part.size() - 1), offset, rows[i]});
+      offset += rows[i];
+    }
+    return parts;
+  };
+  std::string block, rest;
+  if (splitBlock(name, "double_blocks.", &block, &rest)) {
+    const std::string d = "transformer_blocks." + block.substr(14);
+    if (rest == kImgQkv.original) return fused(kImgQkv, d, {dim, dim, dim});
+    if (rest == kTxtQkv.original) return fused(kTxtQkv, d, {dim, dim, dim});
+    return reverse(kDoubleBlock, rest, d);
+  }
+  if (splitBlock(name, "single_blocks.", &block, &rest)) {
+    const std::string d = "single_transformer_blocks." + block.substr(14);
+    if (rest == kLinear1.original) return fused(kLinear1, d, {dim, dim, dim, mlp_hidden});
+    return reverse(kSingleBlock, rest, d);
+  }
+  return {};
+}
+
 void mapDiffusersFluxTransformer(const std::shared_ptr<SafetensorsFile>& file,
                                  const std::string& prefix, TensorIndex& out) {
-  for (const auto& info : file->tensors()) {
-    if (std::string name = fluxTransformerFromDiffusers(info.name); !name.empty()) {
-      out.add(prefix + name, identityEntry(file, info));
-      continue;
-    }
-    if (startsWith(info.name, "norm_out.linear.")) {
-      // [scale; shift] in diffusers, [shift; scale] in the original.
+  mapDiffusersFluxTransformer(std::vector<std::shared_ptr<SafetensorsFile>>{file}, prefix, out);
+}
+
+void mapDiffusersFluxTransformer(const std::vector<std::shared_ptr<SafetensorsFile>>& files,
+                                 const std::string& prefix, TensorIndex& out) {
+  // A fused projection's parts may lie in different shards.
+  const auto findAny = [&](const std::string& name) -> TensorSource {
+    for (const auto& f : files)
+      if (const TensorInfo* t = f->find(name)) return {f, t};
+    return {};
+  };
+  for (const auto& file : files)
+    for (const auto& info : file->tensors()) {
+      if (std::string name = fluxTransformerFromDiffusers(info.name); !name.empty()) {
+        out.add(prefix + name, identityEntry(file, info));
+        continue;
+      }
+      if (startsWith(info.name, "norm_out.linear.")) {
+        // [scale; shift] in diffusers, [shift; scale] in the original.
+        IndexEntry entry = identityEntry(file, info);
+        entry.transform = Transform::SwapHalves0;
+        out.add(prefix + "final_layer.adaLN_modulation.1." + info.name.substr(16),
+                std::move(entry));
+        continue;
+      }
+      std::string block, rest;
+      std::string kind = "single_transformer_blocks.";
+      bool found = splitBlock(info.name, kind, &block, &rest);
+      if (!found) {
+        kind = "transformer_blocks.";
+        found = splitBlock(info.name, kind, &block, &rest);
+      }
+      bool part = false;
+      const Fused* fused = found ? fusedOf(kind, rest, &part) : nullptr;
+      if (part && !fused) continue;  // a later part: added with the first
+      if (!fused)
+        throw Error(ErrorKind::UnsupportedModel, "'" + file->path() + "' has a tensor '" +
+                                                     info.name +
+                                                     "' that is not part of a FLUX transformer");
+      const std::string suffix = rest.substr(std::string(fused->parts[0]).size());  // weight/bias
       IndexEntry entry = identityEntry(file, info);
-      entry.transform = Transform::SwapHalves0;
-      out.add(prefix + "final_layer.adaLN_modulation.1." + info.name.substr(16), std::move(entry));
-      continue;
+      entry.transform = Transform::Concat0;
+      entry.sources.clear();
+      int64_t rows = 0;
+      for (const char* p : fused->parts) {
+        const std::string source = block + p + suffix;
+        const TensorSource t = findAny(source);
+        if (!t.info)
+          throw Error(ErrorKind::ShapeMismatch,
+                      "'" + file->path() + "' has no tensor '" + source + "'");
+        entry.sources.push_back(t);
+        rows += t.info->shape.at(0);
+      }
+      entry.shape[0] = rows;
+      const std::string original =
+          kind == "single_transformer_blocks." ? "single_blocks." : "double_blocks.";
+      out.add(prefix + original + block.substr(kind.size()) + fused->original + suffix,
+              std::move(entry));
     }
-    std::string block, rest;
-    std::string kind = "single_transformer_blocks.";
-    bool found = splitBlock(info.name, kind, &block, &rest);
-    if (!found) {
-      kind = "transformer_blocks.";
-      found = splitBlock(info.name, kind, &block, &rest);
-    }
-    bool part = false;
-    const Fused* fused = found ? fusedOf(kind, rest, &part) : nullptr;
-    if (part && !fused) continue;  // a later part: added with the first
-    if (!fused)
-      throw Error(ErrorKind::UnsupportedModel, "'" + file->path() + "' has a tensor '" + info.name +
-                                                   "' that is not part of a FLUX transformer");
-    const std::string suffix = rest.substr(std::string(fused->parts[0]).size());  // weight/bias
-    IndexEntry entry = identityEntry(file, info);
-    entry.transform = Transform::Concat0;
-    entry.sources.clear();
-    int64_t rows = 0;
-    for (const char* p : fused->parts) {
-      const std::string source = block + p + suffix;
-      const TensorInfo* t = file->find(source);
-      if (!t)
-        throw Error(ErrorKind::ShapeMismatch,
-                    "'" + file->path() + "' has no tensor '" + source + "'");
-      entry.sources.push_back({file, t});
-      rows += t->shape.at(0);
-    }
-    entry.shape[0] = rows;
-    const std::string original =
-        kind == "single_transformer_blocks." ? "single_blocks." : "double_blocks.";
-    out.add(prefix + original + block.substr(kind.size()) + fused->original + suffix,
-            std::move(entry));
-  }
 }
 
 }  // namespace kiln::tensor_io

@@ -118,6 +118,14 @@ at::Tensor materialize(const IndexEntry& entry, at::ScalarType dtype) {
       t = at::cat({halves[1], halves[0]}, 0);
       break;
     }
+    case Transform::Scaled: {
+      if (entry.sources.size() != 2 || entry.sources[1].info->numel() != 1)
+        throw Error(ErrorKind::ShapeMismatch,
+                    "'" + entry.sources[0].info->name + "' has no one-element scale");
+      t = viewStored(entry.sources[0]).to(at::kFloat) *
+          viewStored(entry.sources[1]).to(at::kFloat).reshape({});
+      break;
+    }
     case Transform::Invalid:
       throw Error(ErrorKind::Internal, "index entry without a transform");
   }

@@ -23,6 +23,7 @@ enum class Transform {
   Transpose2D,  // one 2-D source, transposed
   Concat0,      // several sources concatenated along dim 0 (q|k|v -> in_proj_weight)
   SwapHalves0,  // one source whose two halves along dim 0 are exchanged ([a; b] -> [b; a])
+  Scaled,       // a stored tensor times its one-element scale (the second source): scaled fp8
 };
 
 struct TensorSource {

@@ -14,6 +14,7 @@
 #include <QJsonObject>
 #include <cmath>
 
+#include "flux_tiny.h"
 #include "kiln/image_io.h"
 #include "kiln/video_io.h"
 #include "lora_files.h"
@@ -261,6 +262,39 @@ class TestCli : public QObject {
 
   // With no model, prompt, size or output: the default workflow with the starter model,
   // written as a new file in the XDG pictures folder, whose path goes to stdout.
+  // FLUX.1 given as a lone transformer with its parts named: drawn at FLUX's defaults
+  // (CFG 1, the simple schedule) with the distilled guidance asked for, which the PNG's
+  // parameters carry; without its parts it says which option gives them.
+  void rendersFluxWithItsParts() {
+    const kiln::testing::FluxTinyModel flux =
+        kiln::testing::writeFluxTinyModel(dir_.filePath("flux-models").toStdString());
+    QTemporaryDir lone;
+    const QString transformer = lone.filePath("flux1-dev.safetensors");
+    QVERIFY(QFile::copy(QString::fromStdString(flux.transformer), transformer));
+    const QString out = dir_.filePath("flux.png");
+    const QStringList base{"render",  "--model", transformer, "--prompt", "a red fox",
+                           "--steps", "2",       "--width",   "64",       "--height",
+                           "48",      "--dtype", "fp32",      "--quiet"};
+    const CliRun missing = runCli(base + QStringList{"--out", out});
+    QVERIFY(missing.exit_code != 0);
+    QVERIFY2(missing.err.contains("--vae"), qPrintable(missing.err));
+    QVERIFY(!QFile::exists(out));
+    const CliRun r =
+        runCli(base + QStringList{"--out", out, "--vae", QString::fromStdString(flux.vae),
+                                  "--clip-l", QString::fromStdString(flux.clip_l), "--t5",
+                                  QString::fromStdString(flux.t5), "--guidance", "2"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    const kiln::Image img = kiln::readImage(out.toStdString());
+    QCOMPARE(img.width, 64);
+    QCOMPARE(img.height, 48);
+    const QString params = QString::fromStdString(img.text.at("parameters"));
+    QVERIFY2(params.contains("CFG scale: 1,") && params.contains("Distilled CFG Scale: 2"),
+             qPrintable(params));
+    const CliRun bad = runCli(base + QStringList{"--out", out, "--guidance", "0"});
+    QVERIFY(bad.exit_code != 0);
+    QVERIFY2(bad.err.contains("--guidance"), qPrintable(bad.err));
+  }
+
   void defaultsToStarterModelAndPicturesFolder() {
     const QString home = dir_.filePath("home");
     const QString pictures = home + "/My Pictures";

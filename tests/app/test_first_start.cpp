@@ -165,8 +165,8 @@ class TestFirstStart : public QObject {
          kiln::OffloadMode::None, kiln::VaeTiling::Auto, "cpu"},
         {MemoryPreset::Upto6GB, kiln::OffloadMode::Balanced, kiln::OffloadMode::GroupLeaf,
          kiln::OffloadMode::Balanced, kiln::VaeTiling::Always, "sim:6G"},
-        {MemoryPreset::Upto12GB, kiln::OffloadMode::Model, kiln::OffloadMode::Model,
-         kiln::OffloadMode::Model, kiln::VaeTiling::Auto, "sim:6G"},
+        {MemoryPreset::Upto12GB, kiln::OffloadMode::Balanced, kiln::OffloadMode::GroupLeaf,
+         kiln::OffloadMode::Balanced, kiln::VaeTiling::Auto, "sim:6G"},
         {MemoryPreset::Over12GB, kiln::OffloadMode::None, kiln::OffloadMode::None,
          kiln::OffloadMode::None, kiln::VaeTiling::Auto, "sim:6G"},
     };

@@ -184,6 +184,11 @@ class TestResults : public QObject {
     touch(dir.filePath("ComfyUI/models/checkpoints/sd15.safetensors"));
     touch(dir.filePath("ComfyUI/models/checkpoints/xl/juggernaut.safetensors"));
     touch(dir.filePath("ComfyUI/models/loras/style.safetensors"));  // a LoRA, not offered
+    // lone transformers (FLUX.1) in diffusion_models/ and unet/; their parts are not offered
+    touch(dir.filePath("ComfyUI/models/diffusion_models/flux1-dev.safetensors"));
+    touch(dir.filePath("ComfyUI/models/unet/flux1-schnell-fp8.safetensors"));
+    touch(dir.filePath("ComfyUI/models/vae/ae.safetensors"));
+    touch(dir.filePath("ComfyUI/models/text_encoders/t5xxl_fp16.safetensors"));
     touch(dir.filePath("webui/models/Stable-diffusion/dreamshaper.safetensors"));
     touch(dir.filePath("webui/models/Stable-diffusion/readme.txt"));
     touch(dir.filePath("loose/own.safetensors"));
@@ -192,8 +197,10 @@ class TestResults : public QObject {
                          dir.filePath("absent"), ""});
     QStringList names;
     for (const ModelChoice& m : found) names << m.name;
-    QCOMPARE(names, (QStringList{"dreamshaper", "own", "sd15", "xl/juggernaut"}));
-    QCOMPARE(found[3].path, dir.filePath("ComfyUI/models/checkpoints/xl/juggernaut.safetensors"));
+    QCOMPARE(names, (QStringList{"dreamshaper", "flux1-dev", "flux1-schnell-fp8", "own", "sd15",
+                                 "xl/juggernaut"}));
+    QCOMPARE(found[5].path, dir.filePath("ComfyUI/models/checkpoints/xl/juggernaut.safetensors"));
+    QCOMPARE(found[1].path, dir.filePath("ComfyUI/models/diffusion_models/flux1-dev.safetensors"));
     // The same folder named twice lists each file once.
     QCOMPARE(findCheckpoints({dir.filePath("loose"), dir.filePath("loose/")}).size(), 1);
   }

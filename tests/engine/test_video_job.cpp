@@ -24,11 +24,13 @@
 #include "pipelines/registry.h"
 #include "pipelines/wan/wan_pipeline.h"
 #include "sanitizer_skips.h"
+#include "sim_engine.h"
 #include "tensor_io/materialize.h"
 #include "tensor_io/safetensors.h"
 #include "wan_tiny.h"
 
 namespace fs = std::filesystem;
+using kiln::testing::SimEngine;
 
 namespace {
 
@@ -142,63 +144,6 @@ std::size_t entries(const std::string& dir) {
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++n;
   return n;
 }
-
-// An engine on a simulated device that keeps two models and runs jobs one at a time.
-class SimEngine {
- public:
-  explicit SimEngine(const std::string& device, int cached_models = 2) {
-    kiln::EngineOptions o;
-    o.device = device;
-    o.cached_models = cached_models;
-    o.sink = [this](const kiln::Event& e) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      events_.push_back(e);
-      changed_.notify_all();
-    };
-    engine_ = std::make_unique<kiln::Engine>(std::move(o));
-  }
-  kiln::Engine& engine() { return *engine_; }
-  // The job's last event (finished, failed or cancelled).
-  kiln::Event run(kiln::Job job) {
-    const kiln::JobId id = engine_->submit(std::move(job));
-    std::unique_lock<std::mutex> lock(mutex_);
-    kiln::Event end;
-    changed_.wait_for(lock, std::chrono::seconds(300), [&] {
-      for (const auto& e : events_)
-        if (e.job == id &&
-            (e.type == kiln::EventType::JobFinished || e.type == kiln::EventType::JobFailed ||
-             e.type == kiln::EventType::JobCancelled)) {
-          end = e;
-          return true;
-        }
-      return false;
-    });
-    return end;
-  }
-  bool logged(const std::string& text) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return std::any_of(events_.begin(), events_.end(), [&](const kiln::Event& e) {
-      return e.type == kiln::EventType::Log && e.message.find(text) != std::string::npos;
-    });
-  }
-  // Log lines outside any job (the engine's own, between jobs) holding every one of `parts`.
-  int loggedIdle(const std::vector<std::string>& parts) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return static_cast<int>(
-        std::count_if(events_.begin(), events_.end(), [&](const kiln::Event& e) {
-          return e.job == 0 && e.type == kiln::EventType::Log &&
-                 std::all_of(parts.begin(), parts.end(), [&](const std::string& p) {
-                   return e.message.find(p) != std::string::npos;
-                 });
-        }));
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::vector<kiln::Event> events_;
-  std::unique_ptr<kiln::Engine> engine_;
-};
 
 std::string sd1Tiny() {
   return std::string(KILN_CONFORMANCE_DIR) + "/sd-tiny-1234/sd1/sd1_tiny_ldm.safetensors";
@@ -612,8 +557,8 @@ class TestVideoJob : public QObject {
     kiln::memory::SimulatedDevice device(int64_t{256} << 20);
     const auto& family = kiln::pipelines::familyOf(model_.folder);
     QVERIFY(family.video);
-    auto model = kiln::nodes::loadModel(family, family.resolve({model_.folder, {}, {}, at::kFloat}),
-                                        device, {});
+    auto model = kiln::nodes::loadModel(
+        family, family.resolve({model_.folder, {}, {}, at::kFloat, {}}), device, {});
     kiln::memory::OffloadSettings settings;
     settings.vae_resident_threshold_bytes = 1024;  // the tiny VAE counts as large
     model->place(settings, 0);
@@ -862,7 +807,8 @@ class TestVideoJob : public QObject {
     };
     for (const Case& c : {Case{sd1Tiny(), 0}, Case{model_.folder, 5}}) {
       const kiln::pipelines::Family& family = kiln::pipelines::familyOf(c.path);
-      const kiln::pipelines::ModelRequest request = family.resolve({c.path, {}, {}, at::kFloat});
+      const kiln::pipelines::ModelRequest request =
+          family.resolve({c.path, {}, {}, at::kFloat, {}});
       const std::unique_ptr<kiln::pipelines::ModelParts> parts = family.open(request, {});
       const auto* pipe = dynamic_cast<const kiln::pipelines::Pipeline*>(parts.get());
       QVERIFY2(pipe, c.path.c_str());

@@ -29,6 +29,7 @@
 #include "appearance.h"
 #include "engine_bridge.h"
 #include "first_start_wizard.h"
+#include "flux_tiny.h"
 #include "gallery_panel.h"
 #include "image_view.h"
 #include "kiln/build_info.h"
@@ -441,6 +442,37 @@ class TestMainWindow : public QObject {
   }
 
   // Any workflow can be the panel's template: its exposed parameters become the panel.
+  // Picking a FLUX.1 model switches the built-in template to FLUX's: guidance in place of
+  // the CFG scale and no negative prompt, the prompt and seed kept; Generate draws with it;
+  // an SD model brings the default template back.
+  void aFluxModelSwitchesToTheFluxTemplate() {
+    QTemporaryDir dir;
+    const kiln::testing::FluxTinyModel flux =
+        kiln::testing::writeFluxTinyModel(dir.filePath("flux").toStdString());
+    auto window = makeWindow(dir);
+    QCOMPARE(window->templateSource(), QString("default"));
+    QVERIFY(window->cfgSpin());
+    window->modelEdit()->setText(QString::fromStdString(flux.transformer));
+    QTRY_COMPARE(window->templateSource(), QString("flux"));
+    QVERIFY(!window->negativeEdit());
+    QVERIFY(!window->cfgSpin());
+    QVERIFY(window->parameterPanel()->editor("guidance", "guidance"));
+    QCOMPARE(window->promptEdit()->toPlainText(), QString("a red circle"));
+    QCOMPARE(window->seedSpin()->value(), qint64{7});
+    QCOMPARE(window->widthSpin()->value(), 1024);
+    window->stepsSpin()->setValue(2);
+    window->widthSpin()->setValue(64);
+    window->heightSpin()->setValue(48);
+    window->startGenerate();
+    QTRY_VERIFY2_WITH_TIMEOUT(window->hasResult(), qPrintable(window->statusText()), 120000);
+    QCOMPARE(pngs(dir).size(), 1);
+    QVERIFY(window->gallery()->result(0).workflow.contains("FluxGuidance"));
+    window->modelEdit()->setText(tinyModel());
+    QTRY_COMPARE(window->templateSource(), QString("default"));
+    QVERIFY(window->negativeEdit());
+    QCOMPARE(window->promptEdit()->toPlainText(), QString("a red circle"));
+  }
+
   void opensWorkflowsAsTemplates() {
     QTemporaryDir dir;
     auto window = makeWindow(dir);
@@ -520,7 +552,7 @@ class TestMainWindow : public QObject {
       wizard->accept();
     });
     help->actions().at(0)->trigger();
-    QCOMPARE(window->settings().value("memory/offload").toString(), QString("model"));
+    QCOMPARE(window->settings().value("memory/offload").toString(), QString("balanced"));
     QCOMPARE(window->settings().value("general/first_start").toBool(), false);
     QCOMPARE(window->settings().device(), QString("cpu"));  // a CPU-only build keeps the CPU
   }

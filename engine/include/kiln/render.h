@@ -32,10 +32,12 @@ VaeTiling parseVaeTiling(const std::string& text) noexcept;  // Invalid when unk
 struct RenderModel {
   // A .safetensors single file or a diffusers folder; empty: the starter model.
   std::string path;
-  // A single-file video transformer's VAE and UMT5 text encoder; empty: found beside it
-  // (ComfyUI's vae/ and text_encoders/ folders).
+  // A lone transformer's VAE and text encoders (Wan 2.1: UMT5; FLUX.1: CLIP-L, then T5 in
+  // text_encoder_2_path); empty: found beside it (ComfyUI's vae/ and text_encoders/
+  // folders).
   std::string vae_path;
   std::string text_encoder_path;
+  std::string text_encoder_2_path;
   // LoRAs for this render, in order, and how they reach the weights.
   std::vector<LoraSpec> loras;
   LoraMode lora_mode = LoraMode::Auto;
@@ -66,6 +68,8 @@ struct RenderSampling {
   std::string scheduler = "normal";
   // The flow shift of a video model's schedule; 0: the model's (5 for Wan 2.1).
   double flow_shift = 0;
+  // FLUX.1 dev's distilled guidance (ComfyUI's FluxGuidance); 0: the model's (3.5).
+  double guidance = 0;
 };
 
 // The output size, and SDXL's size conditioning.
@@ -146,6 +150,13 @@ std::string starterModelPath();
 
 // The default workflow: the starter model at its native size with an example prompt.
 RenderParams defaultRenderParams();
+// The same with the sampling `model_path` is drawn with unless told (FLUX.1: CFG 1, the
+// simple schedule, schnell in 4 steps); Kiln's defaults for a model it cannot read.
+RenderParams defaultRenderParams(const std::string& model_path);
+// The family that loads `model_path`, from its configs and headers: "flux1", "wan21", or
+// "sd" for SD 1.x/2.x/SDXL and anything no other family claims (the loader then says what
+// is wrong with it).
+std::string modelFamily(const std::string& model_path);
 
 // Throws kiln::Error: InvalidArgument for bad parameters, FileNotFound / CorruptFile /
 // UnsupportedModel / ShapeMismatch for bad checkpoints, NonFinite naming the stage where

@@ -5,11 +5,15 @@
 
 #include "core/data_paths.h"
 #include "kiln/error.h"
+#include "models/text/t5_tokenizer_json.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <fstream>
 
 namespace kiln::models {
 
@@ -105,7 +109,25 @@ T5Tokenizer T5Tokenizer::open(const std::string& model_path) {
   t.path_ = model_path;
   t.impl_ = std::make_unique<Impl>();
   char error[512] = {};
-  t.impl_->handle = spm.open(model_path.c_str(), error, sizeof error);
+  if (fs::path(model_path).extension() == ".json") {
+    // HuggingFace's tokenizer.json: the sentencepiece model it came from, through a
+    // private file that is gone once the model is read.
+    const std::string proto = sentencepieceFromTokenizerJson(model_path);
+    static std::atomic<int> serial{0};
+    const fs::path tmp =
+        fs::temp_directory_path(ec) / ("kiln-t5-" + std::to_string(::getpid()) + "-" +
+                                       std::to_string(serial.fetch_add(1)) + ".model");
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      out.write(proto.data(), static_cast<std::streamsize>(proto.size()));
+      if (!out)
+        throw Error(ErrorKind::Io, "cannot write the converted tokenizer to " + tmp.string());
+    }
+    t.impl_->handle = spm.open(tmp.string().c_str(), error, sizeof error);
+    fs::remove(tmp, ec);
+  } else {
+    t.impl_->handle = spm.open(model_path.c_str(), error, sizeof error);
+  }
   if (!t.impl_->handle)
     throw Error(ErrorKind::CorruptFile,
                 "'" + model_path + "' is not a sentencepiece model: " + error);
@@ -177,7 +199,8 @@ std::string findT5TokenizerModel(const std::string& text_encoder_path) {
   std::vector<fs::path> candidates;
   const auto add_dir = [&](const fs::path& d) {
     for (const char* n :
-         {"tokenizer/spiece.model", "spiece.model", "tokenizer.model", "tokenizer/tokenizer.model"})
+         {"tokenizer/spiece.model", "spiece.model", "tokenizer.model", "tokenizer/tokenizer.model",
+          "tokenizer/tokenizer.json", "tokenizer.json"})
       candidates.push_back(d / n);
   };
   if (fs::is_directory(p, ec)) {
@@ -185,6 +208,7 @@ std::string findT5TokenizerModel(const std::string& text_encoder_path) {
     add_dir(p.filename().empty() ? p.parent_path().parent_path() : p.parent_path());
   } else {
     candidates.push_back(p.parent_path() / (p.stem().string() + ".spiece.model"));
+    candidates.push_back(p.parent_path() / (p.stem().string() + ".tokenizer.json"));
     add_dir(p.parent_path());
   }
   for (const auto& c : candidates)

@@ -1,5 +1,6 @@
-// The T5 / UMT5 tokenizer: a sentencepiece model (spiece.model) read from the model's
-// folder through libsentencepiece, with T5's conventions (the end token appended, padding
+// The T5 / UMT5 tokenizer: a sentencepiece model (spiece.model, or HuggingFace's
+// tokenizer.json turned back into one) read from the model's folder through
+// libsentencepiece, with T5's conventions (the end token appended, padding
 // after it, truncation that keeps the end token) and Wan's prompt clean-up (whitespace
 // runs collapsed, ends trimmed).
 #pragma once
@@ -40,9 +41,10 @@ class T5Tokenizer {
 };
 
 // Where a text encoder's tokenizer lives: for a folder, tokenizer/spiece.model,
-// spiece.model or tokenizer.model in it (or in its parent, for a text_encoder/ folder);
-// for a file, "<stem>.spiece.model", spiece.model or tokenizer.model beside it, or in a
-// tokenizer/ folder beside it. Empty when there is none.
+// spiece.model, tokenizer.model or a tokenizer.json in it (or in its parent, for a
+// text_encoder/ folder); for a file, "<stem>.spiece.model", "<stem>.tokenizer.json",
+// spiece.model, tokenizer.model or tokenizer.json beside it, or in a tokenizer/ folder
+// beside it. Empty when there is none.
 std::string findT5TokenizerModel(const std::string& text_encoder_path);
 
 // Loads Kiln's sentencepiece module (once per process) and returns the file it came

@@ -12,6 +12,10 @@ VaeConfig VaeConfig::detect(const tensor_io::TensorIndex& index, const std::stri
   c.z_channels = index.dim(prefix + "decoder.conv_in.weight", 1);
   c.quant_convs = index.contains(prefix + "post_quant_conv.weight");
   c.embed_dim = c.quant_convs ? index.dim(prefix + "post_quant_conv.weight", 1) : c.z_channels;
+  if (!c.quant_convs && c.embed_dim == 16) {  // FLUX.1's ae.safetensors
+    c.scaling_factor = 0.3611;
+    c.shift_factor = 0.1159;
+  }
   c.num_res_blocks = 0;
   while (index.contains(prefix + "encoder.down.0.block." + std::to_string(c.num_res_blocks) +
                         ".conv1.weight"))

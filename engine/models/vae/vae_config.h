@@ -21,7 +21,11 @@ struct VaeConfig {
   // 1x1 convolutions between the encoder, the latent and the decoder (SD's); FLUX's VAE
   // has none: the encoder's output is the latent's moments and the decoder takes it as is.
   bool quant_convs = true;
-  double scaling_factor = 0.18215;  // a property of the model family, not of the shapes
+  // Latents are (z - shift_factor) * scaling_factor: properties of the model family, not
+  // of the shapes, except that a 16-channel VAE without quant convolutions is FLUX.1's ae
+  // (0.3611, 0.1159), which detect() sets.
+  double scaling_factor = 0.18215;
+  double shift_factor = 0;
 
   // Pixels per latent cell along each axis.
   int64_t downscale() const { return int64_t{1} << (channel_mult.size() - 1); }

@@ -8,6 +8,7 @@
 
 #include "core/json_file.h"
 #include "kiln/error.h"
+#include "models/common/model_files.h"
 #include "tensor_io/wan_key_map.h"
 
 namespace kiln::models {
@@ -25,41 +26,6 @@ bool isDir(const fs::path& p) {
 bool isFile(const fs::path& p) {
   std::error_code ec;
   return fs::is_regular_file(p, ec);
-}
-
-void refusePickle(const fs::path& p) {
-  const std::string ext = p.extension().string();
-  if (ext == ".ckpt" || ext == ".pt" || ext == ".pth" || ext == ".bin")
-    throw Error(ErrorKind::UnsupportedModel,
-                "'" + p.string() +
-                    "' is a pickle file, which can run arbitrary code when loaded; "
-                    "Kiln only loads .safetensors. Convert it once with a trusted "
-                    "tool and open the .safetensors file.");
-}
-
-// The .safetensors files of a diffusers component folder (several when sharded).
-std::vector<fs::path> folderWeights(const fs::path& dir) {
-  std::vector<fs::path> files;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.path().extension() == ".safetensors") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  if (files.empty()) {
-    for (const auto& e : fs::directory_iterator(dir, ec))
-      if (e.path().extension() == ".bin") refusePickle(e.path());
-    throw Error(ErrorKind::FileNotFound, "no .safetensors weights in '" + dir.string() + "'");
-  }
-  return files;
-}
-
-// The component folder of `path` when it is a diffusers folder: the path itself when it
-// holds a config.json, else its `sub` folder.
-fs::path componentFolder(const fs::path& path, const char* sub) {
-  if (isFile(path / "config.json")) return path;
-  if (isDir(path / sub)) return path / sub;
-  throw Error(ErrorKind::UnsupportedModel, "'" + path.string() + "' is neither a diffusers " + sub +
-                                               " folder (config.json) nor a pipeline folder with " +
-                                               sub + "/");
 }
 
 // A value from the JSON files beside a single file: top level or one object deep.
@@ -101,13 +67,6 @@ tensor_io::TensorIndex singleFileIndex(const fs::path& path, const std::string& 
   return stripped;
 }
 
-void checkExists(const fs::path& p) {
-  std::error_code ec;
-  if (!fs::exists(p, ec))
-    throw Error(ErrorKind::FileNotFound, "model '" + p.string() + "' does not exist");
-  if (!isDir(p)) refusePickle(p);
-}
-
 }  // namespace
 
 bool isWanTransformer(const tensor_io::TensorIndex& index) {
@@ -117,7 +76,7 @@ bool isWanTransformer(const tensor_io::TensorIndex& index) {
 
 WanComponent<WanTransformerConfig> openWanTransformer(const std::string& path) {
   const fs::path p(path);
-  checkExists(p);
+  checkModelPath(p);
   WanComponent<WanTransformerConfig> c;
   c.path = path;
   int64_t heads = 0, text_len = 512;
@@ -167,7 +126,7 @@ WanComponent<WanTransformerConfig> openWanTransformer(const std::string& path) {
 
 WanComponent<WanVaeConfig> openWanVae(const std::string& path) {
   const fs::path p(path);
-  checkExists(p);
+  checkModelPath(p);
   WanComponent<WanVaeConfig> c;
   c.path = path;
   std::optional<json> mean, std_dev;
@@ -205,7 +164,7 @@ WanComponent<WanVaeConfig> openWanVae(const std::string& path) {
 
 WanComponent<Umt5Config> openUmt5(const std::string& path) {
   const fs::path p(path);
-  checkExists(p);
+  checkModelPath(p);
   WanComponent<Umt5Config> c;
   c.path = path;
   if (isDir(p)) {

@@ -76,12 +76,18 @@ struct PromptOptions {
   int clip_skip = 1;
   // Textual-inversion embeddings a prompt may name (families with a CLIP tokenizer).
   const models::EmbeddingLibrary* embeddings = nullptr;
+  // Families whose pooled vector has an encoder of its own (FLUX's CLIP-L beside T5): the
+  // text that encoder gets (ComfyUI's CLIPTextEncodeFlux clip_l); unset: the prompt.
+  std::optional<std::string> pooled_text;
 };
 
 // One prompt as the family's denoiser takes it.
 struct PromptEncoding {
   at::Tensor context;  // [1, tokens, contextWidth()]
-  at::Tensor pooled;   // [1, P] where the family has a pooled vector (SDXL), else undefined
+  at::Tensor pooled;   // [1, P] where the family has a pooled vector (SDXL, FLUX), else undefined
+  // Distilled guidance the denoiser takes as an input (FLUX.1 dev; ComfyUI's FluxGuidance
+  // sets it on the conditioning); unset: the family's default.
+  std::optional<double> guidance = std::nullopt;
 };
 
 // One latent to sample: from the seed's noise, guided by two prompts.

@@ -20,6 +20,7 @@ struct VaeCodec {
   const models::AutoencoderKL* vae = nullptr;
   at::ScalarType dtype = at::kFloat;  // the VAE's compute dtype
   double scaling_factor = 0.18215;    // of the latent space the latents live in
+  double shift = 0;  // latents are (z - shift) * scaling_factor (FLUX.1's VAE: 0.1159)
 
   const models::VaeConfig& config() const { return vae->config(); }
   // Scaled latent -> image [B, 3, H, W] in ~[-1, 1] (float32); in tiles when `tiles` is

@@ -49,7 +49,8 @@ std::vector<memory::ComponentInfo> VaeFile::components() const {
 }
 
 VaeCodec VaeFile::codec(double scaling_factor) const {
-  return {vae_.get(), dtype_, scaling_factor > 0 ? scaling_factor : vae_->config().scaling_factor};
+  return {vae_.get(), dtype_, scaling_factor > 0 ? scaling_factor : vae_->config().scaling_factor,
+          vae_->config().shift_factor};
 }
 
 }  // namespace kiln::pipelines

@@ -1,7 +1,5 @@
 #include "pipelines/sd/sd_pipeline.h"
 
-#include <ATen/CPUGeneratorImpl.h>
-
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -11,6 +9,7 @@
 #include "kiln/error.h"
 #include "memory/device.h"
 #include "models/text/prompt_weights.h"
+#include "pipelines/common/latent_preview.h"
 #include "pipelines/sd/sd_lora_targets.h"
 #include "sampling/denoiser.h"
 
@@ -392,26 +391,9 @@ int64_t SdPipeline::samplingWorkingBytes(int64_t latent_h, int64_t latent_w,
 }
 
 at::Tensor SdPipeline::previewRgb(const at::Tensor& latent) const {
-  at::NoGradGuard no_grad;
-  const int64_t c = latent.size(1);
-  if (!preview_map_.defined()) {
-    // Decode a few random latents at 8x8 and fit latent -> mean RGB of each patch by least
-    // squares: a few milliseconds once per model, and right for any VAE.
-    // host: the fit is a few numbers, made on the CPU; only the decode runs on the device.
-    at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(uint64_t{20240607});
-    const at::Tensor z =
-        at::randn({4, c, 8, 8}, gen, at::TensorOptions().dtype(at::kFloat).device(at::kCPU));
-    const at::Tensor img = decode(z.to(memory::computeDevice())).to(at::kCPU);  // [4, 3, 8f, 8f]
-    const at::Tensor rgb =
-        at::adaptive_avg_pool2d(img, {8, 8}).permute({0, 2, 3, 1}).reshape({-1, 3});
-    const at::Tensor x = at::cat(
-        {z.permute({0, 2, 3, 1}).reshape({-1, c}), at::ones({rgb.size(0), 1})}, 1);  // host:
-    preview_map_ = std::get<0>(at::linalg_lstsq(x, rgb));
-  }
-  const at::Tensor x = latent[0].to(at::kCPU, at::kFloat).permute({1, 2, 0}).reshape({-1, c});
-  const at::Tensor rgb =
-      at::cat({x, at::ones({x.size(0), 1}, x.options())}, 1).matmul(preview_map_);
-  return (rgb / 2 + 0.5).clamp(0, 1).reshape({latent.size(2), latent.size(3), 3}).contiguous();
+  if (!preview_map_.defined())
+    preview_map_ = fitPreviewMap(latent.size(1), [&](const at::Tensor& z) { return decode(z); });
+  return previewWithMap(preview_map_, latent);
 }
 
 }  // namespace kiln::pipelines

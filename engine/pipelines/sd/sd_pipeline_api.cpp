@@ -20,7 +20,7 @@ NativeSize SdPipeline::nativeSize() const {
 PromptEncoding SdPipeline::promptEncoding(const std::string& text,
                                           const PromptOptions& options) const {
   TextEncoding enc = encodeWeighted(text, options.clip_skip, options.embeddings);
-  return {std::move(enc.context), std::move(enc.pooled)};
+  return {std::move(enc.context), std::move(enc.pooled), std::nullopt};
 }
 
 at::Tensor SdPipeline::sampleLatent(const SampleRequest& r, const SampleProgress& on_step) const {

@@ -9,6 +9,7 @@ Family wanFamily() {
   Family f;
   f.name = "wan21";
   f.video = true;
+  f.separate_parts = true;
   f.detect = isWanModel;
   f.resolve = [](const ModelRequest& r) {
     const WanModelPaths paths = resolveWanModel(r.path, r.vae_path, r.text_encoder_path);
@@ -26,7 +27,9 @@ Family wanFamily() {
     return modelKey(r.path, r.dtype) + "|" + modelKey(r.vae_path, at::kFloat) + "|" +
            modelKey(r.text_encoder_path, r.dtype);
   };
-  f.inspect = [](const std::string&) { return ModelInfo{"wan21", wanNativeSize(), 0}; };
+  f.inspect = [](const std::string&) {
+    return ModelInfo{"wan21", wanNativeSize(), 0, std::nullopt};
+  };
   f.open = [vaeDtype](const ModelRequest& r,
                       const LoadProgress& progress) -> std::unique_ptr<ModelParts> {
     const WanModelPaths paths{r.path, r.vae_path, r.text_encoder_path,

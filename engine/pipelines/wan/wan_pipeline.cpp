@@ -12,6 +12,7 @@
 #include "kiln/error.h"
 #include "kiln/units.h"
 #include "memory/device.h"
+#include "models/common/model_files.h"
 #include "models/vae/vae_tiling.h"
 #include "pipelines/common/noise.h"
 #include "pipelines/wan/wan_lora_targets.h"
@@ -26,42 +27,6 @@ namespace {
 bool isDir(const fs::path& p) {
   std::error_code ec;
   return fs::is_directory(p, ec);
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-std::string classOf(const fs::path& config) {
-  std::error_code ec;
-  if (!fs::is_regular_file(config, ec)) return {};
-  try {
-    return core::readJsonObject(config).value("_class_name", "");
-  } catch (const Error&) {
-    return {};
-  }
-}
-
-// The first .safetensors file in `dirs` whose lower-case name has every one of `words`.
-std::string findSibling(const std::vector<fs::path>& dirs,
-                        std::initializer_list<const char*> words) {
-  for (const auto& d : dirs) {
-    if (!isDir(d)) continue;
-    std::vector<fs::path> files;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(d, ec))
-      if (e.path().extension() == ".safetensors") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
-      const std::string name = lower(f.filename().string());
-      if (std::all_of(words.begin(), words.end(),
-                      [&](const char* w) { return name.find(w) != std::string::npos; }))
-        return f.string();
-    }
-  }
-  return {};
 }
 
 template <typename Model, typename Component>
@@ -92,9 +57,9 @@ std::unique_ptr<Model> loadComponent(const Component& c, at::ScalarType dtype,
 bool isWanModel(const std::string& path) {
   const fs::path p(path);
   if (isDir(p)) {
-    if (classOf(p / "model_index.json") == "WanPipeline") return true;
-    return classOf(p / "config.json") == "WanTransformer3DModel" ||
-           classOf(p / "transformer" / "config.json") == "WanTransformer3DModel";
+    if (models::diffusersClass(p / "model_index.json") == "WanPipeline") return true;
+    return models::diffusersClass(p / "config.json") == "WanTransformer3DModel" ||
+           models::diffusersClass(p / "transformer" / "config.json") == "WanTransformer3DModel";
   }
   try {
     const auto file = tensor_io::SafetensorsFile::open(path);
@@ -118,24 +83,25 @@ WanModelPaths resolveWanModel(const std::string& path, const std::string& vae,
     out.vae = vae.empty() ? path : vae;
     out.text_encoder = text_encoder.empty() ? path : text_encoder;
   } else {
-    const fs::path here = p.parent_path(), models = here.parent_path();
-    out.vae =
-        vae.empty() ? findSibling({here, models / "vae", models / "VAE"}, {"wan", "vae"}) : vae;
+    const fs::path here = p.parent_path(), root = here.parent_path();
+    out.vae = vae.empty()
+                  ? models::findModelFile({here, root / "vae", root / "VAE"}, {"wan", "vae"})
+                  : vae;
     if (out.vae.empty())
       throw Error(ErrorKind::FileNotFound, "no Wan VAE found for '" + path +
                                                "' (looked for a .safetensors file named "
                                                "like wan_2.1_vae in " +
-                                               here.string() + " and " + (models / "vae").string() +
+                                               here.string() + " and " + (root / "vae").string() +
                                                "); give one with --vae");
     out.text_encoder =
         text_encoder.empty()
-            ? findSibling({here, models / "text_encoders", models / "clip"}, {"umt5"})
+            ? models::findModelFile({here, root / "text_encoders", root / "clip"}, {"umt5"})
             : text_encoder;
     if (out.text_encoder.empty())
       throw Error(ErrorKind::FileNotFound,
                   "no UMT5 text encoder found for '" + path +
                       "' (looked for a .safetensors file named like umt5_xxl in " + here.string() +
-                      " and " + (models / "text_encoders").string() +
+                      " and " + (root / "text_encoders").string() +
                       "); give one with --text-encoder");
   }
   out.tokenizer = models::findT5TokenizerModel(out.text_encoder);
@@ -340,7 +306,7 @@ NativeSize WanPipeline::nativeSize() const {
 }
 
 PromptEncoding WanPipeline::promptEncoding(const std::string& text, const PromptOptions&) const {
-  return {encodePrompt(text), {}};
+  return {encodePrompt(text), {}, std::nullopt};
 }
 
 WanSampleSettings WanPipeline::settingsFor(const SampleRequest& r) const {

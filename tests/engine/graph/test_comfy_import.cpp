@@ -124,6 +124,77 @@ class TestComfyImport : public QObject {
     folders_.roots = {comfy.string(), a1111.string()};
   }
 
+  // ComfyUI's FLUX.1 nodes in the UI format: the split loaders become one LoadCheckpoint
+  // with its parts (T5 told from CLIP-L by name), CLIPTextEncodeFlux a TextEncodeFlux, the
+  // SamplerCustomAdvanced set (RandomNoise's seed saved with and without its
+  // control_after_generate widget) a Sampler; what cannot fold is reported, not guessed.
+  void mapsFluxWorkflows() {
+    const std::string ui = R"({"nodes": [
+      {"id": 1, "type": "UNETLoader", "widgets_values": ["flux1-dev.safetensors", "fp8_e4m3fn"]},
+      {"id": 2, "type": "DualCLIPLoader", "widgets_values": ["clip_l.safetensors", "t5xxl_fp8_e4m3fn.safetensors", "flux"]},
+      {"id": 3, "type": "CLIPTextEncodeFlux", "widgets_values": ["a fox", "a red fox in snow", 3.0],
+       "inputs": [{"name": "clip", "link": 1}]},
+      {"id": 4, "type": "RandomNoise", "widgets_values": [42]},
+      {"id": 5, "type": "KSamplerSelect", "widgets_values": ["euler"]},
+      {"id": 6, "type": "BasicScheduler", "widgets_values": ["simple", 4, 1.0],
+       "inputs": [{"name": "model", "link": 2}]},
+      {"id": 7, "type": "BasicGuider", "inputs": [{"name": "model", "link": 3}, {"name": "conditioning", "link": 4}]},
+      {"id": 8, "type": "EmptySD3LatentImage", "widgets_values": [1024, 768, 1]},
+      {"id": 9, "type": "SamplerCustomAdvanced", "inputs": [{"name": "noise", "link": 5},
+       {"name": "guider", "link": 6}, {"name": "sampler", "link": 7}, {"name": "sigmas", "link": 8},
+       {"name": "latent_image", "link": 9}]}],
+     "links": [[1, 2, 0, 3, 0, "CLIP"], [2, 1, 0, 6, 0, "MODEL"], [3, 1, 0, 7, 0, "MODEL"],
+               [4, 3, 0, 7, 1, "CONDITIONING"], [5, 4, 0, 9, 0, "NOISE"], [6, 7, 0, 9, 1, "GUIDER"],
+               [7, 5, 0, 9, 2, "SAMPLER"], [8, 6, 0, 9, 3, "SIGMAS"], [9, 8, 0, 9, 4, "LATENT"]]})";
+    const kiln::ComfyImport im = kiln::importComfyWorkflow(ui, folders_);
+    const kiln::Workflow& w = im.workflow;
+    QCOMPARE(w.nodes.size(), std::size_t{4});  // loader, prompt, latent, sampler
+    const kiln::WorkflowNode* loader = w.node("1");
+    QCOMPARE(loader->type, std::string("LoadCheckpoint"));
+    QVERIFY(std::get<std::string>(loader->params.at("text_encoder_2_name"))
+                .ends_with("t5xxl_fp8_e4m3fn.safetensors"));
+    QVERIFY(std::get<std::string>(loader->params.at("text_encoder_name"))
+                .ends_with("clip_l.safetensors"));
+    const kiln::WorkflowNode* prompt = w.node("3");
+    QCOMPARE(prompt->type, std::string("TextEncodeFlux"));
+    QCOMPARE(std::get<std::string>(prompt->params.at("t5xxl")), std::string("a red fox in snow"));
+    QCOMPARE(std::get<double>(prompt->params.at("guidance")), 3.0);
+    const kiln::WorkflowNode* sampler = w.node("9");
+    QCOMPARE(sampler->type, std::string("Sampler"));
+    QCOMPARE(std::get<int64_t>(sampler->params.at("seed")), int64_t{42});
+    QCOMPARE(std::get<int64_t>(sampler->params.at("steps")), int64_t{4});
+    QCOMPARE(std::get<std::string>(sampler->params.at("scheduler")), std::string("simple"));
+    QCOMPARE(std::get<double>(sampler->params.at("cfg")), 1.0);
+    std::map<std::string, std::string> into;  // input -> source node
+    for (const auto& l : w.links)
+      if (l.to_node == "9") into[l.to_input] = l.from_node + "." + l.from_output;
+    QCOMPARE(into["model"], std::string("1.MODEL"));
+    QCOMPARE(into["positive"], std::string("3.CONDITIONING"));
+    QCOMPARE(into["negative"], std::string("3.CONDITIONING"));
+    QCOMPARE(into["latent_image"], std::string("8.LATENT"));
+    bool clip_from_loader = false;
+    for (const auto& l : w.links)
+      clip_from_loader = clip_from_loader || (l.from_node == "1" && l.from_output == "CLIP");
+    QVERIFY(clip_from_loader);
+    const auto problems = kiln::validateWorkflow(w, kiln::builtinNodeSchemas());
+    QVERIFY2(problems.empty(), kiln::describeProblems(problems).c_str());
+    // the model files are not in this tree, and weight_dtype is not applied: both said
+    QVERIFY(std::any_of(im.unmapped.begin(), im.unmapped.end(), [](const std::string& u) {
+      return u.find("weight_dtype") != std::string::npos;
+    }));
+
+    // A text encoder loader with no UNETLoader, and sigmas Kiln cannot fold, are reported.
+    const std::string api = R"({
+      "1": {"class_type": "DualCLIPLoader", "inputs": {"clip_name1": "a.safetensors", "clip_name2": "b.safetensors", "type": "flux"}},
+      "2": {"class_type": "KarrasScheduler", "inputs": {"steps": 4}},
+      "3": {"class_type": "SamplerCustomAdvanced", "inputs": {"sigmas": ["2", 0]}}})";
+    const kiln::ComfyImport bad = kiln::importComfyWorkflow(api, folders_);
+    const std::string report = joined(bad.unmapped);
+    QVERIFY2(report.find("no UNETLoader") != std::string::npos, report.c_str());
+    QVERIFY2(report.find("cannot fold") != std::string::npos, report.c_str());
+    QVERIFY(bad.workflow.nodes.empty());
+  }
+
   void importsTheApiFormat() {
     QVERIFY(kiln::looksLikeComfyWorkflow(apiWorkflow("sd1/tiny.safetensors")));
     const kiln::ComfyImport im =

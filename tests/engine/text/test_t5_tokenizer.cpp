@@ -6,6 +6,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <nlohmann/json.hpp>
+
 #include <ATen/ATen.h>
 
 #include <filesystem>
@@ -109,6 +111,55 @@ class TestT5Tokenizer : public QObject {
       QFAIL("no error");
     } catch (const kiln::Error& e) {
       QCOMPARE(e.kind(), kiln::ErrorKind::CorruptFile);
+    }
+  }
+
+  // HuggingFace's tokenizer.json of a Unigram model reads as the sentencepiece model it was
+  // made from: the same ids for every prompt, found beside an encoder; a BPE tokenizer is
+  // refused by name.
+  void readsTokenizerJson() {
+    KILN_SKIP_WITHOUT_SENTENCEPIECE();
+    QProcess exported;
+    exported.start("spm_export_vocab",
+                   {QString::fromStdString("--model=" + model_), "--output_format=vocab"});
+    QVERIFY(exported.waitForFinished(60000) && exported.exitCode() == 0);
+    nlohmann::json vocab = nlohmann::json::array();
+    for (const QByteArray& line : exported.readAllStandardOutput().split('\n')) {
+      const QList<QByteArray> parts = line.split('\t');
+      if (parts.size() != 2) continue;
+      vocab.push_back({parts[0].toStdString(), parts[1].toDouble()});
+    }
+    nlohmann::json doc = {
+        {"model", {{"type", "Unigram"}, {"unk_id", 2}, {"vocab", vocab}}},
+        {"added_tokens",
+         {{{"id", 0}, {"content", "<pad>"}, {"special", true}},
+          {{"id", 1}, {"content", "</s>"}, {"special", true}},
+          {{"id", 2}, {"content", "<unk>"}, {"special", true}}}},
+        {"normalizer", nullptr},
+        {"pre_tokenizer",
+         {{"type", "Metaspace"}, {"replacement", "\u2581"}, {"add_prefix_space", true}}}};
+    namespace fs = std::filesystem;
+    QTemporaryDir root;
+    const fs::path r = root.path().toStdString();
+    fs::create_directories(r / "tokenizer");
+    const fs::path json = r / "tokenizer" / "tokenizer.json";
+    std::ofstream(json) << doc.dump();
+    const auto want = km::T5Tokenizer::open(model_);
+    const auto got = km::T5Tokenizer::open(json.string());
+    QCOMPARE(got.vocabSize(), want.vocabSize());
+    QCOMPARE(got.eosId(), want.eosId());
+    QCOMPARE(got.padId(), want.padId());
+    for (const char* text : {"a red circle at sunset", "a purple mountain under the sea",
+                             "  a   blue   star  ", "zebra xylophone quartz", ""})
+      QCOMPARE(got.encode(text, 32), want.encode(text, 32));
+    QCOMPARE(km::findT5TokenizerModel(r.string()), json.string());
+    const fs::path bpe = r / "bpe.json";
+    std::ofstream(bpe) << R"({"model": {"type": "BPE", "vocab": {}, "merges": []}})";
+    try {
+      (void)km::T5Tokenizer::open(bpe.string());
+      QFAIL("a BPE tokenizer.json was read as T5's");
+    } catch (const kiln::Error& e) {
+      QCOMPARE(e.kind(), kiln::ErrorKind::UnsupportedModel);
     }
   }
 
