@@ -124,16 +124,16 @@
     </message>
     <message>
         <location line="+6"/>
-        <source>Each model moves to the GPU whole while it runs and back to host memory after; the VAE works in tiles when a picture would not fit.</source>
-        <translation>Jedes Modell liegt während seiner Arbeit ganz auf der GPU und danach wieder im Hauptspeicher; das VAE arbeitet in Kacheln, wenn ein Bild nicht passen würde.</translation>
+        <source>The denoiser keeps on the GPU what fits and streams the rest in groups (FLUX.1&apos;s transformer fits this way); text encoders stream layer by layer (T5-XXL); the VAE moves to the GPU whole while it runs and works in tiles when a picture would not fit.</source>
+        <translation>Der Entrauscher behält auf der GPU, was passt, und lädt den Rest gruppenweise nach (so passt der Transformer von FLUX.1); Text-Encoder werden Schicht für Schicht geladen (T5-XXL); das VAE wandert für seine Arbeit ganz auf die GPU und arbeitet in Kacheln, wenn ein Bild nicht hineinpasst.</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+6"/>
         <source>Every model stays on the GPU: the fastest, for cards with room for them.</source>
         <translation>Alle Modelle bleiben auf der GPU: am schnellsten, für Karten mit genug Platz.</translation>
     </message>
     <message>
-        <location line="+85"/>
+        <location line="+87"/>
         <source>Kiln has no setting %1</source>
         <translation>Kiln hat keine Einstellung %1</translation>
     </message>
@@ -141,7 +141,7 @@
 <context>
     <name>kiln::app::ModelList</name>
     <message>
-        <location filename="../app/settings/model_list.cpp" line="+76"/>
+        <location filename="../app/settings/model_list.cpp" line="+82"/>
         <source>a folder without model_index.json</source>
         <translation>ein Ordner ohne model_index.json</translation>
     </message>
@@ -518,7 +518,7 @@
 <context>
     <name>kiln::app::Workflow</name>
     <message>
-        <location filename="../app/workflows/node_texts.cpp" line="+47"/>
+        <location filename="../app/workflows/node_texts.cpp" line="+52"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+28"/>
         <source>Model</source>
         <translation>Modell</translation>
@@ -534,13 +534,19 @@
         <translation>Negativer Prompt</translation>
     </message>
     <message>
-        <location filename="../app/workflows/node_texts.cpp" line="+10"/>
-        <location filename="../app/workflows/template_workflow.cpp" line="+2"/>
+        <location filename="../app/workflows/node_texts.cpp" line="-19"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+10"/>
+        <source>Guidance</source>
+        <translation>Führung</translation>
+    </message>
+    <message>
+        <location line="+30"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="-8"/>
         <source>Sampler</source>
         <translation>Sampler</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+7"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+2"/>
         <source>Seed</source>
         <translation>Seed</translation>
@@ -552,15 +558,20 @@
         <translation>Schritte</translation>
     </message>
     <message>
-        <location line="-49"/>
+        <location line="-55"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+2"/>
         <source>CFG scale</source>
         <translation>CFG-Skala</translation>
     </message>
     <message>
-        <location line="-2"/>
+        <location line="-3"/>
         <source>Aesthetic score</source>
         <translation>Ästhetik-Wert</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Base shift</source>
+        <translation>Grundverschiebung</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -569,6 +580,11 @@
     </message>
     <message>
         <location line="+2"/>
+        <source>CLIP-L text</source>
+        <translation>CLIP-L-Text</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Checkpoint</source>
         <translation>Checkpoint</translation>
     </message>
@@ -619,6 +635,11 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Flux guidance</source>
+        <translation>FLUX-Führung</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Format</source>
         <translation>Format</translation>
     </message>
@@ -629,12 +650,12 @@
     </message>
     <message>
         <location line="+1"/>
-        <location filename="../app/workflows/template_workflow.cpp" line="+6"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+8"/>
         <source>Frames</source>
         <translation>Bilder</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Image</source>
         <translation>Bild</translation>
     </message>
@@ -710,11 +731,21 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Max shift</source>
+        <translation>Höchste Verschiebung</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Mode</source>
         <translation>Modus</translation>
     </message>
     <message>
         <location line="+2"/>
+        <source>Model sampling (FLUX)</source>
+        <translation>Modell-Sampling (FLUX)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Model strength</source>
         <translation>Modellstärke</translation>
     </message>
@@ -784,6 +815,11 @@
         <translation>Zeitplan</translation>
     </message>
     <message>
+        <location line="+1"/>
+        <source>Second text encoder</source>
+        <translation>Zweiter Text-Encoder</translation>
+    </message>
+    <message>
         <location line="+2"/>
         <source>Shift</source>
         <translation>Verschiebung</translation>
@@ -795,6 +831,11 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>T5 text</source>
+        <translation>T5-Text</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Text</source>
         <translation>Text</translation>
     </message>
@@ -802,6 +843,11 @@
         <location line="+1"/>
         <source>Text encode</source>
         <translation>Text kodieren</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Text encode (FLUX)</source>
+        <translation>Text kodieren (FLUX)</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -880,7 +926,7 @@
         <translation>Sampling</translation>
     </message>
     <message>
-        <location line="-53"/>
+        <location line="-58"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+2"/>
         <source>Height</source>
         <translation>Höhe</translation>
@@ -1414,7 +1460,7 @@ Seed %2</translation>
         <translation>Kiln</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+9"/>
         <source>Generate</source>
         <translation>Generieren</translation>
     </message>
@@ -1429,7 +1475,7 @@ Seed %2</translation>
         <translation>Das Rendern unterbrechen (Esc)</translation>
     </message>
     <message>
-        <location line="-197"/>
+        <location line="-199"/>
         <source>Idle</source>
         <translation>Bereit</translation>
     </message>
@@ -1547,6 +1593,11 @@ Seed %2</translation>
         <translation>Text zu Video (eingebaut)</translation>
     </message>
     <message>
+        <location line="+2"/>
+        <source>FLUX.1 text to image (built in)</source>
+        <translation>FLUX.1 Text zu Bild (eingebaut)</translation>
+    </message>
+    <message>
         <location line="+4"/>
         <source>Render with these settings (Ctrl+Enter); while a render runs, queue another</source>
         <translation>Mit diesen Einstellungen erzeugen (Strg+Eingabe); während einer läuft, einen weiteren einreihen</translation>
@@ -1588,11 +1639,12 @@ Seed %2</translation>
     </message>
     <message>
         <location line="+64"/>
+        <location line="+111"/>
         <source>Default workflow</source>
         <translation>Standard-Workflow</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="-107"/>
         <source>The starter model is missing. Choose a model.</source>
         <translation>Das Startermodell fehlt. Bitte ein Modell wählen.</translation>
     </message>
@@ -1619,7 +1671,12 @@ Seed %2</translation>
         <translation>es ist nicht genug Speicher da, um sie zu lesen</translation>
     </message>
     <message>
-        <location line="+103"/>
+        <location line="+75"/>
+        <source>FLUX.1 workflow</source>
+        <translation>FLUX.1-Workflow</translation>
+    </message>
+    <message>
+        <location line="+50"/>
         <source>Save image</source>
         <translation>Bild speichern</translation>
     </message>
@@ -1629,13 +1686,13 @@ Seed %2</translation>
         <translation>PNG-Bilder (*.png)</translation>
     </message>
     <message>
-        <location line="-80"/>
-        <location line="+83"/>
+        <location line="-102"/>
+        <location line="+105"/>
         <source>Saving failed</source>
         <translation>Speichern fehlgeschlagen</translation>
     </message>
     <message>
-        <location line="-292"/>
+        <location line="-316"/>
         <source>&amp;Open Workflow…</source>
         <translation>Workflow ö&amp;ffnen…</translation>
     </message>
@@ -1697,7 +1754,7 @@ Seed %2</translation>
     <message>
         <location line="-88"/>
         <location line="+8"/>
-        <location line="+177"/>
+        <location line="+179"/>
         <source>%1: %2</source>
         <translation>%1: %2</translation>
     </message>
@@ -1737,7 +1794,7 @@ Seed %2</translation>
         <translation>Workflow-Editor</translation>
     </message>
     <message>
-        <location line="+100"/>
+        <location line="+122"/>
         <source>Workflow of %1 reopened</source>
         <translation>Workflow von %1 wieder geöffnet</translation>
     </message>

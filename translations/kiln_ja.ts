@@ -123,16 +123,16 @@
     </message>
     <message>
         <location line="+6"/>
-        <source>Each model moves to the GPU whole while it runs and back to host memory after; the VAE works in tiles when a picture would not fit.</source>
-        <translation>各モデルは実行中だけGPUに丸ごと移り、終わるとホストメモリに戻ります。画像が収まらない場合、VAEはタイル単位で動作します。</translation>
+        <source>The denoiser keeps on the GPU what fits and streams the rest in groups (FLUX.1&apos;s transformer fits this way); text encoders stream layer by layer (T5-XXL); the VAE moves to the GPU whole while it runs and works in tiles when a picture would not fit.</source>
+        <translation>デノイザーは収まる分を GPU に置き、残りをグループ単位で転送します（FLUX.1 のトランスフォーマーもこれで収まります）。テキストエンコーダーは層ごとに転送し（T5-XXL）、VAE は実行中だけ丸ごと GPU に移り、画像が収まらないときはタイルで処理します。</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+6"/>
         <source>Every model stays on the GPU: the fastest, for cards with room for them.</source>
         <translation>すべてのモデルがGPUに常駐します。十分なメモリを持つカード向けの最速設定です。</translation>
     </message>
     <message>
-        <location line="+85"/>
+        <location line="+87"/>
         <source>Kiln has no setting %1</source>
         <translation>Kilnに設定 %1 はありません</translation>
     </message>
@@ -140,7 +140,7 @@
 <context>
     <name>kiln::app::ModelList</name>
     <message>
-        <location filename="../app/settings/model_list.cpp" line="+76"/>
+        <location filename="../app/settings/model_list.cpp" line="+82"/>
         <source>a folder without model_index.json</source>
         <translation>model_index.json のないフォルダー</translation>
     </message>
@@ -517,7 +517,7 @@
 <context>
     <name>kiln::app::Workflow</name>
     <message>
-        <location filename="../app/workflows/node_texts.cpp" line="+47"/>
+        <location filename="../app/workflows/node_texts.cpp" line="+52"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+28"/>
         <source>Model</source>
         <translation>モデル</translation>
@@ -533,13 +533,19 @@
         <translation>ネガティブプロンプト</translation>
     </message>
     <message>
-        <location filename="../app/workflows/node_texts.cpp" line="+10"/>
-        <location filename="../app/workflows/template_workflow.cpp" line="+2"/>
+        <location filename="../app/workflows/node_texts.cpp" line="-19"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+10"/>
+        <source>Guidance</source>
+        <translation>ガイダンス</translation>
+    </message>
+    <message>
+        <location line="+30"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="-8"/>
         <source>Sampler</source>
         <translation>サンプラー</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+7"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+2"/>
         <source>Seed</source>
         <translation>シード</translation>
@@ -551,15 +557,20 @@
         <translation>ステップ数</translation>
     </message>
     <message>
-        <location line="-49"/>
+        <location line="-55"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+2"/>
         <source>CFG scale</source>
         <translation>CFG スケール</translation>
     </message>
     <message>
-        <location line="-2"/>
+        <location line="-3"/>
         <source>Aesthetic score</source>
         <translation>美的スコア</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Base shift</source>
+        <translation>基本シフト</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -568,6 +579,11 @@
     </message>
     <message>
         <location line="+2"/>
+        <source>CLIP-L text</source>
+        <translation>CLIP-L テキスト</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Checkpoint</source>
         <translation>チェックポイント</translation>
     </message>
@@ -618,6 +634,11 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Flux guidance</source>
+        <translation>FLUX ガイダンス</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Format</source>
         <translation>形式</translation>
     </message>
@@ -628,12 +649,12 @@
     </message>
     <message>
         <location line="+1"/>
-        <location filename="../app/workflows/template_workflow.cpp" line="+6"/>
+        <location filename="../app/workflows/template_workflow.cpp" line="+8"/>
         <source>Frames</source>
         <translation>フレーム数</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Image</source>
         <translation>画像</translation>
     </message>
@@ -709,11 +730,21 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Max shift</source>
+        <translation>最大シフト</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Mode</source>
         <translation>モード</translation>
     </message>
     <message>
         <location line="+2"/>
+        <source>Model sampling (FLUX)</source>
+        <translation>モデルサンプリング（FLUX）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Model strength</source>
         <translation>モデルの強さ</translation>
     </message>
@@ -783,6 +814,11 @@
         <translation>スケジュール</translation>
     </message>
     <message>
+        <location line="+1"/>
+        <source>Second text encoder</source>
+        <translation>第 2 テキストエンコーダー</translation>
+    </message>
+    <message>
         <location line="+2"/>
         <source>Shift</source>
         <translation>シフト</translation>
@@ -794,6 +830,11 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>T5 text</source>
+        <translation>T5 テキスト</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Text</source>
         <translation>テキスト</translation>
     </message>
@@ -801,6 +842,11 @@
         <location line="+1"/>
         <source>Text encode</source>
         <translation>テキストのエンコード</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Text encode (FLUX)</source>
+        <translation>テキストエンコード（FLUX）</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -879,7 +925,7 @@
         <translation>サンプリング</translation>
     </message>
     <message>
-        <location line="-53"/>
+        <location line="-58"/>
         <location filename="../app/workflows/template_workflow.cpp" line="+2"/>
         <source>Height</source>
         <translation>高さ</translation>
@@ -1413,7 +1459,7 @@ seed %2</source>
         <translation>Kiln</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+9"/>
         <source>Generate</source>
         <translation>生成</translation>
     </message>
@@ -1428,7 +1474,7 @@ seed %2</source>
         <translation>生成を中断する（Esc）</translation>
     </message>
     <message>
-        <location line="-197"/>
+        <location line="-199"/>
         <source>Idle</source>
         <translation>待機中</translation>
     </message>
@@ -1545,6 +1591,11 @@ seed %2</source>
         <translation>テキストから動画（内蔵）</translation>
     </message>
     <message>
+        <location line="+2"/>
+        <source>FLUX.1 text to image (built in)</source>
+        <translation>FLUX.1 テキストから画像（内蔵）</translation>
+    </message>
+    <message>
         <location line="+4"/>
         <source>Render with these settings (Ctrl+Enter); while a render runs, queue another</source>
         <translation>この設定で生成（Ctrl+Enter）。実行中なら次をキューに追加</translation>
@@ -1586,11 +1637,12 @@ seed %2</source>
     </message>
     <message>
         <location line="+64"/>
+        <location line="+111"/>
         <source>Default workflow</source>
         <translation>標準のワークフロー</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="-107"/>
         <source>The starter model is missing. Choose a model.</source>
         <translation>スターターモデルがありません。モデルを選んでください。</translation>
     </message>
@@ -1617,7 +1669,12 @@ seed %2</source>
         <translation>読み込むためのメモリが足りません</translation>
     </message>
     <message>
-        <location line="+103"/>
+        <location line="+75"/>
+        <source>FLUX.1 workflow</source>
+        <translation>FLUX.1 ワークフロー</translation>
+    </message>
+    <message>
+        <location line="+50"/>
         <source>Save image</source>
         <translation>画像を保存</translation>
     </message>
@@ -1642,13 +1699,13 @@ seed %2</source>
         <translation>失敗</translation>
     </message>
     <message>
-        <location line="-209"/>
-        <location line="+83"/>
+        <location line="-231"/>
+        <location line="+105"/>
         <source>Saving failed</source>
         <translation>保存に失敗しました</translation>
     </message>
     <message>
-        <location line="-292"/>
+        <location line="-316"/>
         <source>&amp;Open Workflow…</source>
         <translation>ワークフローを開く(&amp;O)…</translation>
     </message>
@@ -1710,7 +1767,7 @@ seed %2</source>
     <message>
         <location line="-88"/>
         <location line="+8"/>
-        <location line="+177"/>
+        <location line="+179"/>
         <source>%1: %2</source>
         <translation>%1：%2</translation>
     </message>
@@ -1750,7 +1807,7 @@ seed %2</source>
         <translation>ワークフローエディタ</translation>
     </message>
     <message>
-        <location line="+100"/>
+        <location line="+122"/>
         <source>Workflow of %1 reopened</source>
         <translation>%1 のワークフローを開き直しました</translation>
     </message>

@@ -132,11 +132,17 @@ ParamRef findRole(const kiln::Workflow& w, PanelRole role) {
     case PanelRole::Negative: {
       const kiln::WorkflowNode* sampler = firstOfType(w, "Sampler");
       if (!sampler) return {};
-      const char* input = role == PanelRole::Prompt ? "positive" : "negative";
-      for (const auto& l : w.links)
-        if (l.to_node == sampler->id && l.to_input == input)
-          if (const kiln::WorkflowNode* n = w.node(l.from_node); n && n->type == "TextEncode")
-            return {n->id, "text"};
+      // The conditioning's source, through FluxGuidance to the prompt it guides.
+      const auto source = [&w](const std::string& node, const char* input) {
+        for (const auto& l : w.links)
+          if (l.to_node == node && l.to_input == input) return w.node(l.from_node);
+        return static_cast<const kiln::WorkflowNode*>(nullptr);
+      };
+      const kiln::WorkflowNode* n =
+          source(sampler->id, role == PanelRole::Prompt ? "positive" : "negative");
+      for (int hops = 0; n && n->type == "FluxGuidance" && hops < 8; ++hops)
+        n = source(n->id, "conditioning");
+      if (n && n->type == "TextEncode") return {n->id, "text"};
       return {};
     }
   }

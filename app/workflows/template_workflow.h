@@ -55,7 +55,8 @@ struct ParamRef {
 
 // The parameter playing `role`: the first LoadCheckpoint's ckpt_name (else the first
 // LoadVideoModel's model_name), the TextEncode feeding the first Sampler's positive
-// (Prompt) or negative (Negative) input, the first Sampler's sampler_name/seed/steps/cfg,
+// (Prompt) or negative (Negative) input (through a FluxGuidance), the first Sampler's
+// sampler_name/seed/steps/cfg, the first FluxGuidance's guidance (Guidance),
 // the first EmptyLatent's width/height (else the first EmptyVideoLatent's), the first
 // EmptyVideoLatent's frames. Invalid when the workflow has none.
 ParamRef findRole(const kiln::Workflow& workflow, PanelRole role);

@@ -38,6 +38,14 @@ std::string embeddingsState(const std::vector<std::string>& folders) {
   return state;
 }
 
+// A node that encodes one prompt: its stage, counted in prompts.
+void encodesOnePrompt(NodeDefinition& d) {
+  d.stage = StageKind::EncodePrompt;
+  d.stage_name = "Encoding prompt";
+  d.unit = "prompts";
+  d.units = [](const graph::PlannedNode&) { return int64_t{1}; };
+}
+
 // `v` with its text encoded by the clip input's model.
 graph::NodeOutputs encodeConditioning(NodeCall& c, ConditioningValue v,
                                       const pipelines::PromptOptions& options) {
@@ -95,10 +103,7 @@ NodeDefinition textEncode() {
        number("crop_top", ValueType::Int, int64_t{0}, 0, 16384, 8, "Crop top",
               "SDXL only: how far from the top the picture claims to be cropped")},
       {out(ValueType::Conditioning, "Conditioning")}};
-  d.stage = StageKind::EncodePrompt;
-  d.stage_name = "Encoding prompt";
-  d.unit = "prompts";
-  d.units = [](const graph::PlannedNode&) { return int64_t{1}; };
+  encodesOnePrompt(d);
   d.run = [](NodeCall& c) {
     ConditioningValue v;
     v.text = c.stringParam("text");
@@ -135,10 +140,7 @@ NodeDefinition textEncodeFlux() {
                number("guidance", ValueType::Float, 3.5, 0.0, 100.0, 0.1, "Guidance",
                       "FLUX.1 dev's distilled guidance (as FluxGuidance)")},
               {out(ValueType::Conditioning, "Conditioning")}};
-  d.stage = StageKind::EncodePrompt;
-  d.stage_name = "Encoding prompt";
-  d.unit = "prompts";
-  d.units = [](const graph::PlannedNode&) { return int64_t{1}; };
+  encodesOnePrompt(d);
   d.run = [](NodeCall& c) {
     ConditioningValue v;
     v.text = c.stringParam("t5xxl");

@@ -6,6 +6,7 @@
 
 #include "kiln/error.h"
 #include "sampling/flow_match.h"
+#include "sampling/sigmas.h"
 
 namespace kiln::sampling {
 
@@ -35,14 +36,6 @@ std::vector<double> flowSigmas(const FlowModelSampling& ms, Schedule schedule, i
   if (steps < 1)
     throw Error(ErrorKind::InvalidArgument,
                 "steps must be at least 1, got " + std::to_string(steps));
-  const auto evenly = [](int64_t points, double from, double to) {
-    std::vector<double> v;
-    for (int64_t i = 0; i < points; ++i)
-      v.push_back(points == 1 ? from
-                              : from + (to - from) * static_cast<double>(i) /
-                                           static_cast<double>(points - 1));
-    return v;
-  };
   const auto f32 = [](double v) { return static_cast<double>(static_cast<float>(v)); };
   std::vector<double> s;
   const double smin = ms.sigmaMin(), smax = ms.sigmaMax();
@@ -54,27 +47,23 @@ std::vector<double> flowSigmas(const FlowModelSampling& ms, Schedule schedule, i
       int64_t points = steps;
       std::vector<double> ts;
       if (schedule == Schedule::SgmUniform) {
-        ts = evenly(steps + 1, start, end);
+        ts = evenlySpaced(steps + 1, start, end);
         ts.pop_back();
       } else {
         if (std::abs(ms.sigmaOfTimestep(end)) <= 1e-5) {
           ++points;
           append_zero = false;
         }
-        ts = evenly(points, start, end);
+        ts = evenlySpaced(points, start, end);
       }
       for (double t : ts) s.push_back(f32(ms.sigmaOfTimestep(t)));
       break;
     }
-    case Schedule::Karras: {
-      constexpr double rho = 7.0;
-      const double min_inv = std::pow(smin, 1 / rho), max_inv = std::pow(smax, 1 / rho);
-      for (double ramp : evenly(steps, 0.0, 1.0))
-        s.push_back(std::pow(max_inv + ramp * (min_inv - max_inv), rho));
+    case Schedule::Karras:
+      s = karrasSigmas(steps, smin, smax);
       break;
-    }
     case Schedule::Exponential:
-      for (double l : evenly(steps, std::log(smax), std::log(smin))) s.push_back(std::exp(l));
+      s = exponentialSigmas(steps, smin, smax);
       break;
     case Schedule::Simple: {
       const double stride = static_cast<double>(ms.table) / static_cast<double>(steps);
@@ -93,7 +82,7 @@ std::vector<double> flowSigmas(const FlowModelSampling& ms, Schedule schedule, i
     case Schedule::Diffusers: {
       // FluxPipeline's linspace(1, 1/steps, steps) in float64, held as float32 by the
       // scheduler, then shifted
-      const auto t = evenly(steps, 1.0, 1.0 / static_cast<double>(steps));
+      const auto t = evenlySpaced(steps, 1.0, 1.0 / static_cast<double>(steps));
       for (double v : t) s.push_back(f32(shiftSigma(f32(v), ms.shift)));
       break;
     }

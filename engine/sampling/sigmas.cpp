@@ -38,6 +38,31 @@ double SigmaTable::sigma(double timestep) const {
   return std::exp((1 - w) * log_sigmas_[low] + w * log_sigmas_[high]);
 }
 
+std::vector<double> evenlySpaced(int64_t points, double from, double to) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < points; ++i)
+    v.push_back(points == 1 ? from
+                            : from + (to - from) * static_cast<double>(i) /
+                                         static_cast<double>(points - 1));
+  return v;
+}
+
+std::vector<double> karrasSigmas(int64_t steps, double sigma_min, double sigma_max) {
+  constexpr double rho = 7.0;
+  const double min_inv = std::pow(sigma_min, 1 / rho), max_inv = std::pow(sigma_max, 1 / rho);
+  std::vector<double> s;
+  for (double ramp : evenlySpaced(steps, 0.0, 1.0))
+    s.push_back(std::pow(max_inv + ramp * (min_inv - max_inv), rho));
+  return s;
+}
+
+std::vector<double> exponentialSigmas(int64_t steps, double sigma_min, double sigma_max) {
+  std::vector<double> s;
+  for (double l : evenlySpaced(steps, std::log(sigma_max), std::log(sigma_min)))
+    s.push_back(std::exp(l));
+  return s;
+}
+
 SigmaSchedule makeSigmaSchedule(const SigmaTable& table, Schedule schedule, int64_t steps) {
   const int64_t n = table.size();
   if (steps < 1 || steps > n)
@@ -46,33 +71,22 @@ SigmaSchedule makeSigmaSchedule(const SigmaTable& table, Schedule schedule, int6
   SigmaSchedule out;
   std::vector<double>& s = out.sigmas;
   const double smin = table.sigmaMin(), smax = table.sigmaMax();
-  const auto evenly = [&](int64_t points, double from, double to) {
-    std::vector<double> v;
-    for (int64_t i = 0; i < points; ++i)
-      v.push_back(points == 1 ? from
-                              : from + (to - from) * static_cast<double>(i) /
-                                           static_cast<double>(points - 1));
-    return v;
-  };
   switch (schedule) {
     case Schedule::Normal:
-      for (double t : evenly(steps, static_cast<double>(n - 1), 0.0)) s.push_back(table.sigma(t));
+      for (double t : evenlySpaced(steps, static_cast<double>(n - 1), 0.0))
+        s.push_back(table.sigma(t));
       break;
     case Schedule::SgmUniform: {
-      std::vector<double> ts = evenly(steps + 1, static_cast<double>(n - 1), 0.0);
+      std::vector<double> ts = evenlySpaced(steps + 1, static_cast<double>(n - 1), 0.0);
       ts.pop_back();
       for (double t : ts) s.push_back(table.sigma(t));
       break;
     }
-    case Schedule::Karras: {
-      constexpr double rho = 7.0;
-      const double min_inv = std::pow(smin, 1 / rho), max_inv = std::pow(smax, 1 / rho);
-      for (double ramp : evenly(steps, 0.0, 1.0))
-        s.push_back(std::pow(max_inv + ramp * (min_inv - max_inv), rho));
+    case Schedule::Karras:
+      s = karrasSigmas(steps, smin, smax);
       break;
-    }
     case Schedule::Exponential:
-      for (double l : evenly(steps, std::log(smax), std::log(smin))) s.push_back(std::exp(l));
+      s = exponentialSigmas(steps, smin, smax);
       break;
     case Schedule::Simple: {
       const double stride = static_cast<double>(n) / static_cast<double>(steps);

@@ -42,6 +42,13 @@ struct SigmaSchedule {
   // does; diffusers' init_noise_sigma for Diffusers).
   double init_noise_scale = 1.0;
 };
+// `points` values evenly spaced from `from` to `to` (both included; one point: `from`).
+std::vector<double> evenlySpaced(int64_t points, double from, double to);
+// The schedules that need only the end points: Karras et al. (2022) with rho 7, and evenly
+// spaced in log sigma; `steps` sigmas from sigma_max to sigma_min, no 0 appended.
+std::vector<double> karrasSigmas(int64_t steps, double sigma_min, double sigma_max);
+std::vector<double> exponentialSigmas(int64_t steps, double sigma_min, double sigma_max);
+
 // Throws kiln::Error(InvalidArgument) for steps outside 1 to the table's size.
 SigmaSchedule makeSigmaSchedule(const SigmaTable& table, Schedule schedule, int64_t steps);
 

@@ -42,6 +42,7 @@ inline FluxTinyModel writeFluxTinyModel(const std::filesystem::path& root) {
   namespace fs = std::filesystem;
   const fs::path src = conformancePath("flux1-tiny-1234");
   FluxTinyModel m;
+  fs::create_directories(root);
   const std::string spiece = trainTinySpiece(root);
 
   const fs::path folder = root / "flux-tiny";

@@ -457,6 +457,7 @@ class TestMainWindow : public QObject {
     QVERIFY(!window->negativeEdit());
     QVERIFY(!window->cfgSpin());
     QVERIFY(window->parameterPanel()->editor("guidance", "guidance"));
+    QVERIFY(window->promptEdit());
     QCOMPARE(window->promptEdit()->toPlainText(), QString("a red circle"));
     QCOMPARE(window->seedSpin()->value(), qint64{7});
     QCOMPARE(window->widthSpin()->value(), 1024);
@@ -469,7 +470,7 @@ class TestMainWindow : public QObject {
     QVERIFY(window->gallery()->result(0).workflow.contains("FluxGuidance"));
     window->modelEdit()->setText(tinyModel());
     QTRY_COMPARE(window->templateSource(), QString("default"));
-    QVERIFY(window->negativeEdit());
+    QVERIFY(window->negativeEdit() && window->promptEdit());
     QCOMPARE(window->promptEdit()->toPlainText(), QString("a red circle"));
   }
 

@@ -109,7 +109,7 @@ class TestNodeCanvas : public QObject {
     kiln::ui::NodeSearch* search = canvas.openNodeSearch({100, 500}, "vae");
     QCOMPARE(search->matches().front(), std::string("VAEDecode"));
     search->field()->setText("samp");
-    QCOMPARE(search->matches(), std::vector<std::string>{"Sampler"});
+    QCOMPARE(search->matches().front(), std::string("Sampler"));
     QTest::keyClick(search->field(), Qt::Key_Return);
     QCOMPARE(doc.workflow().nodes.size(), std::size_t{8});
     QCOMPARE(doc.workflow().nodes.back().type, std::string("Sampler"));

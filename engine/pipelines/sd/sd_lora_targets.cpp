@@ -4,17 +4,13 @@
 #include <functional>
 #include <unordered_map>
 
+#include "pipelines/common/transformer_lora_targets.h"
 #include "tensor_io/key_map.h"
 
 namespace kiln::pipelines {
 namespace {
 
 using lora::LoraTarget;
-
-std::string underscored(std::string s) {
-  std::replace(s.begin(), s.end(), '.', '_');
-  return s;
-}
 
 std::unordered_map<std::string, at::Tensor*> slotsByName(const weights::ParamList& params) {
   std::unordered_map<std::string, at::Tensor*> out;

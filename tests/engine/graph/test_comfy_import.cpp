@@ -142,13 +142,19 @@ class TestComfyImport : public QObject {
       {"id": 8, "type": "EmptySD3LatentImage", "widgets_values": [1024, 768, 1]},
       {"id": 9, "type": "SamplerCustomAdvanced", "inputs": [{"name": "noise", "link": 5},
        {"name": "guider", "link": 6}, {"name": "sampler", "link": 7}, {"name": "sigmas", "link": 8},
-       {"name": "latent_image", "link": 9}]}],
+       {"name": "latent_image", "link": 9}]},
+      {"id": 10, "type": "VAEDecode", "inputs": [{"name": "samples", "link": 10}, {"name": "vae", "link": 11}]},
+      {"id": 11, "type": "PreviewImage", "inputs": [{"name": "images", "link": 12}]},
+      {"id": 12, "type": "VAELoader", "widgets_values": ["ae.safetensors"]}],
      "links": [[1, 2, 0, 3, 0, "CLIP"], [2, 1, 0, 6, 0, "MODEL"], [3, 1, 0, 7, 0, "MODEL"],
                [4, 3, 0, 7, 1, "CONDITIONING"], [5, 4, 0, 9, 0, "NOISE"], [6, 7, 0, 9, 1, "GUIDER"],
-               [7, 5, 0, 9, 2, "SAMPLER"], [8, 6, 0, 9, 3, "SIGMAS"], [9, 8, 0, 9, 4, "LATENT"]]})";
+               [7, 5, 0, 9, 2, "SAMPLER"], [8, 6, 0, 9, 3, "SIGMAS"], [9, 8, 0, 9, 4, "LATENT"],
+               [10, 9, 1, 10, 0, "LATENT"], [11, 12, 0, 10, 1, "VAE"], [12, 10, 0, 11, 0, "IMAGE"]]})";
     const kiln::ComfyImport im = kiln::importComfyWorkflow(ui, folders_);
     const kiln::Workflow& w = im.workflow;
-    QCOMPARE(w.nodes.size(), std::size_t{4});  // loader, prompt, latent, sampler
+    // loader, prompt, latent, sampler, decode, preview, VAE
+    QCOMPARE(w.nodes.size(), std::size_t{7});
+    QVERIFY(std::get<std::string>(w.node("1")->params.at("vae_name")).ends_with("ae.safetensors"));
     const kiln::WorkflowNode* loader = w.node("1");
     QCOMPARE(loader->type, std::string("LoadCheckpoint"));
     QVERIFY(std::get<std::string>(loader->params.at("text_encoder_2_name"))
