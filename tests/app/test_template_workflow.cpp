@@ -6,6 +6,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 
@@ -91,6 +92,31 @@ class TestTemplateWorkflow : public QObject {
 
   // The built-in text-to-video template: the render template of a clip, with the frames
   // exposed beside the usual parameters; roles find the video nodes.
+  // FLUX.1's template: guidance exposed in place of the CFG scale, no negative prompt, the
+  // model's own sampling (CFG 1, euler over the simple schedule), the prompt found through
+  // its FluxGuidance.
+  void fluxTemplateExposesGuidance() {
+    const std::string model = std::string(KILN_CONFORMANCE_DIR) +
+                              "/flux1-tiny-1234/flux1_tiny_transformer_original.safetensors";
+    const kiln::Workflow w = fluxTemplate(model);
+    QVERIFY2(kiln::validateWorkflow(w, kiln::builtinNodeSchemas()).empty(),
+             kiln::describeProblems(kiln::validateWorkflow(w, kiln::builtinNodeSchemas())).c_str());
+    std::vector<std::string> labels;
+    for (const auto& e : w.exposed) labels.push_back(e.label);
+    QVERIFY(std::find(labels.begin(), labels.end(), "Guidance") != labels.end());
+    QVERIFY(std::find(labels.begin(), labels.end(), "CFG scale") == labels.end());
+    QVERIFY(std::find(labels.begin(), labels.end(), "Negative prompt") == labels.end());
+    QCOMPARE(w.node(findRole(w, PanelRole::Prompt).node)->type, std::string("TextEncode"));
+    QCOMPARE(w.node(findRole(w, PanelRole::Guidance).node)->type, std::string("FluxGuidance"));
+    QCOMPARE(std::get<double>(w.node("sampler")->params.at("cfg")), 1.0);
+    QCOMPARE(std::get<std::string>(w.node("sampler")->params.at("scheduler")),
+             std::string("simple"));
+    const kiln::RenderParams p = roleParams(w);
+    QCOMPARE(p.size.width, 1024);
+    QCOMPARE(p.model.path, model);
+    QVERIFY(!findRole(defaultTemplate(), PanelRole::Guidance).valid());
+  }
+
   void videoTemplateExposesTheClip() {
     const kiln::Workflow w = videoTemplate();
     QVERIFY2(kiln::validateWorkflow(w, kiln::builtinNodeSchemas()).empty(),
