@@ -12,6 +12,7 @@
 #include "pipelines/common/latent_preview.h"
 #include "pipelines/common/noise.h"
 #include "pipelines/flux/flux_lora_targets.h"
+#include "sampling/flow_ancestral.h"
 #include "sampling/k_samplers.h"
 #include "tensor_io/safetensors.h"
 #include "weights/params.h"
@@ -202,11 +203,14 @@ at::Tensor FluxPipeline::sampleLatent(const SampleRequest& r, const SampleProgre
                                                 " pixels, not " + std::to_string(r.width) + "x" +
                                                 std::to_string(r.height));
   const sampling::SamplerKind kind = sampling::parseSampler(r.sampler);
-  if (sampling::addsNoise(kind))
+  // Euler ancestral runs as ComfyUI runs it for flow models; the other samplers that add
+  // noise have flow forms Kiln does not have.
+  if (sampling::addsNoise(kind) && kind != sampling::SamplerKind::EulerAncestral)
     throw Error(ErrorKind::InvalidArgument,
                 "'" + r.sampler +
                     "' adds noise the way diffusion models take it; FLUX.1 is a flow model: "
-                    "choose euler, heun, dpm_2, dpmpp_2m, ddim, uni_pc or uni_pc_bh2");
+                    "choose euler, euler_ancestral, heun, dpm_2, dpmpp_2m, ddim, uni_pc or "
+                    "uni_pc_bh2");
   const std::vector<double> all =
       sampling::flowSigmas(modelSampling(r), sampling::parseSchedule(r.scheduler), r.steps);
   const int64_t start = r.init ? r.init->start_step : 0;
@@ -265,15 +269,18 @@ at::Tensor FluxPipeline::sampleLatent(const SampleRequest& r, const SampleProgre
     return mask.defined() ? denoised * mask + clean * (1 - mask) : denoised;
   };
   const auto steps_run = static_cast<int64_t>(sigmas.size()) - 1;
+  const auto after_step = [&](const sampling::SamplerStep& s) {
+    if (!at::isfinite(*s.x).all().item<bool>())
+      throw Error(ErrorKind::NonFinite,
+                  "NaN or infinity appeared in the latents at denoising step " +
+                      std::to_string(s.step + 1) + "/" + std::to_string(steps_run) +
+                      "; try float32 or bf16 compute");
+    if (on_step) on_step({s.step, s.total, s.denoised});
+  };
   at::Tensor out =
-      sampling::sampleSigmas(kind, model, x, sigmas, {}, [&](const sampling::SamplerStep& s) {
-        if (!at::isfinite(*s.x).all().item<bool>())
-          throw Error(ErrorKind::NonFinite,
-                      "NaN or infinity appeared in the latents at denoising step " +
-                          std::to_string(s.step + 1) + "/" + std::to_string(steps_run) +
-                          "; try float32 or bf16 compute");
-        if (on_step) on_step({s.step, s.total, s.denoised});
-      });
+      kind == sampling::SamplerKind::EulerAncestral
+          ? sampling::sampleEulerAncestralFlow(model, x, sigmas, seeded.more, after_step)
+          : sampling::sampleSigmas(kind, model, x, sigmas, {}, after_step);
   if (mask.defined()) out = out * mask + clean * (1 - mask);
   return out;
 }

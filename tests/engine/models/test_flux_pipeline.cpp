@@ -29,6 +29,7 @@
 #include "pipelines/flux/flux_files.h"
 #include "pipelines/flux/flux_pipeline.h"
 #include "pipelines/registry.h"
+#include "sampling/flow_ancestral.h"
 #include "sampling/flow_sigmas.h"
 #include "sanitizer_skips.h"
 #include "sim_engine.h"
@@ -627,10 +628,59 @@ class TestFluxPipeline : public QObject {
     QVERIFY(err < 2e-3);
   }
 
+  // euler_ancestral for flow models as ComfyUI defines it (sample_euler_ancestral_RF),
+  // step by step against the definition written out with a denoiser of our own; with eta 0
+  // it is Euler's walk; FLUX draws with it from its seed's noise.
+  void eulerAncestralForFlowModels() {
+    at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(uint64_t{5});
+    const at::Tensor x0 = at::randn({1, 4, 3, 3}, gen), start = at::randn({1, 4, 3, 3}, gen);
+    const ks::DenoiseFn model = [&](const at::Tensor& x, double sigma) {
+      return x0 * 0.8 + x * (0.1 * sigma);
+    };
+    const std::vector<double> sigmas{1.0, 0.7, 0.4, 0.0};
+    std::vector<at::Tensor> draws;
+    for (int i = 0; i < 3; ++i) draws.push_back(at::randn({1, 4, 3, 3}, gen));
+    std::size_t k = 0;
+    const at::Tensor got =
+        ks::sampleEulerAncestralFlow(model, start, sigmas, [&] { return draws.at(k++); });
+    QCOMPARE(k, std::size_t{2});  // no noise after the last step
+    at::Tensor want = start;
+    for (std::size_t i = 0; i + 1 < sigmas.size(); ++i) {
+      const double s = sigmas[i], next = sigmas[i + 1];
+      const at::Tensor d = model(want, s);
+      if (next == 0) {
+        want = d;
+        continue;
+      }
+      const double down = next * next / s, a_next = 1 - next, a_down = 1 - down;
+      const double renoise =
+          std::sqrt(next * next - down * down * a_next * a_next / (a_down * a_down));
+      want = (a_next / a_down) * ((down / s) * want + (1 - down / s) * d) + draws[i] * renoise;
+    }
+    QVERIFY(maxAbsDiff(got, want) < 1e-6);
+    const at::Tensor euler = ks::sampleSigmas(ks::SamplerKind::Euler, model, start, sigmas);
+    const at::Tensor eta0 = ks::sampleEulerAncestralFlow(
+        model, start, sigmas,
+        [&] {
+          return at::zeros({1, 4, 3, 3});
+        },
+        {}, 0.0);
+    QVERIFY(maxAbsDiff(eta0, euler) < 1e-5);
+
+    const auto pipe = openFlux(model_.transformer);
+    kp::SampleRequest r = referenceRequest(*pipe, 3);
+    const at::Tensor plain = pipe->sampleLatent(r);
+    r.sampler = "euler_ancestral";
+    const at::Tensor ancestral = pipe->sampleLatent(r);
+    QVERIFY(at::isfinite(ancestral).all().item<bool>());
+    QVERIFY(!at::equal(ancestral, plain));
+    QVERIFY(at::equal(pipe->sampleLatent(r), ancestral));  // the seed's noise, every time
+  }
+
   void refusals() {
     const auto pipe = openFlux(model_.transformer);
     kp::SampleRequest r = referenceRequest(*pipe, 2);
-    r.sampler = "euler_ancestral";  // adds noise as diffusion models take it
+    r.sampler = "dpmpp_2m_sde";  // adds noise as diffusion models take it
     QVERIFY_THROWS_EXCEPTION(kiln::Error, pipe->sampleLatent(r));
     r.sampler = "euler";
     r.width = 56;  // not a multiple of 16
